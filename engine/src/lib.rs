@@ -1,0 +1,2 @@
+//! The campaign engine and the pieces of the `mutagraph` command line.
+pub mod inspect;

@@ -1,0 +1,48 @@
+//! Typed errors of the IR crate.
+use std::path::PathBuf;
+
+/// Result alias of the IR crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong when reading, checking or editing a model.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The bytes are not a valid ONNX protobuf message.
+    #[error("not a valid ONNX protobuf: {0}")]
+    Decode(#[from] prost::DecodeError),
+    /// The protobuf decoded but does not describe a well-formed model.
+    #[error("malformed model: {0}")]
+    Malformed(String),
+    /// The model is well-formed but breaks a rule of ONNX (see [`crate::validate`]).
+    #[error("invalid model: {0}")]
+    Invalid(String),
+    /// A patch could not be applied.
+    #[error("patch rejected: {0}")]
+    Patch(String),
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// Any of the above, for a named file.
+    #[error("{path}: {source}")]
+    File {
+        /// The file the problem is in.
+        path: PathBuf,
+        /// The problem.
+        source: Box<Error>,
+    },
+}
+
+impl Error {
+    /// Attaches the file this error is about.
+    pub fn in_file(self, path: impl Into<PathBuf>) -> Error {
+        match self {
+            e @ (Error::Io { .. } | Error::File { .. }) => e,
+            e => Error::File { path: path.into(), source: Box::new(e) },
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! ONNX protobuf → IR.
+use crate::attr::{AttrKind, AttrValue, Attribute};
+use crate::error::{Error, Result};
+use crate::graph::{Graph, Node, NodeId};
+use crate::model::Model;
+use crate::pb;
+
+/// Imports a decoded `ModelProto`.
+pub fn model_from_proto(p: pb::ModelProto) -> Result<Model> {
+    let graph = p.graph.ok_or_else(|| Error::Malformed("the model has no graph".into()))?;
+    Ok(Model {
+        ir_version: p.ir_version,
+        opset_import: p.opset_import,
+        producer_name: p.producer_name,
+        producer_version: p.producer_version,
+        domain: p.domain,
+        model_version: p.model_version,
+        doc_string: p.doc_string,
+        graph: graph_from_proto(graph, "main graph")?,
+        metadata_props: p.metadata_props,
+        training_info: p.training_info,
+        functions: p.functions,
+        configuration: p.configuration,
+    })
+}
+
+/// Imports a `GraphProto`; `path` names the graph in error messages.
+pub fn graph_from_proto(p: pb::GraphProto, path: &str) -> Result<Graph> {
+    let mut g = Graph {
+        name: p.name,
+        doc_string: p.doc_string,
+        inputs: p.input,
+        outputs: p.output,
+        value_info: p.value_info,
+        sparse_initializers: p.sparse_initializer,
+        quantization_annotation: p.quantization_annotation,
+        metadata_props: p.metadata_props,
+        ..Default::default()
+    };
+    for (i, t) in p.initializer.into_iter().enumerate() {
+        let name = match t.name.as_deref() {
+            Some(n) if !n.is_empty() => n.to_string(),
+            _ => return Err(Error::Malformed(format!("{path}: initializer #{i} has no name"))),
+        };
+        if g.initializers.insert(name.clone(), t).is_some() {
+            return Err(Error::Malformed(format!("{path}: initializer '{name}' is defined twice")));
+        }
+    }
+    for (i, n) in p.node.into_iter().enumerate() {
+        let node = node_from_proto(n, &format!("{path}, node #{i}"))?;
+        g.push_node(node);
+    }
+    g.rebuild_edges();
+    Ok(g)
+}
+
+fn node_from_proto(n: pb::NodeProto, path: &str) -> Result<Node> {
+    let op_type = match n.op_type {
+        Some(op) if !op.is_empty() => op,
+        _ => return Err(Error::Malformed(format!("{path} has no op_type"))),
+    };
+    let label = format!("{path} ({op_type})");
+    let mut attributes = Vec::with_capacity(n.attribute.len());
+    for a in n.attribute {
+        attributes.push(attr_from_proto(a, &label)?);
+    }
+    Ok(Node {
+        id: NodeId(u32::MAX),
+        name: n.name,
+        op_type,
+        domain: n.domain,
+        overload: n.overload,
+        inputs: n.input,
+        outputs: n.output,
+        attributes,
+        doc_string: n.doc_string,
+        metadata_props: n.metadata_props,
+        device_configurations: n.device_configurations,
+    })
+}
+
+fn attr_from_proto(a: pb::AttributeProto, path: &str) -> Result<Attribute> {
+    let name = a.name.clone().unwrap_or_default();
+    let kind = match a.r#type {
+        Some(code) => AttrKind::from_code(code).ok_or_else(|| {
+            Error::Malformed(format!("{path}: attribute '{name}' has unknown type code {code}"))
+        })?,
+        None => legacy_kind(&a),
+    };
+    let sub = |g: pb::GraphProto, i: usize| graph_from_proto(g, &format!("{path}, attribute '{name}' graph #{i}"));
+    let value = match kind {
+        AttrKind::Float => AttrValue::Float(a.f.unwrap_or_default()),
+        AttrKind::Int => AttrValue::Int(a.i.unwrap_or_default()),
+        AttrKind::String => AttrValue::String(a.s.unwrap_or_default()),
+        AttrKind::Tensor => AttrValue::Tensor(a.t.unwrap_or_default()),
+        AttrKind::Graph => AttrValue::Graph(Box::new(sub(a.g.unwrap_or_default(), 0)?)),
+        AttrKind::SparseTensor => AttrValue::SparseTensor(a.sparse_tensor.unwrap_or_default()),
+        AttrKind::TypeProto => AttrValue::TypeProto(a.tp.unwrap_or_default()),
+        AttrKind::Floats => AttrValue::Floats(a.floats),
+        AttrKind::Ints => AttrValue::Ints(a.ints),
+        AttrKind::Strings => AttrValue::Strings(a.strings),
+        AttrKind::Tensors => AttrValue::Tensors(a.tensors),
+        AttrKind::Graphs => AttrValue::Graphs(
+            a.graphs.into_iter().enumerate().map(|(i, g)| sub(g, i)).collect::<Result<_>>()?,
+        ),
+        AttrKind::SparseTensors => AttrValue::SparseTensors(a.sparse_tensors),
+        AttrKind::TypeProtos => AttrValue::TypeProtos(a.type_protos),
+        AttrKind::Undefined => AttrValue::Undefined,
+    };
+    Ok(Attribute { name, value, type_code: a.r#type, ref_attr_name: a.ref_attr_name, doc_string: a.doc_string })
+}
+
+/// Files written before the `type` field existed say the kind only by which field is set.
+fn legacy_kind(a: &pb::AttributeProto) -> AttrKind {
+    if a.f.is_some() {
+        AttrKind::Float
+    } else if a.i.is_some() {
+        AttrKind::Int
+    } else if a.s.is_some() {
+        AttrKind::String
+    } else if a.t.is_some() {
+        AttrKind::Tensor
+    } else if a.g.is_some() {
+        AttrKind::Graph
+    } else if a.sparse_tensor.is_some() {
+        AttrKind::SparseTensor
+    } else if a.tp.is_some() {
+        AttrKind::TypeProto
+    } else if !a.floats.is_empty() {
+        AttrKind::Floats
+    } else if !a.ints.is_empty() {
+        AttrKind::Ints
+    } else if !a.strings.is_empty() {
+        AttrKind::Strings
+    } else if !a.tensors.is_empty() {
+        AttrKind::Tensors
+    } else if !a.graphs.is_empty() {
+        AttrKind::Graphs
+    } else if !a.sparse_tensors.is_empty() {
+        AttrKind::SparseTensors
+    } else if !a.type_protos.is_empty() {
+        AttrKind::TypeProtos
+    } else {
+        AttrKind::Undefined
+    }
+}

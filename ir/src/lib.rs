@@ -1,0 +1,40 @@
+//! mutagraph's intermediate representation of ONNX models.
+//!
+//! * [`pb`]: prost types of the ONNX format (proto2, generated from `proto/onnx.proto`).
+//! * [`Model`] / [`Graph`] / [`Node`]: a petgraph `StableDiGraph` of ops with stable [`NodeId`]s;
+//!   edges carry the values flowing between ops. Import ([`Model::from_bytes`]) and export
+//!   ([`Model::to_bytes`]) are lossless: what the IR does not model is kept verbatim.
+//! * [`registry`]: one [`OpSpec`](registry::OpSpec) per ONNX op (arity, attributes, dtype
+//!   constraints, type-and-shape transfer, input constraints, parameter buckets).
+//! * [`infer`]: type and shape inference over a graph with the registry.
+//! * [`validate`]: structural and typing checks.
+//! * [`patch`]: edits, applied all at once and validated.
+
+pub mod attr;
+pub mod dtype;
+pub mod error;
+pub mod export;
+pub mod graph;
+pub mod import;
+pub mod infer;
+pub mod model;
+pub mod ops;
+pub mod patch;
+pub mod registry;
+pub mod tensor;
+pub mod types;
+pub mod validate;
+
+/// Types generated from `proto/onnx.proto`.
+#[allow(clippy::all, missing_docs)]
+pub mod pb {
+    include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
+}
+
+pub use attr::{AttrValue, Attribute};
+pub use dtype::DType;
+pub use error::{Error, Result};
+pub use graph::{Edge, Graph, Node, NodeId};
+pub use model::Model;
+pub use registry::Registry;
+pub use types::{Dim, TensorType, ValueType};

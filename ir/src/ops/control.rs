@@ -1,0 +1,5 @@
+//! Op specs of the control family.
+use crate::registry::Registry;
+
+/// Registers this family.
+pub fn register(_r: &mut Registry) {}

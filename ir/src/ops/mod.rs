@@ -1,0 +1,19 @@
+//! Op specs of the default ONNX domain (and the preview training domain), one family per file.
+//! Each family file has a `register` function that adds its specs to the registry.
+pub mod common;
+pub mod control;
+pub mod elementwise;
+pub mod nn;
+pub mod reduce;
+pub mod shape;
+
+use crate::registry::Registry;
+
+/// Adds every known op spec to `r`.
+pub fn register_all(r: &mut Registry) {
+    elementwise::register(r);
+    nn::register(r);
+    reduce::register(r);
+    shape::register(r);
+    control::register(r);
+}

@@ -1,0 +1,5 @@
+//! LLM layer: CrossProbe program transfer, YANHUI knowledge-aware generation, ATOC oracles.
+//!
+//! This crate is reserved by the workspace layout; its contents arrive with their own issue.
+//! It re-exports the IR so that dependents can already name it.
+pub use mutagraph_ir as ir;
