@@ -1,1 +1,199 @@
-//! inspect
+//! `mutagraph inspect`: what a model contains, with every value's inferred type.
+use mutagraph_ir::infer::{self, Options};
+use mutagraph_ir::tensor::TensorExt;
+use mutagraph_ir::validate;
+use mutagraph_ir::{Model, ValueType};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A summary of one model.
+#[derive(Debug, Serialize)]
+pub struct Inspection {
+    /// The file.
+    pub path: String,
+    /// IR version.
+    pub ir_version: Option<i64>,
+    /// Producer name and version.
+    pub producer: String,
+    /// Imported opsets, domain → version (`ai.onnx` for the default domain).
+    pub opsets: BTreeMap<String, i64>,
+    /// Real graph inputs (not initializers).
+    pub inputs: Vec<Value>,
+    /// Graph outputs.
+    pub outputs: Vec<Value>,
+    /// Number of ops in the main graph.
+    pub nodes: usize,
+    /// Number of ops including subgraphs.
+    pub nodes_with_subgraphs: usize,
+    /// Number of initializers.
+    pub initializers: usize,
+    /// Total number of elements in initializers (the parameter count).
+    pub parameters: i64,
+    /// Op type (domain-qualified outside the default domain) → count, subgraphs included.
+    pub op_histogram: BTreeMap<String, usize>,
+    /// Every value produced by an op of the main graph, in topological order.
+    pub values: Vec<ProducedValue>,
+    /// Validation errors (empty when valid).
+    pub errors: Vec<String>,
+    /// Validation warnings.
+    pub warnings: Vec<String>,
+}
+
+/// A named value and its type.
+#[derive(Debug, Serialize)]
+pub struct Value {
+    /// Name.
+    pub name: String,
+    /// Type as text (`f32[1,3,?,batch]`).
+    #[serde(rename = "type")]
+    pub ty: String,
+}
+
+/// A value produced by an op.
+#[derive(Debug, Serialize)]
+pub struct ProducedValue {
+    /// Name.
+    pub name: String,
+    /// Inferred type as text.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// The producing op type.
+    pub op: String,
+    /// The producing node's label.
+    pub node: String,
+}
+
+fn op_key(n: &mutagraph_ir::Node) -> String {
+    if n.domain().is_empty() { n.op_type.clone() } else { format!("{}.{}", n.domain(), n.op_type) }
+}
+
+fn histogram(g: &mutagraph_ir::Graph, h: &mut BTreeMap<String, usize>) -> usize {
+    let mut count = 0;
+    for n in g.nodes() {
+        *h.entry(op_key(n)).or_default() += 1;
+        count += 1;
+        for (_, sub) in n.subgraphs() {
+            count += histogram(sub, h);
+        }
+    }
+    count
+}
+
+/// Inspects a loaded model (runs inference and validation on it).
+pub fn inspect(path: &str, model: &mut Model) -> Inspection {
+    infer::infer_model(model, Options::default());
+    let diag = validate::check(model);
+    let g = &model.graph;
+    let mut op_histogram = BTreeMap::new();
+    let nodes_with_subgraphs = histogram(g, &mut op_histogram);
+    let ty = |name: &str| -> String { g.value_type(name).to_string() };
+    let values = g
+        .topo_order()
+        .unwrap_or_else(|_| g.node_ids())
+        .into_iter()
+        .flat_map(|id| {
+            let n = g.node(id).unwrap();
+            n.outputs
+                .iter()
+                .filter(|o| !o.is_empty())
+                .map(|o| ProducedValue { name: o.clone(), ty: ty(o), op: n.op_type.clone(), node: n.label() })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    Inspection {
+        path: path.to_string(),
+        ir_version: model.ir_version,
+        producer: format!(
+            "{} {}",
+            model.producer_name.as_deref().unwrap_or(""),
+            model.producer_version.as_deref().unwrap_or("")
+        )
+        .trim()
+        .to_string(),
+        opsets: model
+            .opset_import
+            .iter()
+            .map(|o| {
+                let d = o.domain.clone().unwrap_or_default();
+                (if d.is_empty() { "ai.onnx".to_string() } else { d }, o.version.unwrap_or(0))
+            })
+            .collect(),
+        inputs: g
+            .real_inputs()
+            .iter()
+            .map(|v| {
+                let name = v.name.clone().unwrap_or_default();
+                Value { ty: ty(&name), name }
+            })
+            .collect(),
+        outputs: g
+            .outputs
+            .iter()
+            .map(|v| {
+                let name = v.name.clone().unwrap_or_default();
+                Value { ty: ty(&name), name }
+            })
+            .collect(),
+        nodes: g.node_count(),
+        nodes_with_subgraphs,
+        initializers: g.initializers.len(),
+        parameters: g.initializers.values().map(|t| t.num_elements()).sum(),
+        op_histogram,
+        values,
+        errors: diag.errors,
+        warnings: diag.warnings,
+    }
+}
+
+impl Inspection {
+    /// Human-readable rendering.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(s, "model       {}", self.path);
+        let _ = writeln!(s, "ir_version  {}", self.ir_version.map_or("-".into(), |v| v.to_string()));
+        let _ = writeln!(s, "producer    {}", if self.producer.is_empty() { "-" } else { &self.producer });
+        let opsets: Vec<String> = self.opsets.iter().map(|(d, v)| format!("{d} {v}")).collect();
+        let _ = writeln!(s, "opsets      {}", opsets.join(", "));
+        let _ = writeln!(
+            s,
+            "size        {} nodes ({} with subgraphs), {} initializers, {} parameters",
+            self.nodes, self.nodes_with_subgraphs, self.initializers, self.parameters
+        );
+        let _ = writeln!(s, "\ninputs");
+        for v in &self.inputs {
+            let _ = writeln!(s, "  {}: {}", v.name, v.ty);
+        }
+        let _ = writeln!(s, "outputs");
+        for v in &self.outputs {
+            let _ = writeln!(s, "  {}: {}", v.name, v.ty);
+        }
+        let _ = writeln!(s, "\nops");
+        let mut hist: Vec<_> = self.op_histogram.iter().collect();
+        hist.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        for (op, n) in hist {
+            let _ = writeln!(s, "  {n:>6}  {op}");
+        }
+        let _ = writeln!(s, "\nvalues");
+        let w = self.values.iter().map(|v| v.name.len()).max().unwrap_or(0).min(48);
+        for v in &self.values {
+            let _ = writeln!(s, "  {:<w$}  {:<24} {}", v.name, v.ty, v.op, w = w);
+        }
+        if !self.warnings.is_empty() {
+            let _ = writeln!(s, "\nwarnings");
+            for w in &self.warnings {
+                let _ = writeln!(s, "  {w}");
+            }
+        }
+        let _ = writeln!(s, "\nvalidation  {}", if self.errors.is_empty() { "ok".to_string() } else { format!("{} errors", self.errors.len()) });
+        for e in &self.errors {
+            let _ = writeln!(s, "  {e}");
+        }
+        s
+    }
+}
+
+/// Returns true when `t` has a fully static shape (used by reports).
+pub fn is_static(t: &ValueType) -> bool {
+    t.is_fully_known()
+}

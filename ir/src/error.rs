@@ -8,8 +8,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The bytes are not a valid ONNX protobuf message.
-    #[error("not a valid ONNX protobuf: {0}")]
-    Decode(#[from] prost::DecodeError),
+    #[error("not a valid ONNX protobuf ({0})")]
+    Decode(String),
     /// The protobuf decoded but does not describe a well-formed model.
     #[error("malformed model: {0}")]
     Malformed(String),
@@ -20,20 +20,20 @@ pub enum Error {
     #[error("patch rejected: {0}")]
     Patch(String),
     /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {err}")]
     Io {
         /// The file.
         path: PathBuf,
         /// What the OS said.
-        source: std::io::Error,
+        err: std::io::Error,
     },
     /// Any of the above, for a named file.
-    #[error("{path}: {source}")]
+    #[error("{path}: {problem}")]
     File {
         /// The file the problem is in.
         path: PathBuf,
         /// The problem.
-        source: Box<Error>,
+        problem: Box<Error>,
     },
 }
 
@@ -42,7 +42,14 @@ impl Error {
     pub fn in_file(self, path: impl Into<PathBuf>) -> Error {
         match self {
             e @ (Error::Io { .. } | Error::File { .. }) => e,
-            e => Error::File { path: path.into(), source: Box::new(e) },
+            e => Error::File { path: path.into(), problem: Box::new(e) },
         }
+    }
+}
+
+impl From<prost::DecodeError> for Error {
+    fn from(e: prost::DecodeError) -> Error {
+        let msg = e.to_string();
+        Error::Decode(msg.strip_prefix("failed to decode Protobuf message: ").unwrap_or(&msg).to_string())
     }
 }

@@ -83,7 +83,7 @@ impl Model {
     /// Reads, decodes and imports a model file. Errors name the file.
     pub fn load(path: impl AsRef<Path>) -> Result<Model> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        let bytes = std::fs::read(path).map_err(|err| Error::Io { path: path.to_path_buf(), err })?;
         Model::from_bytes(&bytes).map_err(|e| e.in_file(path))
     }
 
@@ -96,7 +96,7 @@ impl Model {
 /// Writes `bytes` to `path` atomically: a temporary file beside it, fsync, then rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    let io = |source| Error::Io { path: path.to_path_buf(), source };
+    let io = |err| Error::Io { path: path.to_path_buf(), err };
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let file_name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{}.{}.tmp", file_name, std::process::id()));

@@ -65,6 +65,7 @@ fn check_graph(
     d: &mut Diagnostics,
 ) {
     let reg = Registry::global();
+    check_initializers(g, path, d);
     // Definitions.
     let mut defined: HashSet<String> = HashSet::new();
     let mut input_names = HashSet::new();
@@ -210,6 +211,29 @@ fn check_types(g: &Graph, path: &str, d: &mut Diagnostics) {
         }
         for (attr, sub) in n.subgraphs() {
             check_types(sub, &format!("{path} > {} attribute '{attr}'", n.label()), d);
+        }
+    }
+}
+
+/// Initializer data must match its dims and dtype.
+fn check_initializers(g: &Graph, path: &str, d: &mut Diagnostics) {
+    use crate::tensor::TensorExt;
+    for (name, t) in &g.initializers {
+        if t.dims.iter().any(|&x| x < 0) {
+            d.errors.push(format!("{path}: initializer '{name}' has negative dims {:?}", t.dims));
+            continue;
+        }
+        if !t.dtype().is_known() {
+            d.errors.push(format!("{path}: initializer '{name}' has undefined data type {}", t.data_type.unwrap_or(0)));
+            continue;
+        }
+        if t.is_external() || !(t.dtype().is_numeric() || t.dtype() == crate::DType::Bool) {
+            continue;
+        }
+        if t.dtype().bits().is_some_and(|b| b >= 8) {
+            if let Err(e) = t.to_f64s() {
+                d.errors.push(format!("{path}: {e}"));
+            }
         }
     }
 }
