@@ -94,6 +94,15 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
             g.node_ids()
         }
     };
+    let declared: HashMap<&str, ValueType> = if opts.use_declared {
+        g.value_info
+            .iter()
+            .chain(&g.outputs)
+            .filter_map(|v| Some((v.name.as_deref()?, ValueType::from_proto(v.r#type.as_ref()?))))
+            .collect()
+    } else {
+        HashMap::new()
+    };
     let mut sub_results: Vec<(NodeId, Vec<(String, usize, Graph)>)> = Vec::new();
     for id in order {
         let node = g.node(id).unwrap();
@@ -156,13 +165,9 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
             if name.is_empty() {
                 continue;
             }
-            let t = if opts.use_declared {
-                match g.declared_type(name) {
-                    Some(d) => refine(&t, &d),
-                    None => t,
-                }
-            } else {
-                t
+            let t = match declared.get(name.as_str()) {
+                Some(d) => refine(&t, d),
+                None => t,
             };
             types.insert(name.clone(), t);
         }
