@@ -7,13 +7,24 @@ use prost::Message;
 use std::hint::black_box;
 
 fn chain(n: usize) -> Vec<u8> {
-    let ty = mutagraph_ir::ValueType::Tensor(mutagraph_ir::TensorType::fixed(mutagraph_ir::DType::F32, &[1, 16, 8, 8]));
-    let vi = |name: &str| pb::ValueInfoProto { name: Some(name.into()), r#type: Some(ty.to_proto()), ..Default::default() };
+    let ty = mutagraph_ir::ValueType::Tensor(mutagraph_ir::TensorType::fixed(
+        mutagraph_ir::DType::F32,
+        &[1, 16, 8, 8],
+    ));
+    let vi = |name: &str| pb::ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(ty.to_proto()),
+        ..Default::default()
+    };
     let ops = ["Relu", "Sigmoid", "Tanh", "Abs", "Neg"];
     let node = (0..n)
         .map(|i| pb::NodeProto {
             op_type: Some(ops[i % ops.len()].into()),
-            input: vec![if i == 0 { "x".into() } else { format!("v{}", i - 1) }],
+            input: vec![if i == 0 {
+                "x".into()
+            } else {
+                format!("v{}", i - 1)
+            }],
             output: vec![format!("v{i}")],
             name: Some(format!("n{i}")),
             ..Default::default()
@@ -21,7 +32,10 @@ fn chain(n: usize) -> Vec<u8> {
         .collect();
     pb::ModelProto {
         ir_version: Some(8),
-        opset_import: vec![pb::OperatorSetIdProto { domain: Some(String::new()), version: Some(17) }],
+        opset_import: vec![pb::OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(17),
+        }],
         graph: Some(pb::GraphProto {
             name: Some("chain".into()),
             node,
@@ -36,18 +50,32 @@ fn chain(n: usize) -> Vec<u8> {
 
 fn bench_model(c: &mut Criterion, label: &str, bytes: Vec<u8>) {
     let model = Model::from_bytes(&bytes).unwrap();
-    c.bench_function(&format!("import/{label}"), |b| b.iter(|| Model::from_bytes(black_box(&bytes)).unwrap()));
-    c.bench_function(&format!("export/{label}"), |b| b.iter(|| black_box(&model).to_bytes()));
+    c.bench_function(&format!("import/{label}"), |b| {
+        b.iter(|| Model::from_bytes(black_box(&bytes)).unwrap())
+    });
+    c.bench_function(&format!("export/{label}"), |b| {
+        b.iter(|| black_box(&model).to_bytes())
+    });
     c.bench_function(&format!("infer/{label}"), |b| {
-        b.iter_batched(|| model.clone(), |mut m| infer_model(&mut m, Options::default()), criterion::BatchSize::SmallInput)
+        b.iter_batched(
+            || model.clone(),
+            |mut m| infer_model(&mut m, Options::default()),
+            criterion::BatchSize::SmallInput,
+        )
     });
 }
 
 fn benches(c: &mut Criterion) {
     let suite = mutagraph_tests::suite_dir();
     for (label, rel) in [
-        ("suite_largest_bytes", "pytorch-operator/test_operator_conv/model.onnx"),
-        ("suite_most_nodes", "node/test_layer_normalization_3d_axis0_epsilon_expanded/model.onnx"),
+        (
+            "suite_largest_bytes",
+            "pytorch-operator/test_operator_conv/model.onnx",
+        ),
+        (
+            "suite_most_nodes",
+            "node/test_layer_normalization_3d_axis0_epsilon_expanded/model.onnx",
+        ),
     ] {
         let bytes = std::fs::read(suite.join(rel)).unwrap();
         bench_model(c, label, bytes);

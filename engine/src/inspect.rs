@@ -64,7 +64,11 @@ pub struct ProducedValue {
 }
 
 fn op_key(n: &mutagraph_ir::Node) -> String {
-    if n.domain().is_empty() { n.op_type.clone() } else { format!("{}.{}", n.domain(), n.op_type) }
+    if n.domain().is_empty() {
+        n.op_type.clone()
+    } else {
+        format!("{}.{}", n.domain(), n.op_type)
+    }
 }
 
 fn histogram(g: &mutagraph_ir::Graph, h: &mut BTreeMap<String, usize>) -> usize {
@@ -96,7 +100,12 @@ pub fn inspect(path: &str, model: &mut Model) -> Inspection {
             n.outputs
                 .iter()
                 .filter(|o| !o.is_empty())
-                .map(|o| ProducedValue { name: o.clone(), ty: ty(o), op: n.op_type.clone(), node: n.label() })
+                .map(|o| ProducedValue {
+                    name: o.clone(),
+                    ty: ty(o),
+                    op: n.op_type.clone(),
+                    node: n.label(),
+                })
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -115,7 +124,14 @@ pub fn inspect(path: &str, model: &mut Model) -> Inspection {
             .iter()
             .map(|o| {
                 let d = o.domain.clone().unwrap_or_default();
-                (if d.is_empty() { "ai.onnx".to_string() } else { d }, o.version.unwrap_or(0))
+                (
+                    if d.is_empty() {
+                        "ai.onnx".to_string()
+                    } else {
+                        d
+                    },
+                    o.version.unwrap_or(0),
+                )
             })
             .collect(),
         inputs: g
@@ -123,7 +139,10 @@ pub fn inspect(path: &str, model: &mut Model) -> Inspection {
             .iter()
             .map(|v| {
                 let name = v.name.clone().unwrap_or_default();
-                Value { ty: ty(&name), name }
+                Value {
+                    ty: ty(&name),
+                    name,
+                }
             })
             .collect(),
         outputs: g
@@ -131,7 +150,10 @@ pub fn inspect(path: &str, model: &mut Model) -> Inspection {
             .iter()
             .map(|v| {
                 let name = v.name.clone().unwrap_or_default();
-                Value { ty: ty(&name), name }
+                Value {
+                    ty: ty(&name),
+                    name,
+                }
             })
             .collect(),
         nodes: g.node_count(),
@@ -151,9 +173,25 @@ impl Inspection {
         use std::fmt::Write;
         let mut s = String::new();
         let _ = writeln!(s, "model       {}", self.path);
-        let _ = writeln!(s, "ir_version  {}", self.ir_version.map_or("-".into(), |v| v.to_string()));
-        let _ = writeln!(s, "producer    {}", if self.producer.is_empty() { "-" } else { &self.producer });
-        let opsets: Vec<String> = self.opsets.iter().map(|(d, v)| format!("{d} {v}")).collect();
+        let _ = writeln!(
+            s,
+            "ir_version  {}",
+            self.ir_version.map_or("-".into(), |v| v.to_string())
+        );
+        let _ = writeln!(
+            s,
+            "producer    {}",
+            if self.producer.is_empty() {
+                "-"
+            } else {
+                &self.producer
+            }
+        );
+        let opsets: Vec<String> = self
+            .opsets
+            .iter()
+            .map(|(d, v)| format!("{d} {v}"))
+            .collect();
         let _ = writeln!(s, "opsets      {}", opsets.join(", "));
         let _ = writeln!(
             s,
@@ -175,7 +213,13 @@ impl Inspection {
             let _ = writeln!(s, "  {n:>6}  {op}");
         }
         let _ = writeln!(s, "\nvalues");
-        let w = self.values.iter().map(|v| v.name.len()).max().unwrap_or(0).min(48);
+        let w = self
+            .values
+            .iter()
+            .map(|v| v.name.len())
+            .max()
+            .unwrap_or(0)
+            .min(48);
         for v in &self.values {
             let _ = writeln!(s, "  {:<w$}  {:<24} {}", v.name, v.ty, v.op, w = w);
         }
@@ -185,7 +229,15 @@ impl Inspection {
                 let _ = writeln!(s, "  {w}");
             }
         }
-        let _ = writeln!(s, "\nvalidation  {}", if self.errors.is_empty() { "ok".to_string() } else { format!("{} errors", self.errors.len()) });
+        let _ = writeln!(
+            s,
+            "\nvalidation  {}",
+            if self.errors.is_empty() {
+                "ok".to_string()
+            } else {
+                format!("{} errors", self.errors.len())
+            }
+        );
         for e in &self.errors {
             let _ = writeln!(s, "  {e}");
         }

@@ -7,7 +7,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "mutagraph", version, about = "Find bugs in DL inference libraries by mutating ONNX model graphs")]
+#[command(
+    name = "mutagraph",
+    version,
+    about = "Find bugs in DL inference libraries by mutating ONNX model graphs"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -46,20 +50,36 @@ enum Cmd {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
-        Cmd::Inspect { model, json, no_fail } => {
+        Cmd::Inspect {
+            model,
+            json,
+            no_fail,
+        } => {
             let mut m = Model::load(&model)?;
             let ins = inspect(&model.display().to_string(), &mut m);
             if !ins.errors.is_empty() && !no_fail {
-                bail!("{}: invalid model: {}", model.display(), ins.errors.join("; "));
+                bail!(
+                    "{}: invalid model: {}",
+                    model.display(),
+                    ins.errors.join("; ")
+                );
             }
             if json {
                 println!("{}", serde_json::to_string_pretty(&ins)?);
             } else {
                 print!("{}", ins.to_text());
             }
-            Ok(if ins.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if ins.errors.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
-        Cmd::Convert { input, output, force } => {
+        Cmd::Convert {
+            input,
+            output,
+            force,
+        } => {
             let m = Model::load(&input)?;
             if let Err(e) = validate::validate(&m) {
                 if !force {
@@ -67,8 +87,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 eprintln!("warning: {}: {e}", input.display());
             }
-            m.save(&output).with_context(|| format!("writing {}", output.display()))?;
-            eprintln!("wrote {} ({} nodes)", output.display(), m.graph.node_count());
+            m.save(&output)
+                .with_context(|| format!("writing {}", output.display()))?;
+            eprintln!(
+                "wrote {} ({} nodes)",
+                output.display(),
+                m.graph.node_count()
+            );
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Ops { json } => {
@@ -77,9 +102,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 let specs: Vec<_> = reg.iter().collect();
                 println!("{}", serde_json::to_string_pretty(&specs)?);
             } else {
-                println!("{:<36} {:<10} {:<24} {:>7} {:>7} {:>6} {:>8}", "op", "category", "opsets", "inputs", "outputs", "attrs", "buckets");
+                println!(
+                    "{:<36} {:<10} {:<24} {:>7} {:>7} {:>6} {:>8}",
+                    "op", "category", "opsets", "inputs", "outputs", "attrs", "buckets"
+                );
                 for s in reg.iter() {
-                    let name = if s.domain.is_empty() { s.op_type.to_string() } else { format!("{}.{}", s.domain, s.op_type) };
+                    let name = if s.domain.is_empty() {
+                        s.op_type.to_string()
+                    } else {
+                        format!("{}.{}", s.domain, s.op_type)
+                    };
                     let vers: Vec<String> = s.versions.iter().map(|v| v.to_string()).collect();
                     let (ilo, ihi) = s.input_arity();
                     let (olo, ohi) = s.output_arity();

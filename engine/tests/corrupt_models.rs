@@ -23,18 +23,34 @@ impl Rng {
 fn seeds() -> Vec<PathBuf> {
     let root = Path::new(mutagraph_tests::DEFAULT_SUITE);
     let _ = mutagraph_tests::suite_dir();
-    ["node/test_conv_with_strides_padding", "node/test_lstm_defaults", "node/test_if", "node/test_loop11",
-     "pytorch-converted/test_Conv2d", "node/test_gemm_default_scalar_bias", "node/test_reshape_reordered_all_dims",
-     "simple/test_sign_model", "node/test_add_bcast", "node/test_matmulinteger", "node/test_dynamicquantizelinear",
-     "pytorch-operator/test_operator_conv", "node/test_maxpool_2d_pads", "node/test_scan9_sum"]
-        .iter()
-        .map(|s| root.join(s).join("model.onnx"))
-        .filter(|p| p.is_file())
-        .collect()
+    [
+        "node/test_conv_with_strides_padding",
+        "node/test_lstm_defaults",
+        "node/test_if",
+        "node/test_loop11",
+        "pytorch-converted/test_Conv2d",
+        "node/test_gemm_default_scalar_bias",
+        "node/test_reshape_reordered_all_dims",
+        "simple/test_sign_model",
+        "node/test_add_bcast",
+        "node/test_matmulinteger",
+        "node/test_dynamicquantizelinear",
+        "pytorch-operator/test_operator_conv",
+        "node/test_maxpool_2d_pads",
+        "node/test_scan9_sum",
+    ]
+    .iter()
+    .map(|s| root.join(s).join("model.onnx"))
+    .filter(|p| p.is_file())
+    .collect()
 }
 
 /// Structural corruptions: each breaks a rule that validation must report.
-fn structural(m: &pb::ModelProto, kind: usize, rng: &mut Rng) -> Option<(pb::ModelProto, &'static str)> {
+fn structural(
+    m: &pb::ModelProto,
+    kind: usize,
+    rng: &mut Rng,
+) -> Option<(pb::ModelProto, &'static str)> {
     let mut m = m.clone();
     let g = m.graph.as_mut()?;
     if g.node.is_empty() {
@@ -89,7 +105,11 @@ fn structural(m: &pb::ModelProto, kind: usize, rng: &mut Rng) -> Option<(pb::Mod
             "no graph"
         }
         6 => {
-            g.node[k].attribute.push(pb::AttributeProto { name: Some("x".into()), r#type: Some(99), ..Default::default() });
+            g.node[k].attribute.push(pb::AttributeProto {
+                name: Some("x".into()),
+                r#type: Some(99),
+                ..Default::default()
+            });
             "bad attribute type"
         }
         7 => {
@@ -97,7 +117,10 @@ fn structural(m: &pb::ModelProto, kind: usize, rng: &mut Rng) -> Option<(pb::Mod
             "no op_type"
         }
         8 => {
-            g.output.push(pb::ValueInfoProto { name: Some("never_defined".into()), ..Default::default() });
+            g.output.push(pb::ValueInfoProto {
+                name: Some("never_defined".into()),
+                ..Default::default()
+            });
             "undefined output"
         }
         _ => {
@@ -167,15 +190,23 @@ fn two_thousand_corrupted_models_never_panic() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let code = out.status.code();
         if stderr.contains("panicked") || code.is_none() || code == Some(101) {
-            problems.push(format!("{}: PANIC or signal ({code:?}): {stderr}", p.display()));
+            problems.push(format!(
+                "{}: PANIC or signal ({code:?}): {stderr}",
+                p.display()
+            ));
             continue;
         }
         match code {
             Some(1) => {
                 failed += 1;
                 let first = stderr.lines().next().unwrap_or("");
-                if !first.starts_with(&format!("error: {}: ", p.display())) || first.len() < p.display().to_string().len() + 20 {
-                    problems.push(format!("{}: exit 1 without a message naming the file: {stderr}", p.display()));
+                if !first.starts_with(&format!("error: {}: ", p.display()))
+                    || first.len() < p.display().to_string().len() + 20
+                {
+                    problems.push(format!(
+                        "{}: exit 1 without a message naming the file: {stderr}",
+                        p.display()
+                    ));
                 }
             }
             Some(0) => {
@@ -184,10 +215,24 @@ fn two_thousand_corrupted_models_never_panic() {
                     problems.push(format!("{}: {what} was not reported (exit 0)", p.display()));
                 }
             }
-            other => problems.push(format!("{}: unexpected exit code {other:?}: {stderr}", p.display())),
+            other => problems.push(format!(
+                "{}: unexpected exit code {other:?}: {stderr}",
+                p.display()
+            )),
         }
     }
-    println!("{} corrupted models: {failed} rejected with exit 1, {passed} still valid (exit 0)", cases.len());
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
-    assert!(failed >= 1500, "only {failed} of 2000 corrupted models were rejected");
+    println!(
+        "{} corrupted models: {failed} rejected with exit 1, {passed} still valid (exit 0)",
+        cases.len()
+    );
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+    assert!(
+        failed >= 1500,
+        "only {failed} of 2000 corrupted models were rejected"
+    );
 }

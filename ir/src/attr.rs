@@ -20,6 +20,7 @@ pub struct Attribute {
 
 /// The value of an attribute.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(clippy::large_enum_variant)]
 pub enum AttrValue {
     /// FLOAT
     Float(f32),
@@ -188,7 +189,12 @@ impl AttrValue {
             AttrValue::Ints(v) => format!("{v:?}"),
             AttrValue::Floats(v) => format!("{v:?}"),
             AttrValue::Strings(v) => {
-                format!("{:?}", v.iter().map(|s| String::from_utf8_lossy(s)).collect::<Vec<_>>())
+                format!(
+                    "{:?}",
+                    v.iter()
+                        .map(|s| String::from_utf8_lossy(s))
+                        .collect::<Vec<_>>()
+                )
             }
             AttrValue::Tensor(t) => format!("tensor{:?}", t.dims),
             AttrValue::Graph(g) => format!("graph({} nodes)", g.node_count()),
@@ -203,7 +209,13 @@ impl Attribute {
     /// A new attribute with the canonical type code.
     pub fn new(name: impl Into<String>, value: AttrValue) -> Attribute {
         let type_code = Some(value.kind().code());
-        Attribute { name: name.into(), value, type_code, ref_attr_name: None, doc_string: None }
+        Attribute {
+            name: name.into(),
+            value,
+            type_code,
+            ref_attr_name: None,
+            doc_string: None,
+        }
     }
 }
 

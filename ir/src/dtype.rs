@@ -198,8 +198,9 @@ pub mod sets {
     /// Every numeric type.
     pub const NUMERIC: &[DType] = &[I8, I16, I32, I64, U8, U16, U32, U64, F16, F32, F64, BF16];
     /// Every numeric type and bool.
-    pub const NUMERIC_BOOL: &[DType] =
-        &[I8, I16, I32, I64, U8, U16, U32, U64, F16, F32, F64, BF16, Bool];
+    pub const NUMERIC_BOOL: &[DType] = &[
+        I8, I16, I32, I64, U8, U16, U32, U64, F16, F32, F64, BF16, Bool,
+    ];
     /// Index types.
     pub const INDEX: &[DType] = &[I32, I64];
     /// Bool only.

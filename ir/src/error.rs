@@ -42,7 +42,10 @@ impl Error {
     pub fn in_file(self, path: impl Into<PathBuf>) -> Error {
         match self {
             e @ (Error::Io { .. } | Error::File { .. }) => e,
-            e => Error::File { path: path.into(), problem: Box::new(e) },
+            e => Error::File {
+                path: path.into(),
+                problem: Box::new(e),
+            },
         }
     }
 }
@@ -50,6 +53,10 @@ impl Error {
 impl From<prost::DecodeError> for Error {
     fn from(e: prost::DecodeError) -> Error {
         let msg = e.to_string();
-        Error::Decode(msg.strip_prefix("failed to decode Protobuf message: ").unwrap_or(&msg).to_string())
+        Error::Decode(
+            msg.strip_prefix("failed to decode Protobuf message: ")
+                .unwrap_or(&msg)
+                .to_string(),
+        )
     }
 }

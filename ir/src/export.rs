@@ -26,7 +26,10 @@ pub fn model_to_proto(m: &Model) -> pb::ModelProto {
 pub fn graph_to_proto(g: &Graph) -> pb::GraphProto {
     let order = g.topo_order().unwrap_or_else(|_| g.node_ids());
     pb::GraphProto {
-        node: order.into_iter().map(|id| node_to_proto(g.node(id).unwrap())).collect(),
+        node: order
+            .into_iter()
+            .map(|id| node_to_proto(g.node(id).unwrap()))
+            .collect(),
         name: g.name.clone(),
         initializer: g.initializers.values().cloned().collect(),
         sparse_initializer: g.sparse_initializers.clone(),

@@ -90,7 +90,10 @@ impl Node {
 
     /// Present (non-empty) inputs.
     pub fn present_inputs(&self) -> impl Iterator<Item = &str> {
-        self.inputs.iter().map(String::as_str).filter(|s| !s.is_empty())
+        self.inputs
+            .iter()
+            .map(String::as_str)
+            .filter(|s| !s.is_empty())
     }
 
     /// Subgraphs held in attributes.
@@ -154,13 +157,20 @@ pub struct Graph {
 impl PartialEq for Graph {
     fn eq(&self, other: &Graph) -> bool {
         fn strip(n: &Node) -> Node {
-            Node { id: NodeId(0), ..n.clone() }
+            Node {
+                id: NodeId(0),
+                ..n.clone()
+            }
         }
-        let (Ok(a), Ok(b)) = (self.topo_order(), other.topo_order()) else { return false };
+        let (Ok(a), Ok(b)) = (self.topo_order(), other.topo_order()) else {
+            return false;
+        };
         self.name == other.name
             && self.doc_string == other.doc_string
             && a.len() == b.len()
-            && a.iter().zip(&b).all(|(x, y)| strip(self.node(*x).unwrap()) == strip(other.node(*y).unwrap()))
+            && a.iter()
+                .zip(&b)
+                .all(|(x, y)| strip(self.node(*x).unwrap()) == strip(other.node(*y).unwrap()))
             && self.inputs == other.inputs
             && self.outputs == other.outputs
             && self.value_info == other.value_info
@@ -174,7 +184,10 @@ impl PartialEq for Graph {
 impl Graph {
     /// An empty graph.
     pub fn new(name: &str) -> Graph {
-        Graph { name: Some(name.to_string()), ..Default::default() }
+        Graph {
+            name: Some(name.to_string()),
+            ..Default::default()
+        }
     }
 
     /// Number of ops.
@@ -256,7 +269,9 @@ impl Graph {
 
     /// The node producing `value`, if an op produces it.
     pub fn producer(&self, value: &str) -> Option<NodeId> {
-        self.nodes().find(|n| n.outputs.iter().any(|o| o == value)).map(|n| n.id)
+        self.nodes()
+            .find(|n| n.outputs.iter().any(|o| o == value))
+            .map(|n| n.id)
     }
 
     /// Ids of nodes that read `value` (directly, or through a subgraph).
@@ -264,7 +279,8 @@ impl Graph {
         self.nodes()
             .filter(|n| {
                 n.inputs.iter().any(|i| i == value)
-                    || n.subgraphs().any(|(_, g)| g.captured_names().contains(value))
+                    || n.subgraphs()
+                        .any(|(_, g)| g.captured_names().contains(value))
             })
             .map(|n| n.id)
             .collect()
@@ -273,20 +289,41 @@ impl Graph {
     /// Recomputes every edge from the nodes' input and output names.
     pub fn rebuild_edges(&mut self) {
         self.dag.clear_edges();
-        let producers: HashMap<String, (NodeId, usize)> =
-            self.producers().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let producers: HashMap<String, (NodeId, usize)> = self
+            .producers()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
         let mut new_edges = Vec::new();
         for n in self.nodes() {
             for (slot, i) in n.inputs.iter().enumerate() {
                 if let Some(&(p, ps)) = producers.get(i) {
-                    new_edges.push((p, n.id, Edge { value: i.clone(), src_slot: ps, dst_slot: Some(slot) }));
+                    new_edges.push((
+                        p,
+                        n.id,
+                        Edge {
+                            value: i.clone(),
+                            src_slot: ps,
+                            dst_slot: Some(slot),
+                        },
+                    ));
                 }
             }
-            let captured: BTreeSet<String> =
-                n.subgraphs().flat_map(|(_, g)| g.captured_names()).collect();
+            let captured: BTreeSet<String> = n
+                .subgraphs()
+                .flat_map(|(_, g)| g.captured_names())
+                .collect();
             for c in captured {
                 if let Some(&(p, ps)) = producers.get(&c) {
-                    new_edges.push((p, n.id, Edge { value: c, src_slot: ps, dst_slot: None }));
+                    new_edges.push((
+                        p,
+                        n.id,
+                        Edge {
+                            value: c,
+                            src_slot: ps,
+                            dst_slot: None,
+                        },
+                    ));
                 }
             }
         }
@@ -370,12 +407,18 @@ impl Graph {
                 }
             }
         }
-        let self_loop = self.dag.edge_references().find(|e| e.source() == e.target());
+        let self_loop = self
+            .dag
+            .edge_references()
+            .find(|e| e.source() == e.target());
         if order.len() != self.dag.node_count() || self_loop.is_some() {
             let done: HashSet<NodeId> = order.iter().copied().collect();
             let stuck: Vec<String> = self
                 .nodes()
-                .filter(|n| !done.contains(&n.id) || self_loop.is_some_and(|e| self.dag[e.source()].id == n.id))
+                .filter(|n| {
+                    !done.contains(&n.id)
+                        || self_loop.is_some_and(|e| self.dag[e.source()].id == n.id)
+                })
                 .take(5)
                 .map(|n| n.label())
                 .collect();
@@ -392,16 +435,20 @@ impl Graph {
     pub fn real_inputs(&self) -> Vec<&pb::ValueInfoProto> {
         self.inputs
             .iter()
-            .filter(|v| !self.initializers.contains_key(v.name.as_deref().unwrap_or("")))
+            .filter(|v| {
+                !self
+                    .initializers
+                    .contains_key(v.name.as_deref().unwrap_or(""))
+            })
             .collect()
     }
 
     /// The type of a value: inferred if known, else declared, else from an initializer.
     pub fn value_type(&self, name: &str) -> ValueType {
-        if let Some(t) = self.types.get(name) {
-            if *t != ValueType::Unknown {
-                return t.clone();
-            }
+        if let Some(t) = self.types.get(name)
+            && *t != ValueType::Unknown
+        {
+            return t.clone();
         }
         if let Some(t) = self.initializers.get(name) {
             use crate::tensor::TensorExt;

@@ -7,7 +7,9 @@ use crate::pb;
 
 /// Imports a decoded `ModelProto`.
 pub fn model_from_proto(p: pb::ModelProto) -> Result<Model> {
-    let graph = p.graph.ok_or_else(|| Error::Malformed("the model has no graph".into()))?;
+    let graph = p
+        .graph
+        .ok_or_else(|| Error::Malformed("the model has no graph".into()))?;
     Ok(Model {
         ir_version: p.ir_version,
         opset_import: p.opset_import,
@@ -40,10 +42,16 @@ pub fn graph_from_proto(p: pb::GraphProto, path: &str) -> Result<Graph> {
     for (i, t) in p.initializer.into_iter().enumerate() {
         let name = match t.name.as_deref() {
             Some(n) if !n.is_empty() => n.to_string(),
-            _ => return Err(Error::Malformed(format!("{path}: initializer #{i} has no name"))),
+            _ => {
+                return Err(Error::Malformed(format!(
+                    "{path}: initializer #{i} has no name"
+                )));
+            }
         };
         if g.initializers.insert(name.clone(), t).is_some() {
-            return Err(Error::Malformed(format!("{path}: initializer '{name}' is defined twice")));
+            return Err(Error::Malformed(format!(
+                "{path}: initializer '{name}' is defined twice"
+            )));
         }
     }
     for (i, n) in p.node.into_iter().enumerate() {
@@ -83,11 +91,15 @@ fn attr_from_proto(a: pb::AttributeProto, path: &str) -> Result<Attribute> {
     let name = a.name.clone().unwrap_or_default();
     let kind = match a.r#type {
         Some(code) => AttrKind::from_code(code).ok_or_else(|| {
-            Error::Malformed(format!("{path}: attribute '{name}' has unknown type code {code}"))
+            Error::Malformed(format!(
+                "{path}: attribute '{name}' has unknown type code {code}"
+            ))
         })?,
         None => legacy_kind(&a),
     };
-    let sub = |g: pb::GraphProto, i: usize| graph_from_proto(g, &format!("{path}, attribute '{name}' graph #{i}"));
+    let sub = |g: pb::GraphProto, i: usize| {
+        graph_from_proto(g, &format!("{path}, attribute '{name}' graph #{i}"))
+    };
     let value = match kind {
         AttrKind::Float => AttrValue::Float(a.f.unwrap_or_default()),
         AttrKind::Int => AttrValue::Int(a.i.unwrap_or_default()),
@@ -101,13 +113,23 @@ fn attr_from_proto(a: pb::AttributeProto, path: &str) -> Result<Attribute> {
         AttrKind::Strings => AttrValue::Strings(a.strings),
         AttrKind::Tensors => AttrValue::Tensors(a.tensors),
         AttrKind::Graphs => AttrValue::Graphs(
-            a.graphs.into_iter().enumerate().map(|(i, g)| sub(g, i)).collect::<Result<_>>()?,
+            a.graphs
+                .into_iter()
+                .enumerate()
+                .map(|(i, g)| sub(g, i))
+                .collect::<Result<_>>()?,
         ),
         AttrKind::SparseTensors => AttrValue::SparseTensors(a.sparse_tensors),
         AttrKind::TypeProtos => AttrValue::TypeProtos(a.type_protos),
         AttrKind::Undefined => AttrValue::Undefined,
     };
-    Ok(Attribute { name, value, type_code: a.r#type, ref_attr_name: a.ref_attr_name, doc_string: a.doc_string })
+    Ok(Attribute {
+        name,
+        value,
+        type_code: a.r#type,
+        ref_attr_name: a.ref_attr_name,
+        doc_string: a.doc_string,
+    })
 }
 
 /// Files written before the `type` field existed say the kind only by which field is set.

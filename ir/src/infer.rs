@@ -47,6 +47,9 @@ impl Report {
     }
 }
 
+/// A subgraph inferred on a scratch copy: (attribute name, index in the attribute, graph).
+type InferredSub = (String, usize, Graph);
+
 /// Values visible from an enclosing graph.
 #[derive(Clone, Default)]
 pub struct Scope {
@@ -90,7 +93,9 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
     let order = match g.topo_order() {
         Ok(o) => o,
         Err(e) => {
-            report.errors.push((g.name.clone().unwrap_or_default(), e.to_string()));
+            report
+                .errors
+                .push((g.name.clone().unwrap_or_default(), e.to_string()));
             g.node_ids()
         }
     };
@@ -98,19 +103,27 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
         g.value_info
             .iter()
             .chain(&g.outputs)
-            .filter_map(|v| Some((v.name.as_deref()?, ValueType::from_proto(v.r#type.as_ref()?))))
+            .filter_map(|v| {
+                Some((
+                    v.name.as_deref()?,
+                    ValueType::from_proto(v.r#type.as_ref()?),
+                ))
+            })
             .collect()
     } else {
         HashMap::new()
     };
-    let mut sub_results: Vec<(NodeId, Vec<(String, usize, Graph)>)> = Vec::new();
+    let mut sub_results: Vec<(NodeId, Vec<InferredSub>)> = Vec::new();
     for id in order {
         let node = g.node(id).unwrap();
         // Subgraphs first, with the current scope visible.
         let mut subgraph_outputs: HashMap<String, Vec<Vec<ValueType>>> = HashMap::new();
         let mut inferred_subs = Vec::new();
         if node.subgraphs().next().is_some() {
-            let scope = Scope { types: types.clone(), consts: consts.clone() };
+            let scope = Scope {
+                types: types.clone(),
+                consts: consts.clone(),
+            };
             for (attr, sub) in node.subgraphs() {
                 let mut sub = sub.clone();
                 seed_subgraph_inputs(&mut sub, node, attr, &types);
@@ -118,10 +131,18 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
                 let outs: Vec<ValueType> = sub
                     .outputs
                     .iter()
-                    .map(|o| sub.types.get(o.name.as_deref().unwrap_or("")).cloned().unwrap_or(ValueType::Unknown))
+                    .map(|o| {
+                        sub.types
+                            .get(o.name.as_deref().unwrap_or(""))
+                            .cloned()
+                            .unwrap_or(ValueType::Unknown)
+                    })
                     .collect();
                 let idx = subgraph_outputs.get(attr).map_or(0, |v| v.len());
-                subgraph_outputs.entry(attr.to_string()).or_default().push(outs);
+                subgraph_outputs
+                    .entry(attr.to_string())
+                    .or_default()
+                    .push(outs);
                 inferred_subs.push((attr.to_string(), idx, sub));
             }
         }
@@ -131,14 +152,31 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
         let inputs: Vec<Option<ValueType>> = node
             .inputs
             .iter()
-            .map(|i| if i.is_empty() { None } else { Some(types.get(i).cloned().unwrap_or(ValueType::Unknown)) })
+            .map(|i| {
+                if i.is_empty() {
+                    None
+                } else {
+                    Some(types.get(i).cloned().unwrap_or(ValueType::Unknown))
+                }
+            })
             .collect();
-        let input_consts: Vec<Option<Tensor>> = node.inputs.iter().map(|i| consts.get(i).cloned()).collect();
-        let ctx = InferCtx { node, opset, inputs, consts: input_consts, subgraph_outputs };
+        let input_consts: Vec<Option<Tensor>> =
+            node.inputs.iter().map(|i| consts.get(i).cloned()).collect();
+        let ctx = InferCtx {
+            node,
+            opset,
+            inputs,
+            consts: input_consts,
+            subgraph_outputs,
+        };
         let mut outs: Vec<ValueType> = vec![ValueType::Unknown; node.outputs.len()];
         match reg.for_node(node) {
             None => {
-                let key = if node.domain().is_empty() { node.op_type.clone() } else { format!("{}.{}", node.domain(), node.op_type) };
+                let key = if node.domain().is_empty() {
+                    node.op_type.clone()
+                } else {
+                    format!("{}.{}", node.domain(), node.op_type)
+                };
                 *report.unknown_ops.entry(key).or_default() += 1;
             }
             Some(spec) => {
@@ -150,12 +188,12 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
                     }
                     Err(e) => report.errors.push((node.label(), e)),
                 }
-                if let Some(fold) = spec.fold {
-                    if let Some(vals) = fold(&ctx) {
-                        for (name, t) in node.outputs.iter().zip(vals) {
-                            if !name.is_empty() && t.num_elements() <= MAX_FOLD_ELEMENTS {
-                                consts.insert(name.clone(), t);
-                            }
+                if let Some(fold) = spec.fold
+                    && let Some(vals) = fold(&ctx)
+                {
+                    for (name, t) in node.outputs.iter().zip(vals) {
+                        if !name.is_empty() && t.num_elements() <= MAX_FOLD_ELEMENTS {
+                            consts.insert(name.clone(), t);
                         }
                     }
                 }
@@ -174,7 +212,8 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
     }
     // Store results: this graph's own values only.
     for (k, _) in outer.types.iter() {
-        if !g.initializers.contains_key(k) && !g.inputs.iter().any(|v| v.name.as_deref() == Some(k)) {
+        if !g.initializers.contains_key(k) && !g.inputs.iter().any(|v| v.name.as_deref() == Some(k))
+        {
             types.remove(k);
         }
     }
@@ -199,15 +238,28 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
 }
 
 /// Gives Loop/Scan bodies the types their inputs will have where the body does not declare them.
-fn seed_subgraph_inputs(sub: &mut Graph, node: &crate::graph::Node, _attr: &str, outer: &HashMap<String, ValueType>) {
+fn seed_subgraph_inputs(
+    sub: &mut Graph,
+    node: &crate::graph::Node,
+    _attr: &str,
+    outer: &HashMap<String, ValueType>,
+) {
     let outer_t = |i: usize| -> ValueType {
-        node.inputs.get(i).filter(|s| !s.is_empty()).and_then(|s| outer.get(s)).cloned().unwrap_or(ValueType::Unknown)
+        node.inputs
+            .get(i)
+            .filter(|s| !s.is_empty())
+            .and_then(|s| outer.get(s))
+            .cloned()
+            .unwrap_or(ValueType::Unknown)
     };
     let mut seeds: Vec<ValueType> = Vec::new();
     match node.op_type.as_str() {
         "Loop" => {
             seeds.push(ValueType::Tensor(TensorType::fixed(crate::DType::I64, &[])));
-            seeds.push(ValueType::Tensor(TensorType::fixed(crate::DType::Bool, &[])));
+            seeds.push(ValueType::Tensor(TensorType::fixed(
+                crate::DType::Bool,
+                &[],
+            )));
             for i in 2..node.inputs.len() {
                 seeds.push(outer_t(i));
             }
@@ -217,7 +269,11 @@ fn seed_subgraph_inputs(sub: &mut Graph, node: &crate::graph::Node, _attr: &str,
     // `sub` is a scratch copy: only its inferred `types` are kept, so filling in the declared
     // input types here does not change the model.
     for (v, seed) in sub.inputs.iter_mut().zip(seeds) {
-        let declared = v.r#type.as_ref().map(ValueType::from_proto).unwrap_or(ValueType::Unknown);
+        let declared = v
+            .r#type
+            .as_ref()
+            .map(ValueType::from_proto)
+            .unwrap_or(ValueType::Unknown);
         let t = refine(&declared, &seed);
         if t != ValueType::Unknown {
             v.r#type = Some(t.to_proto());
@@ -249,8 +305,12 @@ pub fn refine(a: &ValueType, b: &ValueType) -> ValueType {
             };
             ValueType::Tensor(TensorType { dtype, shape })
         }
-        (ValueType::Sequence(x), ValueType::Sequence(y)) => ValueType::Sequence(Box::new(refine(x, y))),
-        (ValueType::Optional(x), ValueType::Optional(y)) => ValueType::Optional(Box::new(refine(x, y))),
+        (ValueType::Sequence(x), ValueType::Sequence(y)) => {
+            ValueType::Sequence(Box::new(refine(x, y)))
+        }
+        (ValueType::Optional(x), ValueType::Optional(y)) => {
+            ValueType::Optional(Box::new(refine(x, y)))
+        }
         (x, _) => x.clone(),
     }
 }

@@ -38,7 +38,10 @@ impl Model {
     pub fn new(opset: i64) -> Model {
         Model {
             ir_version: Some(if opset >= 21 { 10 } else { 8 }),
-            opset_import: vec![pb::OperatorSetIdProto { domain: Some(String::new()), version: Some(opset) }],
+            opset_import: vec![pb::OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(opset),
+            }],
             producer_name: Some("mutagraph".into()),
             producer_version: Some(env!("CARGO_PKG_VERSION").into()),
             domain: None,
@@ -54,7 +57,13 @@ impl Model {
 
     /// The imported version of `domain` (`""` and `"ai.onnx"` both name the default domain).
     pub fn opset(&self, domain: &str) -> Option<i64> {
-        let norm = |d: &str| if d == "ai.onnx" { String::new() } else { d.to_string() };
+        let norm = |d: &str| {
+            if d == "ai.onnx" {
+                String::new()
+            } else {
+                d.to_string()
+            }
+        };
         let want = norm(domain);
         self.opset_import
             .iter()
@@ -83,7 +92,10 @@ impl Model {
     /// Reads, decodes and imports a model file. Errors name the file.
     pub fn load(path: impl AsRef<Path>) -> Result<Model> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|err| Error::Io { path: path.to_path_buf(), err })?;
+        let bytes = std::fs::read(path).map_err(|err| Error::Io {
+            path: path.to_path_buf(),
+            err,
+        })?;
         Model::from_bytes(&bytes).map_err(|e| e.in_file(path))
     }
 
@@ -96,9 +108,18 @@ impl Model {
 /// Writes `bytes` to `path` atomically: a temporary file beside it, fsync, then rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    let io = |err| Error::Io { path: path.to_path_buf(), err };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let file_name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let io = |err| Error::Io {
+        path: path.to_path_buf(),
+        err,
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file_name = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{}.{}.tmp", file_name, std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;

@@ -107,16 +107,26 @@ fn apply_ops(m: &mut Model, patch: &Patch) -> Result<Vec<NodeId>> {
                         *i = new.clone();
                     }
                 }
-                for o in g.outputs.iter_mut().filter(|o| o.name.as_deref() == Some(old)) {
+                for o in g
+                    .outputs
+                    .iter_mut()
+                    .filter(|o| o.name.as_deref() == Some(old))
+                {
                     o.name = Some(new.clone());
                 }
             }
             PatchOp::AddInitializer(t) => {
-                let name = t.name.clone().filter(|n| !n.is_empty()).ok_or_else(|| Error::Patch("initializer without a name".into()))?;
+                let name = t
+                    .name
+                    .clone()
+                    .filter(|n| !n.is_empty())
+                    .ok_or_else(|| Error::Patch("initializer without a name".into()))?;
                 g.initializers.insert(name, t.clone());
             }
             PatchOp::RemoveInitializer(name) => {
-                g.initializers.shift_remove(name).ok_or_else(|| Error::Patch(format!("no initializer '{name}'")))?;
+                g.initializers
+                    .shift_remove(name)
+                    .ok_or_else(|| Error::Patch(format!("no initializer '{name}'")))?;
             }
             PatchOp::AddInput(v) => g.inputs.push(v.clone()),
             PatchOp::RemoveInput(name) => {

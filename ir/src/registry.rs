@@ -135,13 +135,23 @@ impl Buckets {
             Buckets::Strings(s) => s.iter().map(|s| s.to_string()).collect(),
             Buckets::IntRanges(r) => r
                 .iter()
-                .map(|(a, b)| if a == b { format!("{a}") } else { format!("{a}..={b}") })
+                .map(|(a, b)| {
+                    if a == b {
+                        format!("{a}")
+                    } else {
+                        format!("{a}..={b}")
+                    }
+                })
                 .collect(),
             Buckets::FloatRanges(r) => r.iter().map(|(a, b)| format!("[{a},{b})")).collect(),
-            Buckets::IntsShape => {
-                ["empty", "all0", "all1", "uniform", "mixed"].iter().map(|s| s.to_string()).collect()
-            }
-            Buckets::FloatsShape => ["empty", "uniform", "mixed"].iter().map(|s| s.to_string()).collect(),
+            Buckets::IntsShape => ["empty", "all0", "all1", "uniform", "mixed"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            Buckets::FloatsShape => ["empty", "uniform", "mixed"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
         }
     }
 
@@ -153,7 +163,9 @@ impl Buckets {
                 s.iter().position(|c| c.eq_ignore_ascii_case(&x))
             }
             (Buckets::Strings(s), AttrValue::Int(x)) => s.iter().position(|c| *c == x.to_string()),
-            (Buckets::IntRanges(r), AttrValue::Int(x)) => r.iter().position(|(a, b)| a <= x && x <= b),
+            (Buckets::IntRanges(r), AttrValue::Int(x)) => {
+                r.iter().position(|(a, b)| a <= x && x <= b)
+            }
             (Buckets::FloatRanges(r), AttrValue::Float(x)) => {
                 let x = *x as f64;
                 r.iter().position(|(a, b)| *a <= x && x < *b)
@@ -209,10 +221,14 @@ impl serde::Serialize for AttrKind {
     }
 }
 
-const DEFAULT_INT_BUCKETS: &[(i64, i64)] =
-    &[(i64::MIN, -1), (0, 0), (1, 1), (2, 4), (5, i64::MAX)];
-const DEFAULT_FLOAT_BUCKETS: &[(f64, f64)] =
-    &[(f64::NEG_INFINITY, 0.0), (0.0, 1e-6), (1e-6, 1.0), (1.0, 10.0), (10.0, f64::INFINITY)];
+const DEFAULT_INT_BUCKETS: &[(i64, i64)] = &[(i64::MIN, -1), (0, 0), (1, 1), (2, 4), (5, i64::MAX)];
+const DEFAULT_FLOAT_BUCKETS: &[(f64, f64)] = &[
+    (f64::NEG_INFINITY, 0.0),
+    (0.0, 1e-6),
+    (1e-6, 1.0),
+    (1.0, 10.0),
+    (10.0, f64::INFINITY),
+];
 
 impl AttrSpec {
     fn base(name: &'static str, kind: AttrKind, default: Option<AttrValue>) -> AttrSpec {
@@ -223,7 +239,16 @@ impl AttrSpec {
             AttrKind::Floats => Buckets::FloatsShape,
             _ => Buckets::None,
         };
-        AttrSpec { name, kind, default, required: false, legal: Legal::Any, buckets, since: 1, until: None }
+        AttrSpec {
+            name,
+            kind,
+            default,
+            required: false,
+            legal: Legal::Any,
+            buckets,
+            since: 1,
+            until: None,
+        }
     }
     /// INT with a default.
     pub fn int(name: &'static str, default: i64) -> AttrSpec {
@@ -235,7 +260,11 @@ impl AttrSpec {
     }
     /// STRING with a default.
     pub fn string(name: &'static str, default: &str) -> AttrSpec {
-        Self::base(name, AttrKind::String, Some(AttrValue::String(default.as_bytes().to_vec())))
+        Self::base(
+            name,
+            AttrKind::String,
+            Some(AttrValue::String(default.as_bytes().to_vec())),
+        )
     }
     /// An attribute of any kind without a default (optional unless [`AttrSpec::required`]).
     pub fn of(name: &'static str, kind: AttrKind) -> AttrSpec {
@@ -301,33 +330,73 @@ impl AttrSpec {
     /// Checks a value against kind and legal values.
     pub fn check(&self, v: &AttrValue) -> Result<(), String> {
         if v.kind() != self.kind {
-            return Err(format!("attribute '{}' must be {}, found {}", self.name, self.kind.name(), v.kind().name()));
+            return Err(format!(
+                "attribute '{}' must be {}, found {}",
+                self.name,
+                self.kind.name(),
+                v.kind().name()
+            ));
         }
-        let bad = |what: String| Err(format!("attribute '{}' = {} is not legal: {}", self.name, v.short(), what));
+        let bad = |what: String| {
+            Err(format!(
+                "attribute '{}' = {} is not legal: {}",
+                self.name,
+                v.short(),
+                what
+            ))
+        };
         match (&self.legal, v) {
             (Legal::Any, _) => Ok(()),
             (Legal::Strings(ok), AttrValue::String(s)) => {
                 let s = String::from_utf8_lossy(s);
-                if ok.iter().any(|o| *o == s) { Ok(()) } else { bad(format!("expected one of {ok:?}")) }
+                if ok.iter().any(|o| *o == s) {
+                    Ok(())
+                } else {
+                    bad(format!("expected one of {ok:?}"))
+                }
             }
             (Legal::Ints(ok), AttrValue::Int(i)) => {
-                if ok.contains(i) { Ok(()) } else { bad(format!("expected one of {ok:?}")) }
+                if ok.contains(i) {
+                    Ok(())
+                } else {
+                    bad(format!("expected one of {ok:?}"))
+                }
             }
             (Legal::Ints(ok), AttrValue::Ints(v)) => {
-                if v.iter().all(|i| ok.contains(i)) { Ok(()) } else { bad(format!("each must be one of {ok:?}")) }
+                if v.iter().all(|i| ok.contains(i)) {
+                    Ok(())
+                } else {
+                    bad(format!("each must be one of {ok:?}"))
+                }
             }
             (Legal::IntRange(lo, hi), AttrValue::Int(i)) => {
-                if lo <= i && i <= hi { Ok(()) } else { bad(format!("expected {lo}..={hi}")) }
+                if lo <= i && i <= hi {
+                    Ok(())
+                } else {
+                    bad(format!("expected {lo}..={hi}"))
+                }
             }
             (Legal::IntRange(lo, hi), AttrValue::Ints(v)) => {
-                if v.iter().all(|i| lo <= i && i <= hi) { Ok(()) } else { bad(format!("each must be in {lo}..={hi}")) }
+                if v.iter().all(|i| lo <= i && i <= hi) {
+                    Ok(())
+                } else {
+                    bad(format!("each must be in {lo}..={hi}"))
+                }
             }
             (Legal::FloatRange(lo, hi), AttrValue::Float(f)) => {
                 let f = *f as f64;
-                if *lo <= f && f <= *hi { Ok(()) } else { bad(format!("expected {lo}..={hi}")) }
+                if *lo <= f && f <= *hi {
+                    Ok(())
+                } else {
+                    bad(format!("expected {lo}..={hi}"))
+                }
             }
             (Legal::FloatRange(lo, hi), AttrValue::Floats(v)) => {
-                if v.iter().all(|f| *lo <= *f as f64 && *f as f64 <= *hi) { Ok(()) } else { bad(format!("each must be in {lo}..={hi}")) }
+                if v.iter().all(|f| *lo <= *f as f64 && *f as f64 <= *hi) {
+                    Ok(())
+                } else {
+                    bad(format!("each must be in {lo}..={hi}"))
+                }
             }
             _ => Ok(()),
         }
@@ -373,14 +442,21 @@ impl<'a> InferCtx<'a> {
     }
     /// The type of input `i` (Unknown if absent).
     pub fn input_type(&self, i: usize) -> ValueType {
-        self.inputs.get(i).cloned().flatten().unwrap_or(ValueType::Unknown)
+        self.inputs
+            .get(i)
+            .cloned()
+            .flatten()
+            .unwrap_or(ValueType::Unknown)
     }
     /// Input `i` as a tensor type; error if it is absent or not a tensor. An input of unknown
     /// type gives a tensor of unknown dtype and rank.
     pub fn tensor(&self, i: usize) -> Result<TensorType, InferError> {
         match self.inputs.get(i) {
             Some(Some(ValueType::Tensor(t))) => Ok(t.clone()),
-            Some(Some(ValueType::Unknown)) => Ok(TensorType { dtype: DType::Other(0), shape: None }),
+            Some(Some(ValueType::Unknown)) => Ok(TensorType {
+                dtype: DType::Other(0),
+                shape: None,
+            }),
             Some(Some(other)) => Err(format!("input {i} must be a tensor, found {other}")),
             _ => Err(format!("input {i} is missing")),
         }
@@ -486,32 +562,56 @@ impl OpSpec {
     }
     /// Adds a required input.
     pub fn input(mut self, name: &'static str, tc: &'static str) -> OpSpec {
-        self.inputs.push(Port { name, tc, kind: PortKind::Single });
+        self.inputs.push(Port {
+            name,
+            tc,
+            kind: PortKind::Single,
+        });
         self
     }
     /// Adds an optional input.
     pub fn opt_input(mut self, name: &'static str, tc: &'static str) -> OpSpec {
-        self.inputs.push(Port { name, tc, kind: PortKind::Optional });
+        self.inputs.push(Port {
+            name,
+            tc,
+            kind: PortKind::Optional,
+        });
         self
     }
     /// Adds a variadic input (must be last).
     pub fn var_input(mut self, name: &'static str, tc: &'static str, min: usize) -> OpSpec {
-        self.inputs.push(Port { name, tc, kind: PortKind::Variadic { min } });
+        self.inputs.push(Port {
+            name,
+            tc,
+            kind: PortKind::Variadic { min },
+        });
         self
     }
     /// Adds an output.
     pub fn output(mut self, name: &'static str, tc: &'static str) -> OpSpec {
-        self.outputs.push(Port { name, tc, kind: PortKind::Single });
+        self.outputs.push(Port {
+            name,
+            tc,
+            kind: PortKind::Single,
+        });
         self
     }
     /// Adds an optional output.
     pub fn opt_output(mut self, name: &'static str, tc: &'static str) -> OpSpec {
-        self.outputs.push(Port { name, tc, kind: PortKind::Optional });
+        self.outputs.push(Port {
+            name,
+            tc,
+            kind: PortKind::Optional,
+        });
         self
     }
     /// Adds a variadic output (must be last).
     pub fn var_output(mut self, name: &'static str, tc: &'static str, min: usize) -> OpSpec {
-        self.outputs.push(Port { name, tc, kind: PortKind::Variadic { min } });
+        self.outputs.push(Port {
+            name,
+            tc,
+            kind: PortKind::Variadic { min },
+        });
         self
     }
     /// Adds an attribute.
@@ -567,7 +667,10 @@ impl OpSpec {
     }
     /// Allowed dtypes of a type variable.
     pub fn allowed(&self, tc: &str) -> Option<&[DType]> {
-        self.constraints.iter().find(|(n, _)| *n == tc).map(|(_, v)| v.as_slice())
+        self.constraints
+            .iter()
+            .find(|(n, _)| *n == tc)
+            .map(|(_, v)| v.as_slice())
     }
     /// Total number of parameter buckets of this op.
     pub fn bucket_count(&self) -> usize {
@@ -612,7 +715,9 @@ pub struct Registry {
 impl Registry {
     /// An empty registry.
     pub fn empty() -> Registry {
-        Registry { specs: BTreeMap::new() }
+        Registry {
+            specs: BTreeMap::new(),
+        }
     }
 
     /// The registry of every op this build knows.
@@ -627,7 +732,10 @@ impl Registry {
 
     /// Adds a spec (replacing one of the same name).
     pub fn add(&mut self, spec: OpSpec) {
-        self.specs.entry(spec.domain).or_default().insert(spec.op_type, spec);
+        self.specs
+            .entry(spec.domain)
+            .or_default()
+            .insert(spec.op_type, spec);
     }
 
     /// The spec of `op_type` in `domain` (`""` or `"ai.onnx"` = default domain).

@@ -33,7 +33,9 @@ impl TensorExt for Tensor {
     }
 
     fn num_elements(&self) -> i64 {
-        self.dims.iter().fold(1i64, |a, &d| a.saturating_mul(d.max(0)))
+        self.dims
+            .iter()
+            .fold(1i64, |a, &d| a.saturating_mul(d.max(0)))
     }
 
     fn is_external(&self) -> bool {
@@ -112,16 +114,19 @@ fn decode(t: &Tensor) -> Result<Vec<f64>> {
     }
     let dt = t.dtype();
     if let Some(raw) = &t.raw_data {
-        let bits = dt.bits().filter(|b| *b >= 8).ok_or_else(|| {
-            Error::Malformed(format!("cannot decode raw data of dtype {dt}"))
-        })?;
+        let bits = dt
+            .bits()
+            .filter(|b| *b >= 8)
+            .ok_or_else(|| Error::Malformed(format!("cannot decode raw data of dtype {dt}")))?;
         let w = bits / 8;
         check_len(t, raw.len(), w)?;
         let out = raw.chunks_exact(w).map(|c| match dt {
             DType::F32 => f32::from_le_bytes(c.try_into().unwrap()) as f64,
             DType::F64 => f64::from_le_bytes(c.try_into().unwrap()),
             DType::F16 => f16_to_f32(u16::from_le_bytes(c.try_into().unwrap())) as f64,
-            DType::BF16 => f32::from_bits((u16::from_le_bytes(c.try_into().unwrap()) as u32) << 16) as f64,
+            DType::BF16 => {
+                f32::from_bits((u16::from_le_bytes(c.try_into().unwrap()) as u32) << 16) as f64
+            }
             DType::I8 => c[0] as i8 as f64,
             DType::U8 | DType::Bool => c[0] as f64,
             DType::I16 => i16::from_le_bytes(c.try_into().unwrap()) as f64,
@@ -132,8 +137,19 @@ fn decode(t: &Tensor) -> Result<Vec<f64>> {
             DType::U64 => u64::from_le_bytes(c.try_into().unwrap()) as f64,
             _ => f64::NAN,
         });
-        if !(dt.is_numeric() || dt == DType::Bool) || matches!(dt, DType::F8E4M3FN | DType::F8E4M3FNUZ | DType::F8E5M2 | DType::F8E5M2FNUZ | DType::F8E8M0) {
-            return Err(Error::Malformed(format!("cannot decode tensor of dtype {dt} as numbers")));
+        if !(dt.is_numeric() || dt == DType::Bool)
+            || matches!(
+                dt,
+                DType::F8E4M3FN
+                    | DType::F8E4M3FNUZ
+                    | DType::F8E5M2
+                    | DType::F8E5M2FNUZ
+                    | DType::F8E8M0
+            )
+        {
+            return Err(Error::Malformed(format!(
+                "cannot decode tensor of dtype {dt} as numbers"
+            )));
         }
         return Ok(out.collect());
     }
@@ -142,12 +158,24 @@ fn decode(t: &Tensor) -> Result<Vec<f64>> {
         DType::F64 => t.double_data.clone(),
         DType::I64 => t.int64_data.iter().map(|&v| v as f64).collect(),
         DType::U32 | DType::U64 => t.uint64_data.iter().map(|&v| v as f64).collect(),
-        DType::F16 => t.int32_data.iter().map(|&v| f16_to_f32(v as u16) as f64).collect(),
-        DType::BF16 => t.int32_data.iter().map(|&v| f32::from_bits((v as u32) << 16) as f64).collect(),
+        DType::F16 => t
+            .int32_data
+            .iter()
+            .map(|&v| f16_to_f32(v as u16) as f64)
+            .collect(),
+        DType::BF16 => t
+            .int32_data
+            .iter()
+            .map(|&v| f32::from_bits((v as u32) << 16) as f64)
+            .collect(),
         DType::I32 | DType::I16 | DType::I8 | DType::U16 | DType::U8 | DType::Bool => {
             t.int32_data.iter().map(|&v| v as f64).collect()
         }
-        d => return Err(Error::Malformed(format!("cannot decode tensor of dtype {d} as numbers"))),
+        d => {
+            return Err(Error::Malformed(format!(
+                "cannot decode tensor of dtype {d} as numbers"
+            )));
+        }
     };
     if v.len() as i64 != t.num_elements() {
         return Err(Error::Malformed(format!(
@@ -188,7 +216,9 @@ pub fn from_f64s(name: &str, dtype: DType, dims: &[i64], values: &[f64]) -> Tens
             DType::I64 => raw.extend_from_slice(&(v as i64).to_le_bytes()),
             DType::U64 => raw.extend_from_slice(&(v as u64).to_le_bytes()),
             DType::F16 => raw.extend_from_slice(&f32_to_f16(v as f32).to_le_bytes()),
-            DType::BF16 => raw.extend_from_slice(&(((v as f32).to_bits() >> 16) as u16).to_le_bytes()),
+            DType::BF16 => {
+                raw.extend_from_slice(&(((v as f32).to_bits() >> 16) as u16).to_le_bytes())
+            }
             _ => raw.extend_from_slice(&(v as f32).to_le_bytes()),
         }
     }
@@ -259,7 +289,12 @@ mod tests {
         assert_eq!(a.to_f64s().unwrap(), b.to_f64s().unwrap());
         let i = from_i64s("i", &[3], &[1, -5, 7]);
         assert_eq!(i.to_i64s().unwrap(), vec![1, -5, 7]);
-        let bad = Tensor { dims: vec![3], data_type: Some(1), raw_data: Some(vec![0; 5]), ..Default::default() };
+        let bad = Tensor {
+            dims: vec![3],
+            data_type: Some(1),
+            raw_data: Some(vec![0; 5]),
+            ..Default::default()
+        };
         assert!(bad.to_f64s().is_err());
     }
 }

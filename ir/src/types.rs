@@ -52,7 +52,10 @@ pub struct TensorType {
 impl TensorType {
     /// A tensor of known dtype and static shape.
     pub fn fixed(dtype: DType, dims: &[i64]) -> TensorType {
-        TensorType { dtype, shape: Some(dims.iter().map(|&d| Dim::Known(d)).collect()) }
+        TensorType {
+            dtype,
+            shape: Some(dims.iter().map(|&d| Dim::Known(d)).collect()),
+        }
     }
 
     /// A tensor of known dtype and unknown rank.
@@ -141,15 +144,24 @@ impl ValueType {
                 shape: t.shape.as_ref().map(shape_from_proto),
             }),
             Some(Value::SequenceType(s)) => ValueType::Sequence(Box::new(
-                s.elem_type.as_deref().map(ValueType::from_proto).unwrap_or(ValueType::Unknown),
+                s.elem_type
+                    .as_deref()
+                    .map(ValueType::from_proto)
+                    .unwrap_or(ValueType::Unknown),
             )),
             Some(Value::OptionalType(s)) => ValueType::Optional(Box::new(
-                s.elem_type.as_deref().map(ValueType::from_proto).unwrap_or(ValueType::Unknown),
+                s.elem_type
+                    .as_deref()
+                    .map(ValueType::from_proto)
+                    .unwrap_or(ValueType::Unknown),
             )),
             Some(Value::MapType(m)) => ValueType::Map(
                 DType::from_code(m.key_type.unwrap_or(0)),
                 Box::new(
-                    m.value_type.as_deref().map(ValueType::from_proto).unwrap_or(ValueType::Unknown),
+                    m.value_type
+                        .as_deref()
+                        .map(ValueType::from_proto)
+                        .unwrap_or(ValueType::Unknown),
                 ),
             ),
             Some(Value::OpaqueType(o)) => ValueType::Opaque(
@@ -182,12 +194,16 @@ impl ValueType {
                 key_type: Some(k.code()),
                 value_type: Some(Box::new(v.to_proto())),
             }))),
-            ValueType::Opaque(d, n) => {
-                Some(Value::OpaqueType(tp::Opaque { domain: Some(d.clone()), name: Some(n.clone()) }))
-            }
+            ValueType::Opaque(d, n) => Some(Value::OpaqueType(tp::Opaque {
+                domain: Some(d.clone()),
+                name: Some(n.clone()),
+            })),
             ValueType::Unknown => None,
         };
-        pb::TypeProto { value, denotation: None }
+        pb::TypeProto {
+            value,
+            denotation: None,
+        }
     }
 
     /// True when nothing in this type is unknown (static shapes, known dtypes).

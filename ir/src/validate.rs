@@ -25,7 +25,13 @@ pub fn validate(m: &Model) -> Result<Diagnostics> {
         Ok(d)
     } else {
         let n = d.errors.len();
-        let mut msg = d.errors.iter().take(10).cloned().collect::<Vec<_>>().join("; ");
+        let mut msg = d
+            .errors
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; ");
         if n > 10 {
             msg.push_str(&format!("; and {} more", n - 10));
         }
@@ -42,15 +48,28 @@ pub fn check(m: &Model) -> Diagnostics {
         let dom = o.domain.clone().unwrap_or_default();
         domains.insert(if dom == "ai.onnx" { String::new() } else { dom });
     }
-    check_graph(&m.graph, "main graph", opset, &domains, &HashSet::new(), &mut d);
+    check_graph(
+        &m.graph,
+        "main graph",
+        opset,
+        &domains,
+        &HashSet::new(),
+        &mut d,
+    );
     // Types: run inference on a copy and report transfer-function failures.
     let mut copy = m.clone();
-    let rep = infer::infer_graph(&mut copy.graph, opset, &Scope::default(), Options::default());
+    let rep = infer::infer_graph(
+        &mut copy.graph,
+        opset,
+        &Scope::default(),
+        Options::default(),
+    );
     for (node, msg) in rep.errors {
         d.errors.push(format!("node {node}: {msg}"));
     }
     for (op, n) in rep.unknown_ops {
-        d.warnings.push(format!("no spec for op {op} ({n} nodes): not checked"));
+        d.warnings
+            .push(format!("no spec for op {op} ({n} nodes): not checked"));
     }
     check_types(&copy.graph, "main graph", &mut d);
     d
@@ -74,7 +93,8 @@ fn check_graph(
         if n.is_empty() {
             d.errors.push(format!("{path}: a graph input has no name"));
         } else if !input_names.insert(n.clone()) {
-            d.errors.push(format!("{path}: graph input '{n}' is declared twice"));
+            d.errors
+                .push(format!("{path}: graph input '{n}' is declared twice"));
         }
         defined.insert(n);
     }
@@ -90,9 +110,15 @@ fn check_graph(
     for n in g.nodes() {
         for o in n.outputs.iter().filter(|o| !o.is_empty()) {
             if let Some(prev) = produced.insert(o, n.label()) {
-                d.errors.push(format!("{path}: value '{o}' is produced twice (by {prev} and {})", n.label()));
+                d.errors.push(format!(
+                    "{path}: value '{o}' is produced twice (by {prev} and {})",
+                    n.label()
+                ));
             } else if defined.contains(o) {
-                d.errors.push(format!("{path}: node {} redefines '{o}', a graph input or initializer", n.label()));
+                d.errors.push(format!(
+                    "{path}: node {} redefines '{o}', a graph input or initializer",
+                    n.label()
+                ));
             }
         }
     }
@@ -106,11 +132,18 @@ fn check_graph(
     for n in g.nodes() {
         for i in n.present_inputs() {
             if !visible(i) {
-                d.errors.push(format!("{path}: node {} reads '{i}', which nothing defines", n.label()));
+                d.errors.push(format!(
+                    "{path}: node {} reads '{i}', which nothing defines",
+                    n.label()
+                ));
             }
         }
         if !domains.contains(n.domain()) {
-            d.errors.push(format!("{path}: node {} uses domain '{}' but the model imports no opset for it", n.label(), n.domain()));
+            d.errors.push(format!(
+                "{path}: node {} uses domain '{}' but the model imports no opset for it",
+                n.label(),
+                n.domain()
+            ));
         }
         if let Some(spec) = reg.for_node(n) {
             check_node(n, spec, opset, path, d);
@@ -118,7 +151,14 @@ fn check_graph(
         let mut scope: HashSet<String> = outer.clone();
         scope.extend(defined.iter().cloned());
         for (attr, sub) in n.subgraphs() {
-            check_graph(sub, &format!("{path} > {} attribute '{attr}'", n.label()), opset, domains, &scope, d);
+            check_graph(
+                sub,
+                &format!("{path} > {} attribute '{attr}'", n.label()),
+                opset,
+                domains,
+                &scope,
+                d,
+            );
         }
     }
     for o in &g.outputs {
@@ -126,7 +166,8 @@ fn check_graph(
         if name.is_empty() {
             d.errors.push(format!("{path}: a graph output has no name"));
         } else if !visible(name) {
-            d.errors.push(format!("{path}: graph output '{name}' is never defined"));
+            d.errors
+                .push(format!("{path}: graph output '{name}' is never defined"));
         }
     }
 }
@@ -134,34 +175,47 @@ fn check_graph(
 fn check_node(n: &crate::graph::Node, spec: &OpSpec, opset: i64, path: &str, d: &mut Diagnostics) {
     let who = format!("{path}: node {}", n.label());
     if opset < spec.since() {
-        d.errors.push(format!("{who}: {} needs opset {} but the model imports {opset}", spec.op_type, spec.since()));
+        d.errors.push(format!(
+            "{who}: {} needs opset {} but the model imports {opset}",
+            spec.op_type,
+            spec.since()
+        ));
     }
     let count = |v: &[String]| v.len() - v.iter().rev().take_while(|s| s.is_empty()).count();
     let (lo, hi) = spec.input_arity();
     let ni = count(&n.inputs);
     if ni < lo || hi.is_some_and(|h| ni > h) {
-        d.errors.push(format!("{who}: takes {} inputs, found {ni}", arity_text(lo, hi)));
+        d.errors.push(format!(
+            "{who}: takes {} inputs, found {ni}",
+            arity_text(lo, hi)
+        ));
     }
     let (lo, hi) = spec.output_arity();
     let no = count(&n.outputs);
     if no < lo.min(1) || hi.is_some_and(|h| no > h) {
-        d.errors.push(format!("{who}: has {} outputs, found {no}", arity_text(lo, hi)));
+        d.errors.push(format!(
+            "{who}: has {} outputs, found {no}",
+            arity_text(lo, hi)
+        ));
     }
     for a in &n.attributes {
         match spec.attr_spec(&a.name) {
-            None => d.errors.push(format!("{who}: unknown attribute '{}'", a.name)),
+            None => d
+                .errors
+                .push(format!("{who}: unknown attribute '{}'", a.name)),
             Some(s) => {
-                if a.ref_attr_name.is_none() {
-                    if let Err(e) = s.check(&a.value) {
-                        d.errors.push(format!("{who}: {e}"));
-                    }
+                if a.ref_attr_name.is_none()
+                    && let Err(e) = s.check(&a.value)
+                {
+                    d.errors.push(format!("{who}: {e}"));
                 }
             }
         }
     }
     for s in &spec.attrs {
         if s.required && s.exists_at(opset) && n.attr(s.name).is_none() {
-            d.errors.push(format!("{who}: required attribute '{}' is missing", s.name));
+            d.errors
+                .push(format!("{who}: required attribute '{}' is missing", s.name));
         }
     }
 }
@@ -185,8 +239,12 @@ fn check_types(g: &Graph, path: &str, d: &mut Diagnostics) {
                     continue;
                 }
                 let tc = spec.input_tc(slot);
-                let Some(allowed) = spec.allowed(tc) else { continue };
-                let ValueType::Tensor(t) = g.value_type(name) else { continue };
+                let Some(allowed) = spec.allowed(tc) else {
+                    continue;
+                };
+                let ValueType::Tensor(t) = g.value_type(name) else {
+                    continue;
+                };
                 if !t.dtype.is_known() {
                     continue;
                 }
@@ -196,21 +254,29 @@ fn check_types(g: &Graph, path: &str, d: &mut Diagnostics) {
                         n.label(),
                         t.dtype,
                         spec.op_type,
-                        allowed.iter().map(|x| x.name()).collect::<Vec<_>>().join("|")
+                        allowed
+                            .iter()
+                            .map(|x| x.name())
+                            .collect::<Vec<_>>()
+                            .join("|")
                     ));
-                } else if let Some(prev) = bound.insert(tc, t.dtype) {
-                    if prev != t.dtype {
-                        d.errors.push(format!(
-                            "{path}: node {} mixes {prev} and {} for type {tc}",
-                            n.label(),
-                            t.dtype
-                        ));
-                    }
+                } else if let Some(prev) = bound.insert(tc, t.dtype)
+                    && prev != t.dtype
+                {
+                    d.errors.push(format!(
+                        "{path}: node {} mixes {prev} and {} for type {tc}",
+                        n.label(),
+                        t.dtype
+                    ));
                 }
             }
         }
         for (attr, sub) in n.subgraphs() {
-            check_types(sub, &format!("{path} > {} attribute '{attr}'", n.label()), d);
+            check_types(
+                sub,
+                &format!("{path} > {} attribute '{attr}'", n.label()),
+                d,
+            );
         }
     }
 }
@@ -220,20 +286,26 @@ fn check_initializers(g: &Graph, path: &str, d: &mut Diagnostics) {
     use crate::tensor::TensorExt;
     for (name, t) in &g.initializers {
         if t.dims.iter().any(|&x| x < 0) {
-            d.errors.push(format!("{path}: initializer '{name}' has negative dims {:?}", t.dims));
+            d.errors.push(format!(
+                "{path}: initializer '{name}' has negative dims {:?}",
+                t.dims
+            ));
             continue;
         }
         if !t.dtype().is_known() {
-            d.errors.push(format!("{path}: initializer '{name}' has undefined data type {}", t.data_type.unwrap_or(0)));
+            d.errors.push(format!(
+                "{path}: initializer '{name}' has undefined data type {}",
+                t.data_type.unwrap_or(0)
+            ));
             continue;
         }
         if t.is_external() || !(t.dtype().is_numeric() || t.dtype() == crate::DType::Bool) {
             continue;
         }
-        if t.dtype().bits().is_some_and(|b| b >= 8) {
-            if let Err(e) = t.to_f64s() {
-                d.errors.push(format!("{path}: {e}"));
-            }
+        if t.dtype().bits().is_some_and(|b| b >= 8)
+            && let Err(e) = t.to_f64s()
+        {
+            d.errors.push(format!("{path}: {e}"));
         }
     }
 }

@@ -7,11 +7,23 @@ use proptest::prelude::*;
 use prost::Message;
 
 fn vi(name: &str, dims: &[i64]) -> pb::ValueInfoProto {
-    let t = mutagraph_ir::ValueType::Tensor(mutagraph_ir::TensorType::fixed(mutagraph_ir::DType::F32, dims));
-    pb::ValueInfoProto { name: Some(name.into()), r#type: Some(t.to_proto()), ..Default::default() }
+    let t = mutagraph_ir::ValueType::Tensor(mutagraph_ir::TensorType::fixed(
+        mutagraph_ir::DType::F32,
+        dims,
+    ));
+    pb::ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(t.to_proto()),
+        ..Default::default()
+    }
 }
 
-fn node(op: &str, inputs: &[&str], outputs: &[&str], attrs: Vec<pb::AttributeProto>) -> pb::NodeProto {
+fn node(
+    op: &str,
+    inputs: &[&str],
+    outputs: &[&str],
+    attrs: Vec<pb::AttributeProto>,
+) -> pb::NodeProto {
     pb::NodeProto {
         op_type: Some(op.into()),
         input: inputs.iter().map(|s| s.to_string()).collect(),
@@ -31,29 +43,66 @@ fn seed() -> Vec<u8> {
     let graph = pb::GraphProto {
         name: Some("seed".into()),
         node: vec![
-            node("Conv", &["x", "w"], &["y"], vec![pb::AttributeProto {
-                name: Some("pads".into()),
-                r#type: Some(7),
-                ints: vec![1, 1, 1, 1],
-                ..Default::default()
-            }]),
-            node("If", &["c"], &["z"], vec![
-                pb::AttributeProto { name: Some("then_branch".into()), r#type: Some(5), g: Some(branch("Relu", "t")), ..Default::default() },
-                pb::AttributeProto { name: Some("else_branch".into()), r#type: Some(5), g: Some(branch("Neg", "e")), ..Default::default() },
-            ]),
+            node(
+                "Conv",
+                &["x", "w"],
+                &["y"],
+                vec![pb::AttributeProto {
+                    name: Some("pads".into()),
+                    r#type: Some(7),
+                    ints: vec![1, 1, 1, 1],
+                    ..Default::default()
+                }],
+            ),
+            node(
+                "If",
+                &["c"],
+                &["z"],
+                vec![
+                    pb::AttributeProto {
+                        name: Some("then_branch".into()),
+                        r#type: Some(5),
+                        g: Some(branch("Relu", "t")),
+                        ..Default::default()
+                    },
+                    pb::AttributeProto {
+                        name: Some("else_branch".into()),
+                        r#type: Some(5),
+                        g: Some(branch("Neg", "e")),
+                        ..Default::default()
+                    },
+                ],
+            ),
         ],
-        initializer: vec![mutagraph_ir::tensor::from_f64s("w", mutagraph_ir::DType::F32, &[2, 1, 3, 3], &[0.5; 18])],
-        input: vec![vi("x", &[1, 1, 3, 3]), pb::ValueInfoProto {
-            name: Some("c".into()),
-            r#type: Some(mutagraph_ir::ValueType::Tensor(mutagraph_ir::TensorType::fixed(mutagraph_ir::DType::Bool, &[])).to_proto()),
-            ..Default::default()
-        }],
+        initializer: vec![mutagraph_ir::tensor::from_f64s(
+            "w",
+            mutagraph_ir::DType::F32,
+            &[2, 1, 3, 3],
+            &[0.5; 18],
+        )],
+        input: vec![
+            vi("x", &[1, 1, 3, 3]),
+            pb::ValueInfoProto {
+                name: Some("c".into()),
+                r#type: Some(
+                    mutagraph_ir::ValueType::Tensor(mutagraph_ir::TensorType::fixed(
+                        mutagraph_ir::DType::Bool,
+                        &[],
+                    ))
+                    .to_proto(),
+                ),
+                ..Default::default()
+            },
+        ],
         output: vec![vi("z", &[1, 2, 3, 3])],
         ..Default::default()
     };
     pb::ModelProto {
         ir_version: Some(8),
-        opset_import: vec![pb::OperatorSetIdProto { domain: Some(String::new()), version: Some(13) }],
+        opset_import: vec![pb::OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(13),
+        }],
         graph: Some(graph),
         ..Default::default()
     }
@@ -89,7 +138,11 @@ fn edit() -> impl Strategy<Value = Edit> {
     prop_oneof![
         (any::<usize>(), 0u8..8).prop_map(|(p, b)| Edit::Flip(p, b)),
         any::<usize>().prop_map(Edit::Truncate),
-        (any::<usize>(), proptest::collection::vec(any::<u8>(), 1..16)).prop_map(|(p, v)| Edit::Insert(p, v)),
+        (
+            any::<usize>(),
+            proptest::collection::vec(any::<u8>(), 1..16)
+        )
+            .prop_map(|(p, v)| Edit::Insert(p, v)),
         (any::<usize>(), any::<usize>(), 1usize..64).prop_map(|(a, b, n)| Edit::Splice(a, b, n)),
     ]
 }

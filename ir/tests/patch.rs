@@ -4,8 +4,15 @@ use mutagraph_ir::patch::{Patch, PatchOp};
 use mutagraph_ir::{Model, Node, NodeId, pb};
 
 fn vi(name: &str) -> pb::ValueInfoProto {
-    let t = mutagraph_ir::ValueType::Tensor(mutagraph_ir::TensorType::fixed(mutagraph_ir::DType::F32, &[2, 3]));
-    pb::ValueInfoProto { name: Some(name.into()), r#type: Some(t.to_proto()), ..Default::default() }
+    let t = mutagraph_ir::ValueType::Tensor(mutagraph_ir::TensorType::fixed(
+        mutagraph_ir::DType::F32,
+        &[2, 3],
+    ));
+    pb::ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(t.to_proto()),
+        ..Default::default()
+    }
 }
 
 /// x -> Relu -> a -> Add(a, x) -> y
@@ -25,11 +32,17 @@ fn insert_between_producer_and_consumers() {
     let mut m = model();
     let add = m.graph.producer("y").unwrap();
     let mut p = Patch::new();
-    p.push(PatchOp::ReplaceUses { old: "a".into(), new: "a2".into() });
+    p.push(PatchOp::ReplaceUses {
+        old: "a".into(),
+        new: "a2".into(),
+    });
     p.push(PatchOp::AddNode(Node::new("Relu", &["a"], &["a2"])));
     let added = m.apply(&p).unwrap();
     assert_eq!(added.len(), 1);
-    assert_eq!(m.graph.node(add).unwrap().inputs, vec!["a2".to_string(), "x".to_string()]);
+    assert_eq!(
+        m.graph.node(add).unwrap().inputs,
+        vec!["a2".to_string(), "x".to_string()]
+    );
     assert_eq!(m.graph.node_count(), 3);
     assert_eq!(m.graph.value_type("a2").to_string(), "f32[2,3]");
     let order = m.graph.topo_order().unwrap();
@@ -49,7 +62,11 @@ fn rejected_patch_leaves_model_unchanged() {
     assert_eq!(m.to_bytes(), before);
     // A cycle.
     let mut p = Patch::new();
-    p.push(PatchOp::SetInput { node: relu, slot: 0, value: "y".into() });
+    p.push(PatchOp::SetInput {
+        node: relu,
+        slot: 0,
+        value: "y".into(),
+    });
     let err = m.apply(&p).unwrap_err().to_string();
     assert!(err.contains("cycle"), "{err}");
     assert_eq!(m.to_bytes(), before);
@@ -66,19 +83,32 @@ fn ids_are_stable_and_never_reused() {
     let relu = m.graph.producer("a").unwrap();
     let add = m.graph.producer("y").unwrap();
     let mut p = Patch::new();
-    p.push(PatchOp::ReplaceUses { old: "a".into(), new: "x".into() });
+    p.push(PatchOp::ReplaceUses {
+        old: "a".into(),
+        new: "x".into(),
+    });
     p.push(PatchOp::RemoveNode(relu));
     m.apply(&p).unwrap();
     assert!(m.graph.node(relu).is_none());
     assert_eq!(m.graph.node(add).unwrap().op_type, "Add");
     let mut p = Patch::new();
-    p.push(PatchOp::ReplaceUses { old: "y".into(), new: "z".into() });
+    p.push(PatchOp::ReplaceUses {
+        old: "y".into(),
+        new: "z".into(),
+    });
     p.push(PatchOp::AddNode(Node::new("Relu", &["y"], &["z"])));
     let added = m.apply(&p).unwrap();
-    assert!(added[0] > add && added[0] != relu, "fresh id {:?}", added[0]);
+    assert!(
+        added[0] > add && added[0] != relu,
+        "fresh id {:?}",
+        added[0]
+    );
     // Replacing keeps the id.
     let mut p = Patch::new();
-    p.push(PatchOp::ReplaceNode(added[0], Node::new("Neg", &["y"], &["z"])));
+    p.push(PatchOp::ReplaceNode(
+        added[0],
+        Node::new("Neg", &["y"], &["z"]),
+    ));
     m.apply(&p).unwrap();
     assert_eq!(m.graph.node(added[0]).unwrap().op_type, "Neg");
     assert_eq!(m.graph.outputs[0].name.as_deref(), Some("z"));

@@ -10,15 +10,28 @@ fn render(t: &ValueType) -> String {
 }
 
 fn static_type(s: &str) -> bool {
-    s.ends_with(']') && !s.ends_with("[*]") && s.split('[').nth(1).is_some_and(|d| d.trim_end_matches(']').split(',').all(|x| x.is_empty() || x.parse::<i64>().is_ok()))
+    s.ends_with(']')
+        && !s.ends_with("[*]")
+        && s.split('[').nth(1).is_some_and(|d| {
+            d.trim_end_matches(']')
+                .split(',')
+                .all(|x| x.is_empty() || x.parse::<i64>().is_ok())
+        })
 }
 
 #[test]
 fn inferred_types_match_recorded_outputs_and_onnx() {
     let out = scratch("infer_suite").join("onnx_infer.json");
     let suite = suite_dir();
-    let o = python("dump_onnx_inference.py", &[suite.to_str().unwrap(), out.to_str().unwrap()]);
-    assert!(o.status.success(), "dump_onnx_inference.py failed: {}", String::from_utf8_lossy(&o.stderr));
+    let o = python(
+        "dump_onnx_inference.py",
+        &[suite.to_str().unwrap(), out.to_str().unwrap()],
+    );
+    assert!(
+        o.status.success(),
+        "dump_onnx_inference.py failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let onnx: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
 
     let (mut total, mut ok) = (0usize, 0usize);
@@ -26,42 +39,74 @@ fn inferred_types_match_recorded_outputs_and_onnx() {
     for path in suite_models() {
         let key = rel(&path);
         let mut m = Model::load(&path).unwrap();
-        infer_model(&mut m, Options { use_declared: false });
+        infer_model(
+            &mut m,
+            Options {
+                use_declared: false,
+            },
+        );
         let ops: BTreeMap<String, String> = m
             .graph
             .nodes()
-            .flat_map(|n| n.outputs.iter().map(move |o| (o.clone(), n.op_type.clone())))
+            .flat_map(|n| {
+                n.outputs
+                    .iter()
+                    .map(move |o| (o.clone(), n.op_type.clone()))
+            })
             .collect();
         // 1. recorded outputs
         let rec = recorded(&path, "output");
         for (o, t) in m.graph.outputs.iter().zip(rec) {
             let name = o.name.clone().unwrap_or_default();
             let declared = o.r#type.as_ref().map(ValueType::from_proto);
-            let (Some(t), Some(ValueType::Tensor(_))) = (t, declared) else { continue };
+            let (Some(t), Some(ValueType::Tensor(_))) = (t, declared) else {
+                continue;
+            };
             let want = ValueType::Tensor(mutagraph_ir::tensor::TensorExt::tensor_type(&t));
-            let got = m.graph.types.get(&name).cloned().unwrap_or(ValueType::Unknown);
+            let got = m
+                .graph
+                .types
+                .get(&name)
+                .cloned()
+                .unwrap_or(ValueType::Unknown);
             total += 1;
             if render(&got) == render(&want) {
                 ok += 1;
             } else {
                 let op = ops.get(&name).cloned().unwrap_or_else(|| "(input)".into());
-                bad_by_op.entry(op).or_default().push(format!("{key} output {name}: got {got}, recorded {want}"));
+                bad_by_op
+                    .entry(op)
+                    .or_default()
+                    .push(format!("{key} output {name}: got {got}, recorded {want}"));
             }
         }
         // 2. ONNX's inference, static shapes only
         if let Some(vals) = onnx.get(&key).and_then(|v| v.as_object()) {
             for (name, want) in vals {
                 let Some(want) = want.as_str() else { continue };
-                if !static_type(want) || m.graph.outputs.iter().any(|o| o.name.as_deref() == Some(name)) {
+                if !static_type(want)
+                    || m.graph
+                        .outputs
+                        .iter()
+                        .any(|o| o.name.as_deref() == Some(name))
+                {
                     continue;
                 }
-                let got = m.graph.types.get(name).cloned().unwrap_or(ValueType::Unknown);
+                let got = m
+                    .graph
+                    .types
+                    .get(name)
+                    .cloned()
+                    .unwrap_or(ValueType::Unknown);
                 total += 1;
                 if render(&got) == want {
                     ok += 1;
                 } else {
                     let op = ops.get(name).cloned().unwrap_or_default();
-                    bad_by_op.entry(op).or_default().push(format!("{key} value {name}: got {got}, onnx {want}"));
+                    bad_by_op
+                        .entry(op)
+                        .or_default()
+                        .push(format!("{key} value {name}: got {got}, onnx {want}"));
                 }
             }
         }
@@ -71,7 +116,14 @@ fn inferred_types_match_recorded_outputs_and_onnx() {
     for (op, v) in &bad_by_op {
         report.push_str(&format!("{op}: {} mismatches, e.g. {}\n", v.len(), v[0]));
     }
-    println!("inference agrees on {ok}/{total} values ({:.2}%)\n{report}", rate * 100.0);
+    println!(
+        "inference agrees on {ok}/{total} values ({:.2}%)\n{report}",
+        rate * 100.0
+    );
     assert!(total > 2400, "too few values compared: {total}");
-    assert!(rate >= 0.99, "inference agrees on {ok}/{total} = {:.2}% < 99%\n{report}", rate * 100.0);
+    assert!(
+        rate >= 0.99,
+        "inference agrees on {ok}/{total} = {:.2}% < 99%\n{report}",
+        rate * 100.0
+    );
 }

@@ -12,16 +12,31 @@ fn production_like_model_round_trips_and_infers() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let bytes = std::fs::read(&path).unwrap();
     let mut m = Model::from_bytes(&bytes).unwrap();
-    assert_eq!(m.to_bytes(), bytes, "export must reproduce the file byte for byte");
+    assert_eq!(
+        m.to_bytes(),
+        bytes,
+        "export must reproduce the file byte for byte"
+    );
     assert_eq!(m.functions.len(), 1, "the model-local function is kept");
     let custom = m.graph.nodes().find(|n| n.op_type == "QuickGelu").unwrap();
     assert_eq!(custom.domain(), "com.microsoft");
     assert!(custom.attributes.iter().any(|a| a.name == "unmodeled_knob"));
 
     let d = validate::validate(&m).expect("valid");
-    assert!(d.warnings.iter().any(|w| w.contains("com.microsoft.QuickGelu")), "{:?}", d.warnings);
+    assert!(
+        d.warnings
+            .iter()
+            .any(|w| w.contains("com.microsoft.QuickGelu")),
+        "{:?}",
+        d.warnings
+    );
 
-    infer_model(&mut m, Options { use_declared: false });
+    infer_model(
+        &mut m,
+        Options {
+            use_declared: false,
+        },
+    );
     let ty = |n: &str| m.graph.value_type(n).to_string();
     assert_eq!(ty("xq"), "u8[1,2,4,4]");
     assert_eq!(ty("xs"), "f32[]");

@@ -26,7 +26,10 @@ fn every_suite_model_round_trips() {
             failures.push(format!("{}: re-imported IR differs", rel(path)));
         }
         if again.to_bytes() != bytes {
-            failures.push(format!("{}: second export differs from the first", rel(path)));
+            failures.push(format!(
+                "{}: second export differs from the first",
+                rel(path)
+            ));
         }
         if bytes == original {
             byte_exact += 1;
@@ -35,15 +38,32 @@ fn every_suite_model_round_trips() {
         std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
         std::fs::write(&dst, &bytes).unwrap();
     }
-    println!("{byte_exact}/{} exports are byte-identical to the original file", models.len());
+    println!(
+        "{byte_exact}/{} exports are byte-identical to the original file",
+        models.len()
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The suite files were written by protobuf's C++ encoder: canonical field order, so a
     // lossless round trip reproduces them byte for byte.
-    assert_eq!(byte_exact, models.len(), "some exports differ from their original bytes");
+    assert_eq!(
+        byte_exact,
+        models.len(),
+        "some exports differ from their original bytes"
+    );
 
-    let o = python("checker_compare.py", &[suite_dir().to_str().unwrap(), out.to_str().unwrap()]);
+    let o = python(
+        "checker_compare.py",
+        &[suite_dir().to_str().unwrap(), out.to_str().unwrap()],
+    );
     let stdout = String::from_utf8_lossy(&o.stdout);
     println!("{stdout}");
-    assert!(o.status.success(), "onnx.checker rejects exports whose originals it accepts:\n{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
-    assert!(stdout.contains("checker: "), "checker_compare.py printed no summary");
+    assert!(
+        o.status.success(),
+        "onnx.checker rejects exports whose originals it accepts:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("checker: "),
+        "checker_compare.py printed no summary"
+    );
 }

@@ -15,7 +15,9 @@ fn every_suite_model_validates() {
         let d = check(&m);
         for w in &d.warnings {
             if let Some(op) = w.strip_prefix("no spec for op ") {
-                *unknown.entry(op.split(' ').next().unwrap().to_string()).or_default() += 1;
+                *unknown
+                    .entry(op.split(' ').next().unwrap().to_string())
+                    .or_default() += 1;
             }
         }
         if !d.errors.is_empty() {
@@ -27,6 +29,15 @@ fn every_suite_model_validates() {
         println!("{f}");
     }
     assert_eq!(models.len(), 1072, "the Debian suite has 1072 models");
-    assert!(failures.is_empty(), "{} of {} models fail validation:\n{}", failures.len(), models.len(), failures.join("\n"));
-    assert!(unknown.is_empty(), "ops of the suite without a spec: {unknown:?}");
+    assert!(
+        failures.is_empty(),
+        "{} of {} models fail validation:\n{}",
+        failures.len(),
+        models.len(),
+        failures.join("\n")
+    );
+    assert!(
+        unknown.is_empty(),
+        "ops of the suite without a spec: {unknown:?}"
+    );
 }

@@ -53,8 +53,16 @@ pub fn broadcast_shapes(shapes: &[Option<Vec<Dim>>]) -> Result<Option<Vec<Dim>>,
         let r = out.len().max(s.len());
         let mut next = Vec::with_capacity(r);
         for k in 0..r {
-            let a = if k + out.len() >= r { out[k + out.len() - r].clone() } else { Dim::Known(1) };
-            let b = if k + s.len() >= r { s[k + s.len() - r].clone() } else { Dim::Known(1) };
+            let a = if k + out.len() >= r {
+                out[k + out.len() - r].clone()
+            } else {
+                Dim::Known(1)
+            };
+            let b = if k + s.len() >= r {
+                s[k + s.len() - r].clone()
+            } else {
+                Dim::Known(1)
+            };
             next.push(broadcast_dim(&a, &b)?);
         }
         out = next;
@@ -80,7 +88,11 @@ pub fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
     if axis < -r || axis >= r.max(1) && !(r == 0 && axis == 0) {
         return Err(format!("axis {axis} is out of range for rank {rank}"));
     }
-    Ok(if axis < 0 { (axis + r) as usize } else { axis as usize })
+    Ok(if axis < 0 {
+        (axis + r) as usize
+    } else {
+        axis as usize
+    })
 }
 
 /// Normalizes a list of axes; errors on duplicates or out of range.
@@ -98,12 +110,16 @@ pub fn norm_axes(axes: &[i64], rank: usize) -> Result<Vec<usize>, String> {
 
 /// Product of dims if all known.
 pub fn dims_product(d: &[Dim]) -> Option<i64> {
-    d.iter().map(Dim::value).try_fold(1i64, |a, b| b.map(|b| a.saturating_mul(b)))
+    d.iter()
+        .map(Dim::value)
+        .try_fold(1i64, |a, b| b.map(|b| a.saturating_mul(b)))
 }
 
 /// The dtype named by a `to`-style INT attribute.
 pub fn dtype_attr(ctx: &InferCtx, name: &str, default: DType) -> DType {
-    ctx.int_opt(name).map(|c| DType::from_code(c as i32)).unwrap_or(default)
+    ctx.int_opt(name)
+        .map(|c| DType::from_code(c as i32))
+        .unwrap_or(default)
 }
 
 /// An i64 tensor for constant folding.
@@ -124,5 +140,11 @@ pub fn f64_tensor(dtype: DType, dims: &[i64], values: &[f64]) -> Tensor {
 
 /// Dims of a constant tensor of known values as `Dim`s (for shape inputs): -1 or missing → Unknown.
 pub fn const_dims(t: &Tensor) -> Option<Vec<Dim>> {
-    Some(t.to_i64s().ok()?.into_iter().map(|v| if v >= 0 { Dim::Known(v) } else { Dim::Unknown }).collect())
+    Some(
+        t.to_i64s()
+            .ok()?
+            .into_iter()
+            .map(|v| if v >= 0 { Dim::Known(v) } else { Dim::Unknown })
+            .collect(),
+    )
 }
