@@ -1,0 +1,72 @@
+//! The `mutagraph` binary: inspect, convert and ops, on real suite models and on bad input.
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn mg(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mutagraph")).args(args).output().unwrap()
+}
+
+fn suite(rel: &str) -> String {
+    mutagraph_tests::suite_dir().join(rel).join("model.onnx").display().to_string()
+}
+
+#[test]
+fn inspect_reports_shapes_ops_and_parameters() {
+    let model = suite("pytorch-operator/test_operator_conv");
+    let o = mg(&["inspect", &model, "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["opsets"]["ai.onnx"], 6);
+    assert_eq!(j["op_histogram"]["Conv"], 1);
+    assert!(j["parameters"].as_i64().unwrap() > 100);
+    assert!(j["errors"].as_array().unwrap().is_empty());
+    let values = j["values"].as_array().unwrap();
+    assert!(!values.is_empty());
+    for v in values {
+        assert!(!v["type"].as_str().unwrap().contains('?'), "unknown type for {v}");
+    }
+    let text = mg(&["inspect", &model]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("validation  ok") && text.contains("Conv"), "{text}");
+}
+
+#[test]
+fn convert_round_trips_and_never_clobbers_on_error() {
+    let dir = mutagraph_tests::scratch("cli_convert");
+    let model = suite("node/test_lstm_defaults");
+    let out = dir.join("out.onnx");
+    let o = mg(&["convert", &model, out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&model).unwrap());
+    // A bad input must leave the existing output untouched.
+    let bad = dir.join("bad.onnx");
+    std::fs::write(&bad, b"\x08\x07\x12\x03abc garbage").unwrap();
+    let before = std::fs::read(&out).unwrap();
+    let o = mg(&["convert", bad.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.onnx"), "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    let leftovers: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().ends_with(".tmp")).collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+#[test]
+fn ops_lists_at_least_100_ops() {
+    let o = mg(&["ops"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let last = text.lines().last().unwrap();
+    let n: usize = last.strip_suffix(" ops").unwrap().parse().unwrap();
+    assert!(n >= 100, "{last}");
+    assert!(text.contains("Conv ") && text.contains("LSTM "));
+    let j: serde_json::Value = serde_json::from_slice(&mg(&["ops", "--json"]).stdout).unwrap();
+    assert_eq!(j.as_array().unwrap().len(), n);
+}
+
+#[test]
+fn missing_and_invalid_files_exit_1_with_the_file_named() {
+    let o = mg(&["inspect", "/nonexistent/model.onnx"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/model.onnx"));
+}

@@ -1,0 +1,30 @@
+"""Dump facts of ONNX's operator schemas (every version) as JSON, for the registry cross-check.
+
+Usage: dump_onnx_schemas.py OUT.json
+Output: {"domain/op": {"versions": [...], "deprecated": bool,
+                       "attrs": {name: {"type": kind, "required": bool, "versions": [...]}}}}
+"""
+import json
+import sys
+from collections import defaultdict
+
+import onnx.defs
+
+KINDS = {1: "float", 2: "int", 3: "string", 4: "tensor", 5: "graph", 6: "floats", 7: "ints",
+         8: "strings", 9: "tensors", 10: "graphs", 11: "sparse_tensor", 12: "sparse_tensors",
+         13: "type_proto", 14: "type_protos"}
+
+out = defaultdict(lambda: {"versions": [], "deprecated": False, "attrs": {}})
+for s in onnx.defs.get_all_schemas_with_history():
+    if s.domain not in ("", "ai.onnx.preview.training"):
+        continue
+    e = out[f"{s.domain}/{s.name}"]
+    e["versions"].append(s.since_version)
+    e["deprecated"] = e["deprecated"] or s.deprecated
+    for name, a in s.attributes.items():
+        ae = e["attrs"].setdefault(name, {"type": KINDS.get(int(a.type), str(a.type)), "required": False, "versions": []})
+        ae["required"] = ae["required"] or a.required
+        ae["versions"].append(s.since_version)
+for e in out.values():
+    e["versions"].sort()
+json.dump(out, open(sys.argv[1], "w"), indent=1, sort_keys=True)
