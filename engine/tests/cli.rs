@@ -3,11 +3,18 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn mg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mutagraph")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn suite(rel: &str) -> String {
-    mutagraph_tests::suite_dir().join(rel).join("model.onnx").display().to_string()
+    mutagraph_tests::suite_dir()
+        .join(rel)
+        .join("model.onnx")
+        .display()
+        .to_string()
 }
 
 #[test]
@@ -23,11 +30,17 @@ fn inspect_reports_shapes_ops_and_parameters() {
     let values = j["values"].as_array().unwrap();
     assert!(!values.is_empty());
     for v in values {
-        assert!(!v["type"].as_str().unwrap().contains('?'), "unknown type for {v}");
+        assert!(
+            !v["type"].as_str().unwrap().contains('?'),
+            "unknown type for {v}"
+        );
     }
     let text = mg(&["inspect", &model]);
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("validation  ok") && text.contains("Conv"), "{text}");
+    assert!(
+        text.contains("validation  ok") && text.contains("Conv"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -47,7 +60,12 @@ fn convert_round_trips_and_never_clobbers_on_error() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad.onnx"), "{err}");
     assert_eq!(std::fs::read(&out).unwrap(), before);
-    let leftovers: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().ends_with(".tmp")).collect();
+    let leftovers: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
+        .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }
 

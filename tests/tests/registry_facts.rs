@@ -19,9 +19,17 @@ fn registry_matches_onnx_schemas() {
             problems.push(format!("{key}: not an ONNX op"));
             continue;
         };
-        let versions: Vec<i64> = schema["versions"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+        let versions: Vec<i64> = schema["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
         if spec.versions != versions {
-            problems.push(format!("{key}: versions {:?}, ONNX has {versions:?}", spec.versions));
+            problems.push(format!(
+                "{key}: versions {:?}, ONNX has {versions:?}",
+                spec.versions
+            ));
         }
         let attrs = schema["attrs"].as_object().unwrap();
         for (name, a) in attrs {
@@ -29,10 +37,16 @@ fn registry_matches_onnx_schemas() {
                 None => problems.push(format!("{key}: attribute '{name}' missing")),
                 Some(s) => {
                     if s.kind.name() != a["type"].as_str().unwrap() {
-                        problems.push(format!("{key}: attribute '{name}' is {}, ONNX says {}", s.kind.name(), a["type"]));
+                        problems.push(format!(
+                            "{key}: attribute '{name}' is {}, ONNX says {}",
+                            s.kind.name(),
+                            a["type"]
+                        ));
                     }
                     if s.required && !a["required"].as_bool().unwrap() {
-                        problems.push(format!("{key}: attribute '{name}' required here, optional in ONNX"));
+                        problems.push(format!(
+                            "{key}: attribute '{name}' required here, optional in ONNX"
+                        ));
                     }
                 }
             }
@@ -42,15 +56,31 @@ fn registry_matches_onnx_schemas() {
                 problems.push(format!("{key}: attribute '{}' is not in ONNX", s.name));
             }
             if s.buckets.len() > 5 {
-                problems.push(format!("{key}: attribute '{}' has {} buckets (> 5)", s.name, s.buckets.len()));
+                problems.push(format!(
+                    "{key}: attribute '{}' has {} buckets (> 5)",
+                    s.name,
+                    s.buckets.len()
+                ));
             }
         }
     }
-    let missing: Vec<&String> = onnx.keys().filter(|k| {
-        let (d, op) = k.split_once('/').unwrap();
-        reg.get(d, op).is_none()
-    }).collect();
-    println!("{} ops in the registry; ONNX ops without a spec ({}): {missing:?}", reg.len(), missing.len());
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    let missing: Vec<&String> = onnx
+        .keys()
+        .filter(|k| {
+            let (d, op) = k.split_once('/').unwrap();
+            reg.get(d, op).is_none()
+        })
+        .collect();
+    println!(
+        "{} ops in the registry; ONNX ops without a spec ({}): {missing:?}",
+        reg.len(),
+        missing.len()
+    );
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
     assert!(reg.len() >= 100, "only {} ops", reg.len());
 }
