@@ -129,7 +129,7 @@ fn static_len(ctx: &InferCtx, i: usize) -> Option<usize> {
 /// `d * k` for a dim and a known factor.
 fn dim_mul(d: &Dim, k: i64) -> Dim {
     match d {
-        Dim::Known(v) => Dim::Known(v * k),
+        Dim::Known(v) => Dim::Known(v.saturating_mul(k)),
         other if k == 1 => other.clone(),
         _ => Dim::Unknown,
     }
@@ -175,6 +175,22 @@ fn merge_dim(a: &Dim, b: &Dim, what: &str) -> Result<Dim, String> {
 /// A TENSOR attribute (the inherent `InferCtx::tensor` reads inputs).
 fn attr_tensor<'a>(ctx: &'a InferCtx, name: &str) -> Option<&'a Tensor> {
     AttrLookup::tensor(ctx, name)
+}
+
+/// An axis of a rank-`rank` tensor; a scalar has none.
+fn axis_of(axis: i64, rank: usize) -> Result<usize, String> {
+    if rank == 0 {
+        return Err(format!("axis {axis} given for a scalar input"));
+    }
+    norm_axis(axis, rank)
+}
+
+/// Axes of a rank-`rank` tensor; a scalar has none.
+fn axes_of(axes: &[i64], rank: usize) -> Result<Vec<usize>, String> {
+    if rank == 0 && !axes.is_empty() {
+        return Err(format!("axes {axes:?} given for a scalar input"));
+    }
+    norm_axes(axes, rank)
 }
 
 fn out(dtype: DType, shape: Option<Vec<Dim>>) -> Infer {
@@ -270,8 +286,10 @@ fn each_index(dims: &[i64], mut f: impl FnMut(&[i64]) -> Option<usize>) -> Optio
 
 /// A copy of a constant with new dims (same data).
 fn with_dims(t: &Tensor, dims: Vec<i64>) -> Option<Tensor> {
-    let n: i64 = dims.iter().product();
-    if n != t.num_elements() {
+    let n = dims
+        .iter()
+        .try_fold(1i64, |a, &d| if d < 0 { None } else { a.checked_mul(d) });
+    if n != Some(t.num_elements()) {
         return None;
     }
     let mut c = t.clone();
@@ -400,7 +418,11 @@ fn infer_reshape(ctx: &InferCtx) -> Infer {
             x.dtype,
             Some(reshape_dims(x.shape.as_deref(), &t, allowzero)?),
         ),
-        _ => out(x.dtype, static_len(ctx, 1).map(unknown_dims)),
+        _ => match (static_len(ctx, 1), x.num_elements()) {
+            // A 1-D target can only mean "all elements in one row".
+            (Some(1), Some(n)) => Ok(vec![fixed(x.dtype, &[n])]),
+            (n, _) => out(x.dtype, n.map(unknown_dims)),
+        },
     }
 }
 
@@ -472,12 +494,12 @@ fn infer_squeeze(ctx: &InferCtx) -> Infer {
     };
     match axes {
         Arg::Known(a) => {
-            let a = norm_axes(&a, s.len())?;
+            let a = axes_of(&a, s.len())?;
             for &k in &a {
-                if let Dim::Known(v) = s[k] {
-                    if v != 1 {
-                        return Err(format!("Squeeze axis {k} has size {v}, not 1"));
-                    }
+                if let Dim::Known(v) = s[k]
+                    && v != 1
+                {
+                    return Err(format!("Squeeze axis {k} has size {v}, not 1"));
                 }
             }
             out(
@@ -501,6 +523,18 @@ fn infer_squeeze(ctx: &InferCtx) -> Infer {
             )
         }
         Arg::Unknown => match static_len(ctx, 1) {
+            // Only dims of size 1 may be removed: when the count of such dims equals the
+            // number of axes and every other dim is known, the result is determined.
+            Some(n)
+                if n > 0
+                    && s.iter().all(|d| matches!(d, Dim::Known(_)))
+                    && s.iter().filter(|d| **d == Dim::Known(1)).count() == n =>
+            {
+                out(
+                    x.dtype,
+                    Some(s.into_iter().filter(|d| *d != Dim::Known(1)).collect()),
+                )
+            }
             Some(n) if n <= s.len() => out(x.dtype, Some(unknown_dims(s.len() - n))),
             _ => out(x.dtype, None),
         },
@@ -513,7 +547,7 @@ fn infer_unsqueeze(ctx: &InferCtx) -> Infer {
     match (x.shape, axes) {
         (Some(s), Arg::Known(a)) => {
             let r = s.len() + a.len();
-            let a = norm_axes(&a, r)?;
+            let a = axes_of(&a, r)?;
             let mut it = s.into_iter();
             let shape = (0..r)
                 .map(|k| {
@@ -554,7 +588,7 @@ fn infer_concat(ctx: &InferCtx) -> Infer {
     let Some(rank) = shapes.iter().flatten().map(|s| s.len()).next() else {
         return out(dtype, None);
     };
-    let axis = norm_axis(ctx.int("axis", 1), rank)?;
+    let axis = axis_of(ctx.int("axis", 1), rank)?;
     let mut res: Vec<Dim> = unknown_dims(rank);
     let mut sum = Some(0i64);
     for s in &shapes {
@@ -568,7 +602,7 @@ fn infer_concat(ctx: &InferCtx) -> Infer {
         for k in 0..rank {
             if k == axis {
                 sum = match (sum, &s[k]) {
-                    (Some(a), Dim::Known(b)) => Some(a + b),
+                    (Some(a), Dim::Known(b)) => Some(a.saturating_add(*b)),
                     _ => None,
                 };
             } else {
@@ -597,7 +631,7 @@ fn fold_concat(ctx: &InferCtx) -> Option<Vec<Tensor>> {
     {
         return None;
     }
-    let axis = norm_axis(ctx.int("axis", 1), rank).ok()?;
+    let axis = axis_of(ctx.int("axis", 1), rank).ok()?;
     // One value list with every input appended, and the offset of each input in it.
     let mut all = Vec::new();
     let mut offsets = Vec::new();
@@ -654,7 +688,7 @@ fn infer_split(ctx: &InferCtx) -> Infer {
     let Some(s) = x.shape.clone() else {
         return Ok(vec![tensor(x.dtype, None); n]);
     };
-    let axis = norm_axis(ctx.int("axis", 0), s.len())?;
+    let axis = axis_of(ctx.int("axis", 0), s.len())?;
     let with = |d: Dim| {
         let mut t = s.clone();
         t[axis] = d;
@@ -707,22 +741,20 @@ fn infer_split(ctx: &InferCtx) -> Infer {
 
 /// Start and length of a slice along a dim of size `d` (ONNX clamping rules).
 fn slice_range(d: i64, start: i64, end: i64, step: i64) -> (i64, i64) {
+    if d <= 0 || step == 0 {
+        return (0, 0);
+    }
     let norm = |v: i64| if v < 0 { v.saturating_add(d) } else { v };
+    // Lengths in 128-bit arithmetic: steps may be as large as i64 allows.
+    let len = |from: i64, to: i64, step: i128| ((to as i128 - from as i128 - 1) / step + 1) as i64;
     if step > 0 {
         let s = norm(start).clamp(0, d);
         let e = norm(end).clamp(0, d);
-        (s, if e > s { (e - s + step - 1) / step } else { 0 })
+        (s, if e > s { len(s, e, step as i128) } else { 0 })
     } else {
         let s = norm(start).clamp(0, d - 1);
         let e = norm(end).clamp(-1, d - 1);
-        (
-            s,
-            if s > e {
-                (s - e + (-step) - 1) / (-step)
-            } else {
-                0
-            },
-        )
+        (s, if s > e { len(e, s, -(step as i128)) } else { 0 })
     }
 }
 
@@ -774,7 +806,7 @@ fn slice_params(ctx: &InferCtx, rank: usize) -> Result<Option<SliceParams>, Stri
     if let Some(p) = steps.iter().position(|&s| s == 0) {
         return Err(format!("Slice step {p} is 0"));
     }
-    let axes = norm_axes(&axes, rank)?;
+    let axes = axes_of(&axes, rank)?;
     Ok(Some(
         (0..starts.len())
             .map(|k| (axes[k], starts[k], ends[k], steps[k]))
@@ -808,7 +840,7 @@ fn infer_slice(ctx: &InferCtx) -> Infer {
             };
             match axes {
                 Arg::Known(a) => {
-                    let a = norm_axes(&a, s.len())?;
+                    let a = axes_of(&a, s.len())?;
                     out(
                         x.dtype,
                         Some(
@@ -865,7 +897,7 @@ fn infer_gather(ctx: &InferCtx) -> Infer {
     let (Some(s), Some(q)) = (x.shape, idx.shape) else {
         return out(x.dtype, None);
     };
-    let axis = norm_axis(ctx.int("axis", 0), s.len())?;
+    let axis = axis_of(ctx.int("axis", 0), s.len())?;
     if s.is_empty() {
         return Err("Gather needs data of rank 1 or more".into());
     }
@@ -881,7 +913,7 @@ fn fold_gather(ctx: &InferCtx) -> Option<Vec<Tensor>> {
     let vals = load(t)?;
     let iv = idx.to_i64s().ok()?;
     let r = t.dims.len();
-    let axis = norm_axis(ctx.int("axis", 0), r).ok()?;
+    let axis = axis_of(ctx.int("axis", 0), r).ok()?;
     let q = idx.dims.len();
     let mut od = t.dims[..axis].to_vec();
     od.extend_from_slice(&idx.dims);
@@ -916,7 +948,7 @@ fn infer_gather_elements(ctx: &InferCtx) -> Infer {
                 b.len()
             ));
         }
-        norm_axis(ctx.int("axis", 0), a.len())?;
+        axis_of(ctx.int("axis", 0), a.len())?;
     }
     out(x.dtype, idx.shape)
 }
@@ -934,6 +966,9 @@ fn infer_gather_nd(ctx: &InferCtx) -> Infer {
     let Dim::Known(k) = last else {
         return out(x.dtype, None);
     };
+    if *k < 0 {
+        return Err(format!("GatherND index depth {k} is negative"));
+    }
     let k = *k as usize;
     if b + k > s.len() {
         return Err(format!(
@@ -950,14 +985,14 @@ fn infer_scatter(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
     let idx = ctx.tensor(1)?;
     let upd = ctx.tensor(2)?;
-    if let (Some(a), Some(b)) = (&idx.shape, &upd.shape) {
-        if a.len() != b.len() {
-            return Err(format!(
-                "indices rank {} differs from updates rank {}",
-                a.len(),
-                b.len()
-            ));
-        }
+    if let (Some(a), Some(b)) = (&idx.shape, &upd.shape)
+        && a.len() != b.len()
+    {
+        return Err(format!(
+            "indices rank {} differs from updates rank {}",
+            a.len(),
+            b.len()
+        ));
     }
     out(x.dtype, x.shape)
 }
@@ -986,7 +1021,7 @@ fn infer_pad(ctx: &InferCtx) -> Infer {
     };
     let axes: Option<Vec<usize>> = match list_arg(ctx, "", 3) {
         Arg::Absent => Some((0..r).collect()),
-        Arg::Known(a) => Some(norm_axes(&a, r)?),
+        Arg::Known(a) => Some(axes_of(&a, r)?),
         Arg::Unknown => None,
     };
     match (pads, axes) {
@@ -1001,13 +1036,13 @@ fn infer_pad(ctx: &InferCtx) -> Infer {
             }
             let mut res = s.clone();
             for (k, &a) in axes.iter().enumerate() {
-                let add = p[k] + p[k + n];
+                let add = p[k].saturating_add(p[k + n]);
                 res[a] = match &s[a] {
                     Dim::Known(d) => {
-                        if d + add < 0 {
+                        if d.saturating_add(add) < 0 {
                             return Err(format!("pads {:?} make axis {a} of size {d} negative", p));
                         }
-                        Dim::Known(d + add)
+                        Dim::Known(d.saturating_add(add))
                     }
                     other if add == 0 => other.clone(),
                     _ => Dim::Unknown,
@@ -1047,7 +1082,7 @@ fn infer_tile(ctx: &InferCtx) -> Infer {
         let (Some(&t), Some(&a)) = (t.first(), a.first()) else {
             return Err("Tile tiles/axis are empty".into());
         };
-        let a = norm_axis(a, s.len())?;
+        let a = axis_of(a, s.len())?;
         let mut res = s;
         res[a] = dim_mul(&res[a], t);
         return out(x.dtype, Some(res));
@@ -1146,7 +1181,7 @@ fn infer_center_crop_pad(ctx: &InferCtx) -> Infer {
         return out(x.dtype, None);
     };
     let axes: Vec<usize> = match ctx.ints("axes") {
-        Some(a) => norm_axes(a, s.len())?,
+        Some(a) => axes_of(a, s.len())?,
         None => (0..s.len()).collect(),
     };
     match ctx.const_i64s(1) {
@@ -1206,7 +1241,7 @@ fn infer_resize(ctx: &InferCtx) -> Infer {
         (2, 3)
     };
     let axes: Vec<usize> = match ctx.ints("axes") {
-        Some(a) => norm_axes(a, r)?,
+        Some(a) => axes_of(a, r)?,
         None => (0..r).collect(),
     };
     let scales = ctx.const_f64s(scales_at).filter(|v| !v.is_empty());
@@ -1324,7 +1359,7 @@ fn infer_depth_to_space(ctx: &InferCtx) -> Infer {
             s.len()
         ));
     }
-    let c = dim_div(&s[1], b * b, "channels")?;
+    let c = dim_div(&s[1], b.saturating_mul(b), "channels")?;
     out(
         x.dtype,
         Some(vec![s[0].clone(), c, dim_mul(&s[2], b), dim_mul(&s[3], b)]),
@@ -1350,7 +1385,12 @@ fn infer_space_to_depth(ctx: &InferCtx) -> Infer {
     let w = dim_div(&s[3], b, "width")?;
     out(
         x.dtype,
-        Some(vec![s[0].clone(), dim_mul(&s[1], b * b), h, w]),
+        Some(vec![
+            s[0].clone(),
+            dim_mul(&s[1], b.saturating_mul(b)),
+            h,
+            w,
+        ]),
     )
 }
 
@@ -1470,13 +1510,13 @@ fn fold_constant(ctx: &InferCtx) -> Option<Vec<Tensor>> {
 
 fn infer_constant_of_shape(ctx: &InferCtx) -> Infer {
     let dt = attr_tensor(ctx, "value").map_or(F32, |t| t.dtype());
-    if let Some(t) = attr_tensor(ctx, "value") {
-        if t.num_elements() != 1 {
-            return Err(format!(
-                "ConstantOfShape value must hold one element, found {}",
-                t.num_elements()
-            ));
-        }
+    if let Some(t) = attr_tensor(ctx, "value")
+        && t.num_elements() != 1
+    {
+        return Err(format!(
+            "ConstantOfShape value must hold one element, found {}",
+            t.num_elements()
+        ));
     }
     match ctx.const_i64s(0) {
         Some(v) => {
@@ -1523,10 +1563,11 @@ fn range_len(start: f64, limit: f64, delta: f64) -> Option<i64> {
 fn infer_range(ctx: &InferCtx) -> Infer {
     let dt = ctx.dtype(0);
     for i in 0..3 {
-        if let Some(r) = ctx.tensor(i)?.rank() {
-            if r != 0 && !(r == 1 && static_len(ctx, i) == Some(1)) {
-                return Err(format!("Range input {i} must be a scalar, found rank {r}"));
-            }
+        if let Some(r) = ctx.tensor(i)?.rank()
+            && r != 0
+            && !(r == 1 && static_len(ctx, i) == Some(1))
+        {
+            return Err(format!("Range input {i} must be a scalar, found rank {r}"));
         }
     }
     let (Some(a), Some(b), Some(c)) = (ctx.const_f64s(0), ctx.const_f64s(1), ctx.const_f64s(2))
@@ -1596,10 +1637,10 @@ fn infer_non_zero(ctx: &InferCtx) -> Infer {
 fn infer_compress(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
     let cond = ctx.const_f64s(1);
-    if let Some(r) = ctx.tensor(1)?.rank() {
-        if r != 1 {
-            return Err(format!("Compress condition must be 1-D, found rank {r}"));
-        }
+    if let Some(r) = ctx.tensor(1)?.rank()
+        && r != 1
+    {
+        return Err(format!("Compress condition must be 1-D, found rank {r}"));
     }
     let count = |limit: Option<i64>| -> Dim {
         match (&cond, limit) {
@@ -1618,7 +1659,7 @@ fn infer_compress(ctx: &InferCtx) -> Infer {
             let Some(s) = x.shape else {
                 return out(x.dtype, None);
             };
-            let a = norm_axis(a, s.len())?;
+            let a = axis_of(a, s.len())?;
             let mut res = s;
             res[a] = count(res[a].value());
             out(x.dtype, Some(res))
@@ -1633,7 +1674,7 @@ fn infer_one_hot(ctx: &InferCtx) -> Infer {
         return out(vals.dtype, None);
     };
     let r = s.len() + 1;
-    let axis = norm_axis(ctx.int("axis", -1), r)?;
+    let axis = axis_of(ctx.int("axis", -1), r)?;
     let depth = match ctx.const_f64s(1).as_deref() {
         Some([d]) => {
             if *d < 1.0 {
@@ -1651,20 +1692,20 @@ fn infer_one_hot(ctx: &InferCtx) -> Infer {
 fn infer_eye_like(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
     let dt = dtype_attr(ctx, "dtype", x.dtype);
-    if let Some(r) = x.rank() {
-        if r != 2 {
-            return Err(format!("EyeLike needs a 2-D input, found rank {r}"));
-        }
+    if let Some(r) = x.rank()
+        && r != 2
+    {
+        return Err(format!("EyeLike needs a 2-D input, found rank {r}"));
     }
     out(dt, Some(x.shape.unwrap_or_else(|| unknown_dims(2))))
 }
 
 fn infer_trilu(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
-    if let Some(r) = x.rank() {
-        if r < 2 {
-            return Err(format!("Trilu needs rank 2 or more, found {r}"));
-        }
+    if let Some(r) = x.rank()
+        && r < 2
+    {
+        return Err(format!("Trilu needs rank 2 or more, found {r}"));
     }
     out(x.dtype, x.shape)
 }
@@ -1677,10 +1718,10 @@ fn infer_reverse_sequence(ctx: &InferCtx) -> Infer {
             "ReverseSequence batch_axis and time_axis are both {b}"
         ));
     }
-    if let Some(r) = x.rank() {
-        if r < 2 {
-            return Err(format!("ReverseSequence needs rank 2 or more, found {r}"));
-        }
+    if let Some(r) = x.rank()
+        && r < 2
+    {
+        return Err(format!("ReverseSequence needs rank 2 or more, found {r}"));
     }
     out(x.dtype, x.shape)
 }
@@ -1850,7 +1891,7 @@ pub fn register(r: &mut Registry) {
             .infer(infer_gather_nd),
     );
     r.add(
-        OpSpec::new("Scatter", &[9, 11], Category::Index)
+        OpSpec::new("Scatter", &[9], Category::Index)
             .removed_at(11)
             .input("data", "T")
             .input("indices", "Tind")
@@ -2245,4 +2286,206 @@ pub fn register(r: &mut Registry) {
             .types("Tind", IND)
             .infer(infer_center_crop_pad),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Node;
+    use std::collections::HashMap;
+
+    fn run(
+        node: &Node,
+        opset: i64,
+        inputs: Vec<Option<ValueType>>,
+        consts: Vec<Option<Tensor>>,
+    ) -> (Result<Vec<ValueType>, String>, Option<Vec<Tensor>>) {
+        let ctx = InferCtx {
+            node,
+            opset,
+            inputs,
+            consts,
+            subgraph_outputs: HashMap::new(),
+        };
+        let spec = Registry::global().for_node(node).expect("spec");
+        ((spec.infer)(&ctx), spec.fold.and_then(|f| f(&ctx)))
+    }
+
+    fn f32t(dims: &[i64]) -> Option<ValueType> {
+        Some(fixed(F32, dims))
+    }
+
+    fn i64c(v: &[i64]) -> (Option<ValueType>, Option<Tensor>) {
+        let t = i64_vec(v.to_vec());
+        (Some(ValueType::Tensor(t.tensor_type())), Some(t))
+    }
+
+    fn shape_of(r: &Result<Vec<ValueType>, String>) -> String {
+        r.as_ref()
+            .map(|v| v[0].to_string())
+            .unwrap_or_else(|e| format!("error: {e}"))
+    }
+
+    #[test]
+    fn slice_clamps_starts_and_ends() {
+        assert_eq!(slice_range(10, 1000, 1000, 1), (10, 0));
+        assert_eq!(slice_range(10, -1000, 1000, 2), (0, 5));
+        assert_eq!(slice_range(5, -1, -1000, -1), (4, 5));
+        assert_eq!(slice_range(20, 20, 0, -1), (19, 19));
+        assert_eq!(slice_range(5, 3, 4, -1), (3, 0));
+        let node = Node::new("Slice", &["x", "s", "e", "a", "p"], &["y"]);
+        let (s, sc) = i64c(&[0, -1000, -1]);
+        let (e, ec) = i64c(&[i64::MAX, 1000, -1000]);
+        let (a, ac) = i64c(&[0, 1, 2]);
+        let (p, pc) = i64c(&[1, 2, -1]);
+        let (r, _) = run(
+            &node,
+            13,
+            vec![f32t(&[20, 10, 5]), s, e, a, p],
+            vec![None, sc, ec, ac, pc],
+        );
+        assert_eq!(shape_of(&r), "f32[20,5,5]");
+        // Old form: attributes.
+        let node = Node::new("Slice", &["x"], &["y"])
+            .with_attr("starts", AttrValue::Ints(vec![1]))
+            .with_attr("ends", AttrValue::Ints(vec![-1]))
+            .with_attr("axes", AttrValue::Ints(vec![-1]));
+        let (r, _) = run(&node, 9, vec![f32t(&[2, 7])], vec![None]);
+        assert_eq!(shape_of(&r), "f32[2,5]");
+    }
+
+    #[test]
+    fn reshape_zero_and_minus_one() {
+        let d = |v: &[i64]| v.iter().map(|&x| Dim::Known(x)).collect::<Vec<_>>();
+        assert_eq!(
+            reshape_dims(Some(&d(&[2, 3, 4])), &[0, -1], false).unwrap(),
+            d(&[2, 12])
+        );
+        assert_eq!(
+            reshape_dims(Some(&d(&[2, 3, 4])), &[4, 0, -1], false).unwrap(),
+            d(&[4, 3, 2])
+        );
+        assert!(reshape_dims(Some(&d(&[2, 3, 4])), &[5, -1], false).is_err());
+        assert!(reshape_dims(Some(&d(&[2, 3, 4])), &[-1, -1], false).is_err());
+        assert!(reshape_dims(Some(&d(&[2, 3, 4])), &[0, 4], true).is_err());
+        assert_eq!(
+            reshape_dims(Some(&d(&[0, 3])), &[3, 0], true).unwrap(),
+            d(&[3, 0])
+        );
+        let sym = vec![Dim::Param("N".into()), Dim::Known(3), Dim::Known(4)];
+        assert_eq!(
+            reshape_dims(Some(&sym), &[0, -1], false).unwrap(),
+            vec![Dim::Param("N".into()), Dim::Known(12)]
+        );
+        assert_eq!(
+            reshape_dims(Some(&sym), &[12, -1], false).unwrap(),
+            vec![Dim::Known(12), Dim::Param("N".into())]
+        );
+        assert_eq!(
+            reshape_dims(Some(&sym), &[4, -1], false).unwrap(),
+            vec![Dim::Known(4), Dim::Unknown]
+        );
+    }
+
+    #[test]
+    fn resize_output_size_rounding() {
+        let node = Node::new("Resize", &["x", "", "s"], &["y"]);
+        let sc = f64_tensor(F32, &[4], &[1.0, 1.0, 0.6, 0.6]);
+        let inputs = vec![
+            f32t(&[1, 1, 4, 4]),
+            None,
+            Some(ValueType::Tensor(sc.tensor_type())),
+        ];
+        let (r, _) = run(&node, 13, inputs, vec![None, None, Some(sc)]);
+        assert_eq!(shape_of(&r), "f32[1,1,2,2]");
+        let node = Node::new("Resize", &["x", "", "", "z"], &["y"])
+            .with_attr(
+                "keep_aspect_ratio_policy",
+                AttrValue::String(b"not_larger".to_vec()),
+            )
+            .with_attr("axes", AttrValue::Ints(vec![2, 3]));
+        let (z, zc) = i64c(&[7, 8]);
+        let (r, _) = run(
+            &node,
+            18,
+            vec![f32t(&[1, 1, 4, 4]), None, None, z],
+            vec![None, None, None, zc],
+        );
+        assert_eq!(shape_of(&r), "f32[1,1,7,7]");
+    }
+
+    #[test]
+    fn folding_chain_gives_static_reshape() {
+        // Shape of a non-constant input folds from its static dims.
+        let x = ValueType::Tensor(TensorType {
+            dtype: F32,
+            shape: Some(vec![Dim::Known(2), Dim::Known(3), Dim::Known(4)]),
+        });
+        let shape = Node::new("Shape", &["x"], &["s"]);
+        let (_, f) = run(&shape, 15, vec![Some(x.clone())], vec![None]);
+        let s = f.expect("Shape folds").remove(0);
+        assert_eq!(s.to_i64s().unwrap(), vec![2, 3, 4]);
+        let gather = Node::new("Gather", &["s", "i"], &["g"]);
+        let idx = i64_tensor(&[], vec![-3]);
+        let (r, f) = run(
+            &gather,
+            13,
+            vec![
+                Some(ValueType::Tensor(s.tensor_type())),
+                Some(ValueType::Tensor(idx.tensor_type())),
+            ],
+            vec![Some(s.clone()), Some(idx)],
+        );
+        assert_eq!(shape_of(&r), "i64[]");
+        let g = f.expect("Gather folds").remove(0);
+        assert_eq!((g.dims.clone(), g.to_i64s().unwrap()), (vec![], vec![2]));
+        let unsq = Node::new("Unsqueeze", &["g", "a"], &["u"]);
+        let (a, ac) = i64c(&[0]);
+        let (_, f) = run(
+            &unsq,
+            13,
+            vec![Some(ValueType::Tensor(g.tensor_type())), a],
+            vec![Some(g), ac],
+        );
+        let u = f.expect("Unsqueeze folds").remove(0);
+        let concat = Node::new("Concat", &["u", "m"], &["c"]).with_attr("axis", AttrValue::Int(0));
+        let (m, mc) = i64c(&[-1]);
+        let (_, f) = run(
+            &concat,
+            13,
+            vec![Some(ValueType::Tensor(u.tensor_type())), m],
+            vec![Some(u), mc],
+        );
+        let c = f.expect("Concat folds").remove(0);
+        assert_eq!(c.to_i64s().unwrap(), vec![2, -1]);
+        let reshape = Node::new("Reshape", &["x", "c"], &["y"]);
+        let (r, _) = run(
+            &reshape,
+            14,
+            vec![Some(x), Some(ValueType::Tensor(c.tensor_type()))],
+            vec![None, Some(c)],
+        );
+        assert_eq!(shape_of(&r), "f32[2,12]");
+    }
+
+    #[test]
+    fn split_num_outputs_and_fold_slice_negative_step() {
+        let node = Node::new("Split", &["x"], &["a", "b", "c"])
+            .with_attr("num_outputs", AttrValue::Int(3));
+        let (r, _) = run(&node, 18, vec![f32t(&[7, 2])], vec![None]);
+        let got: Vec<String> = r.unwrap().iter().map(|t| t.to_string()).collect();
+        assert_eq!(got, vec!["f32[3,2]", "f32[3,2]", "f32[1,2]"]);
+        let data = i64_vec(vec![10, 11, 12, 13, 14]);
+        let node = Node::new("Slice", &["d", "s", "e", "", "p"], &["y"]);
+        let (s, sc) = i64c(&[-1]);
+        let (e, ec) = i64c(&[0]);
+        let (p, pc) = i64c(&[-2]);
+        let (_, f) = run(
+            &node,
+            13,
+            vec![Some(ValueType::Tensor(data.tensor_type())), s, e, None, p],
+            vec![Some(data), sc, ec, None, pc],
+        );
+        assert_eq!(f.expect("Slice folds")[0].to_i64s().unwrap(), vec![14, 12]);
+    }
 }
