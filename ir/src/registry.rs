@@ -657,6 +657,14 @@ impl OpSpec {
     pub fn attr_spec(&self, name: &str) -> Option<&AttrSpec> {
         self.attrs.iter().find(|a| a.name == name)
     }
+    /// The attribute spec named `name` that exists at `opset` (else any of that name): an
+    /// attribute whose kind or requiredness changed between opsets has one spec per range.
+    pub fn attr_spec_at(&self, name: &str, opset: i64) -> Option<&AttrSpec> {
+        self.attrs
+            .iter()
+            .find(|a| a.name == name && a.exists_at(opset))
+            .or_else(|| self.attr_spec(name))
+    }
     /// The type variable of input slot `i`.
     pub fn input_tc(&self, i: usize) -> &'static str {
         port_tc(&self.inputs, i)

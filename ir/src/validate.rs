@@ -199,7 +199,7 @@ fn check_node(n: &crate::graph::Node, spec: &OpSpec, opset: i64, path: &str, d: 
         ));
     }
     for a in &n.attributes {
-        match spec.attr_spec(&a.name) {
+        match spec.attr_spec_at(&a.name, opset) {
             None => d
                 .errors
                 .push(format!("{who}: unknown attribute '{}'", a.name)),

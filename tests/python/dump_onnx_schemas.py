@@ -22,7 +22,10 @@ for s in onnx.defs.get_all_schemas_with_history():
     e["versions"].append(s.since_version)
     e["deprecated"] = e["deprecated"] or s.deprecated
     for name, a in s.attributes.items():
-        ae = e["attrs"].setdefault(name, {"type": KINDS.get(int(a.type), str(a.type)), "required": False, "versions": []})
+        ae = e["attrs"].setdefault(name, {"types": [], "required": False, "versions": []})
+        kind = KINDS.get(int(a.type), str(a.type))
+        if kind not in ae["types"]:
+            ae["types"].append(kind)
         ae["required"] = ae["required"] or a.required
         ae["versions"].append(s.since_version)
 for e in out.values():

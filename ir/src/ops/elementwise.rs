@@ -57,6 +57,14 @@ const SELU_B: &[(f64, f64)] = &[
     (2.0, 10.0),
     (10.0, f64::INFINITY),
 ];
+/// Celu alpha (0 is invalid): negative / (0,1) / one / (1,10) / large.
+const CELU_B: &[(f64, f64)] = &[
+    (f64::NEG_INFINITY, 0.0),
+    (1e-12, 1.0),
+    (1.0, 1.000001),
+    (1.000001, 10.0),
+    (10.0, f64::INFINITY),
+];
 /// Offsets (HardSigmoid beta, Shrink bias): negative / zero / (0,1) / [1,10) / large.
 const OFFSET_B: &[(f64, f64)] = &[
     (f64::NEG_INFINITY, 0.0),
@@ -65,6 +73,25 @@ const OFFSET_B: &[(f64, f64)] = &[
     (1.0, 10.0),
     (10.0, f64::INFINITY),
 ];
+
+/// A unary op: name, versions, dtypes, X/Y port names (else input/output), legacy
+/// `consumed_inputs`, category.
+type UnaryRow = (
+    &'static str,
+    &'static [i64],
+    &'static [DType],
+    bool,
+    bool,
+    Category,
+);
+/// A binary op: name, versions, dtypes of A and B, bool output, category.
+type BinaryRow = (
+    &'static str,
+    &'static [i64],
+    &'static [DType],
+    bool,
+    Category,
+);
 
 fn consumed() -> AttrSpec {
     AttrSpec::of("consumed_inputs", AttrKind::Ints)
@@ -82,7 +109,7 @@ pub fn register(r: &mut Registry) {
     // Unary ops whose output has the input's type: (name, versions, dtypes, X/Y ports, legacy
     // `consumed_inputs` in opset 1, category).
     #[rustfmt::skip]
-    let unary_ops: &[(&str, &[i64], &[DType], bool, bool, Category)] = &[
+    let unary_ops: &[UnaryRow] = &[
         ("Abs", &[1, 6, 13], NUMERIC, true, true, E),
         ("Acos", &[7, 22], FLT, false, false, E),
         ("Acosh", &[9, 22], FLT, false, false, E),
@@ -124,17 +151,10 @@ pub fn register(r: &mut Registry) {
         if legacy {
             s = s.attr(consumed());
         }
-        s = s.infer(unary);
-        s = match name {
-            "Abs" => s.fold(|c| {
-                fold_map(c, &[0], None, &|v| v[0].checked_abs(), &|v| {
-                    Some(v[0].abs())
-                })
-            }),
-            "Neg" => s.fold(|c| fold_map(c, &[0], None, &|v| v[0].checked_neg(), &|v| Some(-v[0]))),
-            "Not" => s.fold(|c| fold_map(c, &[0], None, &|v| Some((v[0] == 0) as i64), &|_| None)),
-            _ => s,
-        };
+        s = s.infer(unary).requires(requires_ew);
+        if matches!(name, "Abs" | "Neg" | "Not") {
+            s = s.fold(fold_elementwise);
+        }
         r.add(s);
     }
     r.add(
@@ -143,7 +163,8 @@ pub fn register(r: &mut Registry) {
             .output("Y", "T2")
             .types("T1", FLT_F8)
             .types("T2", BOOL)
-            .infer(|c| unary_to(c, Bool)),
+            .infer(|c| unary_to(c, Bool))
+            .requires(requires_ew),
     );
     r.add(
         OpSpec::new("IsInf", &[10, 20], L)
@@ -153,12 +174,13 @@ pub fn register(r: &mut Registry) {
             .attr(AttrSpec::int("detect_positive", 1).one_of_ints(&[0, 1]))
             .types("T1", FLT_F8)
             .types("T2", BOOL)
-            .infer(|c| unary_to(c, Bool)),
+            .infer(|c| unary_to(c, Bool))
+            .requires(requires_ew),
     );
 
     // Binary broadcasting ops: (name, versions, dtypes of A/B, bool output, category).
     #[rustfmt::skip]
-    let binary_ops: &[(&str, &[i64], &[DType], bool, Category)] = &[
+    let binary_ops: &[BinaryRow] = &[
         ("Add", &[1, 6, 7, 13, 14], NUMERIC, false, E),
         ("Sub", &[1, 6, 7, 13, 14], NUMERIC, false, E),
         ("Mul", &[1, 6, 7, 13, 14], NUMERIC, false, E),
@@ -181,12 +203,15 @@ pub fn register(r: &mut Registry) {
             .input("B", "T");
         if to_bool {
             s = s.output("C", "T1").types("T", dts).types("T1", BOOL);
-            s = s.infer(|c| legacy_binary(c, Some(Bool)));
+            s = s
+                .infer(|c| legacy_binary(c, Some(Bool)))
+                .requires(requires_ew);
         } else {
             s = s
                 .output("C", "T")
                 .types("T", dts)
-                .infer(|c| legacy_binary(c, None));
+                .infer(|c| legacy_binary(c, None))
+                .requires(requires_ew);
         }
         if versions[0] == 1 {
             s = s.attr(legacy_axis()).attr(legacy_broadcast());
@@ -194,92 +219,10 @@ pub fn register(r: &mut Registry) {
                 s = s.attr(consumed());
             }
         }
-        s = match name {
-            "Add" => s.fold(|c| {
-                fold_map(c, &[0, 1], None, &|v| Some(v[0].wrapping_add(v[1])), &|v| {
-                    Some(v[0] + v[1])
-                })
-            }),
-            "Sub" => s.fold(|c| {
-                fold_map(c, &[0, 1], None, &|v| Some(v[0].wrapping_sub(v[1])), &|v| {
-                    Some(v[0] - v[1])
-                })
-            }),
-            "Mul" => s.fold(|c| {
-                fold_map(c, &[0, 1], None, &|v| Some(v[0].wrapping_mul(v[1])), &|v| {
-                    Some(v[0] * v[1])
-                })
-            }),
-            "Div" => s.fold(|c| {
-                fold_map(c, &[0, 1], None, &|v| v[0].checked_div(v[1]), &|v| {
-                    Some(v[0] / v[1])
-                })
-            }),
-            "And" => s.fold(|c| {
-                fold_map(
-                    c,
-                    &[0, 1],
-                    Some(Bool),
-                    &|v| Some((v[0] != 0 && v[1] != 0) as i64),
-                    &|_| None,
-                )
-            }),
-            "Or" => s.fold(|c| {
-                fold_map(
-                    c,
-                    &[0, 1],
-                    Some(Bool),
-                    &|v| Some((v[0] != 0 || v[1] != 0) as i64),
-                    &|_| None,
-                )
-            }),
-            "Equal" => s.fold(|c| {
-                fold_map(
-                    c,
-                    &[0, 1],
-                    Some(Bool),
-                    &|v| Some((v[0] == v[1]) as i64),
-                    &|v| Some((v[0] == v[1]) as i64 as f64),
-                )
-            }),
-            "Less" => s.fold(|c| {
-                fold_map(
-                    c,
-                    &[0, 1],
-                    Some(Bool),
-                    &|v| Some((v[0] < v[1]) as i64),
-                    &|v| Some((v[0] < v[1]) as i64 as f64),
-                )
-            }),
-            "Greater" => s.fold(|c| {
-                fold_map(
-                    c,
-                    &[0, 1],
-                    Some(Bool),
-                    &|v| Some((v[0] > v[1]) as i64),
-                    &|v| Some((v[0] > v[1]) as i64 as f64),
-                )
-            }),
-            "LessOrEqual" => s.fold(|c| {
-                fold_map(
-                    c,
-                    &[0, 1],
-                    Some(Bool),
-                    &|v| Some((v[0] <= v[1]) as i64),
-                    &|v| Some((v[0] <= v[1]) as i64 as f64),
-                )
-            }),
-            "GreaterOrEqual" => s.fold(|c| {
-                fold_map(
-                    c,
-                    &[0, 1],
-                    Some(Bool),
-                    &|v| Some((v[0] >= v[1]) as i64),
-                    &|v| Some((v[0] >= v[1]) as i64 as f64),
-                )
-            }),
-            _ => s,
-        };
+        if matches!(name, "Add" | "Sub" | "Mul" | "Div" | "And" | "Or") || to_bool && name != "Xor"
+        {
+            s = s.fold(fold_elementwise);
+        }
         r.add(s);
     }
     r.add(
@@ -292,16 +235,7 @@ pub fn register(r: &mut Registry) {
             .types("T", POW_BASE)
             .types("T1", NUMERIC)
             .infer(|c| legacy_binary(c, None))
-            .requires(|c| {
-                // Before opset 12 the exponent has the base's type.
-                let (a, b) = (c.dtype(0), c.dtype(1));
-                if c.opset < 12 && a.is_known() && b.is_known() && a != b {
-                    return Err(format!(
-                        "Pow before opset 12 needs X and Y of one type, found {a} and {b}"
-                    ));
-                }
-                Ok(())
-            }),
+            .requires(requires_ew),
     );
     r.add(
         OpSpec::new("Mod", &[10, 13], E)
@@ -311,32 +245,8 @@ pub fn register(r: &mut Registry) {
             .attr(AttrSpec::int("fmod", 0).one_of_ints(&[0, 1]))
             .types("T", NUMERIC)
             .infer(|c| broadcast(c, None))
-            .requires(|c| {
-                if c.int("fmod", 0) == 0 && c.dtype(0).is_float() {
-                    return Err(format!("Mod on {} needs fmod=1", c.dtype(0)));
-                }
-                Ok(())
-            })
-            .fold(|c| {
-                let fmod = c.int("fmod", 0) != 0;
-                let fi = move |v: &[i64]| -> Option<i64> {
-                    let r = v[0].checked_rem(v[1])?;
-                    Some(if !fmod && r != 0 && ((r < 0) != (v[1] < 0)) {
-                        r + v[1]
-                    } else {
-                        r
-                    })
-                };
-                let ff = move |v: &[f64]| -> Option<f64> {
-                    let r = v[0] % v[1];
-                    Some(if !fmod && r != 0.0 && ((r < 0.0) != (v[1] < 0.0)) {
-                        r + v[1]
-                    } else {
-                        r
-                    })
-                };
-                fold_map(c, &[0, 1], None, &fi, &ff)
-            }),
+            .requires(requires_ew)
+            .fold(fold_elementwise),
     );
     r.add(
         OpSpec::new("BitShift", &[11], E)
@@ -349,7 +259,8 @@ pub fn register(r: &mut Registry) {
                     .one_of(&["LEFT", "RIGHT"]),
             )
             .types("T", UINT)
-            .infer(|c| broadcast(c, None)),
+            .infer(|c| broadcast(c, None))
+            .requires(requires_ew),
     );
 
     // Variadic broadcasting ops.
@@ -367,26 +278,11 @@ pub fn register(r: &mut Registry) {
             .attr(consumed())
             .types("T", dts)
             .infer(|c| broadcast(c, None))
-            .requires(same_shapes_before_8);
-        r.add(match name {
-            "Sum" => s.fold(|c| {
-                fold_all(
-                    c,
-                    &|v| v.iter().try_fold(0i64, |a, b| a.checked_add(*b)),
-                    &|v| Some(v.iter().sum()),
-                )
-            }),
-            "Max" => s.fold(|c| {
-                fold_all(c, &|v| v.iter().copied().max(), &|v| {
-                    v.iter().copied().reduce(f64::max)
-                })
-            }),
-            "Min" => s.fold(|c| {
-                fold_all(c, &|v| v.iter().copied().min(), &|v| {
-                    v.iter().copied().reduce(f64::min)
-                })
-            }),
-            _ => s,
+            .requires(requires_ew);
+        r.add(if name == "Mean" {
+            s
+        } else {
+            s.fold(fold_elementwise)
         });
     }
 
@@ -406,11 +302,8 @@ pub fn register(r: &mut Registry) {
                 };
                 broadcast(c, Some(dt))
             })
-            .fold(|c| {
-                let fi = |v: &[i64]| Some(if v[0] != 0 { v[1] } else { v[2] });
-                let ff = |v: &[f64]| Some(if v[0] != 0.0 { v[1] } else { v[2] });
-                fold_typed(c, &[0, 1, 2], c.dtype(1), c.dtype(1), &fi, &ff)
-            }),
+            .requires(requires_ew)
+            .fold(fold_elementwise),
     );
     r.add(
         OpSpec::new("Clip", &[1, 6, 11, 12, 13], E)
@@ -431,34 +324,24 @@ pub fn register(r: &mut Registry) {
             )
             .types("T", NUMERIC)
             .infer(unary)
-            .requires(|c| {
-                for (i, what) in [(1, "min"), (2, "max")] {
-                    if let Some(n) = c
-                        .inputs
-                        .get(i)
-                        .and_then(|t| t.as_ref())
-                        .and_then(|t| t.tensor())
-                        .and_then(|t| t.num_elements())
-                    {
-                        if n != 1 {
-                            return Err(format!(
-                                "Clip {what} must be a scalar, found {n} elements"
-                            ));
-                        }
-                    }
-                }
-                Ok(())
-            }),
+            .requires(requires_ew),
     );
     r.add(
         OpSpec::new("Cast", &[1, 6, 9, 13, 19, 21, 23, 24, 25], Category::Cast)
             .input("input", "T1")
             .output("output", "T2")
             .attr(
+                AttrSpec::of("to", AttrKind::String)
+                    .required()
+                    .no_buckets()
+                    .versions(1, Some(6)),
+            )
+            .attr(
                 AttrSpec::of("to", AttrKind::Int)
                     .required()
                     .range(1, 26)
-                    .int_buckets(&[(1, 1), (2, 7), (8, 9), (10, 16), (17, 26)]),
+                    .int_buckets(&[(1, 1), (2, 7), (8, 9), (10, 16), (17, 26)])
+                    .versions(6, None),
             )
             .attr(
                 AttrSpec::int("saturate", 1)
@@ -473,12 +356,7 @@ pub fn register(r: &mut Registry) {
             .types("T1", CAST)
             .types("T2", CAST)
             .infer(|c| unary_to(c, cast_target(c).unwrap_or(Other(0))))
-            .requires(|c| match cast_target(c) {
-                Some(d) if !cast_type_at(d, c.opset) => {
-                    Err(format!("Cast to {d} is not defined at opset {}", c.opset))
-                }
-                _ => Ok(()),
-            })
+            .requires(requires_ew)
             .fold(|c| {
                 cast_target(c).and_then(|d| {
                     fold_typed(c, &[0], c.dtype(0), d, &|v| Some(v[0]), &|v| Some(v[0]))
@@ -502,7 +380,8 @@ pub fn register(r: &mut Registry) {
             )
             .types("T1", CAST)
             .types("T2", CAST)
-            .infer(|c| unary_to(c, c.dtype(1))),
+            .infer(|c| unary_to(c, c.dtype(1)))
+            .requires(requires_ew),
     );
     r.add(
         OpSpec::new(
@@ -514,6 +393,7 @@ pub fn register(r: &mut Registry) {
         .output("output", "V")
         .types("V", ANY)
         .infer(|c| Ok(vec![c.input_type(0)]))
+        .requires(requires_ew)
         .fold(|c| c.const_tensor(0).map(|t| vec![t.clone()])),
     );
 
@@ -525,7 +405,8 @@ pub fn register(r: &mut Registry) {
             .attr(alpha(0.01))
             .attr(consumed())
             .types("T", FLT)
-            .infer(unary),
+            .infer(unary)
+            .requires(requires_ew),
     );
     r.add(
         OpSpec::new("PRelu", &[1, 6, 7, 9, 16], A)
@@ -534,7 +415,8 @@ pub fn register(r: &mut Registry) {
             .output("Y", "T")
             .attr(consumed())
             .types("T", PRELU)
-            .infer(prelu),
+            .infer(prelu)
+            .requires(requires_ew),
     );
     r.add(
         OpSpec::new("Elu", &[1, 6, 22], A)
@@ -543,7 +425,8 @@ pub fn register(r: &mut Registry) {
             .attr(alpha(1.0))
             .attr(consumed())
             .types("T", FLT)
-            .infer(unary),
+            .infer(unary)
+            .requires(requires_ew),
     );
     r.add(
         OpSpec::new("Selu", &[1, 6, 22], A)
@@ -553,23 +436,17 @@ pub fn register(r: &mut Registry) {
             .attr(AttrSpec::float("gamma", 1.050701).float_buckets(SELU_B))
             .attr(consumed())
             .types("T", FLT)
-            .infer(unary),
+            .infer(unary)
+            .requires(requires_ew),
     );
     r.add(
         OpSpec::new("Celu", &[12], A)
             .input("X", "T")
             .output("Y", "T")
-            .attr(alpha(1.0))
+            .attr(AttrSpec::float("alpha", 1.0).float_buckets(CELU_B))
             .types("T", &[F32])
             .infer(unary)
-            .requires(|c| {
-                // alpha divides the input.
-                if c.float("alpha", 1.0) == 0.0 {
-                    Err("Celu alpha must not be 0".into())
-                } else {
-                    Ok(())
-                }
-            }),
+            .requires(requires_ew),
     );
     r.add(
         OpSpec::new("Gelu", &[20], A)
@@ -577,7 +454,8 @@ pub fn register(r: &mut Registry) {
             .output("Y", "T")
             .attr(AttrSpec::string("approximate", "none").one_of(&["none", "tanh"]))
             .types("T", FLT)
-            .infer(unary),
+            .infer(unary)
+            .requires(requires_ew),
     );
     r.add(
         OpSpec::new("HardSigmoid", &[1, 6, 22], A)
@@ -587,7 +465,8 @@ pub fn register(r: &mut Registry) {
             .attr(AttrSpec::float("beta", 0.5).float_buckets(OFFSET_B))
             .attr(consumed())
             .types("T", FLT)
-            .infer(unary),
+            .infer(unary)
+            .requires(requires_ew),
     );
     r.add(
         OpSpec::new("ThresholdedRelu", &[10, 22], A)
@@ -595,7 +474,8 @@ pub fn register(r: &mut Registry) {
             .output("Y", "T")
             .attr(alpha(1.0))
             .types("T", FLT)
-            .infer(unary),
+            .infer(unary)
+            .requires(requires_ew),
     );
     r.add(
         OpSpec::new("Shrink", &[9], A)
@@ -604,7 +484,8 @@ pub fn register(r: &mut Registry) {
             .attr(AttrSpec::float("bias", 0.0).float_buckets(OFFSET_B))
             .attr(AttrSpec::float("lambd", 0.5).float_buckets(OFFSET_B))
             .types("T", NUMERIC)
-            .infer(unary),
+            .infer(unary)
+            .requires(requires_ew),
     );
 }
 
@@ -655,13 +536,14 @@ fn legacy_binary(ctx: &InferCtx, dt: Option<DType>) -> Infer {
             ));
         }
         for (k, d) in sb.iter().enumerate() {
-            if let (Dim::Known(x), Dim::Known(y)) = (d, &sa[start + k]) {
-                if x != y && *x != 1 {
-                    return Err(format!(
-                        "B dim {k} = {x} does not match A dim {} = {y}",
-                        start + k
-                    ));
-                }
+            if let (Dim::Known(x), Dim::Known(y)) = (d, &sa[start + k])
+                && x != y
+                && *x != 1
+            {
+                return Err(format!(
+                    "B dim {k} = {x} does not match A dim {} = {y}",
+                    start + k
+                ));
             }
         }
         return Ok(vec![tensor(out_dt, a.shape)]);
@@ -677,6 +559,118 @@ fn legacy_binary(ctx: &InferCtx, dt: Option<DType>) -> Infer {
         out_dt,
         broadcast_shapes(&[a.shape.clone(), b.shape.clone()])?,
     )])
+}
+
+/// Validity rules beyond inference: dtypes that the op only accepts from some opset on, and
+/// the op-specific constraints.
+fn requires_ew(c: &InferCtx) -> Result<(), std::string::String> {
+    let op = c.node.op_type.as_str();
+    let main = if op == "Where" { 1 } else { 0 };
+    let mut checks = vec![(main, c.dtype(main))];
+    match op {
+        "Cast" => checks.extend(cast_target(c).map(|d| (1, d))),
+        "CastLike" => checks.push((1, c.dtype(1))),
+        _ => {}
+    }
+    for (slot, d) in checks {
+        if !d.is_known() {
+            continue;
+        }
+        match dtype_since(op, d) {
+            Some(v) if v <= c.opset => {}
+            Some(v) => {
+                return Err(format!(
+                    "{op} takes {d} (slot {slot}) from opset {v}, model has {}",
+                    c.opset
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "{op} does not take {d} (slot {slot}) at opset {}",
+                    c.opset
+                ));
+            }
+        }
+        if op == "Erf" && d.is_int() && c.opset >= 13 {
+            return Err(format!("Erf takes no {d} from opset 13"));
+        }
+    }
+    match op {
+        "Sum" | "Max" | "Min" | "Mean" => same_shapes_before_8(c),
+        "Pow" if c.opset < 12 && c.dtype(1).is_known() && c.dtype(0) != c.dtype(1) => Err(format!(
+            "Pow before opset 12 needs X and Y of one type, found {} and {}",
+            c.dtype(0),
+            c.dtype(1)
+        )),
+        "Mod" if c.int("fmod", 0) == 0 && c.dtype(0).is_float() => {
+            Err(format!("Mod on {} needs fmod=1", c.dtype(0)))
+        }
+        "Celu" if c.float("alpha", 1.0) == 0.0 => {
+            Err("Celu alpha must not be 0 (it divides x)".into())
+        }
+        "Clip" => {
+            for (i, what) in [(1, "min"), (2, "max")] {
+                if let Some(n) = c.input_type(i).tensor().and_then(|t| t.num_elements())
+                    && n != 1
+                {
+                    return Err(format!("Clip {what} must be a scalar, found {n} elements"));
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// First opset in which `op` accepts `d` for its main type variable, for the dtypes that came
+/// later than the op itself (the type constraints list the union over opsets); `Some(1)` else.
+fn dtype_since(op: &str, d: DType) -> Option<i64> {
+    const BF16_22: &[&str] = &[
+        "Acos",
+        "Acosh",
+        "Asin",
+        "Asinh",
+        "Atan",
+        "Atanh",
+        "Cos",
+        "Cosh",
+        "Sin",
+        "Sinh",
+        "Tan",
+        "Round",
+        "Elu",
+        "Selu",
+        "HardSigmoid",
+        "HardSwish",
+        "Softplus",
+        "Softsign",
+        "ThresholdedRelu",
+        "Mish",
+    ];
+    let wide = matches!(d, I32 | I64 | U32 | U64);
+    Some(match (op, d) {
+        ("Cast" | "CastLike", C64 | C128) => return None,
+        ("Cast" | "CastLike" | "Identity", _) => {
+            low_precision_since(d).max(if op == "Cast" && d == String { 9 } else { 1 })
+        }
+        (_, BF16) if BF16_22.contains(&op) => 22,
+        ("LeakyRelu" | "PRelu" | "GreaterOrEqual" | "LessOrEqual" | "Where", BF16) => 16,
+        ("IsInf", BF16 | F16) => 20,
+        ("IsNaN" | "IsInf", F8E4M3FN | F8E4M3FNUZ | F8E5M2 | F8E5M2FNUZ) => 20,
+        (_, BF16) => 13,
+        ("Abs" | "Neg", _) if d.is_int() => 6,
+        ("Add" | "Sub" | "Mul" | "Div", _) if wide => 6,
+        ("Add" | "Sub" | "Mul" | "Div", _) if d.is_int() => 14,
+        ("Pow", I32 | I64) => 12,
+        ("Equal", I32 | I64 | Bool) => 1,
+        ("Equal", String) => 19,
+        ("Equal", _) => 11,
+        ("Greater" | "Less", _) if d.is_int() => 9,
+        ("Max" | "Min" | "Clip", _) if d.is_int() => 12,
+        ("Relu", _) if d.is_int() => 14,
+        ("PRelu", _) if d.is_int() => 9,
+        _ => 1,
+    })
 }
 
 /// Before opset 8, the variadic ops take inputs of one shape.
@@ -706,25 +700,26 @@ fn same_shapes_before_8(ctx: &InferCtx) -> Result<(), std::string::String> {
 fn prelu(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
     let s = ctx.tensor(1)?;
-    if ctx.opset >= 7 {
-        if let (Some(sx), Some(ss)) = (&x.shape, &s.shape) {
-            if ss.len() > sx.len() {
+    if ctx.opset >= 7
+        && let (Some(sx), Some(ss)) = (&x.shape, &s.shape)
+    {
+        if ss.len() > sx.len() {
+            return Err(format!(
+                "slope of rank {} does not broadcast to X of rank {}",
+                ss.len(),
+                sx.len()
+            ));
+        }
+        let off = sx.len() - ss.len();
+        for (k, d) in ss.iter().enumerate() {
+            if let (Dim::Known(a), Dim::Known(b)) = (d, &sx[off + k])
+                && a != b
+                && *a != 1
+            {
                 return Err(format!(
-                    "slope of rank {} does not broadcast to X of rank {}",
-                    ss.len(),
-                    sx.len()
+                    "slope dim {k} = {a} does not broadcast to X dim {} = {b}",
+                    off + k
                 ));
-            }
-            let off = sx.len() - ss.len();
-            for (k, d) in ss.iter().enumerate() {
-                if let (Dim::Known(a), Dim::Known(b)) = (d, &sx[off + k]) {
-                    if a != b && *a != 1 {
-                        return Err(format!(
-                            "slope dim {k} = {a} does not broadcast to X dim {} = {b}",
-                            off + k
-                        ));
-                    }
-                }
             }
         }
     }
@@ -764,11 +759,9 @@ fn cast_target(ctx: &InferCtx) -> Option<DType> {
     }
 }
 
-/// Whether Cast at `opset` may produce (or read) `d`.
-fn cast_type_at(d: DType, opset: i64) -> bool {
-    let since = match d {
-        C64 | C128 | Other(_) => return false,
-        String => 9,
+/// First opset of the low-precision dtypes in Cast, CastLike and Identity.
+fn low_precision_since(d: DType) -> i64 {
+    match d {
         BF16 => 13,
         F8E4M3FN | F8E4M3FNUZ | F8E5M2 | F8E5M2FNUZ => 19,
         U4 | I4 => 21,
@@ -776,8 +769,7 @@ fn cast_type_at(d: DType, opset: i64) -> bool {
         F8E8M0 => 24,
         U2 | I2 => 25,
         _ => 1,
-    };
-    opset >= since
+    }
 }
 
 /// Computes in i64 for integer/bool dtypes, in f64 for the decodable floats.
@@ -791,27 +783,84 @@ fn int_like(d: DType) -> Option<bool> {
     }
 }
 
-/// Folds an elementwise op over the constant inputs `slots` (broadcasting); the output dtype is
-/// `out` or that of the first slot.
-fn fold_map(
-    ctx: &InferCtx,
-    slots: &[usize],
-    out: Option<DType>,
-    fi: &dyn Fn(&[i64]) -> Option<i64>,
-    ff: &dyn Fn(&[f64]) -> Option<f64>,
-) -> Option<Vec<Tensor>> {
-    let dt = ctx.dtype(slots[0]);
-    fold_typed(ctx, slots, dt, out.unwrap_or(dt), fi, ff)
-}
-
-/// [`fold_map`] over every present input.
-fn fold_all(
-    ctx: &InferCtx,
-    fi: &dyn Fn(&[i64]) -> Option<i64>,
-    ff: &dyn Fn(&[f64]) -> Option<f64>,
-) -> Option<Vec<Tensor>> {
-    let slots: Vec<usize> = (0..ctx.n_inputs()).filter(|i| ctx.has_input(*i)).collect();
-    fold_map(ctx, &slots, None, fi, ff)
+/// Constant folding of the integer-friendly elementwise ops (shape arithmetic), by op type.
+fn fold_elementwise(c: &InferCtx) -> Option<Vec<Tensor>> {
+    let op = c.node.op_type.as_str();
+    let fmod = c.int("fmod", 0) != 0;
+    let b = |x: bool| Some(x as i64);
+    let fi = |v: &[i64]| -> Option<i64> {
+        match op {
+            "Abs" => v[0].checked_abs(),
+            "Neg" => v[0].checked_neg(),
+            "Not" => b(v[0] == 0),
+            "Add" => Some(v[0].wrapping_add(v[1])),
+            "Sub" => Some(v[0].wrapping_sub(v[1])),
+            "Mul" => Some(v[0].wrapping_mul(v[1])),
+            "Div" => v[0].checked_div(v[1]),
+            "Mod" => {
+                let r = v[0].checked_rem(v[1])?;
+                // Without fmod the result takes the divisor's sign.
+                Some(if !fmod && r != 0 && (r < 0) != (v[1] < 0) {
+                    r + v[1]
+                } else {
+                    r
+                })
+            }
+            "And" => b(v[0] != 0 && v[1] != 0),
+            "Or" => b(v[0] != 0 || v[1] != 0),
+            "Equal" => b(v[0] == v[1]),
+            "Less" => b(v[0] < v[1]),
+            "LessOrEqual" => b(v[0] <= v[1]),
+            "Greater" => b(v[0] > v[1]),
+            "GreaterOrEqual" => b(v[0] >= v[1]),
+            "Sum" => v.iter().try_fold(0i64, |a, x| a.checked_add(*x)),
+            "Max" => v.iter().copied().max(),
+            "Min" => v.iter().copied().min(),
+            "Where" => Some(if v[0] != 0 { v[1] } else { v[2] }),
+            _ => None,
+        }
+    };
+    let bf = |x: bool| Some(x as i64 as f64);
+    let ff = |v: &[f64]| -> Option<f64> {
+        match op {
+            "Abs" => Some(v[0].abs()),
+            "Neg" => Some(-v[0]),
+            "Add" => Some(v[0] + v[1]),
+            "Sub" => Some(v[0] - v[1]),
+            "Mul" => Some(v[0] * v[1]),
+            "Div" => Some(v[0] / v[1]),
+            "Mod" => {
+                let r = v[0] % v[1];
+                Some(if !fmod && r != 0.0 && (r < 0.0) != (v[1] < 0.0) {
+                    r + v[1]
+                } else {
+                    r
+                })
+            }
+            "Equal" => bf(v[0] == v[1]),
+            "Less" => bf(v[0] < v[1]),
+            "LessOrEqual" => bf(v[0] <= v[1]),
+            "Greater" => bf(v[0] > v[1]),
+            "GreaterOrEqual" => bf(v[0] >= v[1]),
+            "Sum" => Some(v.iter().sum()),
+            "Max" => v.iter().copied().reduce(f64::max),
+            "Min" => v.iter().copied().reduce(f64::min),
+            "Where" => Some(if v[0] != 0.0 { v[1] } else { v[2] }),
+            _ => None,
+        }
+    };
+    let slots: Vec<usize> = (0..c.n_inputs()).filter(|i| c.has_input(*i)).collect();
+    let to_bool = matches!(
+        op,
+        "Not" | "And" | "Or" | "Equal" | "Less" | "LessOrEqual" | "Greater" | "GreaterOrEqual"
+    );
+    let mode = if op == "Where" {
+        c.dtype(1)
+    } else {
+        c.dtype(0)
+    };
+    let out = if to_bool { Bool } else { mode };
+    fold_typed(c, &slots, mode, out, &fi, &ff)
 }
 
 /// Folds with the arithmetic chosen by `mode` (i64 or f64) and the result stored as `out`.
@@ -839,7 +888,9 @@ fn fold_typed(
             f64_tensor(
                 out,
                 &shape,
-                &res.iter().map(|v| *v as f64).collect::<Vec<_>>(),
+                &res.iter()
+                    .map(|v| wrap_int(out, *v) as f64)
+                    .collect::<Vec<_>>(),
             )
         }
     } else {
@@ -852,6 +903,19 @@ fn fold_typed(
         }
     };
     Some(vec![t])
+}
+
+/// Two's-complement wrap of an integer result into a narrower integer dtype.
+fn wrap_int(d: DType, v: i64) -> i64 {
+    match d {
+        I8 => v as i8 as i64,
+        U8 => v as u8 as i64,
+        I16 => v as i16 as i64,
+        U16 => v as u16 as i64,
+        I32 => v as i32 as i64,
+        U32 => v as u32 as i64,
+        _ => v,
+    }
 }
 
 /// Evaluates `f` over the numpy broadcast of the inputs; `None` when the shapes clash, the
@@ -1051,5 +1115,32 @@ mod tests {
             (spec("Where").infer)(&c).unwrap(),
             vec![fixed(I32, &[2, 3])]
         );
+    }
+
+    #[test]
+    fn dtypes_follow_the_opset() {
+        let n = Node::new("Add", &["a", "b"], &["c"]);
+        let at = |op: &str, opset, d| {
+            let n = Node {
+                op_type: op.into(),
+                ..n.clone()
+            };
+            let c = ctx(
+                &n,
+                opset,
+                vec![fixed(d, &[2]), fixed(d, &[2])],
+                vec![None, None],
+            );
+            (spec(op).requires.unwrap())(&c).is_ok()
+        };
+        assert!(!at("Add", 13, I8));
+        assert!(at("Add", 14, I8));
+        assert!(at("Add", 7, I64));
+        assert!(!at("Acos", 13, BF16));
+        assert!(at("Acos", 22, BF16));
+        assert!(at("Erf", 9, I32));
+        assert!(!at("Erf", 13, I32));
+        assert!(!at("Equal", 9, F32));
+        assert!(!at("Mod", 13, F32));
     }
 }
