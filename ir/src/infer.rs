@@ -34,7 +34,8 @@ impl Default for Options {
 pub struct Report {
     /// Op types without a spec (domain-qualified), with the number of nodes.
     pub unknown_ops: BTreeMap<String, usize>,
-    /// Nodes whose transfer function rejected its inputs: (node label, message).
+    /// Nodes whose transfer function or validity constraints (`requires`) rejected their
+    /// inputs: (node label, message).
     pub errors: Vec<(String, String)>,
 }
 
@@ -180,6 +181,11 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
                 *report.unknown_ops.entry(key).or_default() += 1;
             }
             Some(spec) => {
+                if let Some(requires) = spec.requires
+                    && let Err(e) = requires(&ctx)
+                {
+                    report.errors.push((node.label(), e));
+                }
                 match (spec.infer)(&ctx) {
                     Ok(v) => {
                         for (o, t) in outs.iter_mut().zip(v) {

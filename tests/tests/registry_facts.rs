@@ -36,12 +36,22 @@ fn registry_matches_onnx_schemas() {
             match spec.attr_spec(name) {
                 None => problems.push(format!("{key}: attribute '{name}' missing")),
                 Some(s) => {
-                    let ours: std::collections::BTreeSet<&str> =
-                        spec.attrs.iter().filter(|x| x.name == name).map(|x| x.kind.name()).collect();
-                    let theirs: std::collections::BTreeSet<&str> =
-                        a["types"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+                    let ours: std::collections::BTreeSet<&str> = spec
+                        .attrs
+                        .iter()
+                        .filter(|x| x.name == name)
+                        .map(|x| x.kind.name())
+                        .collect();
+                    let theirs: std::collections::BTreeSet<&str> = a["types"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| t.as_str().unwrap())
+                        .collect();
                     if ours != theirs {
-                        problems.push(format!("{key}: attribute '{name}' kinds {ours:?}, ONNX says {theirs:?}"));
+                        problems.push(format!(
+                            "{key}: attribute '{name}' kinds {ours:?}, ONNX says {theirs:?}"
+                        ));
                     }
                     if s.required && !a["required"].as_bool().unwrap() {
                         problems.push(format!(
