@@ -60,7 +60,13 @@ fn structural(
     let what = match kind % 10 {
         0 => {
             // cycle: a node reads the output of the last node (or its own)
-            let last = g.node.last()?.output.first()?.clone();
+            let last = g
+                .node
+                .last()?
+                .output
+                .iter()
+                .find(|o| !o.is_empty())?
+                .clone();
             let n = &mut g.node[k];
             if n.input.is_empty() {
                 return None;
@@ -93,7 +99,7 @@ fn structural(
             "unknown attribute"
         }
         4 => {
-            let o = g.node[k].output.first()?.clone();
+            let o = g.node[k].output.iter().find(|o| !o.is_empty())?.clone();
             let mut dup = g.node[k].clone();
             dup.name = Some("dup".into());
             dup.output = vec![o];

@@ -190,6 +190,17 @@ fn check_node(n: &crate::graph::Node, spec: &OpSpec, opset: i64, path: &str, d: 
             arity_text(lo, hi)
         ));
     }
+    for (slot, name) in n.inputs.iter().enumerate() {
+        if name.is_empty()
+            && let Some(p) = spec.inputs.get(slot)
+            && p.kind == crate::registry::PortKind::Single
+        {
+            d.errors.push(format!(
+                "{who}: required input '{}' (slot {slot}) is empty",
+                p.name
+            ));
+        }
+    }
     let (lo, hi) = spec.output_arity();
     let no = count(&n.outputs);
     if no < lo.min(1) || hi.is_some_and(|h| no > h) {

@@ -64,7 +64,9 @@ graph = helper.make_graph(
         init("zero", np.array(0, dtype=np.int32)),
         init("trips", np.array(2, dtype=np.int64)),
     ],
-    doc_string="production-like model for mutagraph's tests")
+    doc_string="production-like model for mutagraph's tests",
+    # Exporters declare the types of custom-op outputs: nothing else can know them.
+    value_info=[helper.make_tensor_value_info("act", TensorProto.FLOAT, [1, 3, 4, 4])])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1),
                                                 helper.make_opsetid("local.fn", 1)],
                           functions=[fn], producer_name="mutagraph-tests")

@@ -145,7 +145,7 @@ fn inferred_types_match_recorded_outputs_and_onnx() {
         report.push_str(&format!("{op}: {} mismatches, e.g. {}\n", v.len(), v[0]));
     }
     println!(
-        "inference agrees on {ok}/{total} values ({:.2}%)\n{report}",
+        "inference agrees on {ok}/{total} values ({:.2}%); {excluded} outputs of data-dependent ops left out\n{report}",
         rate * 100.0
     );
     assert!(total > 2400, "too few values compared: {total}");

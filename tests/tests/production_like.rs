@@ -31,12 +31,19 @@ fn production_like_model_round_trips_and_infers() {
         d.warnings
     );
 
+    let mut bare = m.clone();
     infer_model(
-        &mut m,
+        &mut bare,
         Options {
             use_declared: false,
         },
     );
+    assert_eq!(
+        bare.graph.types.get("act"),
+        Some(&mutagraph_ir::ValueType::Unknown),
+        "a custom op is opaque"
+    );
+    infer_model(&mut m, Options::default());
     let ty = |n: &str| m.graph.value_type(n).to_string();
     assert_eq!(ty("xq"), "u8[1,2,4,4]");
     assert_eq!(ty("xs"), "f32[]");

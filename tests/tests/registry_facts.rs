@@ -24,6 +24,8 @@ fn registry_matches_onnx_schemas() {
             .unwrap()
             .iter()
             .map(|v| v.as_i64().unwrap())
+            // ONNX lists the opset that deprecates an op as one more version.
+            .filter(|v| spec.removed_at != Some(*v))
             .collect();
         if spec.versions != versions {
             problems.push(format!(

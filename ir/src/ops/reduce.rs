@@ -478,10 +478,10 @@ fn topk_requires(ctx: &InferCtx) -> Result<(), String> {
     if ctx.opset >= 10 && !ctx.has_input(1) {
         return Err(format!("TopK at opset {} needs the K input", ctx.opset));
     }
-    if let Some(k) = topk_k(ctx) {
-        if k < 0 {
-            return Err(format!("TopK k = {k} is negative"));
-        }
+    if let Some(k) = topk_k(ctx)
+        && k < 0
+    {
+        return Err(format!("TopK k = {k} is negative"));
     }
     Ok(())
 }
@@ -490,12 +490,12 @@ fn topk_infer(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
     if ctx.has_input(1) {
         let kt = ctx.tensor(1)?;
-        if let Some(r) = kt.rank() {
-            if r > 1 {
-                return Err(format!(
-                    "TopK K must be a 1-element 1-D tensor, found rank {r}"
-                ));
-            }
+        if let Some(r) = kt.rank()
+            && r > 1
+        {
+            return Err(format!(
+                "TopK K must be a 1-element 1-D tensor, found rank {r}"
+            ));
         }
     }
     let k = topk_k(ctx);
@@ -504,10 +504,10 @@ fn topk_infer(ctx: &InferCtx) -> Infer {
         Some(s) => {
             let a = norm_axis(ctx.int("axis", -1), s.len())?;
             let mut s = s.clone();
-            if let (Some(k), Dim::Known(n)) = (k, &s[a]) {
-                if k > *n {
-                    return Err(format!("TopK k = {k} exceeds axis {a} of size {n}"));
-                }
+            if let (Some(k), Dim::Known(n)) = (k, &s[a])
+                && k > *n
+            {
+                return Err(format!("TopK k = {k} exceeds axis {a} of size {n}"));
             }
             s[a] = match k {
                 Some(k) if k >= 0 => Dim::Known(k),
@@ -521,10 +521,10 @@ fn topk_infer(ctx: &InferCtx) -> Infer {
 
 fn cumsum_infer(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
-    if let (Some(r), Some(a)) = (x.rank(), ctx.const_i64s(1)) {
-        if let Some(&a) = a.first() {
-            norm_axis(a, r)?;
-        }
+    if let (Some(r), Some(a)) = (x.rank(), ctx.const_i64s(1))
+        && let Some(&a) = a.first()
+    {
+        norm_axis(a, r)?;
     }
     Ok(vec![tensor(x.dtype, x.shape)])
 }
@@ -565,19 +565,19 @@ fn unique_infer(ctx: &InferCtx) -> Infer {
 fn nms_infer(ctx: &InferCtx) -> Infer {
     let b = ctx.tensor(0)?;
     let s = ctx.tensor(1)?;
-    if let Some(r) = b.rank() {
-        if r != 3 {
-            return Err(format!(
-                "NonMaxSuppression boxes must be 3-D, found rank {r}"
-            ));
-        }
+    if let Some(r) = b.rank()
+        && r != 3
+    {
+        return Err(format!(
+            "NonMaxSuppression boxes must be 3-D, found rank {r}"
+        ));
     }
-    if let Some(r) = s.rank() {
-        if r != 3 {
-            return Err(format!(
-                "NonMaxSuppression scores must be 3-D, found rank {r}"
-            ));
-        }
+    if let Some(r) = s.rank()
+        && r != 3
+    {
+        return Err(format!(
+            "NonMaxSuppression scores must be 3-D, found rank {r}"
+        ));
     }
     Ok(vec![tensor(I64, Some(vec![Dim::Unknown, Dim::Known(3)]))])
 }
@@ -590,10 +590,10 @@ fn det_infer(ctx: &InferCtx) -> Infer {
             if s.len() < 2 {
                 return Err(format!("Det needs rank >= 2, found rank {}", s.len()));
             }
-            if let (Dim::Known(a), Dim::Known(b)) = (&s[s.len() - 2], &s[s.len() - 1]) {
-                if a != b {
-                    return Err(format!("Det needs square matrices, found {a}x{b}"));
-                }
+            if let (Dim::Known(a), Dim::Known(b)) = (&s[s.len() - 2], &s[s.len() - 1])
+                && a != b
+            {
+                return Err(format!("Det needs square matrices, found {a}x{b}"));
             }
             Some(s[..s.len() - 2].to_vec())
         }
@@ -618,20 +618,18 @@ fn dft_infer(ctx: &InferCtx) -> Infer {
             "DFT input needs rank >= 2 (signal and a complex dim), found rank {r}"
         ));
     }
-    if let Dim::Known(c) = s[r - 1] {
-        if c != 1 && c != 2 {
-            return Err(format!(
-                "DFT input's last dim must be 1 (real) or 2 (complex), found {c}"
-            ));
-        }
+    if let Dim::Known(c) = s[r - 1]
+        && c != 1
+        && c != 2
+    {
+        return Err(format!(
+            "DFT input's last dim must be 1 (real) or 2 (complex), found {c}"
+        ));
     }
     // Axis: attribute before opset 20, optional input (default -2) from 20 on.
     let axis = if ctx.opset >= 20 {
         if ctx.has_input(2) {
-            match const_scalar(ctx, 2) {
-                Some(a) => Some(a),
-                None => None,
-            }
+            const_scalar(ctx, 2)
         } else {
             Some(-2)
         }
@@ -645,38 +643,58 @@ fn dft_infer(ctx: &InferCtx) -> Infer {
         for d in out.iter_mut().take(r - 1) {
             *d = Dim::Unknown;
         }
+        if ctx.int("onesided", 0) != 0 && ctx.int("inverse", 0) != 0 {
+            out[r - 1] = Dim::Known(1);
+        }
         return Ok(vec![tensor(x.dtype, Some(out))]);
     };
-    let a = if ctx.opset >= 20 {
-        // Negative axes count over the whole rank; the last (complex) dim is not an axis.
-        let a = norm_axis(axis, r)?;
-        if a == r - 1 {
-            return Err(format!(
-                "DFT axis {axis} names the complex dim of rank-{r} input"
-            ));
-        }
-        a
-    } else {
-        norm_axis(axis, r - 1)?
-    };
-    let n = if ctx.has_input(1) {
+    // Negative axes count over the whole rank; the last (complex) dim is not a signal axis.
+    let a = norm_axis(axis, r)?;
+    if a == r - 1 {
+        return Err(format!(
+            "DFT axis {axis} names the complex dim of rank-{r} input"
+        ));
+    }
+    let given = if ctx.has_input(1) {
         match const_scalar(ctx, 1) {
-            Some(n) if n > 0 => Dim::Known(n),
+            Some(n) if n > 0 => Some(Dim::Known(n)),
             Some(n) => return Err(format!("DFT dft_length = {n} must be positive")),
-            None => Dim::Unknown,
+            None => Some(Dim::Unknown),
         }
     } else {
-        s[a].clone()
+        None
     };
     let onesided = ctx.int("onesided", 0) != 0;
-    out[a] = if onesided {
-        match n {
-            Dim::Known(n) => Dim::Known(n / 2 + 1),
-            _ => Dim::Unknown,
+    let inverse = ctx.int("inverse", 0) != 0;
+    let last = s[r - 1].value();
+    match (onesided, inverse) {
+        (true, false) => {
+            // Forward one-sided: real input, floor(n/2)+1 bins.
+            if last == Some(2) {
+                return Err("one-sided DFT needs real input (last dim 1), found 2".into());
+            }
+            let n = given.unwrap_or_else(|| s[a].clone());
+            out[a] = n
+                .value()
+                .map(|n| Dim::Known(n / 2 + 1))
+                .unwrap_or(Dim::Unknown);
         }
-    } else {
-        n
-    };
+        (true, true) => {
+            // Inverse one-sided: half-spectrum in, real signal of 2(n-1) samples out.
+            if last == Some(1) {
+                return Err(
+                    "inverse one-sided DFT needs complex input (last dim 2), found 1".into(),
+                );
+            }
+            out[r - 1] = Dim::Known(1);
+            out[a] = given.unwrap_or_else(|| {
+                s[a].value()
+                    .map(|n| Dim::Known(2 * (n - 1)))
+                    .unwrap_or(Dim::Unknown)
+            });
+        }
+        _ => out[a] = given.unwrap_or_else(|| s[a].clone()),
+    }
     Ok(vec![tensor(x.dtype, Some(out))])
 }
 
@@ -694,10 +712,10 @@ fn stft_infer(ctx: &InferCtx) -> Infer {
         None => (Dim::Unknown, None),
     };
     let step = const_scalar(ctx, 1);
-    if let Some(st) = step {
-        if st <= 0 {
-            return Err(format!("STFT frame_step = {st} must be positive"));
-        }
+    if let Some(st) = step
+        && st <= 0
+    {
+        return Err(format!("STFT frame_step = {st} must be positive"));
     }
     let window_len = if ctx.has_input(2) {
         ctx.tensor(2)?
@@ -910,5 +928,11 @@ mod tests {
         let n = Node::new("DFT", &["x"], &["y"]);
         let out = run(&n, 17, vec![t(&[2, 10, 1])], vec![None]).unwrap();
         assert_eq!(out[0], fixed(F32, &[2, 10, 2]));
+        let n = n
+            .with_attr("onesided", AttrValue::Int(1))
+            .with_attr("inverse", AttrValue::Int(1));
+        let out = run(&n, 17, vec![t(&[2, 10, 2])], vec![None]).unwrap();
+        assert_eq!(out[0], fixed(F32, &[2, 18, 1]));
+        assert!(run(&n, 17, vec![t(&[2, 10, 1])], vec![None]).is_err());
     }
 }
