@@ -207,6 +207,14 @@ pub mod sets {
     pub const BOOL: &[DType] = &[Bool];
     /// Any known type.
     pub const ANY: &[DType] = super::ALL;
+    /// The 15 types of the first ONNX releases: numbers, bool, string, complex (no bfloat16).
+    pub const CLASSIC: &[DType] = &[
+        F32, U8, I8, U16, I16, I32, I64, String, Bool, F16, F64, U32, U64, C64, C128,
+    ];
+    /// [`CLASSIC`] and bfloat16.
+    pub const CLASSIC_BF16: &[DType] = &[
+        F32, U8, I8, U16, I16, I32, I64, String, Bool, F16, F64, U32, U64, C64, C128, BF16,
+    ];
 }
 
 #[cfg(test)]

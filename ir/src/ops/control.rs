@@ -12,23 +12,7 @@ use crate::types::{Dim, TensorType, ValueType};
 /// Versions shared by If and Loop.
 const IF_LOOP_VERSIONS: &[i64] = &[1, 11, 13, 16, 19, 21, 23, 24, 25];
 /// Element types of sequences (no bf16 in most sequence ops).
-const SEQ_ELEM: &[DType] = &[
-    I8,
-    I16,
-    I32,
-    I64,
-    U8,
-    U16,
-    U32,
-    U64,
-    F16,
-    F32,
-    F64,
-    DType::String,
-    Bool,
-    C64,
-    C128,
-];
+const SEQ_ELEM: &[DType] = CLASSIC;
 /// SplitToSequence also takes bf16.
 const SEQ_ELEM_BF16: &[DType] = &[
     I8,

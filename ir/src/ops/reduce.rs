@@ -2,9 +2,7 @@
 //! Unique, NonMaxSuppression, Det and the signal ops (DFT, STFT, windows, MelWeightMatrix).
 use super::common::*;
 use crate::attr::{AttrKind, AttrLookup};
-use crate::dtype::DType::{
-    self, BF16, Bool, C64, C128, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64,
-};
+use crate::dtype::DType::{self, BF16, Bool, F16, F32, F64, I8, I32, I64, U8, U32, U64};
 use crate::dtype::sets::*;
 use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
 use crate::tensor::{Tensor, TensorExt};
@@ -15,23 +13,7 @@ const REDUCE_T: &[DType] = &[F16, F32, F64, BF16, I32, I64, U32, U64];
 /// ReduceMax / ReduceMin also take small ints and bool.
 const REDUCE_MINMAX_T: &[DType] = &[F16, F32, F64, BF16, I32, I64, U32, U64, I8, U8, Bool];
 /// Types of Unique (no bf16, but strings, bool and complex).
-const UNIQUE_T: &[DType] = &[
-    I8,
-    I16,
-    I32,
-    I64,
-    U8,
-    U16,
-    U32,
-    U64,
-    F16,
-    F32,
-    F64,
-    DType::String,
-    Bool,
-    C64,
-    C128,
-];
+const UNIQUE_T: &[DType] = CLASSIC;
 /// Buckets of an `axis` attribute: negative, 0, 1, 2 or more.
 const AXIS_BUCKETS: &[(i64, i64)] = &[(i64::MIN, -1), (0, 0), (1, 1), (2, i64::MAX)];
 

@@ -6,8 +6,8 @@
 use super::common::*;
 use crate::attr::{AttrKind, AttrLookup, AttrValue};
 use crate::dtype::DType::{
-    self, BF16, Bool, C64, C128, F4E2M1, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16,
-    F32, F64, I2, I4, I8, I16, I32, I64, U2, U4, U8, U16, U32, U64,
+    self, BF16, Bool, F4E2M1, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16, F32, F64, I2,
+    I4, I8, I16, I32, I64, U2, U4, U8, U16, U32, U64,
 };
 use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
 use crate::tensor::{Tensor, TensorExt};
@@ -19,42 +19,9 @@ use crate::types::{Dim, TensorType, ValueType};
 /// Every element type (Reshape, Transpose, Shape, ... in their newest versions).
 const ALL26: &[DType] = crate::dtype::ALL;
 /// The 16 classic types: numbers, bool, string, complex, bfloat16.
-const CLASSIC16: &[DType] = &[
-    F32,
-    U8,
-    I8,
-    U16,
-    I16,
-    I32,
-    I64,
-    DType::String,
-    Bool,
-    F16,
-    F64,
-    U32,
-    U64,
-    C64,
-    C128,
-    BF16,
-];
+const CLASSIC16: &[DType] = crate::dtype::sets::CLASSIC_BF16;
 /// The classic types without bfloat16.
-const CLASSIC15: &[DType] = &[
-    F32,
-    U8,
-    I8,
-    U16,
-    I16,
-    I32,
-    I64,
-    DType::String,
-    Bool,
-    F16,
-    F64,
-    U32,
-    U64,
-    C64,
-    C128,
-];
+const CLASSIC15: &[DType] = crate::dtype::sets::CLASSIC;
 /// Index types.
 const IND: &[DType] = &[I32, I64];
 /// int64 only.
