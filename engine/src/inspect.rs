@@ -91,6 +91,13 @@ pub fn inspect(path: &str, model: &mut Model) -> Inspection {
     let mut op_histogram = BTreeMap::new();
     let nodes_with_subgraphs = histogram(g, &mut op_histogram);
     let ty = |name: &str| -> String { g.value_type(name).to_string() };
+    let value = |v: &mutagraph_ir::pb::ValueInfoProto| {
+        let name = v.name.clone().unwrap_or_default();
+        Value {
+            ty: ty(&name),
+            name,
+        }
+    };
     let values = g
         .topo_order()
         .unwrap_or_else(|_| g.node_ids())
@@ -134,28 +141,8 @@ pub fn inspect(path: &str, model: &mut Model) -> Inspection {
                 )
             })
             .collect(),
-        inputs: g
-            .real_inputs()
-            .iter()
-            .map(|v| {
-                let name = v.name.clone().unwrap_or_default();
-                Value {
-                    ty: ty(&name),
-                    name,
-                }
-            })
-            .collect(),
-        outputs: g
-            .outputs
-            .iter()
-            .map(|v| {
-                let name = v.name.clone().unwrap_or_default();
-                Value {
-                    ty: ty(&name),
-                    name,
-                }
-            })
-            .collect(),
+        inputs: g.real_inputs().into_iter().map(value).collect(),
+        outputs: g.outputs.iter().map(value).collect(),
         nodes: g.node_count(),
         nodes_with_subgraphs,
         initializers: g.initializers.len(),

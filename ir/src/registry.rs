@@ -428,6 +428,21 @@ pub type RequiresFn = fn(&InferCtx) -> Result<(), String>;
 pub type FoldFn = fn(&InferCtx) -> Option<Vec<Tensor>>;
 
 impl<'a> InferCtx<'a> {
+    /// A context for a node without subgraphs (or whose subgraph outputs are not needed).
+    pub fn new(
+        node: &'a Node,
+        opset: i64,
+        inputs: Vec<Option<ValueType>>,
+        consts: Vec<Option<Tensor>>,
+    ) -> InferCtx<'a> {
+        InferCtx {
+            node,
+            opset,
+            inputs,
+            consts,
+            subgraph_outputs: HashMap::new(),
+        }
+    }
     /// Number of input slots (including absent ones).
     pub fn n_inputs(&self) -> usize {
         self.inputs.len()

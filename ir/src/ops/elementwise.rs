@@ -988,7 +988,6 @@ mod tests {
     use crate::graph::Node;
     use crate::tensor::from_i64s;
     use crate::types::{TensorType, ValueType};
-    use std::collections::HashMap;
 
     fn ctx<'a>(
         node: &'a Node,
@@ -996,13 +995,7 @@ mod tests {
         ins: Vec<ValueType>,
         consts: Vec<Option<Tensor>>,
     ) -> InferCtx<'a> {
-        InferCtx {
-            node,
-            opset,
-            inputs: ins.into_iter().map(Some).collect(),
-            consts,
-            subgraph_outputs: HashMap::new(),
-        }
+        InferCtx::new(node, opset, ins.into_iter().map(Some).collect(), consts)
     }
 
     fn spec(op: &str) -> &'static OpSpec {

@@ -763,13 +763,7 @@ mod tests {
         consts: Vec<Option<Tensor>>,
     ) -> Infer {
         let spec = Registry::global().for_node(node).unwrap();
-        let ctx = InferCtx {
-            node,
-            opset,
-            inputs,
-            consts,
-            subgraph_outputs: HashMap::new(),
-        };
+        let ctx = InferCtx::new(node, opset, inputs, consts);
         (spec.infer)(&ctx)
     }
 

@@ -2259,7 +2259,6 @@ pub fn register(r: &mut Registry) {
 mod tests {
     use super::*;
     use crate::graph::Node;
-    use std::collections::HashMap;
 
     fn run(
         node: &Node,
@@ -2267,13 +2266,7 @@ mod tests {
         inputs: Vec<Option<ValueType>>,
         consts: Vec<Option<Tensor>>,
     ) -> (Result<Vec<ValueType>, String>, Option<Vec<Tensor>>) {
-        let ctx = InferCtx {
-            node,
-            opset,
-            inputs,
-            consts,
-            subgraph_outputs: HashMap::new(),
-        };
+        let ctx = InferCtx::new(node, opset, inputs, consts);
         let spec = Registry::global().for_node(node).expect("spec");
         ((spec.infer)(&ctx), spec.fold.and_then(|f| f(&ctx)))
     }
