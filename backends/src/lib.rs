@@ -1,5 +1,30 @@
-//! Inference backends (ONNX Runtime, tract, burn, f64 reference) run in isolated workers.
+//! Inference backends (ONNX Runtime, tract, burn, f64 reference), run in isolated worker
+//! processes.
 //!
-//! This crate is reserved by the workspace layout; its contents arrive with their own issue.
-//! It re-exports the IR so that dependents can already name it.
+//! - [`backend::Backend`] / [`backend::Prepared`]: the one trait pair every backend implements.
+//! - [`value`]: host tensors and values exchanged with backends, with their protobuf encodings.
+//! - [`catalog`]: backends by name.
+//! - [`worker`]: the worker process protocol, the serve loop and the pool with timeouts and
+//!   memory caps; every run ends as one [`worker::Outcome`].
+//! - [`compare`]: error metrics and named tolerances; [`suite`]: the ONNX backend test suite;
+//!   [`conformance`]: running it.
 pub use mutagraph_ir as ir;
+
+pub mod backend;
+pub mod catalog;
+pub mod compare;
+pub mod fault;
+pub mod probe;
+pub mod reference;
+pub mod suite;
+pub mod value;
+
+#[cfg(feature = "burn")]
+pub mod burn;
+#[cfg(feature = "ort")]
+pub mod ort;
+#[cfg(feature = "tract")]
+pub mod tract;
+
+pub use backend::{Backend, BackendError, Capabilities, Prepared, Stage};
+pub use value::{Data, HostTensor, NamedValues, Value};

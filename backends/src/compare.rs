@@ -1,0 +1,320 @@
+//! Comparison of values: error metrics (max abs / max rel / NaN / Inf) and `allclose` with
+//! named tolerances.
+use crate::value::{Data, HostTensor, Value};
+use serde::{Deserialize, Serialize};
+
+/// A named tolerance: `|a - e| <= atol + rtol * |e|` element-wise.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tolerance {
+    /// Name shown in reports.
+    pub name: &'static str,
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Relative tolerance.
+    pub rtol: f64,
+}
+
+impl Tolerance {
+    /// Exact equality.
+    pub const EXACT: Tolerance = Tolerance {
+        name: "exact",
+        atol: 0.0,
+        rtol: 0.0,
+    };
+    /// What the ONNX backend test runner uses by default (`rtol=1e-3, atol=1e-7`).
+    pub const SUITE: Tolerance = Tolerance {
+        name: "suite",
+        atol: 1e-7,
+        rtol: 1e-3,
+    };
+    /// Close enough for f32 arithmetic done in another order.
+    pub const CLOSE: Tolerance = Tolerance {
+        name: "close",
+        atol: 1e-5,
+        rtol: 1e-4,
+    };
+    /// Approximate: reduced precision (f16, bf16, fast-math kernels).
+    pub const APPROXIMATE: Tolerance = Tolerance {
+        name: "approximate",
+        atol: 1e-3,
+        rtol: 5e-3,
+    };
+    /// Very loose, for low-precision element types.
+    pub const VERY_APPROXIMATE: Tolerance = Tolerance {
+        name: "very-approximate",
+        atol: 5e-2,
+        rtol: 5e-2,
+    };
+
+    /// A tolerance by name.
+    pub fn by_name(name: &str) -> Option<Tolerance> {
+        [
+            Tolerance::EXACT,
+            Tolerance::SUITE,
+            Tolerance::CLOSE,
+            Tolerance::APPROXIMATE,
+            Tolerance::VERY_APPROXIMATE,
+        ]
+        .into_iter()
+        .find(|t| t.name == name)
+    }
+
+    /// Widens this tolerance to what the element type can hold (f16/bf16 values are never
+    /// compared tighter than `approximate` / `very-approximate`).
+    pub fn for_dtype(self, dtype: mutagraph_ir::dtype::DType) -> Tolerance {
+        use mutagraph_ir::dtype::DType;
+        let floor = match dtype {
+            DType::F16 => Tolerance::APPROXIMATE,
+            DType::BF16 => Tolerance::VERY_APPROXIMATE,
+            _ => return self,
+        };
+        if floor.rtol > self.rtol { floor } else { self }
+    }
+}
+
+/// Error metrics of one value against a reference.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// Largest absolute difference over elements that are finite in both.
+    pub max_abs: f64,
+    /// Largest relative difference `|a - e| / max(|e|, tiny)` over elements finite in both.
+    pub max_rel: f64,
+    /// NaN elements in the actual value.
+    pub nan: usize,
+    /// Infinite elements in the actual value.
+    pub inf: usize,
+    /// Positions where exactly one side is NaN, or the infinities differ.
+    pub nonfinite_mismatch: usize,
+    /// Elements outside the tolerance.
+    pub mismatched: usize,
+    /// Elements compared.
+    pub elements: usize,
+}
+
+/// The verdict of a comparison.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// True when the values agree within the tolerance.
+    pub ok: bool,
+    /// Why they do not, in words.
+    pub reason: Option<String>,
+    /// Error metrics (all tensors of the value together).
+    pub metrics: Metrics,
+}
+
+impl Comparison {
+    fn fail(reason: String, metrics: Metrics) -> Comparison {
+        Comparison {
+            ok: false,
+            reason: Some(reason),
+            metrics,
+        }
+    }
+}
+
+/// Options of a comparison.
+#[derive(Clone, Copy, Debug)]
+pub struct CompareOptions {
+    /// The tolerance for floating-point elements (integers, booleans and strings compare exactly).
+    pub tolerance: Tolerance,
+    /// Require the same element type (the suite does; the f64 reference does not).
+    pub check_dtype: bool,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            tolerance: Tolerance::SUITE,
+            check_dtype: true,
+        }
+    }
+}
+
+/// Compares `actual` against `expected`.
+pub fn compare(expected: &Value, actual: &Value, opts: CompareOptions) -> Comparison {
+    let mut m = Metrics::default();
+    match compare_into(expected, actual, opts, &mut m) {
+        Ok(()) if m.mismatched == 0 && m.nonfinite_mismatch == 0 => Comparison {
+            ok: true,
+            reason: None,
+            metrics: m,
+        },
+        Ok(()) => {
+            let r = format!(
+                "{} of {} elements differ (max abs {:.3e}, max rel {:.3e}, tolerance {})",
+                m.mismatched + m.nonfinite_mismatch,
+                m.elements,
+                m.max_abs,
+                m.max_rel,
+                opts.tolerance.name
+            );
+            Comparison::fail(r, m)
+        }
+        Err(r) => Comparison::fail(r, m),
+    }
+}
+
+fn compare_into(
+    expected: &Value,
+    actual: &Value,
+    opts: CompareOptions,
+    m: &mut Metrics,
+) -> Result<(), String> {
+    match (expected, actual) {
+        (Value::Tensor(e), Value::Tensor(a)) => compare_tensors(e, a, opts, m),
+        (Value::Sequence(e), Value::Sequence(a)) => {
+            if e.len() != a.len() {
+                return Err(format!(
+                    "sequence of {} items, expected {}",
+                    a.len(),
+                    e.len()
+                ));
+            }
+            for (x, y) in e.iter().zip(a) {
+                compare_into(x, y, opts, m)?;
+            }
+            Ok(())
+        }
+        (Value::Optional(None), Value::Optional(None)) => Ok(()),
+        (Value::Optional(Some(e)), Value::Optional(Some(a))) => compare_into(e, a, opts, m),
+        // A backend may hand back an optional's content directly.
+        (Value::Optional(Some(e)), a) => compare_into(e, a, opts, m),
+        (e, a) => Err(format!("got {}, expected {}", a.describe(), e.describe())),
+    }
+}
+
+fn compare_tensors(
+    e: &HostTensor,
+    a: &HostTensor,
+    opts: CompareOptions,
+    m: &mut Metrics,
+) -> Result<(), String> {
+    if opts.check_dtype && e.dtype != a.dtype {
+        return Err(format!("dtype {}, expected {}", a.dtype, e.dtype));
+    }
+    if e.shape != a.shape {
+        return Err(format!("shape {:?}, expected {:?}", a.shape, e.shape));
+    }
+    let (nan, inf) = a.nan_inf_counts();
+    m.nan += nan;
+    m.inf += inf;
+    match (&e.data, &a.data) {
+        (Data::String(x), Data::String(y)) => {
+            m.elements += x.len();
+            m.mismatched += x.iter().zip(y).filter(|(p, q)| p != q).count();
+            return Ok(());
+        }
+        (Data::Raw(x), Data::Raw(y)) => {
+            m.elements += x.len();
+            m.mismatched += x.iter().zip(y).filter(|(p, q)| p != q).count();
+            return Ok(());
+        }
+        _ => {}
+    }
+    let (Some(ev), Some(av)) = (e.to_f64s(), a.to_f64s()) else {
+        return Err(format!("cannot compare {} with {}", a.dtype, e.dtype));
+    };
+    let float = e.dtype.is_float() || a.dtype.is_float();
+    let tol = if float {
+        opts.tolerance.for_dtype(e.dtype).for_dtype(a.dtype)
+    } else {
+        Tolerance::EXACT
+    };
+    m.elements += ev.len();
+    for (&x, &y) in ev.iter().zip(&av) {
+        if x.is_nan() || y.is_nan() {
+            if x.is_nan() != y.is_nan() {
+                m.nonfinite_mismatch += 1;
+            }
+            continue;
+        }
+        if x.is_infinite() || y.is_infinite() {
+            if x != y {
+                m.nonfinite_mismatch += 1;
+            }
+            continue;
+        }
+        let d = (x - y).abs();
+        let rel = d / x.abs().max(f64::MIN_POSITIVE);
+        m.max_abs = m.max_abs.max(d);
+        if d > 0.0 {
+            m.max_rel = m.max_rel.max(rel);
+        }
+        if d > tol.atol + tol.rtol * x.abs() {
+            m.mismatched += 1;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(v: &[f32]) -> Value {
+        Value::Tensor(HostTensor::new(vec![v.len()], Data::F32(v.to_vec())))
+    }
+
+    #[test]
+    fn within_and_outside_tolerance() {
+        let c = compare(
+            &f(&[1.0, 2.0]),
+            &f(&[1.0, 2.0005]),
+            CompareOptions::default(),
+        );
+        assert!(c.ok, "{c:?}");
+        let c = compare(&f(&[1.0, 2.0]), &f(&[1.0, 2.01]), CompareOptions::default());
+        assert!(!c.ok);
+        assert_eq!(c.metrics.mismatched, 1);
+        assert!((c.metrics.max_abs - 0.01).abs() < 1e-6);
+    }
+
+    #[test]
+    fn nan_positions_must_agree() {
+        let c = compare(
+            &f(&[f32::NAN, 1.0]),
+            &f(&[f32::NAN, 1.0]),
+            CompareOptions::default(),
+        );
+        assert!(c.ok);
+        let c = compare(
+            &f(&[0.0, 1.0]),
+            &f(&[f32::NAN, 1.0]),
+            CompareOptions::default(),
+        );
+        assert!(!c.ok);
+        assert_eq!(c.metrics.nan, 1);
+        let c = compare(
+            &f(&[f32::INFINITY]),
+            &f(&[f32::NEG_INFINITY]),
+            CompareOptions::default(),
+        );
+        assert!(!c.ok);
+    }
+
+    #[test]
+    fn shape_and_dtype_are_checked() {
+        let e = f(&[1.0, 2.0]);
+        let a = Value::Tensor(HostTensor::new(vec![1, 2], Data::F32(vec![1.0, 2.0])));
+        assert!(
+            compare(&e, &a, CompareOptions::default())
+                .reason
+                .unwrap()
+                .contains("shape")
+        );
+        let a = Value::Tensor(HostTensor::new(vec![2], Data::F64(vec![1.0, 2.0])));
+        assert!(!compare(&e, &a, CompareOptions::default()).ok);
+        let lax = CompareOptions {
+            check_dtype: false,
+            ..Default::default()
+        };
+        assert!(compare(&e, &a, lax).ok);
+    }
+
+    #[test]
+    fn integers_compare_exactly() {
+        let e = Value::Tensor(HostTensor::new(vec![1], Data::I64(vec![1_000_000])));
+        let a = Value::Tensor(HostTensor::new(vec![1], Data::I64(vec![1_000_001])));
+        assert!(!compare(&e, &a, CompareOptions::default()).ok);
+    }
+}

@@ -1,0 +1,139 @@
+//! A fault-injection backend for tests of the worker pool. It is named `fault` and never part of
+//! the default backend set. The model tells it what to do: the op type of its first node in the
+//! domain `mutagraph.fault` is the fault (`Abort`, `Segfault`, `Panic`, `Hang`, `Alloc`,
+//! `Error`, `Unsupported`, `Exit`); a model without such a node is run as identity (graph input
+//! `k` is returned as graph output `k`).
+use crate::backend::{Backend, BackendError, Capabilities, Prepared, Stage};
+use crate::value::NamedValues;
+use mutagraph_ir::model::Model;
+
+/// The domain of fault ops.
+pub const DOMAIN: &str = "mutagraph.fault";
+
+/// The fault-injection backend.
+pub struct Fault;
+
+/// What the model asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Identity.
+    Identity,
+    /// `std::process::abort()`.
+    Abort,
+    /// A write through a null pointer (SIGSEGV).
+    Segfault,
+    /// A Rust panic.
+    Panic,
+    /// Sleeps forever.
+    Hang,
+    /// Allocates and touches memory without bound.
+    Alloc,
+    /// One huge allocation that the allocator refuses.
+    AllocHuge,
+    /// A run-stage error.
+    Error,
+    /// An unsupported op.
+    Unsupported,
+    /// Exits the process with status 3 in the middle of a run.
+    Exit,
+}
+
+impl Mode {
+    fn parse(op: &str) -> Option<Mode> {
+        Some(match op {
+            "Abort" => Mode::Abort,
+            "Segfault" => Mode::Segfault,
+            "Panic" => Mode::Panic,
+            "Hang" => Mode::Hang,
+            "Alloc" => Mode::Alloc,
+            "AllocHuge" => Mode::AllocHuge,
+            "Error" => Mode::Error,
+            "Unsupported" => Mode::Unsupported,
+            "Exit" => Mode::Exit,
+            _ => return None,
+        })
+    }
+}
+
+impl Backend for Fault {
+    fn name(&self) -> &str {
+        "fault"
+    }
+    fn version(&self) -> String {
+        "1".into()
+    }
+    fn capabilities(&mut self) -> Capabilities {
+        Capabilities::from_ops("fault", "1", &["Identity"], &[])
+    }
+    fn prepare(&mut self, model: &[u8]) -> Result<Box<dyn Prepared>, BackendError> {
+        let m = Model::from_bytes(model)
+            .map_err(|e| BackendError::failed(Stage::Load, e.to_string()))?;
+        let mut mode = Mode::Identity;
+        for n in m.graph.nodes() {
+            if n.domain() == DOMAIN {
+                mode = Mode::parse(&n.op_type).ok_or_else(|| {
+                    BackendError::unsupported(Stage::Load, format!("unknown fault {}", n.op_type))
+                })?;
+                break;
+            }
+        }
+        let outputs = m
+            .graph
+            .outputs
+            .iter()
+            .map(|o| o.name.clone().unwrap_or_default())
+            .collect();
+        Ok(Box::new(FaultModel { mode, outputs }))
+    }
+}
+
+struct FaultModel {
+    mode: Mode,
+    outputs: Vec<String>,
+}
+
+#[allow(unsafe_code)]
+fn segfault() {
+    // SAFETY: none; this is the fault being injected.
+    unsafe { std::ptr::null_mut::<u64>().write_volatile(0xdead) };
+}
+
+impl Prepared for FaultModel {
+    fn run(&mut self, inputs: &NamedValues) -> Result<NamedValues, BackendError> {
+        match self.mode {
+            Mode::Identity => {}
+            Mode::Abort => std::process::abort(),
+            Mode::Segfault => segfault(),
+            Mode::Panic => panic!("injected panic in the fault backend"),
+            Mode::Hang => loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            },
+            Mode::Alloc => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 64 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            Mode::AllocHuge => {
+                let n = std::hint::black_box(1usize << 46);
+                let v = vec![7u8; n];
+                std::hint::black_box(&v);
+            }
+            Mode::Error => return Err(BackendError::failed(Stage::Run, "injected run error")),
+            Mode::Unsupported => {
+                return Err(BackendError::unsupported(
+                    Stage::Run,
+                    "injected unsupported op",
+                ));
+            }
+            Mode::Exit => std::process::exit(3),
+        }
+        Ok(self
+            .outputs
+            .iter()
+            .zip(inputs)
+            .map(|(o, (_, v))| (o.clone(), v.clone()))
+            .collect())
+    }
+}

@@ -1,0 +1,106 @@
+//! Capability probing for libraries whose op coverage is not known statically (ONNX Runtime,
+//! tract): every single-op model of the ONNX backend test suite (part `node`) is prepared and run
+//! once on its recorded inputs; an op is supported when at least one of its models got past
+//! the backend without an `unsupported` refusal, and the input dtypes of those models are
+//! recorded. The result is cached per backend name and version in
+//! `$XDG_CACHE_HOME/mutagraph/capabilities/<name>-<version>.json` (default `~/.cache`).
+use crate::backend::{Backend, Capabilities};
+use std::collections::{BTreeMap, BTreeSet};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+
+/// Where the cache file of a backend lives.
+pub fn cache_path(name: &str, version: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let clean: String = format!("{name}-{version}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Some(
+        base.join("mutagraph")
+            .join("capabilities")
+            .join(format!("{clean}.json")),
+    )
+}
+
+/// The cached capabilities of `backend`, probing (and caching) them on first use. Without the
+/// suite the result is empty with `source = "unprobed"` (nothing is cached then).
+pub fn cached(backend: &mut dyn Backend) -> Capabilities {
+    let name = backend.name().to_string();
+    let version = backend.version();
+    let path = cache_path(&name, &version);
+    if let Some(p) = &path
+        && let Ok(bytes) = std::fs::read(p)
+        && let Ok(c) = serde_json::from_slice::<Capabilities>(&bytes)
+        && c.version == version
+    {
+        return c;
+    }
+    let caps = probe(backend);
+    if caps.source == "probed"
+        && let Some(p) = &path
+        && let Some(dir) = p.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+        && let Ok(json) = serde_json::to_vec_pretty(&caps)
+    {
+        // A failed cache write only costs a later re-probe.
+        let _ = mutagraph_ir::model::write_atomic(p, &json);
+    }
+    caps
+}
+
+/// Probes `backend` on the node tests of the suite (no cache).
+pub fn probe(backend: &mut dyn Backend) -> Capabilities {
+    let mut caps = Capabilities {
+        backend: backend.name().to_string(),
+        version: backend.version(),
+        source: "unprobed".into(),
+        ops: BTreeMap::new(),
+    };
+    let Ok(cases) = crate::suite::discover(&crate::suite::root(), &["node"]) else {
+        return caps;
+    };
+    let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for c in cases {
+        let Ok(case) = crate::suite::load(&c) else {
+            continue;
+        };
+        let ops = case.op_types();
+        if ops.len() != 1 || case.sets.is_empty() {
+            continue;
+        }
+        let inputs = &case.sets[0].inputs;
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            let mut p = backend.prepare(&case.model_bytes)?;
+            p.run(inputs)
+        }));
+        let supported = match r {
+            Ok(Ok(_)) => true,
+            Ok(Err(e)) => !e.unsupported,
+            // A panic means the op got past the importer: supported, and buggy.
+            Err(_) => true,
+        };
+        if supported {
+            let dts = seen.entry(ops[0].clone()).or_default();
+            for (_, v) in inputs {
+                for t in v.tensors() {
+                    dts.insert(t.dtype.name().to_string());
+                }
+            }
+        }
+    }
+    caps.source = "probed".into();
+    caps.ops = seen
+        .into_iter()
+        .map(|(k, v)| (k, v.into_iter().collect()))
+        .collect();
+    caps
+}
