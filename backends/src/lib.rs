@@ -18,6 +18,7 @@ pub mod probe;
 pub mod reference;
 pub mod suite;
 pub mod value;
+pub mod worker;
 
 #[cfg(feature = "burn")]
 pub mod burn;

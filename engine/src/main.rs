@@ -46,10 +46,17 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Serve one backend over the worker protocol on stdin/stdout (used by the engine).
+    #[command(hide = true)]
+    Worker,
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
+        Cmd::Worker => {
+            mutagraph_backends::worker::serve().context("worker protocol")?;
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Inspect {
             model,
             json,

@@ -1,0 +1,172 @@
+//! The framed binary protocol between the engine and its worker processes.
+//!
+//! A frame is a little-endian `u32` payload length followed by the payload, a `postcard`
+//! encoding of [`Request`] (engine → worker, on the worker's stdin) or [`Response`]
+//! (worker → engine, on the worker's original stdout). The worker moves its own stdout to
+//! stderr at start so that nothing a library prints can corrupt the stream.
+use crate::backend::{BackendError, Capabilities};
+use crate::value::NamedValues;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+
+/// Largest frame accepted (1 GiB): a corrupt length never makes us allocate without bound.
+pub const MAX_FRAME: u32 = 1 << 30;
+
+/// Settings sent to a worker when it starts.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WireConfig {
+    /// ONNX Runtime library path.
+    pub ort_dylib: Option<PathBuf>,
+    /// Intra-op threads.
+    pub threads: Option<usize>,
+}
+
+/// Engine → worker.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Request {
+    /// Create the backend (first message).
+    Init {
+        /// Backend name from the catalog.
+        backend: String,
+        /// Settings.
+        config: WireConfig,
+    },
+    /// Prepare `model` (unless it is the one prepared last) and run it on `inputs`.
+    Run {
+        /// The model's ONNX bytes.
+        model: Vec<u8>,
+        /// Graph inputs.
+        inputs: NamedValues,
+    },
+    /// Report the backend's capabilities.
+    Capabilities,
+    /// Exit cleanly.
+    Shutdown,
+}
+
+/// What a run produced inside the worker.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum RunResult {
+    /// Outputs.
+    Ok(NamedValues),
+    /// The backend refused or failed.
+    Err(BackendError),
+    /// The backend panicked (caught); the message and location.
+    Panic(String),
+}
+
+/// Worker → engine.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Response {
+    /// The backend was created.
+    Ready {
+        /// Its name.
+        name: String,
+        /// Its version.
+        version: String,
+    },
+    /// The backend could not be created.
+    InitFailed(String),
+    /// The result of a `Run`.
+    Ran {
+        /// What happened.
+        result: RunResult,
+        /// Time spent in `prepare` (0 when the model was cached), nanoseconds.
+        prepare_ns: u64,
+        /// Time spent in `run`, nanoseconds.
+        run_ns: u64,
+        /// Peak resident memory of the worker during the request, bytes (0 if unknown).
+        peak_rss: u64,
+        /// True when the prepared model of an earlier request was reused.
+        cached: bool,
+    },
+    /// The answer to `Capabilities`.
+    Capabilities(Capabilities),
+}
+
+/// Writes one frame.
+pub fn write_frame<T: Serialize>(w: &mut impl Write, msg: &T) -> io::Result<()> {
+    let bytes = postcard::to_stdvec(msg).map_err(io::Error::other)?;
+    let len = u32::try_from(bytes.len())
+        .ok()
+        .filter(|&l| l <= MAX_FRAME)
+        .ok_or_else(|| io::Error::other(format!("frame of {} bytes is too large", bytes.len())))?;
+    w.write_all(&len.to_le_bytes())?;
+    w.write_all(&bytes)?;
+    w.flush()
+}
+
+/// Reads one frame; `Ok(None)` on a clean end of stream before the frame.
+pub fn read_frame<T: for<'de> Deserialize<'de>>(r: &mut impl Read) -> io::Result<Option<T>> {
+    let mut len = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        let n = r.read(&mut len[got..])?;
+        if n == 0 {
+            if got == 0 {
+                return Ok(None);
+            }
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "truncated frame header",
+            ));
+        }
+        got += n;
+    }
+    let len = u32::from_le_bytes(len);
+    if len > MAX_FRAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("frame length {len} exceeds the limit"),
+        ));
+    }
+    let mut buf = vec![0u8; len as usize];
+    r.read_exact(&mut buf)?;
+    postcard::from_bytes(&buf)
+        .map(Some)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::{Data, HostTensor, Value};
+
+    #[test]
+    fn frames_round_trip() {
+        let req = Request::Run {
+            model: vec![1, 2, 3],
+            inputs: vec![(
+                "x".into(),
+                Value::Tensor(HostTensor::new(vec![2], Data::F32(vec![1.5, f32::NAN]))),
+            )],
+        };
+        let mut buf = Vec::new();
+        write_frame(&mut buf, &req).unwrap();
+        write_frame(&mut buf, &Request::Shutdown).unwrap();
+        let mut r = &buf[..];
+        let Some(Request::Run { model, inputs }) = read_frame(&mut r).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!(model, vec![1, 2, 3]);
+        let t = inputs[0].1.tensor().unwrap();
+        let Data::F32(v) = &t.data else { panic!() };
+        assert!(v[1].is_nan());
+        assert!(matches!(
+            read_frame(&mut r).unwrap(),
+            Some(Request::Shutdown)
+        ));
+        assert!(read_frame::<Request>(&mut r).unwrap().is_none());
+    }
+
+    #[test]
+    fn corrupt_frames_are_errors() {
+        let mut r = &[0xff, 0xff, 0xff, 0xff][..];
+        assert!(read_frame::<Request>(&mut r).is_err());
+        let mut r = &[5, 0, 0, 0, 1][..];
+        assert!(read_frame::<Request>(&mut r).is_err());
+        let mut r = &[2, 0][..];
+        assert!(read_frame::<Request>(&mut r).is_err());
+    }
+}
