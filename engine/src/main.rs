@@ -1,10 +1,18 @@
 //! The `mutagraph` command line: a thin layer over the library crates.
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use mutagraph_backends::catalog;
+use mutagraph_backends::compare::Tolerance;
+use mutagraph_backends::conformance::Allowlist;
+use mutagraph_backends::inputs as mg_inputs;
+use mutagraph_backends::worker::protocol::WireConfig;
+use mutagraph_backends::worker::{Pool, PoolOptions};
 use mutagraph_engine::inspect::inspect;
+use mutagraph_engine::{conformcmd, runcmd};
 use mutagraph_ir::{Model, Registry, validate};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(
@@ -46,13 +54,226 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Run a model on backends, each in an isolated worker, against the f64 reference.
+    Run {
+        /// The model file.
+        model: PathBuf,
+        /// Backends, comma-separated (default: every CPU backend compiled in).
+        #[arg(long, value_delimiter = ',')]
+        backends: Vec<String>,
+        /// Input values: a directory of input_N.pb files or one .pb TensorProto file.
+        #[arg(long, conflicts_with = "seed")]
+        inputs: Option<PathBuf>,
+        /// Seed of the generated inputs.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Size of symbolic / unknown input dims for generated inputs.
+        #[arg(long, default_value_t = 1)]
+        free_dim: usize,
+        /// Tolerance for "agrees": exact, suite, close, approximate, very-approximate.
+        #[arg(long, default_value = "close")]
+        tolerance: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        pool: PoolArgs,
+    },
+    /// Run the ONNX backend test suite (Debian libonnx-testdata) on backends.
+    Conformance {
+        /// Part of the suite.
+        #[arg(long, default_value = "all", value_parser = ["node", "pytorch-converted", "pytorch-operator", "simple", "all"])]
+        suite: String,
+        /// Backends, comma-separated (default: every CPU backend compiled in).
+        #[arg(long, value_delimiter = ',')]
+        backends: Vec<String>,
+        /// Only tests whose id (part/test_name) contains this.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Write the machine-readable report here (JSON, atomically).
+        #[arg(long, default_value = "conformance-report.json")]
+        report: PathBuf,
+        /// Also print the per-op table.
+        #[arg(long)]
+        per_op: bool,
+        /// Exit with status 1 when a backend fails a test its allowlist does not name.
+        #[arg(long)]
+        check: bool,
+        /// Write each backend's current failures as its allowlist into this directory.
+        #[arg(long)]
+        write_allowlist: Option<PathBuf>,
+        #[command(flatten)]
+        pool: PoolArgs,
+    },
     /// Serve one backend over the worker protocol on stdin/stdout (used by the engine).
     #[command(hide = true)]
     Worker,
 }
 
+/// Worker pool settings shared by the commands that run backends.
+#[derive(clap::Args, Clone)]
+struct PoolArgs {
+    /// Per-run time limit, seconds.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    /// Resident memory cap per worker, MiB.
+    #[arg(long, default_value_t = 4096)]
+    mem_limit: u64,
+    /// Path of libonnxruntime.so (else ORT_DYLIB_PATH, else the onnxruntime Python package).
+    #[arg(long)]
+    ort_dylib: Option<PathBuf>,
+    /// Intra-op threads for backends that take it.
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+impl PoolArgs {
+    fn options(&self) -> Result<PoolOptions> {
+        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
+            bail!("--timeout must be a positive number of seconds");
+        }
+        let exe = std::env::current_exe().context("locating the mutagraph executable")?;
+        let mut o = PoolOptions::new(exe);
+        o.timeout = Duration::from_secs_f64(self.timeout);
+        o.mem_limit = self.mem_limit.saturating_mul(1 << 20);
+        o.config = WireConfig {
+            ort_dylib: self.ort_dylib.clone(),
+            threads: self.threads,
+        };
+        Ok(o)
+    }
+}
+
+fn backend_list(given: Vec<String>) -> Result<Vec<String>> {
+    let list: Vec<String> = if given.is_empty() {
+        catalog::default_set()
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        given
+    };
+    for b in &list {
+        if !catalog::is_compiled(b) {
+            // Let the catalog say why (unknown, or which feature brings it).
+            if let Err(e) = catalog::create(b, &Default::default()) {
+                bail!("{e}");
+            }
+        }
+    }
+    Ok(list)
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
+        Cmd::Run {
+            model,
+            backends,
+            inputs,
+            seed,
+            free_dim,
+            tolerance,
+            json,
+            pool,
+        } => {
+            let tol = Tolerance::by_name(&tolerance)
+                .with_context(|| format!("unknown tolerance '{tolerance}'"))?;
+            let bytes = std::fs::read(&model)
+                .with_context(|| format!("{}: cannot read", model.display()))?;
+            let m = Model::from_bytes(&bytes).map_err(|e| e.in_file(&model))?;
+            let (values, source) = match &inputs {
+                Some(p) => (mg_inputs::read(&m, p)?, format!("from {}", p.display())),
+                None => {
+                    let seed = seed.unwrap_or(0);
+                    let opts = mg_inputs::GenOptions {
+                        free_dim,
+                        ..Default::default()
+                    };
+                    (
+                        mg_inputs::generate(&m, seed, &opts)
+                            .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?,
+                        format!("generated, seed {seed}"),
+                    )
+                }
+            };
+            let backends = backend_list(backends)?;
+            let mut p = Pool::new(pool.options()?);
+            let name = model.display().to_string();
+            let summary = runcmd::run_model(
+                &mut p,
+                runcmd::RunRequest {
+                    model_name: &name,
+                    model: &bytes,
+                    inputs: &values,
+                    input_source: source,
+                    reference: "reference",
+                    backends: &backends,
+                    tolerance: tol,
+                },
+            )?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&summary)?);
+            } else {
+                print!("{}", summary.to_text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Conformance {
+            suite,
+            backends,
+            filter,
+            report,
+            per_op,
+            check,
+            write_allowlist,
+            pool,
+        } => {
+            let parts: Vec<&str> = if suite == "all" {
+                mutagraph_backends::suite::PARTS.to_vec()
+            } else {
+                vec![suite.as_str()]
+            };
+            let backends = backend_list(backends)?;
+            let cases = conformcmd::load_cases(&parts, filter.as_deref())?;
+            eprintln!(
+                "conformance: {} tests ({}) on {}",
+                cases.len(),
+                parts.join(", "),
+                backends.join(", ")
+            );
+            let mut rep = conformcmd::run_all(&pool.options()?, &backends, cases, true)?;
+            rep.parts = parts.iter().map(|s| s.to_string()).collect();
+            print!("{}", conformcmd::failures_text(&rep));
+            if per_op {
+                print!("\n{}", conformcmd::per_op_text(&rep));
+            }
+            print!("\n{}", conformcmd::summary_text(&rep));
+            let json = serde_json::to_vec_pretty(&rep)?;
+            mutagraph_ir::model::write_atomic(&report, &json)
+                .with_context(|| format!("writing {}", report.display()))?;
+            println!("report: {}", report.display());
+            if let Some(dir) = write_allowlist {
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                for b in &rep.backends {
+                    let path = dir.join(format!("{}.txt", b.backend));
+                    mutagraph_ir::model::write_atomic(&path, Allowlist::render(b).as_bytes())
+                        .with_context(|| format!("writing {}", path.display()))?;
+                }
+                println!("allowlists written to {}", dir.display());
+            }
+            let regressions: usize = rep
+                .backends
+                .iter()
+                .map(|b| b.drift(&Allowlist::builtin(&b.backend)).new_failures.len())
+                .sum();
+            Ok(if check && regressions > 0 {
+                eprintln!("error: {regressions} failures are not in the allowlists");
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
         Cmd::Worker => {
             mutagraph_backends::worker::serve().context("worker protocol")?;
             Ok(ExitCode::SUCCESS)

@@ -1,0 +1,263 @@
+//! `mutagraph run`: one model on several backends, each in its worker, against the reference.
+use mutagraph_backends::compare::{CompareOptions, Metrics, Tolerance, compare};
+use mutagraph_backends::value::NamedValues;
+use mutagraph_backends::worker::{Outcome, Pool, PoolError, RunReport};
+use serde::Serialize;
+
+/// A backend's run and how it compares with the reference.
+#[derive(Clone, Debug, Serialize)]
+pub struct BackendRun {
+    /// The run.
+    #[serde(flatten)]
+    pub report: RunReport,
+    /// Status word.
+    pub status: String,
+    /// Failure detail (empty when ok).
+    pub detail: String,
+    /// Output summaries.
+    pub outputs: Vec<OutputSummary>,
+    /// Against the reference, when both produced outputs.
+    pub vs_reference: Option<VsReference>,
+}
+
+/// Shape, dtype and NaN/Inf counts of one output.
+#[derive(Clone, Debug, Serialize)]
+pub struct OutputSummary {
+    /// Name.
+    pub name: String,
+    /// Description (`f32[1, 10]`, `seq(3)`).
+    pub value: String,
+    /// NaN elements.
+    pub nan: usize,
+    /// Infinite elements.
+    pub inf: usize,
+}
+
+/// Error metrics against the reference.
+#[derive(Clone, Debug, Serialize)]
+pub struct VsReference {
+    /// The tolerance used for `agrees`.
+    pub tolerance: String,
+    /// True when every output agrees within it.
+    pub agrees: bool,
+    /// Metrics over all outputs together.
+    pub metrics: Metrics,
+    /// The first disagreement, in words.
+    pub reason: Option<String>,
+}
+
+/// The result of `run`.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSummary {
+    /// The model file.
+    pub model: String,
+    /// The inputs (name and description).
+    pub inputs: Vec<(String, String)>,
+    /// Where the inputs came from.
+    pub input_source: String,
+    /// The backend used as ground truth.
+    pub reference: String,
+    /// One entry per backend, the reference first.
+    pub runs: Vec<BackendRun>,
+}
+
+fn summarize(out: &NamedValues) -> Vec<OutputSummary> {
+    out.iter()
+        .map(|(n, v)| {
+            let (nan, inf) = v
+                .tensors()
+                .iter()
+                .map(|t| t.nan_inf_counts())
+                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            OutputSummary {
+                name: n.clone(),
+                value: v.describe(),
+                nan,
+                inf,
+            }
+        })
+        .collect()
+}
+
+/// Compares `got` with the reference outputs (element types may differ: the reference may
+/// compute in f64).
+pub fn vs_reference(reference: &NamedValues, got: &NamedValues, tol: Tolerance) -> VsReference {
+    let mut total = Metrics::default();
+    let mut agrees = true;
+    let mut reason = None;
+    for (name, want) in reference {
+        let Some((_, have)) = got.iter().find(|(n, _)| n == name) else {
+            agrees = false;
+            reason.get_or_insert(format!("output '{name}' is missing"));
+            continue;
+        };
+        let c = compare(
+            want,
+            have,
+            CompareOptions {
+                tolerance: tol,
+                check_dtype: false,
+            },
+        );
+        let m = &c.metrics;
+        total.max_abs = total.max_abs.max(m.max_abs);
+        total.max_rel = total.max_rel.max(m.max_rel);
+        total.nan += m.nan;
+        total.inf += m.inf;
+        total.nonfinite_mismatch += m.nonfinite_mismatch;
+        total.mismatched += m.mismatched;
+        total.elements += m.elements;
+        if !c.ok {
+            agrees = false;
+            if reason.is_none() {
+                reason = Some(format!("output '{name}': {}", c.reason.unwrap_or_default()));
+            }
+        }
+    }
+    VsReference {
+        tolerance: tol.name.to_string(),
+        agrees,
+        metrics: total,
+        reason,
+    }
+}
+
+/// What to run.
+pub struct RunRequest<'a> {
+    /// Name shown for the model (its path).
+    pub model_name: &'a str,
+    /// ONNX bytes.
+    pub model: &'a [u8],
+    /// Inputs.
+    pub inputs: &'a NamedValues,
+    /// Where they came from, in words.
+    pub input_source: String,
+    /// The ground-truth backend.
+    pub reference: &'a str,
+    /// The backends to compare with it.
+    pub backends: &'a [String],
+    /// The tolerance of "agrees".
+    pub tolerance: Tolerance,
+}
+
+/// Runs the model on the reference and on the backends.
+pub fn run_model(pool: &mut Pool, req: RunRequest<'_>) -> Result<RunSummary, PoolError> {
+    let RunRequest {
+        model_name,
+        model,
+        inputs,
+        input_source,
+        reference,
+        backends,
+        tolerance: tol,
+    } = req;
+    let mut order = vec![reference.to_string()];
+    order.extend(backends.iter().filter(|b| *b != reference).cloned());
+    let mut runs = Vec::new();
+    let mut ref_out: Option<NamedValues> = None;
+    for (i, b) in order.iter().enumerate() {
+        let report = pool.run(b, model, inputs)?;
+        let outputs = report.outcome.outputs().map(summarize).unwrap_or_default();
+        let vs = match (&ref_out, report.outcome.outputs()) {
+            (Some(r), Some(o)) if i > 0 => Some(vs_reference(r, o, tol)),
+            _ => None,
+        };
+        if i == 0 {
+            ref_out = report.outcome.outputs().cloned();
+        }
+        runs.push(BackendRun {
+            status: report.outcome.status().to_string(),
+            detail: report.outcome.detail(),
+            outputs,
+            vs_reference: vs,
+            report: strip_outputs(report),
+        });
+    }
+    Ok(RunSummary {
+        model: model_name.to_string(),
+        inputs: inputs
+            .iter()
+            .map(|(n, v)| (n.clone(), v.describe()))
+            .collect(),
+        input_source,
+        reference: reference.to_string(),
+        runs,
+    })
+}
+
+/// Output values are summarized, not printed in full.
+fn strip_outputs(mut r: RunReport) -> RunReport {
+    if let Outcome::Ok(o) = &mut r.outcome {
+        o.clear();
+    }
+    r
+}
+
+impl RunSummary {
+    /// The text table.
+    pub fn to_text(&self) -> String {
+        let mut s = format!(
+            "model  {}\ninputs {} ({})\n",
+            self.model,
+            self.input_source,
+            {
+                let v: Vec<String> = self
+                    .inputs
+                    .iter()
+                    .map(|(n, d)| format!("{n}: {d}"))
+                    .collect();
+                v.join(", ")
+            }
+        );
+        s.push_str(&format!(
+            "\n{:<14} {:<12} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>5} {:>5}  {}\n",
+            "backend",
+            "status",
+            "wall ms",
+            "prep ms",
+            "run ms",
+            "peak MB",
+            "max abs",
+            "max rel",
+            "NaN",
+            "Inf",
+            format!("vs {}", self.reference)
+        ));
+        for r in &self.runs {
+            let (nan, inf) = r
+                .outputs
+                .iter()
+                .fold((0, 0), |a, o| (a.0 + o.nan, a.1 + o.inf));
+            let (abs, rel, verdict) = match &r.vs_reference {
+                Some(v) => (
+                    format!("{:.2e}", v.metrics.max_abs),
+                    format!("{:.2e}", v.metrics.max_rel),
+                    if v.agrees {
+                        format!("agrees ({})", v.tolerance)
+                    } else {
+                        format!("DIFFERS: {}", v.reason.clone().unwrap_or_default())
+                    },
+                ),
+                None if r.report.backend == self.reference => {
+                    ("-".into(), "-".into(), "(ground truth)".into())
+                }
+                None => ("-".into(), "-".into(), r.detail.clone()),
+            };
+            s.push_str(&format!(
+                "{:<14} {:<12} {:>9.2} {:>9.2} {:>9.2} {:>8.1} {:>10} {:>10} {:>5} {:>5}  {}\n",
+                r.report.backend,
+                r.status,
+                r.report.wall_ms,
+                r.report.prepare_ms,
+                r.report.run_ms,
+                r.report.peak_rss as f64 / 1e6,
+                abs,
+                rel,
+                nan,
+                inf,
+                verdict
+            ));
+        }
+        s
+    }
+}
