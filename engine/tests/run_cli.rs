@@ -1,0 +1,164 @@
+//! `mutagraph run` and `mutagraph conformance` through the real binary.
+use std::process::{Command, Output};
+
+fn mg(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn suite(rel: &str) -> std::path::PathBuf {
+    mutagraph_tests::suite_dir().join(rel)
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn run_compares_every_default_backend_with_the_reference() {
+    let model = suite("pytorch-operator/test_operator_conv/model.onnx");
+    let j = json(&mg(&[
+        "run",
+        model.to_str().unwrap(),
+        "--seed",
+        "3",
+        "--json",
+    ]));
+    let runs = j["runs"].as_array().unwrap();
+    let names: Vec<&str> = runs
+        .iter()
+        .map(|r| r["backend"].as_str().unwrap())
+        .collect();
+    assert_eq!(names[0], "reference");
+    for b in ["ort", "ort-noopt", "tract", "tract-opt", "burn-ndarray"] {
+        assert!(names.contains(&b), "{b} missing from {names:?}");
+    }
+    for r in runs {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert!(r["wall_ms"].as_f64().unwrap() > 0.0);
+        assert!(r["peak_rss"].as_u64().unwrap() > 0);
+        if r["backend"] != "reference" {
+            let v = &r["vs_reference"];
+            assert_eq!(v["agrees"], true, "{r}");
+            assert!(v["metrics"]["max_abs"].as_f64().unwrap() < 1e-4, "{r}");
+            assert!(v["metrics"]["elements"].as_u64().unwrap() > 0);
+        }
+    }
+    // Same seed, same inputs; another seed, other values.
+    let again = json(&mg(&[
+        "run",
+        model.to_str().unwrap(),
+        "--seed",
+        "3",
+        "--json",
+        "--backends",
+        "ort",
+    ]));
+    assert_eq!(again["inputs"], j["inputs"]);
+    let text = mg(&["run", model.to_str().unwrap(), "--backends", "ort,tract"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("agrees"), "{text}");
+}
+
+#[test]
+fn run_reads_suite_inputs() {
+    let dir = suite("node/test_relu");
+    let o = mg(&[
+        "run",
+        dir.join("model.onnx").to_str().unwrap(),
+        "--inputs",
+        dir.join("test_data_set_0").to_str().unwrap(),
+        "--backends",
+        "ort",
+        "--json",
+    ]);
+    let j = json(&o);
+    assert!(
+        j["input_source"]
+            .as_str()
+            .unwrap()
+            .contains("test_data_set_0")
+    );
+    assert_eq!(j["runs"][1]["vs_reference"]["agrees"], true);
+}
+
+#[test]
+fn run_rejects_bad_input_with_the_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.onnx");
+    std::fs::write(&bad, b"\x08\x07garbage").unwrap();
+    let o = mg(&["run", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.onnx"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let o = mg(&["run", "/nonexistent/m.onnx"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/m.onnx"));
+    let model = suite("node/test_relu/model.onnx");
+    let o = mg(&["run", model.to_str().unwrap(), "--backends", "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown backend 'nope'"));
+    let o = mg(&[
+        "run",
+        model.to_str().unwrap(),
+        "--inputs",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("input files"));
+}
+
+#[test]
+fn conformance_simple_part_writes_a_report_and_checks_allowlists() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.json");
+    let allow = dir.path().join("allow");
+    let o = mg(&[
+        "conformance",
+        "--suite",
+        "simple",
+        "--backends",
+        "reference,ort",
+        "--report",
+        report.to_str().unwrap(),
+        "--write-allowlist",
+        allow.to_str().unwrap(),
+        "--per-op",
+        "--check",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("pass%"), "{out}");
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let backends = j["backends"].as_array().unwrap();
+    assert_eq!(backends.len(), 2);
+    for b in backends {
+        assert_eq!(
+            b["results"].as_array().unwrap().len(),
+            23,
+            "{}",
+            b["backend"]
+        );
+    }
+    let ort_pass = backends[1]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["verdict"] == "pass")
+        .count();
+    assert!(ort_pass >= 22, "ort passes {ort_pass}/23 simple tests");
+    assert!(allow.join("ort.txt").is_file());
+}
