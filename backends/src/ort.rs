@@ -302,11 +302,22 @@ impl OrtBackend {
             other => return Err(CreateError::Unknown(other.into())),
         }
         let runtime = runtime(config).map_err(init)?;
-        Ok(OrtBackend {
+        let backend = OrtBackend {
             name: name.into(),
             runtime,
             threads: config.threads.unwrap_or(1).max(1),
-        })
+        };
+        if name == "ort-cuda" {
+            // Registering the execution provider fails without the CUDA build of ONNX Runtime
+            // (the `onnxruntime-gpu` wheel), the CUDA libraries or a GPU: say so now rather than
+            // on every model.
+            backend.builder().map_err(|e| {
+                init(format!(
+                    "the CUDA execution provider is not available: {e} (it needs the onnxruntime-gpu build of ONNX Runtime, CUDA and a GPU)"
+                ))
+            })?;
+        }
+        Ok(backend)
     }
 
     /// The library file in use.
@@ -682,6 +693,22 @@ mod tests {
             version_from_file_name(Path::new("/x/libonnxruntime.so")),
             None
         );
+    }
+
+    #[cfg(feature = "ort-cuda")]
+    #[test]
+    fn cuda_without_a_gpu_is_a_clear_init_error() {
+        if std::process::Command::new("nvidia-smi").output().is_ok() {
+            return;
+        }
+        match OrtBackend::create("ort-cuda", &Config::default()) {
+            Err(CreateError::Init { problem, .. }) => {
+                assert!(problem.contains("CUDA execution provider"), "{problem}");
+                eprintln!("{problem}");
+            }
+            Err(e) => panic!("unexpected error {e}"),
+            Ok(_) => panic!("ort-cuda created without a GPU"),
+        }
     }
 
     #[test]
