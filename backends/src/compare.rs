@@ -77,7 +77,8 @@ impl Tolerance {
 pub struct Metrics {
     /// Largest absolute difference over elements that are finite in both.
     pub max_abs: f64,
-    /// Largest relative difference `|a - e| / max(|e|, tiny)` over elements finite in both.
+    /// Largest relative difference `|a - e| / |e|` over elements finite in both whose expected
+    /// value is not zero.
     pub max_rel: f64,
     /// NaN elements in the actual value.
     pub nan: usize,
@@ -235,10 +236,9 @@ fn compare_tensors(
             continue;
         }
         let d = (x - y).abs();
-        let rel = d / x.abs().max(f64::MIN_POSITIVE);
         m.max_abs = m.max_abs.max(d);
-        if d > 0.0 {
-            m.max_rel = m.max_rel.max(rel);
+        if d > 0.0 && x != 0.0 {
+            m.max_rel = m.max_rel.max(d / x.abs());
         }
         if d > tol.atol + tol.rtol * x.abs() {
             m.mismatched += 1;

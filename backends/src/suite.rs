@@ -54,7 +54,24 @@ impl CaseRef {
     }
 }
 
-/// Lists the cases of the given parts (sorted by part then name).
+/// Tests whose expected outputs come from a random generator (Bernoulli sampling, training-mode
+/// Dropout masks): no implementation can be expected to reproduce them, so conformance leaves
+/// them out and says so.
+pub const NONDETERMINISTIC: &[&str] = &[
+    "node/test_bernoulli",
+    "node/test_bernoulli_double",
+    "node/test_bernoulli_double_expanded",
+    "node/test_bernoulli_expanded",
+    "node/test_bernoulli_seed",
+    "node/test_bernoulli_seed_expanded",
+    "node/test_training_dropout",
+    "node/test_training_dropout_default",
+    "node/test_training_dropout_default_mask",
+    "node/test_training_dropout_mask",
+];
+
+/// Lists the cases of the given parts (sorted by part then name), leaving out the
+/// [`NONDETERMINISTIC`] ones.
 pub fn discover(root: &Path, parts: &[&str]) -> Result<Vec<CaseRef>, SuiteError> {
     if !root.join("node").is_dir() {
         return Err(SuiteError::Missing(root.to_path_buf()));
@@ -66,7 +83,8 @@ pub fn discover(root: &Path, parts: &[&str]) -> Result<Vec<CaseRef>, SuiteError>
         };
         for e in rd.flatten() {
             let dir = e.path();
-            if dir.join("model.onnx").is_file() {
+            let id = format!("{part}/{}", e.file_name().to_string_lossy());
+            if dir.join("model.onnx").is_file() && !NONDETERMINISTIC.contains(&id.as_str()) {
                 out.push(CaseRef {
                     part: part.to_string(),
                     name: e.file_name().to_string_lossy().into_owned(),
@@ -207,7 +225,29 @@ fn read_values(
             ));
         };
         let v = Value::decode(&bytes, ty).map_err(|e: ValueError| file_err(&p, e))?;
-        out.push((name.clone(), v));
+        out.push((name.clone(), bf16_fixup(v, ty)));
     }
     Ok(out)
+}
+
+/// The suite's data (written by onnx 1.12) stores bfloat16 values as UINT16 tensors holding the
+/// bf16 bits; reinterpret them when the model declares bfloat16.
+fn bf16_fixup(v: Value, ty: &ValueType) -> Value {
+    use crate::value::{Data, HostTensor};
+    use mutagraph_ir::dtype::DType;
+    match (v, ty) {
+        (
+            Value::Tensor(HostTensor {
+                dtype: DType::U16,
+                shape,
+                data: Data::U16(bits),
+            }),
+            ValueType::Tensor(t),
+        ) if t.dtype == DType::BF16 => Value::Tensor(HostTensor {
+            dtype: DType::BF16,
+            shape,
+            data: Data::BF16(bits.into_iter().map(half::bf16::from_bits).collect()),
+        }),
+        (v, _) => v,
+    }
 }

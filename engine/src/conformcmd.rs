@@ -53,6 +53,7 @@ pub fn run_all(
         })
         .collect();
     let mut reports = Vec::new();
+    let progress = progress && std::io::IsTerminal::is_terminal(&std::io::stderr());
     for h in handles {
         reports.push(h.join().expect("conformance thread panicked")?);
     }
