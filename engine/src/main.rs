@@ -73,6 +73,9 @@ enum Cmd {
         /// Tolerance for "agrees": exact, suite, close, approximate, very-approximate.
         #[arg(long, default_value = "close")]
         tolerance: String,
+        /// The ground-truth backend, or `none` to run only the given backends.
+        #[arg(long, default_value = "reference")]
+        reference: String,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -140,6 +143,16 @@ impl PoolArgs {
             ort_dylib: self.ort_dylib.clone(),
             threads: self.threads,
         };
+        // Resolve the ONNX Runtime library once here rather than in every worker; when it
+        // cannot be found, the worker of an `ort` backend reports why.
+        #[cfg(feature = "ort")]
+        if o.config.ort_dylib.is_none() {
+            let cfg = catalog::Config {
+                ort_dylib: None,
+                threads: self.threads,
+            };
+            o.config.ort_dylib = mutagraph_backends::ort::find_library(&cfg).ok();
+        }
         Ok(o)
     }
 }
@@ -173,6 +186,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             seed,
             free_dim,
             tolerance,
+            reference,
             json,
             pool,
         } => {
@@ -206,7 +220,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     model: &bytes,
                     inputs: &values,
                     input_source: source,
-                    reference: "reference",
+                    reference: (reference != "none").then_some(reference.as_str()),
                     backends: &backends,
                     tolerance: tol,
                 },

@@ -55,7 +55,7 @@ pub struct RunSummary {
     pub inputs: Vec<(String, String)>,
     /// Where the inputs came from.
     pub input_source: String,
-    /// The backend used as ground truth.
+    /// The backend used as ground truth (empty when none).
     pub reference: String,
     /// One entry per backend, the reference first.
     pub runs: Vec<BackendRun>,
@@ -132,8 +132,8 @@ pub struct RunRequest<'a> {
     pub inputs: &'a NamedValues,
     /// Where they came from, in words.
     pub input_source: String,
-    /// The ground-truth backend.
-    pub reference: &'a str,
+    /// The ground-truth backend (`None`: no comparison).
+    pub reference: Option<&'a str>,
     /// The backends to compare with it.
     pub backends: &'a [String],
     /// The tolerance of "agrees".
@@ -151,18 +151,24 @@ pub fn run_model(pool: &mut Pool, req: RunRequest<'_>) -> Result<RunSummary, Poo
         backends,
         tolerance: tol,
     } = req;
-    let mut order = vec![reference.to_string()];
-    order.extend(backends.iter().filter(|b| *b != reference).cloned());
+    let mut order: Vec<String> = reference.iter().map(|r| r.to_string()).collect();
+    order.extend(
+        backends
+            .iter()
+            .filter(|b| Some(b.as_str()) != reference)
+            .cloned(),
+    );
     let mut runs = Vec::new();
     let mut ref_out: Option<NamedValues> = None;
     for (i, b) in order.iter().enumerate() {
         let report = pool.run(b, model, inputs)?;
         let outputs = report.outcome.outputs().map(summarize).unwrap_or_default();
+        let is_ref = i == 0 && reference.is_some();
         let vs = match (&ref_out, report.outcome.outputs()) {
-            (Some(r), Some(o)) if i > 0 => Some(vs_reference(r, o, tol)),
+            (Some(r), Some(o)) if !is_ref => Some(vs_reference(r, o, tol)),
             _ => None,
         };
-        if i == 0 {
+        if is_ref {
             ref_out = report.outcome.outputs().cloned();
         }
         runs.push(BackendRun {
@@ -180,7 +186,7 @@ pub fn run_model(pool: &mut Pool, req: RunRequest<'_>) -> Result<RunSummary, Poo
             .map(|(n, v)| (n.clone(), v.describe()))
             .collect(),
         input_source,
-        reference: reference.to_string(),
+        reference: reference.unwrap_or("").to_string(),
         runs,
     })
 }
@@ -240,6 +246,9 @@ impl RunSummary {
                 ),
                 None if r.report.backend == self.reference => {
                     ("-".into(), "-".into(), "(ground truth)".into())
+                }
+                None if r.status == "ok" && !self.reference.is_empty() => {
+                    ("-".into(), "-".into(), "(no reference outputs)".into())
                 }
                 None => ("-".into(), "-".into(), r.detail.clone()),
             };
