@@ -1,0 +1,650 @@
+//! Convolutions, pooling, normalizations and Pad.
+use super::ops::{Cx, Outs, Res, ints_attr, norm_axis, opt, req};
+use super::tensor::{K, R, Val, bax, pad, run_err, run_unsup};
+use burn::tensor::backend::Backend as BurnBackend;
+use burn::tensor::module::{
+    avg_pool1d, avg_pool2d, conv_transpose1d, conv_transpose2d, conv_transpose3d, conv1d, conv2d,
+    conv3d, max_pool1d, max_pool2d,
+};
+use burn::tensor::ops::{ConvTransposeOptions, PadMode, PaddedConvOptions};
+use burn::tensor::{Slice, Tensor};
+use mutagraph_ir::attr::AttrLookup;
+use mutagraph_ir::dtype::DType;
+use mutagraph_ir::graph::Node;
+
+fn arr<const N: usize>(v: &[usize]) -> [usize; N] {
+    let mut a = [0usize; N];
+    a.copy_from_slice(v);
+    a
+}
+
+fn lift<B: BurnBackend, const N: usize>(t: Tensor<B, N>, dtype: DType) -> Val<B> {
+    let s = t.dims().to_vec();
+    Val::float(t.reshape(pad(&s)), s, dtype)
+}
+
+fn float_in<B: BurnBackend>(v: &Val<B>, op: &str) -> Res<Tensor<B, R>> {
+    match &v.k {
+        K::F(t) => Ok(t.clone()),
+        _ => Err(run_unsup(format!("{op} on {}", v.dtype))),
+    }
+}
+
+fn list(node: &Node, name: &str, n: usize, default: usize) -> Res<Vec<usize>> {
+    match ints_attr(&node.attributes, name) {
+        Some(v) => {
+            if v.len() != n {
+                return Err(run_err(format!(
+                    "{}: {name} has {} values, expected {n}",
+                    node.op_type,
+                    v.len()
+                )));
+            }
+            v.iter()
+                .map(|&x| {
+                    usize::try_from(x)
+                        .map_err(|_| run_err(format!("{}: negative {name}", node.op_type)))
+                })
+                .collect()
+        }
+        None => Ok(vec![default; n]),
+    }
+}
+
+/// Begin and end pads of a sliding window op (Conv, pooling).
+fn window_pads(
+    node: &Node,
+    input: &[usize],
+    kernel: &[usize],
+    strides: &[usize],
+    dils: &[usize],
+) -> Res<(Vec<usize>, Vec<usize>)> {
+    let n = input.len();
+    let auto = node.attributes.string("auto_pad", "NOTSET");
+    match auto.as_str() {
+        "SAME_UPPER" | "SAME_LOWER" => {
+            let mut b = vec![0; n];
+            let mut e = vec![0; n];
+            for i in 0..n {
+                let out = input[i].div_ceil(strides[i]);
+                let eff = (kernel[i] - 1) * dils[i] + 1;
+                let total = ((out.max(1) - 1) * strides[i] + eff).saturating_sub(input[i]);
+                let small = total / 2;
+                if auto == "SAME_UPPER" {
+                    b[i] = small;
+                    e[i] = total - small;
+                } else {
+                    b[i] = total - small;
+                    e[i] = small;
+                }
+            }
+            Ok((b, e))
+        }
+        "VALID" => Ok((vec![0; n], vec![0; n])),
+        _ => {
+            let p = list(node, "pads", 2 * n, 0)?;
+            Ok((p[..n].to_vec(), p[n..].to_vec()))
+        }
+    }
+}
+
+pub(crate) fn conv<B: BurnBackend>(
+    node: &Node,
+    ins: &[Option<Val<B>>],
+    _cx: &Cx<B>,
+) -> Res<Outs<B>> {
+    let op = "Conv";
+    let x = req(ins, 0, op)?;
+    let w = req(ins, 1, op)?;
+    let xt = float_in(x, op)?;
+    let wt = float_in(w, op)?;
+    let r = x.rank();
+    if !(3..=5).contains(&r) || w.rank() != r {
+        return Err(run_unsup(format!(
+            "Conv of rank {r} with weight rank {}",
+            w.rank()
+        )));
+    }
+    let n = r - 2;
+    let g = node.attributes.int("group", 1);
+    if g <= 0 {
+        return Err(run_err("Conv: group must be positive"));
+    }
+    let g = g as usize;
+    let (c, m) = (x.shape[1], w.shape[0]);
+    if w.shape[1] * g != c || m % g != 0 {
+        return Err(run_err(format!(
+            "Conv: weight {:?} does not fit input {:?} with group {g}",
+            w.shape, x.shape
+        )));
+    }
+    let kernel = w.shape[2..].to_vec();
+    if let Some(ks) = ints_attr(&node.attributes, "kernel_shape")
+        && ks.iter().map(|&k| k as usize).collect::<Vec<_>>() != kernel
+    {
+        return Err(run_err("Conv: kernel_shape differs from the weight"));
+    }
+    let strides = list(node, "strides", n, 1)?;
+    let dils = list(node, "dilations", n, 1)?;
+    if strides.contains(&0) || dils.contains(&0) {
+        return Err(run_err("Conv: zero stride or dilation"));
+    }
+    let (pb, pe) = window_pads(node, &x.shape[2..], &kernel, &strides, &dils)?;
+    for i in 0..n {
+        let eff = (kernel[i] - 1) * dils[i] + 1;
+        if x.shape[2 + i] + pb[i] + pe[i] < eff {
+            return Err(run_err("Conv: kernel larger than the padded input"));
+        }
+    }
+    let bias = match opt(ins, 2) {
+        Some(b) => {
+            if b.numel() != m {
+                return Err(run_err("Conv: bias size differs from output channels"));
+            }
+            Some(b.f().reshape([m]))
+        }
+        None => None,
+    };
+    let (xs, ws) = (&x.shape, &w.shape);
+    let y = match n {
+        1 => lift(
+            conv1d(
+                xt.reshape(arr::<3>(xs)),
+                wt.reshape(arr::<3>(ws)),
+                bias,
+                PaddedConvOptions::asymmetric(arr(&strides), arr(&pb), arr(&pe), arr(&dils), g),
+            ),
+            x.dtype,
+        ),
+        2 => lift(
+            conv2d(
+                xt.reshape(arr::<4>(xs)),
+                wt.reshape(arr::<4>(ws)),
+                bias,
+                PaddedConvOptions::asymmetric(arr(&strides), arr(&pb), arr(&pe), arr(&dils), g),
+            ),
+            x.dtype,
+        ),
+        _ => lift(
+            conv3d(
+                xt.reshape(arr::<5>(xs)),
+                wt.reshape(arr::<5>(ws)),
+                bias,
+                PaddedConvOptions::asymmetric(arr(&strides), arr(&pb), arr(&pe), arr(&dils), g),
+            ),
+            x.dtype,
+        ),
+    };
+    Ok(vec![Some(y)])
+}
+
+pub(crate) fn conv_transpose<B: BurnBackend>(
+    node: &Node,
+    ins: &[Option<Val<B>>],
+    _cx: &Cx<B>,
+) -> Res<Outs<B>> {
+    let op = "ConvTranspose";
+    let a = &node.attributes;
+    let x = req(ins, 0, op)?;
+    let w = req(ins, 1, op)?;
+    let xt = float_in(x, op)?;
+    let wt = float_in(w, op)?;
+    let r = x.rank();
+    if !(3..=5).contains(&r) || w.rank() != r {
+        return Err(run_unsup(format!("ConvTranspose of rank {r}")));
+    }
+    let n = r - 2;
+    let g = a.int("group", 1);
+    if g <= 0 {
+        return Err(run_err("ConvTranspose: group must be positive"));
+    }
+    let g = g as usize;
+    if w.shape[0] != x.shape[1] || w.shape[0] % g != 0 {
+        return Err(run_err("ConvTranspose: weight does not fit the input"));
+    }
+    let m = w.shape[1] * g;
+    let kernel = w.shape[2..].to_vec();
+    let strides = list(node, "strides", n, 1)?;
+    let dils = list(node, "dilations", n, 1)?;
+    let opad = list(node, "output_padding", n, 0)?;
+    if strides.contains(&0) || dils.contains(&0) {
+        return Err(run_err("ConvTranspose: zero stride or dilation"));
+    }
+    let inp = &x.shape[2..];
+    let full: Vec<i64> = (0..n)
+        .map(|i| ((inp[i] - 1) * strides[i] + (kernel[i] - 1) * dils[i] + 1) as i64)
+        .collect();
+    let auto = a.string("auto_pad", "NOTSET");
+    let out_shape = ints_attr(a, "output_shape");
+    // begin pad and output size per spatial dim
+    let (begin, size): (Vec<i64>, Vec<i64>) = if out_shape.is_some() || auto.starts_with("SAME") {
+        let target: Vec<i64> = match &out_shape {
+            Some(s) => {
+                let s = if s.len() == n + 2 {
+                    s[2..].to_vec()
+                } else {
+                    s.clone()
+                };
+                if s.len() != n {
+                    return Err(run_err("ConvTranspose: output_shape of the wrong length"));
+                }
+                s
+            }
+            None => (0..n).map(|i| (inp[i] * strides[i]) as i64).collect(),
+        };
+        let mut b = Vec::new();
+        for i in 0..n {
+            let total = full[i] + opad[i] as i64 - target[i];
+            let half = total.div_euclid(2);
+            b.push(if auto == "SAME_UPPER" {
+                half
+            } else {
+                total - half
+            });
+        }
+        (b, target)
+    } else {
+        let p = list(node, "pads", 2 * n, 0)?;
+        let b: Vec<i64> = p[..n].iter().map(|&v| v as i64).collect();
+        let s: Vec<i64> = (0..n)
+            .map(|i| full[i] + opad[i] as i64 - p[i] as i64 - p[n + i] as i64)
+            .collect();
+        (b, s)
+    };
+    if size.iter().any(|&s| s <= 0) {
+        return Err(run_err("ConvTranspose: empty output"));
+    }
+    let bias = match opt(ins, 2) {
+        Some(b) => {
+            if b.numel() != m {
+                return Err(run_err(
+                    "ConvTranspose: bias size differs from output channels",
+                ));
+            }
+            Some(b.f().reshape([m]))
+        }
+        None => None,
+    };
+    // burn's own padding when the pads are symmetric and the output padding is small
+    let symmetric = (0..n).all(|i| {
+        let end = full[i] + opad[i] as i64 - begin[i] - size[i];
+        begin[i] >= 0 && end == begin[i] && opad[i] < strides[i].max(dils[i])
+    });
+    let (xs, ws) = (&x.shape, &w.shape);
+    let (pd, po) = if symmetric {
+        (
+            begin.iter().map(|&v| v as usize).collect::<Vec<_>>(),
+            opad.clone(),
+        )
+    } else {
+        (vec![0; n], vec![0; n])
+    };
+    let b_in = if symmetric { bias.clone() } else { None };
+    macro_rules! ct {
+        ($f:ident, $d:literal) => {
+            lift(
+                $f(
+                    xt.reshape(arr::<$d>(xs)),
+                    wt.reshape(arr::<$d>(ws)),
+                    b_in,
+                    ConvTransposeOptions::new(arr(&strides), arr(&pd), arr(&po), arr(&dils), g),
+                ),
+                x.dtype,
+            )
+        };
+    }
+    let y = match n {
+        1 => ct!(conv_transpose1d, 3),
+        2 => ct!(conv_transpose2d, 4),
+        _ => ct!(conv_transpose3d, 5),
+    };
+    if symmetric {
+        return Ok(vec![Some(y)]);
+    }
+    // crop / extend the full output to [begin, begin + size) per spatial dim, then add the bias
+    let mut t = match y.k {
+        K::F(t) => t,
+        _ => unreachable!(),
+    };
+    let mut pads = vec![(0usize, 0usize); R];
+    let mut sl = vec![Slice::new(0, None, 1); R];
+    for i in 0..n {
+        let d = bax(r, 2 + i);
+        let left = (-begin[i]).max(0);
+        let right = (begin[i] + size[i] - full[i]).max(0);
+        pads[d] = (left as usize, right as usize);
+        let s = begin[i] + left;
+        sl[d] = Slice::new(s as isize, Some((s + size[i]) as isize), 1);
+    }
+    if pads.iter().any(|&p| p != (0, 0)) {
+        t = t.pad(pads, PadMode::Constant(0.0));
+    }
+    t = t.slice(sl.as_slice());
+    let mut shape = vec![x.shape[0], m];
+    shape.extend(size.iter().map(|&s| s as usize));
+    if let Some(b) = bias {
+        let mut bs = vec![1usize; r];
+        bs[1] = m;
+        t = t.add(b.reshape(pad(&bs)));
+    }
+    Ok(vec![Some(Val::float(t, shape, x.dtype))])
+}
+
+pub(crate) fn pool<B: BurnBackend>(
+    node: &Node,
+    ins: &[Option<Val<B>>],
+    cx: &Cx<B>,
+) -> Res<Outs<B>> {
+    let op = node.op_type.as_str();
+    let a = &node.attributes;
+    let x = req(ins, 0, op)?;
+    let r = x.rank();
+    let n = r.saturating_sub(2);
+    if !(1..=2).contains(&n) {
+        return Err(run_unsup(format!("{op} with {n} spatial dims")));
+    }
+    let kernel = list(node, "kernel_shape", n, 0)?;
+    if ints_attr(a, "kernel_shape").is_none() || kernel.contains(&0) {
+        return Err(run_err(format!("{op}: kernel_shape missing or zero")));
+    }
+    let strides = list(node, "strides", n, 1)?;
+    let dils = list(node, "dilations", n, 1)?;
+    if strides.contains(&0) || dils.contains(&0) {
+        return Err(run_err(format!("{op}: zero stride or dilation")));
+    }
+    let ceil = a.int("ceil_mode", 0) != 0;
+    let (pb, pe) = window_pads(node, &x.shape[2..], &kernel, &strides, &dils)?;
+    for i in 0..n {
+        if pb[i] >= kernel[i] || pe[i] >= kernel[i] {
+            return Err(run_unsup(format!("{op}: pad not smaller than the kernel")));
+        }
+        let eff = (kernel[i] - 1) * dils[i] + 1;
+        if x.shape[2 + i] + pb[i] + pe[i] < eff {
+            return Err(run_err(format!(
+                "{op}: kernel larger than the padded input"
+            )));
+        }
+    }
+    let is_int = !matches!(x.k, K::F(_));
+    let xt = x.f();
+    let symmetric = pb == pe;
+    let max = op == "MaxPool";
+    let include = a.int("count_include_pad", 0) != 0;
+    let pad_with = |t: Tensor<B, R>, v: f32| {
+        let mut p = vec![(0usize, 0usize); R];
+        for i in 0..n {
+            p[bax(r, 2 + i)] = (pb[i], pe[i]);
+        }
+        t.pad(p, PadMode::Constant(v))
+    };
+    let run = |t: Tensor<B, R>, shape: &[usize], padding: &[usize], include: bool| -> Val<B> {
+        if n == 1 {
+            let t3 = t.reshape(arr::<3>(shape));
+            let y = if max {
+                max_pool1d(t3, kernel[0], strides[0], padding[0], dils[0], ceil)
+            } else {
+                avg_pool1d(t3, kernel[0], strides[0], padding[0], include, ceil)
+            };
+            lift(y, x.dtype)
+        } else {
+            let t4 = t.reshape(arr::<4>(shape));
+            let y = if max {
+                max_pool2d(
+                    t4,
+                    arr(&kernel),
+                    arr(&strides),
+                    arr(padding),
+                    arr(&dils),
+                    ceil,
+                )
+            } else {
+                avg_pool2d(t4, arr(&kernel), arr(&strides), arr(padding), include, ceil)
+            };
+            lift(y, x.dtype)
+        }
+    };
+    let mut padded_shape = x.shape.clone();
+    for i in 0..n {
+        padded_shape[2 + i] += pb[i] + pe[i];
+    }
+    let zero = vec![0usize; n];
+    let y = if symmetric {
+        run(xt, &x.shape, &pb, include)
+    } else if max {
+        run(pad_with(xt, f32::NEG_INFINITY), &padded_shape, &zero, true)
+    } else if include {
+        run(pad_with(xt, 0.0), &padded_shape, &zero, true)
+    } else {
+        let num = run(pad_with(xt.clone(), 0.0), &padded_shape, &zero, true);
+        let ones = xt.ones_like();
+        let den = run(pad_with(ones, 0.0), &padded_shape, &zero, true);
+        Val::float(num.f().div(den.f()), num.shape.clone(), x.dtype)
+    };
+    let _ = cx;
+    let y = if is_int {
+        Val::new(K::I(y.f().int()), y.shape.clone(), x.dtype)
+    } else {
+        y
+    };
+    Ok(vec![Some(y)])
+}
+
+pub(crate) fn norm<B: BurnBackend>(
+    node: &Node,
+    ins: &[Option<Val<B>>],
+    _cx: &Cx<B>,
+) -> Res<Outs<B>> {
+    let op = node.op_type.as_str();
+    let a = &node.attributes;
+    let x = req(ins, 0, op)?;
+    let t = float_in(x, op)?;
+    let r = x.rank();
+    // a per-channel parameter [C] as a tensor broadcasting over [N, C, ...]
+    let chan = |v: &Val<B>| -> Res<Tensor<B, R>> {
+        if r < 2 || v.numel() != x.shape[1] {
+            return Err(run_err(format!(
+                "{op}: parameter does not match the channels"
+            )));
+        }
+        let mut s = vec![1usize; r];
+        s[1] = x.shape[1];
+        Ok(v.f().reshape(pad(&s)))
+    };
+    match op {
+        "BatchNormalization" => {
+            let eps = a.float("epsilon", 1e-5) as f64;
+            let scale = chan(req(ins, 1, op)?)?;
+            let bias = chan(req(ins, 2, op)?)?;
+            let mean = chan(req(ins, 3, op)?)?;
+            let var = chan(req(ins, 4, op)?)?;
+            let y = t
+                .sub(mean)
+                .div(var.add_scalar(eps).sqrt())
+                .mul(scale)
+                .add(bias);
+            Ok(vec![Some(Val::float(y, x.shape.clone(), x.dtype))])
+        }
+        "InstanceNormalization" => {
+            let eps = a.float("epsilon", 1e-5) as f64;
+            let scale = chan(req(ins, 1, op)?)?;
+            let bias = chan(req(ins, 2, op)?)?;
+            if r < 3 {
+                return Err(run_err("InstanceNormalization: rank below 3"));
+            }
+            let axes: Vec<usize> = (2..r).map(|i| bax(r, i)).collect();
+            let y = standardize(t, &axes, eps).mul(scale).add(bias);
+            Ok(vec![Some(Val::float(y, x.shape.clone(), x.dtype))])
+        }
+        "MeanVarianceNormalization" => {
+            let axes = ints_attr(a, "axes").unwrap_or_else(|| vec![0, 2, 3]);
+            let mut dims = Vec::new();
+            for ax in axes {
+                dims.push(bax(r, norm_axis(ax, r)?));
+            }
+            let y = standardize(t, &dims, 1e-9);
+            Ok(vec![Some(Val::float(y, x.shape.clone(), x.dtype))])
+        }
+        "LpNormalization" => {
+            let axis = norm_axis(a.int("axis", -1), r)?;
+            let d = bax(r, axis);
+            let p = a.int("p", 2);
+            let nrm = if p == 1 {
+                t.clone().abs().sum_dim(d)
+            } else {
+                t.clone().mul(t.clone()).sum_dim(d).sqrt()
+            };
+            let y = t.div(nrm);
+            Ok(vec![Some(Val::float(y, x.shape.clone(), x.dtype))])
+        }
+        _ => {
+            // LayerNormalization
+            let axis = norm_axis(a.int("axis", -1), r)?;
+            let eps = a.float("epsilon", 1e-5) as f64;
+            let dims: Vec<usize> = (axis..r).map(|i| bax(r, i)).collect();
+            let mut mean = t.clone();
+            for &d in &dims {
+                mean = mean.mean_dim(d);
+            }
+            let c = t.sub(mean.clone());
+            let mut var = c.clone().mul(c.clone());
+            for &d in &dims {
+                var = var.mean_dim(d);
+            }
+            let inv = var.add_scalar(eps).sqrt().recip();
+            let mut y = c.mul(inv.clone());
+            let tail = &x.shape[axis..];
+            let param = |v: &Val<B>| -> Res<Tensor<B, R>> {
+                let s = super::ops::bshape(tail, &v.shape)?;
+                if s != tail {
+                    return Err(run_err("LayerNormalization: parameter does not broadcast"));
+                }
+                Ok(v.f())
+            };
+            y = y.mul(param(req(ins, 1, op)?)?);
+            if let Some(b) = opt(ins, 2) {
+                y = y.add(param(b)?);
+            }
+            let mut stat_shape = x.shape[..axis].to_vec();
+            stat_shape.extend(std::iter::repeat_n(1, r - axis));
+            let mut out = vec![Some(Val::float(y, x.shape.clone(), x.dtype))];
+            if node.outputs.len() > 1 {
+                out.push(Some(Val::float(mean, stat_shape.clone(), x.dtype)));
+            }
+            if node.outputs.len() > 2 {
+                out.push(Some(Val::float(inv, stat_shape, x.dtype)));
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn standardize<B: BurnBackend>(t: Tensor<B, R>, dims: &[usize], eps: f64) -> Tensor<B, R> {
+    let mut mean = t.clone();
+    for &d in dims {
+        mean = mean.mean_dim(d);
+    }
+    let c = t.sub(mean);
+    let mut var = c.clone().mul(c.clone());
+    for &d in dims {
+        var = var.mean_dim(d);
+    }
+    c.div(var.add_scalar(eps).sqrt())
+}
+
+pub(crate) fn pad_op<B: BurnBackend>(
+    node: &Node,
+    ins: &[Option<Val<B>>],
+    cx: &Cx<B>,
+) -> Res<Outs<B>> {
+    let op = "Pad";
+    let a = &node.attributes;
+    let x = req(ins, 0, op)?;
+    let r = x.rank();
+    let mode = a.string("mode", "constant");
+    let (pads, value, axes): (Vec<i64>, f64, Vec<usize>) = if cx.opset < 11 {
+        let p = ints_attr(a, if cx.opset < 2 { "paddings" } else { "pads" }).unwrap_or_default();
+        (p, a.float("value", 0.0) as f64, (0..r).collect())
+    } else {
+        let p = req(ins, 1, op)?.host_i64();
+        let v = match opt(ins, 2) {
+            Some(v) if v.numel() > 0 => v.host_f64()[0],
+            _ => 0.0,
+        };
+        let axes = match opt(ins, 3) {
+            Some(ax) => {
+                let mut out = Vec::new();
+                for v in ax.host_i64() {
+                    out.push(norm_axis(v, r)?);
+                }
+                out
+            }
+            None => (0..r).collect(),
+        };
+        (p, v, axes)
+    };
+    let na = axes.len();
+    if pads.len() != 2 * na {
+        return Err(run_err(format!("Pad: {} pads for {na} axes", pads.len())));
+    }
+    let mut grow = vec![(0usize, 0usize); R];
+    let mut sl = vec![Slice::new(0, None, 1); R];
+    let mut shape = x.shape.clone();
+    let mut crop = false;
+    for (i, &ax) in axes.iter().enumerate() {
+        let (b, e) = (pads[i], pads[na + i]);
+        let d = bax(r, ax);
+        grow[d] = (b.max(0) as usize, e.max(0) as usize);
+        let dim = x.shape[ax] as i64;
+        let size = dim + b + e;
+        if size < 0 {
+            return Err(run_err("Pad: negative output size"));
+        }
+        if b < 0 || e < 0 {
+            crop = true;
+            let s = (-b).max(0);
+            sl[d] = Slice::new(s as isize, Some((s + size) as isize), 1);
+        }
+        if mode != "constant" && (b > 0 || e > 0) {
+            if dim == 0 {
+                return Err(run_err("Pad: reflect/edge of an empty axis"));
+            }
+            if mode == "reflect" && (b >= dim || e >= dim) {
+                return Err(run_unsup("Pad: reflect pad not smaller than the axis"));
+            }
+        }
+        shape[ax] = size as usize;
+    }
+    let pm = match mode.as_str() {
+        "constant" => PadMode::Constant(value as f32),
+        "reflect" => PadMode::Reflect,
+        "edge" => PadMode::Edge,
+        m => return Err(run_unsup(format!("Pad mode {m}"))),
+    };
+    if shape.contains(&0) {
+        return Ok(vec![Some(super::ops::full(shape, 0.0, x.dtype, cx.dev)?)]);
+    }
+    let grows = grow.iter().any(|&p| p != (0, 0));
+    let k = match &x.k {
+        K::F(t) => {
+            let mut t = t.clone();
+            if grows {
+                t = t.pad(grow.clone(), pm);
+            }
+            K::F(t)
+        }
+        K::I(t) => {
+            let mut t = t.clone();
+            if grows {
+                t = t.pad(grow.clone(), pm);
+            }
+            K::I(t)
+        }
+        K::B(_) => return Err(run_unsup("Pad on bool")),
+    };
+    let k = if crop {
+        super::tensor::each!(k, |t| t.slice(sl.as_slice()))
+    } else {
+        k
+    };
+    Ok(vec![Some(Val::new(k, shape, x.dtype))])
+}
