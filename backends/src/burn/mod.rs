@@ -159,7 +159,7 @@ struct Plan {
     opset: i64,
     nodes: Vec<Node>,
     inits: Vec<(String, HostTensor)>,
-    inputs: Vec<String>,
+    inputs: Vec<(String, Option<DType>)>,
     outputs: Vec<String>,
 }
 
@@ -256,7 +256,13 @@ fn plan(bytes: &[u8]) -> Result<Plan, BackendError> {
         inputs: g
             .real_inputs()
             .iter()
-            .map(|v| v.name.clone().unwrap_or_default())
+            .map(|v| {
+                let ty = v.r#type.as_ref().map(ValueType::from_proto);
+                (
+                    v.name.clone().unwrap_or_default(),
+                    ty.and_then(|t| t.tensor().map(|t| t.dtype)),
+                )
+            })
             .collect(),
         outputs: g
             .outputs
@@ -432,7 +438,7 @@ fn run_graph<B: BB>(
     for (name, v) in inits {
         env.insert(name.clone(), v.clone());
     }
-    for name in &plan.inputs {
+    for (name, declared) in &plan.inputs {
         let v = inputs
             .iter()
             .find(|(n, _)| n == name)
@@ -447,6 +453,14 @@ fn run_graph<B: BB>(
                 ));
             }
         };
+        if let Some(d) = declared
+            && *d != h.dtype
+        {
+            return Err(BackendError::failed(
+                Stage::Run,
+                format!("input '{name}' is {}, the model declares {d}", h.dtype),
+            ));
+        }
         env.insert(name.clone(), tensor::upload::<B>(h, dev)?);
     }
     let cx = ops::Cx::<B> {

@@ -170,7 +170,14 @@ impl<B: BurnBackend> Val<B> {
     /// The same tensor with another ONNX shape of as many elements.
     pub fn reshape(self, shape: Vec<usize>) -> Val<B> {
         let p = pad(&shape);
-        let k = each!(self.k, |t| t.reshape(p));
+        // burn reads a 0 in a reshape target as "keep this dimension": empty results are
+        // made afresh instead
+        let empty = shape.contains(&0);
+        let k = each!(self.k, |t| if empty {
+            Tensor::empty(p, &t.device())
+        } else {
+            t.reshape(p)
+        });
         Val {
             k,
             shape,
