@@ -97,6 +97,10 @@ fn node_suite() {
         };
         let implemented = case.op_types().iter().all(|o| caps.ops.contains_key(o));
         if !implemented {
+            if std::env::var("BURN_MISSING").is_ok() {
+                let miss: Vec<_> = case.op_types().into_iter().filter(|o| !caps.ops.contains_key(o)).collect();
+                println!("MISSING {}", miss.join(","));
+            }
             skipped += 1;
             continue;
         }

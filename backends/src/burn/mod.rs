@@ -123,6 +123,7 @@ pub const OPS: &[&str] = &[
     "ReduceSumSquare",
     "Relu",
     "Reshape",
+    "Resize",
     "Round",
     "Selu",
     "Shape",
@@ -358,7 +359,23 @@ fn check_node(n: &Node, opset: i64) -> Result<(), BackendError> {
                 return unsup(format!("p = {p}"));
             }
         }
-        "Mod" | "BitShift" => {}
+        "Resize" => {
+            if a.int("antialias", 0) != 0 {
+                return unsup("antialias".into());
+            }
+            let ctm = a.string("coordinate_transformation_mode", "half_pixel");
+            if ctm == "tf_crop_and_resize" {
+                return unsup(format!("coordinate_transformation_mode {ctm}"));
+            }
+            let kp = a.string("keep_aspect_ratio_policy", "stretch");
+            if kp != "stretch" {
+                return unsup(format!("keep_aspect_ratio_policy {kp}"));
+            }
+            let m = a.string("mode", "nearest");
+            if !matches!(m.as_str(), "nearest" | "linear" | "cubic") {
+                return unsup(format!("mode {m}"));
+            }
+        }
         _ => {}
     }
     Ok(())

@@ -1077,6 +1077,7 @@ pub(crate) fn exec<B: BurnBackend>(
             one(Val::new(k, shape, x.dtype))
         }
         "Pad" => super::nn::pad_op(node, ins, cx),
+        "Resize" => super::nn::resize(node, ins, cx),
         "Shape" => {
             let x = req(ins, 0, op)?;
             let r = x.rank() as i64;
