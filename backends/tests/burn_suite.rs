@@ -84,7 +84,10 @@ fn node_suite() {
     let (mut pass, mut fail, mut unsup, mut crash, mut skipped) = (0, 0, 0, 0, 0);
     let mut failures = Vec::new();
     for cref in &cases {
-        if only.as_ref().is_some_and(|o| !cref.name.contains(o.as_str())) {
+        if only
+            .as_ref()
+            .is_some_and(|o| !cref.name.contains(o.as_str()))
+        {
             continue;
         }
         let case = match load(cref) {
@@ -98,7 +101,11 @@ fn node_suite() {
         let implemented = case.op_types().iter().all(|o| caps.ops.contains_key(o));
         if !implemented {
             if std::env::var("BURN_MISSING").is_ok() {
-                let miss: Vec<_> = case.op_types().into_iter().filter(|o| !caps.ops.contains_key(o)).collect();
+                let miss: Vec<_> = case
+                    .op_types()
+                    .into_iter()
+                    .filter(|o| !caps.ops.contains_key(o))
+                    .collect();
                 println!("MISSING {}", miss.join(","));
             }
             skipped += 1;

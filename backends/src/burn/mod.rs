@@ -344,10 +344,8 @@ fn check_node(n: &Node, opset: i64) -> Result<(), BackendError> {
                 return unsup(format!("mode {m}"));
             }
         }
-        "TopK" => {
-            if a.int("sorted", 1) == 0 {
-                return unsup("sorted = 0".into());
-            }
+        "TopK" if a.int("sorted", 1) == 0 => {
+            return unsup("sorted = 0".into());
         }
         "Gelu" => {
             let m = a.string("approximate", "none");

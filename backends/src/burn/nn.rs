@@ -700,10 +700,18 @@ fn resize_taps(
                         "floor" => x.floor(),
                         "ceil" => x.ceil(),
                         "round_prefer_ceil" => {
-                            if x.fract() == 0.5 { x.ceil() } else { x.round() }
+                            if x.fract() == 0.5 {
+                                x.ceil()
+                            } else {
+                                x.round()
+                            }
                         }
                         _ => {
-                            if (x - x.floor() - 0.5).abs() == 0.0 { x.floor() } else { x.round() }
+                            if (x - x.floor() - 0.5).abs() == 0.0 {
+                                x.floor()
+                            } else {
+                                x.round()
+                            }
                         }
                     };
                     clampi(r as i64)
@@ -717,8 +725,7 @@ fn resize_taps(
             let mut w0 = Vec::new();
             let mut w1 = Vec::new();
             for o in 0..out_len {
-                let x = resize_coord(ctm, o as f64, scale, in_len, out_len)
-                    .clamp(0.0, last as f64);
+                let x = resize_coord(ctm, o as f64, scale, in_len, out_len).clamp(0.0, last as f64);
                 let f = x.floor();
                 let t = x - f;
                 i0.push(clampi(f as i64));
@@ -765,7 +772,11 @@ fn resize_taps(
     }
 }
 
-pub(crate) fn resize<B: BurnBackend>(node: &Node, ins: &[Option<Val<B>>], cx: &Cx<B>) -> Res<Outs<B>> {
+pub(crate) fn resize<B: BurnBackend>(
+    node: &Node,
+    ins: &[Option<Val<B>>],
+    cx: &Cx<B>,
+) -> Res<Outs<B>> {
     let op = "Resize";
     let a = &node.attributes;
     let x = req(ins, 0, op)?;
@@ -778,7 +789,10 @@ pub(crate) fn resize<B: BurnBackend>(node: &Node, ins: &[Option<Val<B>>], cx: &C
     let (scales_in, sizes_in) = if cx.opset < 11 {
         (opt(ins, 1), None)
     } else {
-        (opt(ins, 2).filter(|v| v.numel() > 0), opt(ins, 3).filter(|v| v.numel() > 0))
+        (
+            opt(ins, 2).filter(|v| v.numel() > 0),
+            opt(ins, 3).filter(|v| v.numel() > 0),
+        )
     };
     let mut scales = vec![1.0f64; r];
     let mut out = x.shape.clone();
@@ -803,7 +817,11 @@ pub(crate) fn resize<B: BurnBackend>(node: &Node, ins: &[Option<Val<B>>], cx: &C
                 scales[ax] = s[k] as f64 / x.shape[ax] as f64;
             }
         }
-        _ => return Err(run_err("Resize: exactly one of scales and sizes must be given")),
+        _ => {
+            return Err(run_err(
+                "Resize: exactly one of scales and sizes must be given",
+            ));
+        }
     }
     if out.contains(&0) || x.numel() == 0 {
         return Err(run_err("Resize: empty input or output"));
@@ -839,7 +857,8 @@ pub(crate) fn resize<B: BurnBackend>(node: &Node, ins: &[Option<Val<B>>], cx: &C
         None
     };
     if let Some(o) = burn_mode {
-        let y = burn::tensor::module::interpolate(t.reshape(arr::<4>(&x.shape)), [out[2], out[3]], o);
+        let y =
+            burn::tensor::module::interpolate(t.reshape(arr::<4>(&x.shape)), [out[2], out[3]], o);
         return Ok(vec![Some(lift(y, x.dtype))]);
     }
     // separable resampling: per resized axis, a weighted sum of gathered slices
@@ -859,7 +878,8 @@ pub(crate) fn resize<B: BurnBackend>(node: &Node, ins: &[Option<Val<B>>], cx: &C
                 burn::tensor::TensorData::new(idx, [out[ax]]),
                 cx.dev,
             );
-            let wt = Tensor::<B, R>::from_data(burn::tensor::TensorData::new(w, pad(&wshape)), cx.dev);
+            let wt =
+                Tensor::<B, R>::from_data(burn::tensor::TensorData::new(w, pad(&wshape)), cx.dev);
             let part = y.clone().select(d, it).mul(wt);
             acc = Some(match acc {
                 Some(s) => s.add(part),
@@ -901,7 +921,11 @@ fn nll<B: BurnBackend>(
         }
     }
     let keep: Vec<bool> = tv.iter().map(|&t| Some(t) != ignore).collect();
-    let clean: Vec<i64> = tv.iter().zip(&keep).map(|(&t, &k)| if k { t } else { 0 }).collect();
+    let clean: Vec<i64> = tv
+        .iter()
+        .zip(&keep)
+        .map(|(&t, &k)| if k { t } else { 0 })
+        .collect();
     let n = clean.len();
     let mut gshape = tshape.clone();
     gshape.insert(1, 1);
@@ -912,7 +936,9 @@ fn nll<B: BurnBackend>(
     let picked = x.gather(bax(r, 1), ti).neg();
     let mask = Tensor::<B, R>::from_data(
         burn::tensor::TensorData::new(
-            keep.iter().map(|&k| if k { 1.0f32 } else { 0.0 }).collect::<Vec<_>>(),
+            keep.iter()
+                .map(|&k| if k { 1.0f32 } else { 0.0 })
+                .collect::<Vec<_>>(),
             pad(&gshape),
         ),
         dev,
@@ -940,7 +966,11 @@ fn nll<B: BurnBackend>(
     })
 }
 
-pub(crate) fn loss<B: BurnBackend>(node: &Node, ins: &[Option<Val<B>>], cx: &Cx<B>) -> Res<Outs<B>> {
+pub(crate) fn loss<B: BurnBackend>(
+    node: &Node,
+    ins: &[Option<Val<B>>],
+    cx: &Cx<B>,
+) -> Res<Outs<B>> {
     let op = node.op_type.as_str();
     let a = &node.attributes;
     let x = req(ins, 0, op)?;

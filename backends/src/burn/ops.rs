@@ -625,14 +625,14 @@ pub(crate) fn exec<B: BurnBackend>(
             }
             let mut y = t;
             let mut shape = x.shape.clone();
-            for ax in 2..x.rank() {
+            for (ax, s) in shape.iter_mut().enumerate().skip(2) {
                 let d = bax(x.rank(), ax);
                 y = if op == "GlobalAveragePool" {
                     y.mean_dim(d)
                 } else {
                     y.max_dim(d)
                 };
-                shape[ax] = 1;
+                *s = 1;
             }
             one(fval(y, x, shape))
         }
@@ -1407,7 +1407,7 @@ fn reshape_target(input: &[usize], spec: &[i64], allowzero: bool) -> Res<Vec<usi
     }
     if let Some(i) = infer {
         let rest: usize = out.iter().product();
-        if rest == 0 || n % rest != 0 {
+        if rest == 0 || !n.is_multiple_of(rest) {
             return Err(run_err(format!(
                 "Reshape: cannot infer -1 for {input:?} -> {spec:?}"
             )));
