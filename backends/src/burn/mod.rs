@@ -52,6 +52,7 @@ pub const OPS: &[&str] = &[
     "Ceil",
     "Celu",
     "Clip",
+    "Compress",
     "Concat",
     "Constant",
     "ConstantOfShape",
@@ -73,6 +74,7 @@ pub const OPS: &[&str] = &[
     "Floor",
     "Gather",
     "GatherElements",
+    "GatherND",
     "Gelu",
     "Gemm",
     "GlobalAveragePool",
@@ -105,6 +107,7 @@ pub const OPS: &[&str] = &[
     "Neg",
     "NegativeLogLikelihoodLoss",
     "NonZero",
+    "OneHot",
     "Not",
     "Or",
     "PRelu",
@@ -126,6 +129,8 @@ pub const OPS: &[&str] = &[
     "Reshape",
     "Resize",
     "Round",
+    "ScatterElements",
+    "ScatterND",
     "Selu",
     "Shape",
     "Shrink",
@@ -342,6 +347,15 @@ fn check_node(n: &Node, opset: i64) -> Result<(), BackendError> {
             let m = a.string("mode", "constant");
             if !matches!(m.as_str(), "constant" | "reflect" | "edge") {
                 return unsup(format!("mode {m}"));
+            }
+        }
+        "GatherND" if a.int("batch_dims", 0) != 0 => {
+            return unsup("batch_dims".into());
+        }
+        "ScatterElements" => {
+            let r = a.string("reduction", "none");
+            if r != "none" && r != "add" {
+                return unsup(format!("reduction {r}"));
             }
         }
         "TopK" if a.int("sorted", 1) == 0 => {

@@ -992,3 +992,206 @@ pub(crate) fn loss<B: BurnBackend>(
     }
     Ok(out)
 }
+
+/// Normalizes ONNX indices (negative count from the end) and checks their range.
+fn fix_indices(v: &mut [i64], n: i64, op: &str) -> Res<()> {
+    for i in v.iter_mut() {
+        if *i < -n || *i >= n {
+            return Err(run_err(format!("{op}: index {i} out of range for {n}")));
+        }
+        if *i < 0 {
+            *i += n;
+        }
+    }
+    Ok(())
+}
+
+/// GatherND / ScatterND: the data seen as [P, Q] (P = the indexed leading dims, Q = the rest)
+/// and the index tuples turned into row numbers.
+fn nd_rows<B: BurnBackend>(
+    x: &Val<B>,
+    idx: &Val<B>,
+    op: &str,
+) -> Res<(Vec<i64>, usize, usize, usize)> {
+    let k = *idx
+        .shape
+        .last()
+        .ok_or_else(|| run_err(format!("{op}: scalar indices")))?;
+    if k == 0 || k > x.rank() {
+        return Err(run_err(format!(
+            "{op}: index tuples of {k} for rank {}",
+            x.rank()
+        )));
+    }
+    let iv = idx.host_i64();
+    let n = iv.len() / k;
+    let p: usize = x.shape[..k].iter().product();
+    let q: usize = x.shape[k..].iter().product();
+    let mut rows = Vec::with_capacity(n);
+    for t in iv.chunks(k) {
+        let mut row = 0i64;
+        for (j, &i) in t.iter().enumerate() {
+            let d = x.shape[j] as i64;
+            let mut i = [i];
+            fix_indices(&mut i, d, op)?;
+            row = row * d + i[0];
+        }
+        rows.push(row);
+    }
+    Ok((rows, k, p, q))
+}
+
+pub(crate) fn index_ops<B: BurnBackend>(
+    node: &Node,
+    ins: &[Option<Val<B>>],
+    cx: &Cx<B>,
+) -> Res<Outs<B>> {
+    use burn::tensor::{IndexingUpdateOp, Int, TensorData};
+    let op = node.op_type.as_str();
+    let a = &node.attributes;
+    let dev = cx.dev;
+    let x = req(ins, 0, op)?;
+    match op {
+        "GatherND" => {
+            let idx = req(ins, 1, op)?;
+            let (rows, k, p, q) = nd_rows(x, idx, op)?;
+            let mut shape = idx.shape[..idx.rank() - 1].to_vec();
+            shape.extend_from_slice(&x.shape[k..]);
+            if shape.len() > R {
+                return Err(run_unsup(format!("rank {} above {R}", shape.len())));
+            }
+            let n = rows.len();
+            if n == 0 || p * q == 0 {
+                return Ok(vec![Some(super::ops::full(shape, 0.0, x.dtype, dev)?)]);
+            }
+            let it = Tensor::<B, 1, Int>::from_data(TensorData::new(rows, [n]), dev);
+            let flat = x.clone().reshape(vec![p, q]);
+            let k2 = super::tensor::each!(flat.k, |t| t.select(R - 2, it.clone()));
+            Ok(vec![Some(Val::new(k2, vec![n, q], x.dtype).reshape(shape))])
+        }
+        "ScatterND" => {
+            let idx = req(ins, 1, op)?;
+            let upd = req(ins, 2, op)?;
+            let (rows, _k, p, q) = nd_rows(x, idx, op)?;
+            let n = rows.len();
+            if upd.numel() != n * q {
+                return Err(run_err("ScatterND: updates do not fit the indices"));
+            }
+            let red = match a.string("reduction", "none").as_str() {
+                "add" => IndexingUpdateOp::Add,
+                "mul" => IndexingUpdateOp::Mul,
+                "min" => IndexingUpdateOp::Min,
+                "max" => IndexingUpdateOp::Max,
+                _ => IndexingUpdateOp::Assign,
+            };
+            if n == 0 || p * q == 0 {
+                return Ok(vec![Some(x.clone())]);
+            }
+            let it = Tensor::<B, 2, Int>::from_data(TensorData::new(rows, [n, 1]), dev);
+            let k2 = match (&x.k, &upd.k) {
+                (K::F(d), K::F(u)) => K::F(
+                    d.clone()
+                        .reshape([p, q])
+                        .scatter_nd::<2, 2>(it, u.clone().reshape([n, q]), red)
+                        .reshape(pad(&x.shape)),
+                ),
+                (K::I(d), K::I(u)) => K::I(
+                    d.clone()
+                        .reshape([p, q])
+                        .scatter_nd::<2, 2>(it, u.clone().reshape([n, q]), red)
+                        .reshape(pad(&x.shape)),
+                ),
+                _ => return Err(run_unsup("ScatterND on these types")),
+            };
+            Ok(vec![Some(Val::new(k2, x.shape.clone(), x.dtype))])
+        }
+        "ScatterElements" => {
+            let idx = req(ins, 1, op)?;
+            let upd = req(ins, 2, op)?;
+            let axis = norm_axis(a.int("axis", 0), x.rank())?;
+            if idx.shape != upd.shape || idx.rank() != x.rank() {
+                return Err(run_err(
+                    "ScatterElements: indices and updates differ in shape",
+                ));
+            }
+            let mut iv = idx.host_i64();
+            fix_indices(&mut iv, x.shape[axis] as i64, op)?;
+            if iv.is_empty() {
+                return Ok(vec![Some(x.clone())]);
+            }
+            let d = bax(x.rank(), axis);
+            let it = Tensor::<B, R, Int>::from_data(TensorData::new(iv, pad(&idx.shape)), dev);
+            let add = a.string("reduction", "none") == "add";
+            let data = float_in(x, op)?;
+            let u = float_in(upd, op)?;
+            let y = if add {
+                data.scatter(d, it, u, IndexingUpdateOp::Add)
+            } else {
+                // assignment from additions: clear the targeted cells, then add the updates
+                let hit = data
+                    .zeros_like()
+                    .scatter(d, it.clone(), u.ones_like(), IndexingUpdateOp::Add)
+                    .greater_elem(0.0);
+                let cleared = data.clone().mask_fill(hit, 0.0);
+                cleared.scatter(d, it, u, IndexingUpdateOp::Add)
+            };
+            Ok(vec![Some(Val::float(y, x.shape.clone(), x.dtype))])
+        }
+        "OneHot" => {
+            let depth = req(ins, 1, op)?.host_f64();
+            let vals = req(ins, 2, op)?;
+            if depth.len() != 1 || depth[0] < 1.0 || vals.numel() != 2 {
+                return Err(run_err("OneHot: bad depth or values"));
+            }
+            let depth = depth[0] as usize;
+            let r = x.rank();
+            if r + 1 > R {
+                return Err(run_unsup(format!("rank {} above {R}", r + 1)));
+            }
+            let axis = norm_axis(a.int("axis", -1), r + 1)?;
+            let mut iv = x.host_i64();
+            fix_indices(&mut iv, depth as i64, op)?;
+            let vv = vals.host_f64();
+            let mut shape5 = [1usize; R - 1];
+            shape5[R - 1 - r..].copy_from_slice(&x.shape);
+            let t5 = Tensor::<B, { R - 1 }>::from_data(
+                TensorData::new(iv.iter().map(|&i| i as f32).collect::<Vec<_>>(), shape5),
+                dev,
+            );
+            let baxis = R - (r + 1) + axis;
+            let y: Tensor<B, R> = t5.one_hot_fill(depth, vv[1] as f32, vv[0] as f32, baxis as i64);
+            let mut shape = x.shape.clone();
+            shape.insert(axis, depth);
+            let v = Val::float(y, shape, vals.dtype);
+            Ok(vec![Some(match vals.class() {
+                super::tensor::Class::Float => v,
+                _ => super::ops::cast(&v, vals.dtype)?,
+            })])
+        }
+        _ => {
+            // Compress
+            let cond = req(ins, 1, op)?.host_i64();
+            let (src, axis) = match a.int_opt("axis") {
+                Some(ax) => (x.clone(), norm_axis(ax, x.rank())?),
+                None => (x.clone().reshape(vec![x.numel()]), 0),
+            };
+            let n = src.shape[axis];
+            if cond.len() > n {
+                return Err(run_err("Compress: condition longer than the axis"));
+            }
+            let sel: Vec<i64> = (0..cond.len() as i64)
+                .filter(|&i| cond[i as usize] != 0)
+                .collect();
+            let mut shape = src.shape.clone();
+            shape[axis] = sel.len();
+            if sel.is_empty() || src.numel() == 0 {
+                return Ok(vec![Some(super::ops::full(shape, 0.0, x.dtype, dev)?)]);
+            }
+            let m = sel.len();
+            let it = Tensor::<B, 1, Int>::from_data(TensorData::new(sel, [m]), dev);
+            let d = bax(src.rank(), axis);
+            let k2 = super::tensor::each!(src.k, |t| t.select(d, it.clone()));
+            Ok(vec![Some(Val::new(k2, shape, x.dtype))])
+        }
+    }
+}

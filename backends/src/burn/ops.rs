@@ -1078,6 +1078,9 @@ pub(crate) fn exec<B: BurnBackend>(
         }
         "Pad" => super::nn::pad_op(node, ins, cx),
         "Resize" => super::nn::resize(node, ins, cx),
+        "GatherND" | "ScatterND" | "ScatterElements" | "OneHot" | "Compress" => {
+            super::nn::index_ops(node, ins, cx)
+        }
         "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => super::nn::loss(node, ins, cx),
         "Shape" => {
             let x = req(ins, 0, op)?;
