@@ -1,0 +1,297 @@
+//! The burn interpreter (on NdArray) against the ONNX backend test suite's node tests, plus a
+//! few hand-computed checks of the tricky parts.
+#![cfg(feature = "burn")]
+
+use mutagraph_backends::backend::Backend;
+use mutagraph_backends::compare::{CompareOptions, compare};
+use mutagraph_backends::suite::{self, discover, load, root};
+use mutagraph_backends::value::{Data, HostTensor, Value};
+use mutagraph_ir::attr::AttrValue;
+use mutagraph_ir::dtype::DType;
+use mutagraph_ir::graph::Node;
+use mutagraph_ir::model::Model;
+use mutagraph_ir::patch::{Patch, PatchOp};
+use mutagraph_ir::pb;
+use mutagraph_ir::types::ValueType;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+#[derive(Debug)]
+enum Verdict {
+    Pass,
+    Fail(String),
+    Unsupported(String),
+    Crash(String),
+}
+
+fn quiet_panics() {
+    std::panic::set_hook(Box::new(|_| {}));
+}
+
+fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
+    let s = if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic".to_string()
+    };
+    s.lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(4)
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+fn run_case(be: &mut dyn Backend, case: &suite::Case) -> Verdict {
+    let mut prepared = match be.prepare(&case.model_bytes) {
+        Ok(p) => p,
+        Err(e) if e.unsupported => return Verdict::Unsupported(e.to_string()),
+        Err(e) => return Verdict::Fail(e.to_string()),
+    };
+    for (i, set) in case.sets.iter().enumerate() {
+        let got = match prepared.run(&set.inputs) {
+            Ok(v) => v,
+            Err(e) if e.unsupported => return Verdict::Unsupported(e.to_string()),
+            Err(e) => return Verdict::Fail(format!("set {i}: {e}")),
+        };
+        for (name, expected) in &set.outputs {
+            let Some((_, actual)) = got.iter().find(|(n, _)| n == name) else {
+                return Verdict::Fail(format!("set {i}: output {name} missing"));
+            };
+            let c = compare(expected, actual, CompareOptions::default());
+            if !c.ok {
+                return Verdict::Fail(format!(
+                    "set {i} output {name}: {}",
+                    c.reason.unwrap_or_default()
+                ));
+            }
+        }
+    }
+    Verdict::Pass
+}
+
+#[test]
+fn node_suite() {
+    let cases = discover(&root(), &["node"]).expect("the ONNX backend test suite");
+    let mut be = mutagraph_backends::burn::ndarray();
+    let caps = be.capabilities();
+    let n_ops = caps.ops.len();
+    // BURN_CASE=substring runs only the matching cases, with panic messages shown.
+    let only = std::env::var("BURN_CASE").ok();
+    if only.is_none() {
+        quiet_panics();
+    }
+    let (mut pass, mut fail, mut unsup, mut crash, mut skipped) = (0, 0, 0, 0, 0);
+    let mut failures = Vec::new();
+    for cref in &cases {
+        if only
+            .as_ref()
+            .is_some_and(|o| !cref.name.contains(o.as_str()))
+        {
+            continue;
+        }
+        let case = match load(cref) {
+            Ok(c) => c,
+            Err(e) => {
+                skipped += 1;
+                eprintln!("skip {}: {e}", cref.id());
+                continue;
+            }
+        };
+        let implemented = case.op_types().iter().all(|o| caps.ops.contains_key(o));
+        if !implemented {
+            if std::env::var("BURN_MISSING").is_ok() {
+                let miss: Vec<_> = case
+                    .op_types()
+                    .into_iter()
+                    .filter(|o| !caps.ops.contains_key(o))
+                    .collect();
+                println!("MISSING {}", miss.join(","));
+            }
+            skipped += 1;
+            continue;
+        }
+        let v = match catch_unwind(AssertUnwindSafe(|| run_case(be.as_mut(), &case))) {
+            Ok(v) => v,
+            Err(p) => Verdict::Crash(panic_text(p)),
+        };
+        match &v {
+            Verdict::Pass => pass += 1,
+            Verdict::Fail(r) => {
+                fail += 1;
+                failures.push(format!("FAIL  {}: {r}", cref.name));
+            }
+            Verdict::Unsupported(r) => {
+                unsup += 1;
+                println!("UNSUP {}: {r}", cref.name);
+            }
+            Verdict::Crash(r) => {
+                crash += 1;
+                failures.push(format!("CRASH {}: {r}", cref.name));
+            }
+        }
+    }
+    let _ = std::panic::take_hook();
+    for f in &failures {
+        println!("{f}");
+    }
+    let counted = pass + fail + crash;
+    let rate = if counted == 0 {
+        0.0
+    } else {
+        pass as f64 / counted as f64
+    };
+    println!(
+        "burn-ndarray: {n_ops} ops; node tests of implemented ops: {pass} pass, {fail} fail, \
+         {crash} crash, {unsup} unsupported ({} not implemented or unloadable); pass rate {:.1} %",
+        skipped,
+        rate * 100.0
+    );
+    if only.is_some() {
+        return;
+    }
+    assert!(n_ops >= 60, "only {n_ops} ops");
+    assert!(rate >= 0.9, "pass rate {:.1} % below 90 %", rate * 100.0);
+}
+
+// ---- hand-computed checks ----
+
+fn vi(name: &str, dtype: DType, shape: &[i64]) -> pb::ValueInfoProto {
+    pb::ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(
+            ValueType::t(
+                dtype,
+                Some(
+                    shape
+                        .iter()
+                        .map(|&d| mutagraph_ir::types::Dim::Known(d))
+                        .collect(),
+                ),
+            )
+            .to_proto(),
+        ),
+        ..Default::default()
+    }
+}
+
+/// A one-node model.
+fn model(opset: i64, node: Node, inputs: &[(&str, &[i64])], output: (&str, &[i64])) -> Vec<u8> {
+    let mut m = Model::new(opset);
+    let mut p = Patch::new();
+    for (n, s) in inputs {
+        p.push(PatchOp::AddInput(vi(n, DType::F32, s)));
+    }
+    p.push(PatchOp::AddNode(node));
+    p.push(PatchOp::AddOutput(vi(output.0, DType::F32, output.1)));
+    m.apply(&p).expect("valid model");
+    m.to_bytes()
+}
+
+fn f32s(shape: &[usize], v: &[f32]) -> Value {
+    Value::Tensor(HostTensor::new(shape.to_vec(), Data::F32(v.to_vec())))
+}
+
+fn run1(bytes: &[u8], inputs: Vec<(&str, Value)>) -> HostTensor {
+    let mut be = mutagraph_backends::burn::ndarray();
+    let mut p = be.prepare(bytes).expect("prepare");
+    let ins = inputs
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), v))
+        .collect();
+    let out = p.run(&ins).expect("run");
+    match &out[0].1 {
+        Value::Tensor(t) => t.clone(),
+        other => panic!("not a tensor: {other:?}"),
+    }
+}
+
+fn close(got: &HostTensor, shape: &[usize], want: &[f32]) {
+    assert_eq!(got.shape, shape);
+    let Data::F32(v) = &got.data else {
+        panic!("not f32: {got}")
+    };
+    for (a, b) in v.iter().zip(want) {
+        assert!((a - b).abs() < 1e-5, "got {v:?}, want {want:?}");
+    }
+}
+
+#[test]
+fn broadcasting_add() {
+    // [2, 1] + [3] -> [2, 3]
+    let m = model(
+        17,
+        Node::new("Add", &["a", "b"], &["y"]),
+        &[("a", &[2, 1]), ("b", &[3])],
+        ("y", &[2, 3]),
+    );
+    let y = run1(
+        &m,
+        vec![
+            ("a", f32s(&[2, 1], &[10.0, 20.0])),
+            ("b", f32s(&[3], &[1.0, 2.0, 3.0])),
+        ],
+    );
+    close(&y, &[2, 3], &[11.0, 12.0, 13.0, 21.0, 22.0, 23.0]);
+}
+
+#[test]
+fn conv_pads_and_groups() {
+    // x: 1x2x3 (two channels), w: 2x1x2 (group 2), pads [1, 0]:
+    // channel 0: [0,1,2,3] * [1,1] -> [1,3,5]; channel 1: [0,4,5,6] * [1,-1] -> [-4,-1,-1]
+    let node = Node::new("Conv", &["x", "w"], &["y"])
+        .with_attr("group", AttrValue::Int(2))
+        .with_attr("pads", AttrValue::Ints(vec![1, 0]));
+    let m = model(
+        17,
+        node,
+        &[("x", &[1, 2, 3]), ("w", &[2, 1, 2])],
+        ("y", &[1, 2, 3]),
+    );
+    let y = run1(
+        &m,
+        vec![
+            ("x", f32s(&[1, 2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])),
+            ("w", f32s(&[2, 1, 2], &[1.0, 1.0, 1.0, -1.0])),
+        ],
+    );
+    close(&y, &[1, 2, 3], &[1.0, 3.0, 5.0, -4.0, -1.0, -1.0]);
+}
+
+#[test]
+fn softmax_opset_switch() {
+    // x [1, 2, 2] = [[[0, 0], [0, ln 3]]]
+    let l3 = 3f32.ln();
+    let x = [0.0, 0.0, 0.0, l3];
+    // opset 11, axis 1: softmax over the flattened last two dims: exp = [1,1,1,3] / 6
+    let m11 = model(
+        11,
+        Node::new("Softmax", &["x"], &["y"]).with_attr("axis", AttrValue::Int(1)),
+        &[("x", &[1, 2, 2])],
+        ("y", &[1, 2, 2]),
+    );
+    let y = run1(&m11, vec![("x", f32s(&[1, 2, 2], &x))]);
+    close(&y, &[1, 2, 2], &[1.0 / 6.0, 1.0 / 6.0, 1.0 / 6.0, 0.5]);
+    // opset 13, axis 1: softmax over axis 1 alone: columns [0,0] -> 1/2, [0, ln3] -> 1/4, 3/4
+    let m13 = model(
+        13,
+        Node::new("Softmax", &["x"], &["y"]).with_attr("axis", AttrValue::Int(1)),
+        &[("x", &[1, 2, 2])],
+        ("y", &[1, 2, 2]),
+    );
+    let y = run1(&m13, vec![("x", f32s(&[1, 2, 2], &x))]);
+    close(&y, &[1, 2, 2], &[0.5, 0.25, 0.5, 0.75]);
+}
+
+#[test]
+fn unsupported_op_is_refused_at_prepare() {
+    let m = model(
+        17,
+        Node::new("Det", &["x"], &["y"]),
+        &[("x", &[2, 2])],
+        ("y", &[]),
+    );
+    let mut be = mutagraph_backends::burn::ndarray();
+    let e = be.prepare(&m).err().expect("refused");
+    assert!(e.unsupported, "{e}");
+}
