@@ -365,7 +365,11 @@ fn op_quantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     if n.int_opt("block_size").is_some_and(|b| b != 0) {
         return Err(unsup("blocked quantization"));
     }
-    let axis = norm_axis(n.int("axis", 1), x.rank().max(1))?;
+    let axis = if s.len() == 1 {
+        0
+    } else {
+        norm_axis(n.int("axis", 1), x.rank())?
+    };
     let (lo, hi) = qrange(dt)?;
     let xv = x.floats()?;
     let out = xv
@@ -374,7 +378,8 @@ fn op_quantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         .map(|(i, &v)| {
             let k = param_index(&x.shape, axis, s.len(), i);
             let zk = if z.len() == 1 { z[0] } else { z[k] };
-            ((v / s[k]).round_ties_even() + zk).clamp(lo, hi)
+            // The quotient is formed in the input's precision, as the op is defined.
+            (round_dt(x.dt, v / s[k]).round_ties_even() + zk).clamp(lo, hi)
         })
         .collect();
     one(T::from_f64s(dt, x.shape.clone(), out)?)
@@ -388,7 +393,11 @@ fn op_dequantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         Some(z) => z.floats()?,
         None => vec![0.0],
     };
-    let axis = norm_axis(n.int("axis", 1), x.rank().max(1))?;
+    let axis = if s.len() == 1 {
+        0
+    } else {
+        norm_axis(n.int("axis", 1), x.rank())?
+    };
     let xv = x.floats()?;
     let out = xv
         .iter()
@@ -411,7 +420,9 @@ fn op_dynamic_quantize(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let zp = if scale == 0.0 {
         0.0
     } else {
-        (0.0 - mn / scale).round_ties_even().clamp(0.0, 255.0)
+        round_dt(x.dt, 0.0 - mn / scale)
+            .round_ties_even()
+            .clamp(0.0, 255.0)
     };
     let y = v
         .iter()
@@ -419,7 +430,7 @@ fn op_dynamic_quantize(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
             if scale == 0.0 {
                 zp
             } else {
-                ((a / scale).round_ties_even() + zp).clamp(0.0, 255.0)
+                (round_dt(x.dt, a / scale).round_ties_even() + zp).clamp(0.0, 255.0)
             }
         })
         .collect();

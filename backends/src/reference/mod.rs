@@ -18,6 +18,7 @@ mod elementwise;
 mod linalg;
 mod nn;
 mod reduce;
+mod resize;
 mod rnn;
 mod shape;
 pub mod tensor;
@@ -74,6 +75,7 @@ pub fn table() -> &'static BTreeMap<&'static str, OpFn> {
         linalg::register(&mut t);
         control::register(&mut t);
         rnn::register(&mut t);
+        resize::register(&mut t);
         t
     })
 }

@@ -291,14 +291,9 @@ fn op_conv_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         match want {
             Some(o) => {
                 let total = full - o;
-                if auto == "SAME_UPPER" {
-                    pb[d] = total / 2;
-                } else {
-                    pb[d] = total - total / 2;
-                }
-                if oshape.is_some() && auto == "NOTSET" {
-                    pb[d] = total - total / 2;
-                }
+                // Floor division, so that a negative total pads at the end.
+                let half = total.div_euclid(2);
+                pb[d] = if auto == "SAME_UPPER" { half } else { total - half };
                 out_sp[d] = o.max(0) as usize;
             }
             None => {
