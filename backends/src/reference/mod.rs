@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 mod control;
 mod elementwise;
 mod linalg;
+mod misc;
 mod nn;
 mod reduce;
 mod resize;
@@ -76,6 +77,7 @@ pub fn table() -> &'static BTreeMap<&'static str, OpFn> {
         control::register(&mut t);
         rnn::register(&mut t);
         resize::register(&mut t);
+        misc::register(&mut t);
         t
     })
 }
