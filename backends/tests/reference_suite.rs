@@ -109,7 +109,10 @@ fn reference_passes_the_node_suite() {
     } else {
         pass as f64 / counted as f64
     };
-    println!("reference interpreter on the node suite ({} tests)", cases.len());
+    println!(
+        "reference interpreter on the node suite ({} tests)",
+        cases.len()
+    );
     println!("  ops implemented       {op_count}");
     println!("  tests of other ops    {not_in_table}");
     println!("  load errors           {}", load_errors.len());

@@ -121,13 +121,19 @@ fn op_scan(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         .map(|i| ins[i].cloned().ok_or_else(|| err("Scan: missing state")))
         .collect::<R<_>>()?;
     let scan_in: Vec<&T> = (ns..ins.len()).map(|i| inp(ins, i)).collect::<R<_>>()?;
-    let in_axes = n.ints("scan_input_axes").map(|v| v.to_vec()).unwrap_or(vec![0; m]);
+    let in_axes = n
+        .ints("scan_input_axes")
+        .map(|v| v.to_vec())
+        .unwrap_or(vec![0; m]);
     let in_dirs = n
         .ints("scan_input_directions")
         .map(|v| v.to_vec())
         .unwrap_or(vec![0; m]);
     let k = g.outputs.len().saturating_sub(ns);
-    let out_axes = n.ints("scan_output_axes").map(|v| v.to_vec()).unwrap_or(vec![0; k]);
+    let out_axes = n
+        .ints("scan_output_axes")
+        .map(|v| v.to_vec())
+        .unwrap_or(vec![0; k]);
     let out_dirs = n
         .ints("scan_output_directions")
         .map(|v| v.to_vec())
@@ -151,7 +157,11 @@ fn op_scan(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     for step in 0..len {
         let mut args = states.clone();
         for (j, t) in scan_in.iter().enumerate() {
-            let i = if in_dirs[j] != 0 { len - 1 - step } else { step };
+            let i = if in_dirs[j] != 0 {
+                len - 1 - step
+            } else {
+                step
+            };
             let s = slice_axis(t, axes[j], i, 1);
             let mut shape = s.shape.clone();
             shape.remove(axes[j]);
@@ -293,7 +303,9 @@ fn op_split_to_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
 fn op_concat_from_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let s = seq(ins, 0)?;
     let ts: Vec<T> = s.iter().cloned().map(as_tensor).collect::<R<_>>()?;
-    let first = ts.first().ok_or_else(|| err("ConcatFromSequence of an empty sequence"))?;
+    let first = ts
+        .first()
+        .ok_or_else(|| err("ConcatFromSequence of an empty sequence"))?;
     let new_axis = n.int("new_axis", 0) != 0;
     let r = first.rank() + new_axis as usize;
     let axis = norm_axis(n.int_opt("axis").ok_or_else(|| err("missing axis"))?, r)?;

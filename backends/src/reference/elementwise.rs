@@ -12,7 +12,11 @@ type Out = R<Vec<V>>;
 /// Applies `f` to every element of a float tensor.
 pub fn map_f(t: &T, f: impl Fn(f64) -> f64) -> R<T> {
     let v = t.fs()?;
-    Ok(T::f(t.dt, t.shape.clone(), v.iter().map(|&x| f(x)).collect()))
+    Ok(T::f(
+        t.dt,
+        t.shape.clone(),
+        v.iter().map(|&x| f(x)).collect(),
+    ))
 }
 
 macro_rules! unary_float {
@@ -70,7 +74,11 @@ pub fn sigmoid(x: f64) -> f64 {
 
 /// `ln(1 + e^x)`, computed without overflow.
 pub fn softplus(x: f64) -> f64 {
-    if x > 30.0 { x + (-x).exp().ln_1p() } else { x.exp().ln_1p() }
+    if x > 30.0 {
+        x + (-x).exp().ln_1p()
+    } else {
+        x.exp().ln_1p()
+    }
 }
 
 /// The error function (power series near zero, continued fraction of erfc beyond).
@@ -143,7 +151,13 @@ fn op_sign(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
             t.dt,
             t.shape.clone(),
             v.iter()
-                .map(|&x| if t.dt == DType::U64 { (x != 0) as i64 } else { x.signum() })
+                .map(|&x| {
+                    if t.dt == DType::U64 {
+                        (x != 0) as i64
+                    } else {
+                        x.signum()
+                    }
+                })
                 .collect(),
         ),
         _ => map_f(t, |x| {
@@ -175,14 +189,20 @@ fn op_leaky_relu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
 
 fn op_elu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 1.0);
-    one(map_f(inp(ins, 0)?, |x| if x < 0.0 { a * (x.exp() - 1.0) } else { x })?)
+    one(map_f(inp(ins, 0)?, |x| {
+        if x < 0.0 { a * (x.exp() - 1.0) } else { x }
+    })?)
 }
 
 fn op_selu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 1.673_263_2);
     let g = n.float("gamma", 1.050_701) as f64;
     one(map_f(inp(ins, 0)?, |x| {
-        if x <= 0.0 { g * (a * x.exp() - a) } else { g * x }
+        if x <= 0.0 {
+            g * (a * x.exp() - a)
+        } else {
+            g * x
+        }
     })?)
 }
 
@@ -218,7 +238,11 @@ fn op_shrink(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         }
     };
     one(match &t.buf {
-        Buf::I(v) => T::from_f64s(t.dt, t.shape.clone(), v.iter().map(|&x| f(x as f64)).collect())?,
+        Buf::I(v) => T::from_f64s(
+            t.dt,
+            t.shape.clone(),
+            v.iter().map(|&x| f(x as f64)).collect(),
+        )?,
         _ => map_f(t, f)?,
     })
 }
@@ -227,7 +251,9 @@ fn op_gelu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let approx = n.string("approximate", "none");
     let t = inp(ins, 0)?;
     match approx.as_str() {
-        "none" => one(map_f(t, |x| 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)))?),
+        "none" => one(map_f(t, |x| {
+            0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2))
+        })?),
         "tanh" => one(map_f(t, |x| {
             let c = (2.0 / std::f64::consts::PI).sqrt();
             0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
@@ -304,15 +330,30 @@ fn arith(a: &T, b: &T, ff: impl Fn(f64, f64) -> f64, fi: impl Fn(i64, i64) -> R<
 }
 
 fn op_add(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
-    one(arith(inp(ins, 0)?, inp(ins, 1)?, |x, y| x + y, |x, y| Ok(x.wrapping_add(y)))?)
+    one(arith(
+        inp(ins, 0)?,
+        inp(ins, 1)?,
+        |x, y| x + y,
+        |x, y| Ok(x.wrapping_add(y)),
+    )?)
 }
 
 fn op_sub(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
-    one(arith(inp(ins, 0)?, inp(ins, 1)?, |x, y| x - y, |x, y| Ok(x.wrapping_sub(y)))?)
+    one(arith(
+        inp(ins, 0)?,
+        inp(ins, 1)?,
+        |x, y| x - y,
+        |x, y| Ok(x.wrapping_sub(y)),
+    )?)
 }
 
 fn op_mul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
-    one(arith(inp(ins, 0)?, inp(ins, 1)?, |x, y| x * y, |x, y| Ok(x.wrapping_mul(y)))?)
+    one(arith(
+        inp(ins, 0)?,
+        inp(ins, 1)?,
+        |x, y| x * y,
+        |x, y| Ok(x.wrapping_mul(y)),
+    )?)
 }
 
 /// Integer division truncating toward zero (u64 compared as unsigned).
@@ -329,7 +370,12 @@ pub fn int_div(dt: DType, x: i64, y: i64) -> R<i64> {
 fn op_div(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let dt = a.dt;
-    one(arith(a, inp(ins, 1)?, |x, y| x / y, |x, y| int_div(dt, x, y))?)
+    one(arith(
+        a,
+        inp(ins, 1)?,
+        |x, y| x / y,
+        |x, y| int_div(dt, x, y),
+    )?)
 }
 
 /// Integer modulo: `fmod` false takes the divisor's sign (Python), true the dividend's (C).
@@ -430,18 +476,30 @@ fn variadic(ins: &[Option<&V>], f: impl Fn(&T, &T) -> R<T>) -> R<T> {
 }
 
 fn fmax(x: f64, y: f64) -> f64 {
-    if x.is_nan() || y.is_nan() { f64::NAN } else { x.max(y) }
+    if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else {
+        x.max(y)
+    }
 }
 
 fn fmin(x: f64, y: f64) -> f64 {
-    if x.is_nan() || y.is_nan() { f64::NAN } else { x.min(y) }
+    if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else {
+        x.min(y)
+    }
 }
 
 fn op_max(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let u = inp(ins, 0)?.dt == DType::U64;
     one(variadic(ins, |a, b| {
         arith(a, b, fmax, |x, y| {
-            Ok(if u { (x as u64).max(y as u64) as i64 } else { x.max(y) })
+            Ok(if u {
+                (x as u64).max(y as u64) as i64
+            } else {
+                x.max(y)
+            })
         })
     })?)
 }
@@ -450,7 +508,11 @@ fn op_min(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let u = inp(ins, 0)?.dt == DType::U64;
     one(variadic(ins, |a, b| {
         arith(a, b, fmin, |x, y| {
-            Ok(if u { (x as u64).min(y as u64) as i64 } else { x.min(y) })
+            Ok(if u {
+                (x as u64).min(y as u64) as i64
+            } else {
+                x.min(y)
+            })
         })
     })?)
 }
@@ -462,7 +524,9 @@ fn op_sum(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
 }
 
 fn op_mean(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
-    let s = variadic(ins, |a, b| arith(a, b, |x, y| x + y, |x, y| Ok(x.wrapping_add(y))))?;
+    let s = variadic(ins, |a, b| {
+        arith(a, b, |x, y| x + y, |x, y| Ok(x.wrapping_add(y)))
+    })?;
     let n = ins.len() as f64;
     one(map_f(&s, |x| x / n)?)
 }
@@ -491,11 +555,21 @@ fn compare(a: &T, b: &T, f: impl Fn(std::cmp::Ordering) -> bool, eq_only: bool) 
                 })
             })
             .collect(),
-        (Buf::B(x), Buf::B(y)) => ia.iter().zip(&ib).map(|(&i, &j)| f(x[i].cmp(&y[j]))).collect(),
+        (Buf::B(x), Buf::B(y)) => ia
+            .iter()
+            .zip(&ib)
+            .map(|(&i, &j)| f(x[i].cmp(&y[j])))
+            .collect(),
         (Buf::S(x), Buf::S(y)) if eq_only => ia
             .iter()
             .zip(&ib)
-            .map(|(&i, &j)| f(if x[i] == y[j] { Ordering::Equal } else { Ordering::Less }))
+            .map(|(&i, &j)| {
+                f(if x[i] == y[j] {
+                    Ordering::Equal
+                } else {
+                    Ordering::Less
+                })
+            })
             .collect(),
         _ => return Err(err(format!("comparison of {} and {}", a.dt, b.dt))),
     };
@@ -523,7 +597,10 @@ fn logic(ins: &[Option<&V>], f: impl Fn(bool, bool) -> bool) -> Out {
     let b = inp(ins, 1)?;
     let (shape, ia, ib) = bcast2(a, b)?;
     let (x, y) = (a.bs()?, b.bs()?);
-    one(T::b(shape, ia.iter().zip(&ib).map(|(&i, &j)| f(x[i], y[j])).collect()))
+    one(T::b(
+        shape,
+        ia.iter().zip(&ib).map(|(&i, &j)| f(x[i], y[j])).collect(),
+    ))
 }
 
 fn op_and(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
@@ -618,21 +695,21 @@ fn op_clip(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     };
     one(match &t.buf {
         Buf::I(v) => {
-            let lo = opt(ins, 1)?.map(|m| m.scalar_i()).transpose()?.unwrap_or(i64::MIN);
-            let hi = opt(ins, 2)?.map(|m| m.scalar_i()).transpose()?.unwrap_or(i64::MAX);
+            let lo = opt(ins, 1)?
+                .map(|m| m.scalar_i())
+                .transpose()?
+                .unwrap_or(i64::MIN);
+            let hi = opt(ins, 2)?
+                .map(|m| m.scalar_i())
+                .transpose()?
+                .unwrap_or(i64::MAX);
             T::i(
                 t.dt,
                 t.shape.clone(),
                 v.iter().map(|&x| x.max(lo).min(hi)).collect(),
             )
         }
-        _ => map_f(t, |x| {
-            if x.is_nan() {
-                x
-            } else {
-                x.max(lo).min(hi)
-            }
-        })?,
+        _ => map_f(t, |x| if x.is_nan() { x } else { x.max(lo).min(hi) })?,
     })
 }
 
@@ -686,7 +763,13 @@ pub fn cast(t: &T, to: DType) -> R<T> {
             shape,
             buf: Buf::S(
                 v.iter()
-                    .map(|&x| if x { b"True".to_vec() } else { b"False".to_vec() })
+                    .map(|&x| {
+                        if x {
+                            b"True".to_vec()
+                        } else {
+                            b"False".to_vec()
+                        }
+                    })
                     .collect(),
             ),
         },

@@ -109,7 +109,11 @@ fn zero_point(t: Option<&T>, n: usize, what: &str) -> R<Vec<i64>> {
 fn op_matmul_integer(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let b = inp(ins, 1)?;
-    let rows = if a.rank() >= 2 { a.shape[a.rank() - 2] } else { 1 };
+    let rows = if a.rank() >= 2 {
+        a.shape[a.rank() - 2]
+    } else {
+        1
+    };
     let cols = b.shape.last().copied().unwrap_or(1);
     let azp = zero_point(opt(ins, 2)?, rows, "A")?;
     let bzp = zero_point(opt(ins, 3)?, cols, "B")?;
@@ -290,7 +294,11 @@ fn op_einsum(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     };
     let dims_all: Vec<usize> = all
         .iter()
-        .map(|c| size.get(c).copied().ok_or_else(|| err(format!("Einsum: unknown index {c}"))))
+        .map(|c| {
+            size.get(c)
+                .copied()
+                .ok_or_else(|| err(format!("Einsum: unknown index {c}")))
+        })
         .collect::<R<_>>()?;
     let oshape: Vec<usize> = dims_all[..out.len()].to_vec();
     check_size(&dims_all)?;

@@ -43,7 +43,12 @@ fn op_nms(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
             let (xc, yc, w, h) = (p[0], p[1], p[2], p[3]);
             [yc - h / 2.0, xc - w / 2.0, yc + h / 2.0, xc + w / 2.0]
         } else {
-            [p[0].min(p[2]), p[1].min(p[3]), p[0].max(p[2]), p[1].max(p[3])]
+            [
+                p[0].min(p[2]),
+                p[1].min(p[3]),
+                p[0].max(p[2]),
+                p[1].max(p[3]),
+            ]
         }
     };
     let iou = |a: [f64; 4], b: [f64; 4]| {
@@ -66,7 +71,10 @@ fn op_nms(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
                 if kept.len() >= max_out {
                     break;
                 }
-                if kept.iter().all(|&k| iou(corners(b, k), corners(b, i)) <= iou_th) {
+                if kept
+                    .iter()
+                    .all(|&k| iou(corners(b, k), corners(b, i)) <= iou_th)
+                {
                     kept.push(i);
                 }
             }
@@ -196,8 +204,13 @@ fn op_grid_sample(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
                                 "border" => i = i.clamp(0, dim - 1),
                                 _ => {
                                     let lo = if align { 0.0 } else { -0.5 };
-                                    let hi = if align { dim as f64 - 1.0 } else { dim as f64 - 0.5 };
-                                    i = (reflect(i as f64, lo, hi).round() as i64).clamp(0, dim - 1);
+                                    let hi = if align {
+                                        dim as f64 - 1.0
+                                    } else {
+                                        dim as f64 - 0.5
+                                    };
+                                    i = (reflect(i as f64, lo, hi).round() as i64)
+                                        .clamp(0, dim - 1);
                                 }
                             }
                         }
@@ -243,25 +256,40 @@ fn op_max_unpool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     if k.len() != r || s.len() != r || p.len() != 2 * r {
         return Err(err("MaxUnpool attributes"));
     }
+    let mut inferred = x.shape[..2].to_vec();
+    for d in 0..r {
+        let o = (x.shape[2 + d] as i64 - 1) * s[d] + k[d] - p[d] - p[d + r];
+        inferred.push(o.max(0) as usize);
+    }
     let shape: Vec<usize> = match opt(ins, 2)? {
         Some(t) => dims(&t.ints()?)?,
-        None => {
-            let mut v = x.shape[..2].to_vec();
-            for d in 0..r {
-                let o = (x.shape[2 + d] as i64 - 1) * s[d] + k[d] - p[d] - p[d + r];
-                v.push(o.max(0) as usize);
+        None => inferred.clone(),
+    };
+    if shape.len() != inferred.len() || shape[..2] != inferred[..2] {
+        return Err(err("MaxUnpool output_shape"));
+    }
+    // Indices address the inferred (pre-pool) layout; place them at the same coordinates of
+    // the requested output shape.
+    let ost = strides(&shape);
+    let relocate = |j: usize| -> R<usize> {
+        let mi = unravel(j, &inferred);
+        let mut f = 0;
+        for d in 0..mi.len() {
+            if mi[d] >= shape[d] {
+                return Err(err("MaxUnpool index outside output_shape"));
             }
-            v
+            f += mi[d] * ost[d];
         }
+        Ok(f)
     };
     let total = check_size(&shape)?;
     let xv = x.floats()?;
     let mut out = vec![0.0; total];
     for (i, &j) in ind.iter().enumerate() {
-        if j < 0 || j as usize >= total {
+        if j < 0 || j as usize >= numel(&inferred) {
             return Err(err(format!("MaxUnpool index {j} out of range")));
         }
-        out[j as usize] = xv[i];
+        out[relocate(j as usize)?] = xv[i];
     }
     one(T::from_f64s(x.dt, shape, out)?)
 }
@@ -274,7 +302,11 @@ fn window(n: &Node, ins: &[Option<&V>], f: impl Fn(f64, f64) -> f64) -> Out {
     let size = size as usize;
     let periodic = n.int("periodic", 1) != 0;
     let dt = DType::from_code(n.int("output_datatype", 1) as i32);
-    let nn = if periodic { size as f64 } else { size as f64 - 1.0 };
+    let nn = if periodic {
+        size as f64
+    } else {
+        size as f64 - 1.0
+    };
     let v = (0..size).map(|i| f(i as f64, nn)).collect();
     one(T::from_f64s(dt, vec![size], v)?)
 }
@@ -504,7 +536,7 @@ fn op_lp_normalization(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
 /// Splits the optimizer inputs after R and T into `groups` equal lists.
 fn opt_groups<'v>(ins: &[Option<&'v V>], groups: usize) -> R<Vec<Vec<&'v T>>> {
     let rest = ins.len().saturating_sub(2);
-    if rest == 0 || rest % groups != 0 {
+    if rest == 0 || !rest.is_multiple_of(groups) {
         return Err(err("optimizer input count"));
     }
     let k = rest / groups;

@@ -5,6 +5,8 @@
 //! booleans as bool and strings as bytes. Each op family lives in its own module and registers
 //! its ops in one table (`name -> fn`); an op missing from the table makes `prepare` answer
 //! `unsupported`.
+// Kernels index several arrays with one loop variable; iterator chains would hide the math.
+#![allow(clippy::needless_range_loop)]
 use crate::backend::{Backend, BackendError, Capabilities, Prepared, Stage};
 use crate::value::{Data, HostTensor, NamedValues, Value};
 use mutagraph_ir::dtype::DType;
@@ -94,7 +96,10 @@ pub fn op_names() -> Vec<&'static str> {
 pub fn inp<'v>(ins: &[Option<&'v V>], i: usize) -> R<&'v T> {
     match ins.get(i).copied().flatten() {
         Some(V::T(t)) => Ok(t),
-        Some(v) => Err(err(format!("input {i}: expected a tensor, got {}", describe(v)))),
+        Some(v) => Err(err(format!(
+            "input {i}: expected a tensor, got {}",
+            describe(v)
+        ))),
         None => Err(err(format!("missing required input {i}"))),
     }
 }
@@ -103,7 +108,10 @@ pub fn inp<'v>(ins: &[Option<&'v V>], i: usize) -> R<&'v T> {
 pub fn opt<'v>(ins: &[Option<&'v V>], i: usize) -> R<Option<&'v T>> {
     match ins.get(i).copied().flatten() {
         Some(V::T(t)) => Ok(Some(t)),
-        Some(v) => Err(err(format!("input {i}: expected a tensor, got {}", describe(v)))),
+        Some(v) => Err(err(format!(
+            "input {i}: expected a tensor, got {}",
+            describe(v)
+        ))),
         None => Ok(None),
     }
 }
@@ -381,8 +389,8 @@ impl Backend for Reference {
         Capabilities::from_ops("reference", &self.version(), &op_names(), DTYPES)
     }
     fn prepare(&mut self, model: &[u8]) -> Result<Box<dyn Prepared>, BackendError> {
-        let model =
-            Model::from_bytes(model).map_err(|e| BackendError::failed(Stage::Load, e.to_string()))?;
+        let model = Model::from_bytes(model)
+            .map_err(|e| BackendError::failed(Stage::Load, e.to_string()))?;
         init_values(&model.graph).map_err(|e| BackendError::failed(Stage::Load, e))?;
         model
             .graph

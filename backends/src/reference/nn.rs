@@ -31,7 +31,7 @@ pub struct Geo {
 fn ints_or(n: &Node, name: &str, len: usize, d: i64) -> R<Vec<i64>> {
     match n.ints(name) {
         Some(v) if v.len() == len => Ok(v.to_vec()),
-        Some(v) if v.is_empty() => Ok(vec![d; len]),
+        Some([]) => Ok(vec![d; len]),
         Some(v) => Err(err(format!("{name} {v:?} for {len} spatial dims"))),
         None => Ok(vec![d; len]),
     }
@@ -51,7 +51,7 @@ pub fn geometry(n: &Node, input: &[usize], kernel: &[usize], ceil_mode: bool) ->
     let dil = positive(ints_or(n, "dilations", r, 1)?, "dilations")?;
     let pads = match n.ints("pads") {
         Some(p) if p.len() == 2 * r => p.to_vec(),
-        Some(p) if p.is_empty() => vec![0; 2 * r],
+        Some([]) => vec![0; 2 * r],
         Some(p) => return Err(err(format!("pads {p:?} for {r} spatial dims"))),
         None => vec![0; 2 * r],
     };
@@ -183,7 +183,9 @@ pub(super) fn conv_core(
     let kernel: Vec<usize> = match n.ints("kernel_shape") {
         Some(k) if k.iter().map(|&x| x as usize).eq(ws[2..].iter().copied()) => ws[2..].to_vec(),
         Some(k) if !k.is_empty() => {
-            return Err(err(format!("kernel_shape {k:?} differs from weight {ws:?}")));
+            return Err(err(format!(
+                "kernel_shape {k:?} differs from weight {ws:?}"
+            )));
         }
         _ => ws[2..].to_vec(),
     };
@@ -246,7 +248,11 @@ fn op_conv_integer(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let wv: Vec<f64> = w.ints()?.iter().map(|&v| (v - wz) as f64).collect();
     // Zero points: padded positions hold the zero point, i.e. contribute 0 after subtraction.
     let (shape, v) = conv_core(n, &xv, &x.shape, &wv, &w.shape, None)?;
-    one(T::i(DType::I32, shape, v.iter().map(|&f| f as i64).collect()))
+    one(T::i(
+        DType::I32,
+        shape,
+        v.iter().map(|&f| f as i64).collect(),
+    ))
 }
 
 fn op_conv_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
@@ -284,7 +290,10 @@ fn op_conv_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         let ek = (kernel[d] as i64 - 1) * dil[d] as i64 + 1;
         let full = s * (i - 1) + opad[d] + ek;
         let want = match &oshape {
-            Some(o) => Some(*o.get(o.len().saturating_sub(r) + d).ok_or_else(|| err("output_shape"))?),
+            Some(o) => Some(
+                *o.get(o.len().saturating_sub(r) + d)
+                    .ok_or_else(|| err("output_shape"))?,
+            ),
             None if auto == "SAME_UPPER" || auto == "SAME_LOWER" => Some(i * s),
             None => None,
         };
@@ -293,7 +302,11 @@ fn op_conv_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
                 let total = full - o;
                 // Floor division, so that a negative total pads at the end.
                 let half = total.div_euclid(2);
-                pb[d] = if auto == "SAME_UPPER" { half } else { total - half };
+                pb[d] = if auto == "SAME_UPPER" {
+                    half
+                } else {
+                    total - half
+                };
                 out_sp[d] = o.max(0) as usize;
             }
             None => {
@@ -429,8 +442,7 @@ fn pool(n: &Node, x: &T, kind: Pool, global: bool) -> Out {
                         }
                     }
                     if let Some(p) = at {
-                        idx[bc * osz + o] =
-                            (base + if col_major { cm(p) } else { p }) as i64;
+                        idx[bc * osz + o] = (base + if col_major { cm(p) } else { p }) as i64;
                     }
                     best
                 }
@@ -450,7 +462,11 @@ fn pool(n: &Node, x: &T, kind: Pool, global: bool) -> Out {
                     if cnt == 0 { f64::NAN } else { s / cnt as f64 }
                 }
                 Pool::Lp(p) => {
-                    let s: f64 = row.iter().flatten().map(|&q| xv[base + q].abs().powf(p)).sum();
+                    let s: f64 = row
+                        .iter()
+                        .flatten()
+                        .map(|&q| xv[base + q].abs().powf(p))
+                        .sum();
                     s.powf(1.0 / p)
                 }
             };
@@ -473,10 +489,16 @@ fn op_lp_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     pool(n, inp(ins, 0)?, Pool::Lp(n.int("p", 2) as f64), false)
 }
 fn op_global_max_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    Ok(pool(n, inp(ins, 0)?, Pool::Max, true)?.into_iter().take(1).collect())
+    Ok(pool(n, inp(ins, 0)?, Pool::Max, true)?
+        .into_iter()
+        .take(1)
+        .collect())
 }
 fn op_global_avg_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    Ok(pool(n, inp(ins, 0)?, Pool::Avg, true)?.into_iter().take(1).collect())
+    Ok(pool(n, inp(ins, 0)?, Pool::Avg, true)?
+        .into_iter()
+        .take(1)
+        .collect())
 }
 fn op_global_lp_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     Ok(pool(n, inp(ins, 0)?, Pool::Lp(n.int("p", 2) as f64), true)?
@@ -488,7 +510,10 @@ fn op_global_lp_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
 fn per_channel(t: &T, c: usize, what: &str) -> R<Vec<f64>> {
     let v = t.floats()?;
     if v.len() != c {
-        return Err(err(format!("{what} has {} values for {c} channels", v.len())));
+        return Err(err(format!(
+            "{what} has {} values for {c} channels",
+            v.len()
+        )));
     }
     Ok(v)
 }
@@ -548,12 +573,18 @@ fn op_batch_norm(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         let mom = n.float("momentum", 0.9) as f64;
         let mdt = inp(ins, 3)?.dt;
         let vdt = inp(ins, 4)?.dt;
-        let nm: Vec<f64> = (0..c).map(|i| rmean[i] * mom + mean[i] * (1.0 - mom)).collect();
-        let nv: Vec<f64> = (0..c).map(|i| rvar[i] * mom + var[i] * (1.0 - mom)).collect();
+        let nm: Vec<f64> = (0..c)
+            .map(|i| rmean[i] * mom + mean[i] * (1.0 - mom))
+            .collect();
+        let nv: Vec<f64> = (0..c)
+            .map(|i| rvar[i] * mom + var[i] * (1.0 - mom))
+            .collect();
         out.push(V::T(T::f(mdt, vec![c], nm)));
         out.push(V::T(T::f(vdt, vec![c], nv)));
     } else if n.outputs.len() > 1 {
-        return Err(unsup("BatchNormalization extra outputs outside training mode"));
+        return Err(unsup(
+            "BatchNormalization extra outputs outside training mode",
+        ));
     }
     Ok(out)
 }
@@ -709,7 +740,13 @@ fn op_mvn(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     let ost = strides(&kept);
     let s: Vec<isize> = (0..x.rank())
-        .map(|d| if axes.contains(&d) { 0 } else { ost[d] as isize })
+        .map(|d| {
+            if axes.contains(&d) {
+                0
+            } else {
+                ost[d] as isize
+            }
+        })
         .collect();
     let map = strided_index(&x.shape, &s, 0);
     let on = numel(&kept);

@@ -33,7 +33,13 @@ fn reduce_plan(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Vec<usize>) {
     }
     let ost = strides(&kept);
     let s: Vec<isize> = (0..shape.len())
-        .map(|d| if axes.contains(&d) { 0 } else { ost[d] as isize })
+        .map(|d| {
+            if axes.contains(&d) {
+                0
+            } else {
+                ost[d] as isize
+            }
+        })
         .collect();
     (kept, strided_index(shape, &s, 0))
 }
@@ -63,7 +69,10 @@ fn reduce(cx: &Cx, n: &Node, ins: &[Option<&V>], red: Red) -> Out {
             .collect()
     };
     if let Buf::I(v) = &t.buf
-        && matches!(red, Red::Sum | Red::Prod | Red::Max | Red::Min | Red::L1 | Red::SumSquare)
+        && matches!(
+            red,
+            Red::Sum | Red::Prod | Red::Max | Red::Min | Red::L1 | Red::SumSquare
+        )
     {
         let init = match red {
             Red::Prod => 1,

@@ -8,6 +8,9 @@ use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
+/// Taps of one output coordinate: (input index, weight); `None` = extrapolated.
+type Taps = Option<Vec<(usize, f64)>>;
+
 /// How one axis is resampled.
 struct Axis {
     in_len: usize,
@@ -78,7 +81,7 @@ fn cubic(x: f64, a: f64) -> f64 {
 }
 
 /// Taps of every output coordinate of one axis (`None` = extrapolated).
-fn taps(ax: &Axis, o: &Opts) -> R<Vec<Option<Vec<(usize, f64)>>>> {
+fn taps(ax: &Axis, o: &Opts) -> R<Vec<Taps>> {
     let n = ax.in_len as i64;
     let mut all = Vec::with_capacity(ax.out_len);
     for x in 0..ax.out_len {
@@ -153,8 +156,7 @@ fn taps(ax: &Axis, o: &Opts) -> R<Vec<Option<Vec<(usize, f64)>>>> {
 }
 
 fn resample(x: &T, axes: &[Axis], o: &Opts, extrapolation: f64) -> R<T> {
-    let plans: Vec<Vec<Option<Vec<(usize, f64)>>>> =
-        axes.iter().map(|a| taps(a, o)).collect::<R<_>>()?;
+    let plans: Vec<Vec<Taps>> = axes.iter().map(|a| taps(a, o)).collect::<R<_>>()?;
     let oshape: Vec<usize> = axes.iter().map(|a| a.out_len).collect();
     let total = check_size(&oshape)?;
     let st = strides(&x.shape);
@@ -162,8 +164,7 @@ fn resample(x: &T, axes: &[Axis], o: &Opts, extrapolation: f64) -> R<T> {
     let mut out = Vec::with_capacity(total);
     for p in 0..total {
         let mi = unravel(p, &oshape);
-        let per: Vec<&Option<Vec<(usize, f64)>>> =
-            mi.iter().enumerate().map(|(d, &i)| &plans[d][i]).collect();
+        let per: Vec<&Taps> = mi.iter().enumerate().map(|(d, &i)| &plans[d][i]).collect();
         if per.iter().any(|t| t.is_none()) {
             out.push(extrapolation);
             continue;

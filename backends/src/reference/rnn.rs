@@ -93,7 +93,9 @@ fn activations(n: &Node, kind: Kind, dirs: usize) -> R<Vec<Act>> {
                 Kind::Gru => &["Sigmoid", "Tanh"],
                 Kind::Lstm => &["Sigmoid", "Tanh", "Tanh"],
             };
-            (0..dirs).flat_map(|_| d.iter().map(|s| s.to_string())).collect()
+            (0..dirs)
+                .flat_map(|_| d.iter().map(|s| s.to_string()))
+                .collect()
         }
     };
     if names.len() != per * dirs {

@@ -130,8 +130,8 @@ fn op_squeeze(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
 
 fn op_unsqueeze(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
-    let axes = attr_or_input(cx, n, ins, "axes", 1, 13)?
-        .ok_or_else(|| err("Unsqueeze without axes"))?;
+    let axes =
+        attr_or_input(cx, n, ins, "axes", 1, 13)?.ok_or_else(|| err("Unsqueeze without axes"))?;
     let r = t.rank() + axes.len();
     let ax = norm_axes(&axes, r)?;
     let mut shape = Vec::with_capacity(r);
@@ -224,7 +224,8 @@ fn op_concat(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let ts: Vec<&T> = (0..ins.len()).map(|i| inp(ins, i)).collect::<R<_>>()?;
     let r = ts.first().map(|t| t.rank()).unwrap_or(0);
     let axis = norm_axis(
-        n.int_opt("axis").ok_or_else(|| err("Concat without axis"))?,
+        n.int_opt("axis")
+            .ok_or_else(|| err("Concat without axis"))?,
         r,
     )?;
     one(concat(&ts, axis)?)
@@ -295,7 +296,11 @@ pub fn slice_range(start: i64, end: i64, step: i64, dim: usize) -> R<(i64, usize
     } else {
         let s = s.clamp(-1, d - 1);
         let e = e.clamp(-1, d - 1);
-        let n = if s > e { (s - e + (-step) - 1) / (-step) } else { 0 };
+        let n = if s > e {
+            (s - e + (-step) - 1) / (-step)
+        } else {
+            0
+        };
         Ok((s, n as usize))
     }
 }
@@ -390,7 +395,11 @@ fn op_gather_elements(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         let mi = unravel(p, &ind.shape);
         let mut flat = 0;
         for d in 0..t.rank() {
-            let c = if d == axis { fix_index(i, t.shape[d])? } else { mi[d] };
+            let c = if d == axis {
+                fix_index(i, t.shape[d])?
+            } else {
+                mi[d]
+            };
             if c >= t.shape[d] {
                 return Err(err("GatherElements index shape exceeds data"));
             }
@@ -417,7 +426,11 @@ fn scatter_elements(n: &Node, ins: &[Option<&V>]) -> Out {
         let mi = unravel(p, &ind.shape);
         let mut flat = 0;
         for d in 0..t.rank() {
-            let c = if d == axis { fix_index(i, t.shape[d])? } else { mi[d] };
+            let c = if d == axis {
+                fix_index(i, t.shape[d])?
+            } else {
+                mi[d]
+            };
             if c >= t.shape[d] {
                 return Err(err("ScatterElements index shape exceeds data"));
             }
@@ -550,7 +563,12 @@ fn op_tile(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let mut idx = Vec::with_capacity(n);
     for p in 0..n {
         let mi = unravel(p, &shape);
-        idx.push(mi.iter().enumerate().map(|(d, &i)| (i % t.shape[d]) * st[d]).sum());
+        idx.push(
+            mi.iter()
+                .enumerate()
+                .map(|(d, &i)| (i % t.shape[d]) * st[d])
+                .sum(),
+        );
     }
     one(t.take(shape, &idx))
 }
@@ -578,7 +596,11 @@ fn op_pad(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         None => (0..r).collect(),
     };
     if pads.len() != 2 * axes.len() {
-        return Err(err(format!("Pad: {} pads for {} axes", pads.len(), axes.len())));
+        return Err(err(format!(
+            "Pad: {} pads for {} axes",
+            pads.len(),
+            axes.len()
+        )));
     }
     let mut before = vec![0i64; r];
     let mut after = vec![0i64; r];
@@ -728,7 +750,11 @@ fn op_range(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
             }
             let n = ((b - a) as f64 / c as f64).ceil().max(0.0) as usize;
             check_size(&[n])?;
-            one(T::i(s.dt, vec![n], (0..n).map(|i| a + i as i64 * c).collect()))
+            one(T::i(
+                s.dt,
+                vec![n],
+                (0..n).map(|i| a + i as i64 * c).collect(),
+            ))
         }
         _ => {
             let (a, b, c) = (s.scalar_f()?, l.scalar_f()?, d.scalar_f()?);
@@ -737,7 +763,11 @@ fn op_range(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
             }
             let n = ((b - a) / c).ceil().max(0.0) as usize;
             check_size(&[n])?;
-            one(T::f(s.dt, vec![n], (0..n).map(|i| a + i as f64 * c).collect()))
+            one(T::f(
+                s.dt,
+                vec![n],
+                (0..n).map(|i| a + i as f64 * c).collect(),
+            ))
         }
     }
 }
@@ -845,13 +875,17 @@ fn op_compress(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let c = inp(ins, 1)?.ints()?;
     match n.int_opt("axis") {
         None => {
-            let idx: Vec<usize> = (0..t.len()).filter(|&i| c.get(i).is_some_and(|&x| x != 0)).collect();
+            let idx: Vec<usize> = (0..t.len())
+                .filter(|&i| c.get(i).is_some_and(|&x| x != 0))
+                .collect();
             one(t.take(vec![idx.len()], &idx))
         }
         Some(a) => {
             let axis = norm_axis(a, t.rank())?;
             let (outer, dim, inner) = split_at_axis(&t.shape, axis);
-            let keep: Vec<usize> = (0..dim).filter(|&i| c.get(i).is_some_and(|&x| x != 0)).collect();
+            let keep: Vec<usize> = (0..dim)
+                .filter(|&i| c.get(i).is_some_and(|&x| x != 0))
+                .collect();
             let mut idx = Vec::new();
             for o in 0..outer {
                 for &k in &keep {

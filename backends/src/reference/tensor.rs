@@ -277,7 +277,10 @@ impl T {
     pub fn scalar_f(&self) -> R<f64> {
         let v = self.floats()?;
         if v.len() != 1 {
-            return Err(err(format!("expected one element, got shape {:?}", self.shape)));
+            return Err(err(format!(
+                "expected one element, got shape {:?}",
+                self.shape
+            )));
         }
         Ok(v[0])
     }
@@ -285,7 +288,10 @@ impl T {
     pub fn scalar_i(&self) -> R<i64> {
         let v = self.ints()?;
         if v.len() != 1 {
-            return Err(err(format!("expected one element, got shape {:?}", self.shape)));
+            return Err(err(format!(
+                "expected one element, got shape {:?}",
+                self.shape
+            )));
         }
         Ok(v[0])
     }
@@ -301,7 +307,11 @@ impl T {
     /// A tensor of `dt` from integer values (wrapped / converted).
     pub fn from_i64s(dt: DType, shape: Vec<usize>, v: Vec<i64>) -> R<T> {
         Ok(match kind(dt)? {
-            Kind::Float => T::f(dt, shape, v.into_iter().map(|x| round_dt(dt, x as f64)).collect()),
+            Kind::Float => T::f(
+                dt,
+                shape,
+                v.into_iter().map(|x| round_dt(dt, x as f64)).collect(),
+            ),
             Kind::Int => T::i(dt, shape, v.into_iter().map(|x| wrap_dt(dt, x)).collect()),
             Kind::Bool => T::b(shape, v.into_iter().map(|x| x != 0).collect()),
             Kind::Str => return Err(unsup("numbers into strings")),
