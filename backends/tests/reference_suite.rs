@@ -142,3 +142,64 @@ fn reference_passes_the_node_suite() {
         rate * 100.0
     );
 }
+
+/// The other parts of the suite (whole models converted from PyTorch, and the simple models):
+/// reported, not held to a pass rate, but the interpreter must never panic on them.
+#[test]
+fn reference_never_panics_on_the_model_parts() {
+    let cases = suite::discover(
+        &suite::root(),
+        &["pytorch-converted", "pytorch-operator", "simple"],
+    )
+    .expect("the ONNX backend test suite is needed: apt-get install -y libonnx-testdata");
+    let (mut pass, mut fail, mut unsup) = (0, 0, 0);
+    let mut panics = Vec::new();
+    for c in &cases {
+        let Ok(case) = suite::load(c) else {
+            continue;
+        };
+        match catch_unwind(AssertUnwindSafe(|| run_case(&case))) {
+            Ok(Verdict::Pass) => pass += 1,
+            Ok(Verdict::Fail(r)) => {
+                println!("FAIL {}: {r}", c.id());
+                fail += 1
+            }
+            Ok(Verdict::Unsupported(r)) => {
+                println!("UNSUPPORTED {}: {r}", c.id());
+                unsup += 1
+            }
+            Err(_) => panics.push(c.id()),
+        }
+    }
+    println!(
+        "model parts: {pass} pass, {fail} fail, {unsup} unsupported, {} panics",
+        panics.len()
+    );
+    assert!(panics.is_empty(), "panics on {panics:?}");
+}
+
+/// In f64 mode floating-point outputs come back as f64 and agree with the suite's f32 outputs.
+#[test]
+fn f64_mode_returns_f64_outputs() {
+    let cases = suite::discover(&suite::root(), &["node"])
+        .expect("the ONNX backend test suite is needed: apt-get install -y libonnx-testdata");
+    let c = cases
+        .iter()
+        .find(|c| c.name == "test_softmax_example")
+        .expect("test_softmax_example");
+    let case = suite::load(c).unwrap();
+    let mut p = Reference::new_f64().prepare(&case.model_bytes).unwrap();
+    let set = &case.sets[0];
+    let outs = p.run(&set.inputs).unwrap();
+    let t = outs[0].1.tensor().unwrap();
+    assert_eq!(t.dtype, mutagraph_backends::ir::dtype::DType::F64);
+    let cmp = compare(
+        &set.outputs[0].1,
+        &outs[0].1,
+        CompareOptions {
+            tolerance: Tolerance::SUITE,
+            check_dtype: false,
+        },
+    );
+    assert!(cmp.ok, "{:?}", cmp.reason);
+}

@@ -456,12 +456,19 @@ fn op_pow(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     }
 }
 
-fn op_prelu(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+fn op_prelu(cx: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
-    let b = inp(ins, 1)?;
+    let mut b = inp(ins, 1)?.clone();
+    // Before opset 7 a 1-D slope of C values applies per channel (axis 1).
+    if cx.opset < 7 && b.rank() == 1 && a.rank() > 2 && b.shape[0] == a.shape[1] && b.shape[0] != 1
+    {
+        let mut s = vec![b.shape[0]];
+        s.extend(vec![1; a.rank() - 2]);
+        b = b.reshaped(s)?;
+    }
     one(arith(
         a,
-        b,
+        &b,
         |x, s| if x < 0.0 { s * x } else { x },
         |x, s| Ok(if x < 0 { x.wrapping_mul(s) } else { x }),
     )?)

@@ -17,6 +17,7 @@ use std::sync::OnceLock;
 
 mod control;
 mod elementwise;
+mod extra;
 mod linalg;
 mod misc;
 mod nn;
@@ -80,6 +81,7 @@ pub fn table() -> &'static BTreeMap<&'static str, OpFn> {
         rnn::register(&mut t);
         resize::register(&mut t);
         misc::register(&mut t);
+        extra::register(&mut t);
         t
     })
 }
