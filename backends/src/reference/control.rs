@@ -109,7 +109,7 @@ fn op_loop(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
 
 fn op_scan(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     if cx.opset < 9 {
-        return Err(unsup("Scan before opset 9 (batched form)"));
+        return scan8(cx, n, ins);
     }
     let g = body(n, "body")?;
     let m = n.int("num_scan_inputs", 0).max(0) as usize;
@@ -193,6 +193,100 @@ fn op_scan(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         let mut perm: Vec<usize> = (1..r).collect();
         perm.insert(a, 0);
         result.push(V::T(transpose(&s, &perm)?));
+    }
+    Ok(result)
+}
+
+/// Scan-8: a leading optional `sequence_lens`, then states and scan inputs that all carry a
+/// batch dimension first; the body runs per batch entry.
+fn scan8(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let g = body(n, "body")?;
+    let m = n.int("num_scan_inputs", 0).max(0) as usize;
+    if ins.is_empty() || m + 1 > ins.len() {
+        return Err(err("Scan: inputs"));
+    }
+    let lens = opt(ins, 0)?.map(|t| t.ints()).transpose()?;
+    let ns = ins.len() - 1 - m;
+    let states: Vec<&T> = (1..1 + ns).map(|i| inp(ins, i)).collect::<R<_>>()?;
+    let scans: Vec<&T> = (1 + ns..ins.len()).map(|i| inp(ins, i)).collect::<R<_>>()?;
+    let dirs = n
+        .ints("directions")
+        .map(|v| v.to_vec())
+        .unwrap_or(vec![0; m]);
+    if dirs.len() != m {
+        return Err(err("Scan: directions length"));
+    }
+    let first = scans
+        .first()
+        .ok_or_else(|| err("Scan without scan inputs"))?;
+    if first.rank() < 2 {
+        return Err(err("Scan-8 scan inputs need [batch, sequence, ...]"));
+    }
+    let (batch, seq) = (first.shape[0], first.shape[1]);
+    if states
+        .iter()
+        .chain(&scans)
+        .any(|t| t.shape.first() != Some(&batch))
+        || scans.iter().any(|t| t.rank() < 2 || t.shape[1] != seq)
+    {
+        return Err(err("Scan: batch or sequence sizes differ"));
+    }
+    let k = g.outputs.len().saturating_sub(ns);
+    let drop0 = |t: T| -> R<T> {
+        let s = t.shape[1..].to_vec();
+        t.reshaped(s)
+    };
+    let mut final_states: Vec<Vec<T>> = vec![Vec::new(); ns];
+    let mut outs: Vec<Vec<T>> = vec![Vec::new(); k];
+    for b in 0..batch {
+        let len = match &lens {
+            Some(l) => (*l.get(b).ok_or_else(|| err("sequence_lens length"))?).clamp(0, seq as i64)
+                as usize,
+            None => seq,
+        };
+        let mut st: Vec<V> = states
+            .iter()
+            .map(|t| drop0(slice_axis(t, 0, b, 1)).map(V::T))
+            .collect::<R<_>>()?;
+        let rows: Vec<T> = scans
+            .iter()
+            .map(|t| drop0(slice_axis(t, 0, b, 1)))
+            .collect::<R<_>>()?;
+        let mut per: Vec<Vec<T>> = vec![Vec::new(); k];
+        for step in 0..len {
+            let mut args = st.clone();
+            for (j, t) in rows.iter().enumerate() {
+                let i = if dirs[j] != 0 { len - 1 - step } else { step };
+                args.push(V::T(drop0(slice_axis(t, 0, i, 1))?));
+            }
+            let r = eval_subgraph(cx, g, args)?;
+            if r.len() != ns + k {
+                return Err(err("Scan body output count"));
+            }
+            let mut r = r.into_iter();
+            st = r.by_ref().take(ns).collect();
+            for (o, v) in per.iter_mut().zip(r) {
+                o.push(as_tensor(v)?);
+            }
+        }
+        if len < seq {
+            return Err(unsup(
+                "Scan-8 with sequences shorter than the batch maximum",
+            ));
+        }
+        for (f, v) in final_states.iter_mut().zip(st) {
+            f.push(as_tensor(v)?);
+        }
+        for (o, p) in outs.iter_mut().zip(per) {
+            if p.is_empty() {
+                return Err(unsup("Scan-8 with empty sequences"));
+            }
+            o.push(stack(&p, 0)?);
+        }
+    }
+    let mut result = Vec::new();
+    for f in final_states.into_iter().chain(outs) {
+        result.push(V::T(stack(&f, 0)?));
     }
     Ok(result)
 }

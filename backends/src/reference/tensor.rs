@@ -425,11 +425,11 @@ pub fn expand_to(t: &T, out: &[usize]) -> R<T> {
     Ok(t.take(out.to_vec(), &bcast_index(&t.shape, out)))
 }
 
-/// Normalizes a possibly negative axis for a tensor of rank `rank`.
+/// Normalizes a possibly negative axis for a tensor of rank `rank` (`0 <= axis < rank`).
 pub fn norm_axis(axis: i64, rank: usize) -> R<usize> {
     let r = rank as i64;
     let a = if axis < 0 { axis + r } else { axis };
-    if a < 0 || a >= r.max(1) {
+    if a < 0 || a >= r {
         return Err(err(format!("axis {axis} out of range for rank {rank}")));
     }
     Ok(a as usize)
@@ -480,6 +480,13 @@ mod tests {
         assert_eq!(bcast_index(&[3], &[2, 3]), vec![0, 1, 2, 0, 1, 2]);
         // [2, 1] broadcast to [2, 3]: columns repeat.
         assert_eq!(bcast_index(&[2, 1], &[2, 3]), vec![0, 0, 0, 1, 1, 1]);
+    }
+
+    #[test]
+    fn axes() {
+        assert_eq!(norm_axis(-1, 3).unwrap(), 2);
+        assert!(norm_axis(3, 3).is_err());
+        assert!(norm_axis(0, 0).is_err());
     }
 
     #[test]
