@@ -92,13 +92,12 @@ pub fn erf(x: f64) -> f64 {
         let mut term = a; // a^(2n+1) (-1)^n / n!
         let mut sum = a;
         let a2 = a * a;
-        let mut n = 0.0;
-        loop {
-            n += 1.0;
+        for k in 1..200 {
+            let n = k as f64;
             term *= -a2 / n;
             let add = term / (2.0 * n + 1.0);
             sum += add;
-            if add.abs() < 1e-17 * sum.abs() {
+            if add.abs() <= 1e-17 * sum.abs() {
                 break;
             }
         }
@@ -907,6 +906,7 @@ mod tests {
 
     #[test]
     fn erf_values() {
+        assert_eq!(erf(0.0), 0.0);
         assert!((erf(0.5) - 0.520_499_877_813_046_5).abs() < 1e-14);
         assert!((erf(-1.0) + 0.842_700_792_949_714_9).abs() < 1e-14);
         assert!((erf(3.5) - 0.999_999_256_901_627_7).abs() < 1e-14);

@@ -411,6 +411,7 @@ fn op_col2im(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         )));
     }
     let isz = numel(&img);
+    check_size(&[nb, ck, isz])?;
     let ist = strides(&img);
     let xv = x.fs()?;
     let mut out = vec![0.0; nb * c * isz];

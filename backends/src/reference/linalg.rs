@@ -351,6 +351,17 @@ fn qrange(dt: DType) -> R<(f64, f64)> {
     })
 }
 
+/// Checks the lengths of per-tensor (1) or per-axis (`shape[axis]`) scale and zero point.
+fn check_params(shape: &[usize], axis: usize, scales: usize, zeros: usize) -> R<()> {
+    let want = if scales == 1 { 1 } else { shape[axis] };
+    if scales != want || (zeros != 1 && zeros != scales) {
+        return Err(err(format!(
+            "{scales} scales and {zeros} zero points for shape {shape:?}, axis {axis}"
+        )));
+    }
+    Ok(())
+}
+
 /// Per-element parameter index for per-axis quantization.
 fn param_index(shape: &[usize], axis: usize, plen: usize, i: usize) -> usize {
     if plen == 1 {
@@ -378,6 +389,7 @@ fn op_quantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     } else {
         norm_axis(n.int("axis", 1), x.rank())?
     };
+    check_params(&x.shape, axis, s.len(), z.len())?;
     let (lo, hi) = qrange(dt)?;
     let xv = x.floats()?;
     let out = xv
@@ -406,6 +418,7 @@ fn op_dequantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     } else {
         norm_axis(n.int("axis", 1), x.rank())?
     };
+    check_params(&x.shape, axis, s.len(), z.len())?;
     let xv = x.floats()?;
     let out = xv
         .iter()

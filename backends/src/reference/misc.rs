@@ -300,6 +300,7 @@ fn window(n: &Node, ins: &[Option<&V>], f: impl Fn(f64, f64) -> f64) -> Out {
         return Err(err("window size is negative"));
     }
     let size = size as usize;
+    check_size(&[size])?;
     let periodic = n.int("periodic", 1) != 0;
     let dt = DType::from_code(n.int("output_datatype", 1) as i32);
     let nn = if periodic {
@@ -374,6 +375,7 @@ fn op_dft(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         _ => len,
     };
     let bins = if onesided { nfft / 2 + 1 } else { nfft };
+    check_size(&[nfft, numel(&x.shape)])?;
     let cplx = x.shape[r - 1] == 2;
     let xv = x.floats()?;
     let (outer, _, inner2) = split_at_axis(&x.shape[..r - 1], axis);
@@ -427,6 +429,7 @@ fn op_stft(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         return Err(err("STFT signal shorter than a frame"));
     }
     let frames = (len - flen) / step + 1;
+    check_size(&[nb, frames, flen, 2])?;
     let onesided = n.int("onesided", 1) != 0;
     let bins = if onesided { flen / 2 + 1 } else { flen };
     let xv = x.floats()?;

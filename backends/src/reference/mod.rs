@@ -442,3 +442,88 @@ impl Prepared for RefPrepared {
 pub fn supported_dtype(dt: DType) -> R<()> {
     kind(dt).map(|_| ())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_op(op: &str, node: &Node, ins: &[V]) -> R<Vec<V>> {
+        let scope = Scope {
+            vars: HashMap::new(),
+            parent: None,
+        };
+        let cx = Cx {
+            opset: 18,
+            scope: &scope,
+        };
+        let refs: Vec<Option<&V>> = ins.iter().map(Some).collect();
+        table()[op](&cx, node, &refs)
+    }
+
+    fn f32s(shape: &[usize]) -> V {
+        let n = tensor::numel(shape);
+        V::T(T::f(
+            DType::F32,
+            shape.to_vec(),
+            (0..n).map(|i| i as f64 - 2.5).collect(),
+        ))
+    }
+
+    fn i64s(v: &[i64]) -> V {
+        V::T(T::vec_i64(v.to_vec()))
+    }
+
+    #[test]
+    fn bad_inputs_fail_without_panicking() {
+        let gather = Node::new("Gather", &["x", "i"], &["y"]);
+        let e = run_op("Gather", &gather, &[f32s(&[2, 3]), i64s(&[5])]).unwrap_err();
+        assert!(!e.unsupported && e.stage == Stage::Run, "{e}");
+        assert!(run_op("Gather", &gather, &[f32s(&[]), i64s(&[0])]).is_err());
+        let concat = Node::new("Concat", &["a", "b"], &["y"])
+            .with_attr("axis", mutagraph_ir::attr::AttrValue::Int(0));
+        assert!(run_op("Concat", &concat, &[f32s(&[2, 3]), f32s(&[2, 4])]).is_err());
+        let mm = Node::new("MatMul", &["a", "b"], &["y"]);
+        assert!(run_op("MatMul", &mm, &[f32s(&[2, 3]), f32s(&[2, 3])]).is_err());
+        let div = Node::new("Div", &["a", "b"], &["y"]);
+        assert!(run_op("Div", &div, &[i64s(&[1]), i64s(&[0])]).is_err());
+    }
+
+    /// Every op, fed assorted ill-fitting inputs without attributes, answers with an error or
+    /// a value, never a panic.
+    #[test]
+    fn no_op_panics_on_odd_inputs() {
+        let variants: Vec<Vec<V>> = vec![
+            vec![],
+            vec![f32s(&[2, 3])],
+            vec![f32s(&[2, 3]), i64s(&[5])],
+            vec![f32s(&[])],
+            vec![f32s(&[0, 3]), f32s(&[3])],
+            vec![i64s(&[-7, 3, 0]), f32s(&[2, 3])],
+            vec![f32s(&[1, 2, 3, 3]), f32s(&[2, 2, 2, 2])],
+            vec![f32s(&[2, 3]), f32s(&[2, 3]), f32s(&[2, 3])],
+            vec![V::T(T::b(vec![2], vec![true, false])), f32s(&[2])],
+            vec![V::Seq(vec![]), i64s(&[1])],
+            vec![V::Opt(None)],
+            vec![i64s(&[1 << 40, 1 << 40])],
+            vec![f32s(&[2, 3]), i64s(&[-1, -1])],
+            vec![f32s(&[2, 3]), i64s(&[1 << 40, 1])],
+            vec![i64s(&[i64::MIN]), i64s(&[-1])],
+            vec![
+                V::T(T::f(DType::F32, vec![], vec![0.0])),
+                V::T(T::f(DType::F32, vec![], vec![1e12])),
+                V::T(T::f(DType::F32, vec![], vec![1e-12])),
+            ],
+        ];
+        let mut panics = Vec::new();
+        for op in op_names() {
+            let node = Node::new(op, &["a", "b", "c"], &["y", "z", "w"]);
+            for (k, ins) in variants.iter().enumerate() {
+                let r = std::panic::catch_unwind(|| run_op(op, &node, ins));
+                if r.is_err() {
+                    panics.push(format!("{op} on variant {k}"));
+                }
+            }
+        }
+        assert!(panics.is_empty(), "panics: {panics:?}");
+    }
+}

@@ -156,6 +156,7 @@ fn taps(ax: &Axis, o: &Opts) -> R<Vec<Taps>> {
 }
 
 fn resample(x: &T, axes: &[Axis], o: &Opts, extrapolation: f64) -> R<T> {
+    check_size(&axes.iter().map(|a| a.out_len).collect::<Vec<_>>())?;
     let plans: Vec<Vec<Taps>> = axes.iter().map(|a| taps(a, o)).collect::<R<_>>()?;
     let oshape: Vec<usize> = axes.iter().map(|a| a.out_len).collect();
     let total = check_size(&oshape)?;

@@ -327,7 +327,8 @@ fn op_slice(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     let axes = match axes {
         Some(a) => norm_axes(&a, t.rank())?,
-        None => (0..starts.len()).collect(),
+        None if starts.len() <= t.rank() => (0..starts.len()).collect(),
+        None => return Err(err("Slice: more starts than dimensions")),
     };
     let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
     if axes.len() != starts.len() || steps.len() != starts.len() {
