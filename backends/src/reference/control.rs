@@ -1,0 +1,483 @@
+//! Control flow (If, Loop, Scan), sequences and optionals.
+use super::shape::{concat, slice_axis, transpose};
+use super::tensor::*;
+use super::{Cx, OpFn, V, eval_subgraph, inp, one, opt};
+use mutagraph_ir::attr::AttrLookup;
+use mutagraph_ir::dtype::DType;
+use mutagraph_ir::graph::{Graph, Node};
+use std::collections::BTreeMap;
+
+type Out = R<Vec<V>>;
+
+fn body<'n>(n: &'n Node, name: &str) -> R<&'n Graph> {
+    n.graph(name)
+        .ok_or_else(|| err(format!("{} without attribute {name}", n.op_type)))
+}
+
+fn op_if(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let c = inp(ins, 0)?;
+    let take = match &c.buf {
+        Buf::B(v) if v.len() == 1 => v[0],
+        _ => c.scalar_f()? != 0.0,
+    };
+    let g = body(n, if take { "then_branch" } else { "else_branch" })?;
+    eval_subgraph(cx, g, vec![])
+}
+
+/// Stacks equally shaped tensors along a new axis at `axis`.
+fn stack(items: &[T], axis: usize) -> R<T> {
+    let first = items.first().ok_or_else(|| err("stack of nothing"))?;
+    let mut parts = Vec::with_capacity(items.len());
+    for t in items {
+        if t.shape != first.shape {
+            return Err(err(format!(
+                "scan outputs of shapes {:?} and {:?}",
+                first.shape, t.shape
+            )));
+        }
+        let mut s = t.shape.clone();
+        s.insert(axis, 1);
+        parts.push(t.reshaped(s)?);
+    }
+    concat(&parts.iter().collect::<Vec<_>>(), axis)
+}
+
+fn as_tensor(v: V) -> R<T> {
+    match v {
+        V::T(t) => Ok(t),
+        _ => Err(err("expected a tensor")),
+    }
+}
+
+fn op_loop(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let g = body(n, "body")?;
+    let max_trip = match opt(ins, 0)? {
+        Some(t) => Some(t.scalar_i()?),
+        None => None,
+    };
+    let mut cond = match opt(ins, 1)? {
+        Some(t) => t.scalar_i()? != 0,
+        None => true,
+    };
+    let mut carried: Vec<V> = Vec::new();
+    for i in 2..ins.len() {
+        carried.push(
+            ins[i]
+                .ok_or_else(|| err("Loop: missing loop-carried input"))?
+                .clone(),
+        );
+    }
+    let nc = carried.len();
+    let nscan = g.outputs.len().saturating_sub(1 + nc);
+    let mut scans: Vec<Vec<V>> = vec![Vec::new(); nscan];
+    let mut it = 0i64;
+    while cond && max_trip.is_none_or(|m| it < m) {
+        if it > 1_000_000 {
+            return Err(err("Loop ran more than a million iterations"));
+        }
+        let mut args = vec![
+            V::T(T::i(DType::I64, vec![], vec![it])),
+            V::T(T::b(vec![], vec![cond])),
+        ];
+        args.extend(carried.iter().cloned());
+        let outs = eval_subgraph(cx, g, args)?;
+        if outs.len() != 1 + nc + nscan {
+            return Err(err("Loop body output count"));
+        }
+        let mut outs = outs.into_iter();
+        let c = as_tensor(outs.next().unwrap())?;
+        cond = c.scalar_i()? != 0;
+        carried = outs.by_ref().take(nc).collect();
+        for (s, v) in scans.iter_mut().zip(outs) {
+            s.push(v);
+        }
+        it += 1;
+    }
+    let mut result = carried;
+    for s in scans {
+        if s.is_empty() {
+            result.push(V::T(T::f(DType::F32, vec![0], vec![])));
+        } else if s.iter().all(|v| matches!(v, V::T(_))) {
+            let ts: Vec<T> = s.into_iter().map(as_tensor).collect::<R<_>>()?;
+            result.push(V::T(stack(&ts, 0)?));
+        } else {
+            return Err(unsup("Loop scan outputs that are not tensors"));
+        }
+    }
+    Ok(result)
+}
+
+fn op_scan(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    if cx.opset < 9 {
+        return scan8(cx, n, ins);
+    }
+    let g = body(n, "body")?;
+    let m = n.int("num_scan_inputs", 0).max(0) as usize;
+    if m > ins.len() {
+        return Err(err("num_scan_inputs exceeds the inputs"));
+    }
+    let ns = ins.len() - m;
+    let mut states: Vec<V> = (0..ns)
+        .map(|i| ins[i].cloned().ok_or_else(|| err("Scan: missing state")))
+        .collect::<R<_>>()?;
+    let scan_in: Vec<&T> = (ns..ins.len()).map(|i| inp(ins, i)).collect::<R<_>>()?;
+    let in_axes = n
+        .ints("scan_input_axes")
+        .map(|v| v.to_vec())
+        .unwrap_or(vec![0; m]);
+    let in_dirs = n
+        .ints("scan_input_directions")
+        .map(|v| v.to_vec())
+        .unwrap_or(vec![0; m]);
+    let k = g.outputs.len().saturating_sub(ns);
+    let out_axes = n
+        .ints("scan_output_axes")
+        .map(|v| v.to_vec())
+        .unwrap_or(vec![0; k]);
+    let out_dirs = n
+        .ints("scan_output_directions")
+        .map(|v| v.to_vec())
+        .unwrap_or(vec![0; k]);
+    if in_axes.len() != m || in_dirs.len() != m || out_axes.len() != k || out_dirs.len() != k {
+        return Err(err("Scan axes / directions lengths"));
+    }
+    let axes: Vec<usize> = scan_in
+        .iter()
+        .zip(&in_axes)
+        .map(|(t, &a)| norm_axis(a, t.rank()))
+        .collect::<R<_>>()?;
+    let len = match scan_in.first() {
+        Some(t) => t.shape[axes[0]],
+        None => return Err(err("Scan without scan inputs")),
+    };
+    if scan_in.iter().zip(&axes).any(|(t, &a)| t.shape[a] != len) {
+        return Err(err("Scan inputs differ in sequence length"));
+    }
+    let mut outs: Vec<Vec<T>> = vec![Vec::new(); k];
+    for step in 0..len {
+        let mut args = states.clone();
+        for (j, t) in scan_in.iter().enumerate() {
+            let i = if in_dirs[j] != 0 {
+                len - 1 - step
+            } else {
+                step
+            };
+            let s = slice_axis(t, axes[j], i, 1);
+            let mut shape = s.shape.clone();
+            shape.remove(axes[j]);
+            args.push(V::T(s.reshaped(shape)?));
+        }
+        let r = eval_subgraph(cx, g, args)?;
+        if r.len() != ns + k {
+            return Err(err("Scan body output count"));
+        }
+        let mut r = r.into_iter();
+        states = r.by_ref().take(ns).collect();
+        for (o, v) in outs.iter_mut().zip(r) {
+            o.push(as_tensor(v)?);
+        }
+    }
+    let mut result = states;
+    for (j, mut o) in outs.into_iter().enumerate() {
+        if out_dirs[j] != 0 {
+            o.reverse();
+        }
+        if o.is_empty() {
+            result.push(V::T(T::f(DType::F32, vec![0], vec![])));
+            continue;
+        }
+        let r = o[0].rank() + 1;
+        let a = norm_axis(out_axes[j], r)?;
+        let s = stack(&o, 0)?;
+        // Move the new axis 0 to `a`.
+        let mut perm: Vec<usize> = (1..r).collect();
+        perm.insert(a, 0);
+        result.push(V::T(transpose(&s, &perm)?));
+    }
+    Ok(result)
+}
+
+/// Scan-8: a leading optional `sequence_lens`, then states and scan inputs that all carry a
+/// batch dimension first; the body runs per batch entry.
+fn scan8(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let g = body(n, "body")?;
+    let m = n.int("num_scan_inputs", 0).max(0) as usize;
+    if ins.is_empty() || m + 1 > ins.len() {
+        return Err(err("Scan: inputs"));
+    }
+    let lens = opt(ins, 0)?.map(|t| t.ints()).transpose()?;
+    let ns = ins.len() - 1 - m;
+    let states: Vec<&T> = (1..1 + ns).map(|i| inp(ins, i)).collect::<R<_>>()?;
+    let scans: Vec<&T> = (1 + ns..ins.len()).map(|i| inp(ins, i)).collect::<R<_>>()?;
+    let dirs = n
+        .ints("directions")
+        .map(|v| v.to_vec())
+        .unwrap_or(vec![0; m]);
+    if dirs.len() != m {
+        return Err(err("Scan: directions length"));
+    }
+    let first = scans
+        .first()
+        .ok_or_else(|| err("Scan without scan inputs"))?;
+    if first.rank() < 2 {
+        return Err(err("Scan-8 scan inputs need [batch, sequence, ...]"));
+    }
+    let (batch, seq) = (first.shape[0], first.shape[1]);
+    if states
+        .iter()
+        .chain(&scans)
+        .any(|t| t.shape.first() != Some(&batch))
+        || scans.iter().any(|t| t.rank() < 2 || t.shape[1] != seq)
+    {
+        return Err(err("Scan: batch or sequence sizes differ"));
+    }
+    let k = g.outputs.len().saturating_sub(ns);
+    let drop0 = |t: T| -> R<T> {
+        let s = t.shape[1..].to_vec();
+        t.reshaped(s)
+    };
+    let mut final_states: Vec<Vec<T>> = vec![Vec::new(); ns];
+    let mut outs: Vec<Vec<T>> = vec![Vec::new(); k];
+    for b in 0..batch {
+        let len = match &lens {
+            Some(l) => (*l.get(b).ok_or_else(|| err("sequence_lens length"))?).clamp(0, seq as i64)
+                as usize,
+            None => seq,
+        };
+        let mut st: Vec<V> = states
+            .iter()
+            .map(|t| drop0(slice_axis(t, 0, b, 1)).map(V::T))
+            .collect::<R<_>>()?;
+        let rows: Vec<T> = scans
+            .iter()
+            .map(|t| drop0(slice_axis(t, 0, b, 1)))
+            .collect::<R<_>>()?;
+        let mut per: Vec<Vec<T>> = vec![Vec::new(); k];
+        for step in 0..len {
+            let mut args = st.clone();
+            for (j, t) in rows.iter().enumerate() {
+                let i = if dirs[j] != 0 { len - 1 - step } else { step };
+                args.push(V::T(drop0(slice_axis(t, 0, i, 1))?));
+            }
+            let r = eval_subgraph(cx, g, args)?;
+            if r.len() != ns + k {
+                return Err(err("Scan body output count"));
+            }
+            let mut r = r.into_iter();
+            st = r.by_ref().take(ns).collect();
+            for (o, v) in per.iter_mut().zip(r) {
+                o.push(as_tensor(v)?);
+            }
+        }
+        if len < seq {
+            return Err(unsup(
+                "Scan-8 with sequences shorter than the batch maximum",
+            ));
+        }
+        for (f, v) in final_states.iter_mut().zip(st) {
+            f.push(as_tensor(v)?);
+        }
+        for (o, p) in outs.iter_mut().zip(per) {
+            if p.is_empty() {
+                return Err(unsup("Scan-8 with empty sequences"));
+            }
+            o.push(stack(&p, 0)?);
+        }
+    }
+    let mut result = Vec::new();
+    for f in final_states.into_iter().chain(outs) {
+        result.push(V::T(stack(&f, 0)?));
+    }
+    Ok(result)
+}
+
+// Sequences.
+
+fn seq<'v>(ins: &[Option<&'v V>], i: usize) -> R<&'v Vec<V>> {
+    match ins.get(i).copied().flatten() {
+        Some(V::Seq(s)) => Ok(s),
+        _ => Err(err(format!("input {i}: expected a sequence"))),
+    }
+}
+
+fn position(t: Option<&T>, len: usize, insert: bool) -> R<usize> {
+    match t {
+        None => Ok(if insert { len } else { len.wrapping_sub(1) }),
+        Some(p) => {
+            let p = p.scalar_i()?;
+            let l = len as i64;
+            let q = if p < 0 { p + l } else { p };
+            let hi = if insert { l } else { l - 1 };
+            if q < 0 || q > hi {
+                return Err(err(format!("position {p} for a sequence of {len}")));
+            }
+            Ok(q as usize)
+        }
+    }
+}
+
+fn op_sequence_empty(_: &Cx, _: &Node, _: &[Option<&V>]) -> Out {
+    Ok(vec![V::Seq(vec![])])
+}
+
+fn op_sequence_construct(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let items: Vec<V> = (0..ins.len())
+        .map(|i| inp(ins, i).map(|t| V::T(t.clone())))
+        .collect::<R<_>>()?;
+    Ok(vec![V::Seq(items)])
+}
+
+fn op_sequence_insert(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let mut s = seq(ins, 0)?.clone();
+    let t = inp(ins, 1)?;
+    let p = position(opt(ins, 2)?, s.len(), true)?;
+    s.insert(p, V::T(t.clone()));
+    Ok(vec![V::Seq(s)])
+}
+
+fn op_sequence_at(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let s = seq(ins, 0)?;
+    let p = position(Some(inp(ins, 1)?), s.len(), false)?;
+    Ok(vec![s[p].clone()])
+}
+
+fn op_sequence_erase(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let mut s = seq(ins, 0)?.clone();
+    if s.is_empty() {
+        return Err(err("SequenceErase of an empty sequence"));
+    }
+    let p = position(opt(ins, 1)?, s.len(), false)?;
+    s.remove(p);
+    Ok(vec![V::Seq(s)])
+}
+
+fn op_sequence_length(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    one(T::scalar_i64(seq(ins, 0)?.len() as i64))
+}
+
+fn op_split_to_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let t = inp(ins, 0)?;
+    let axis = norm_axis(n.int("axis", 0), t.rank())?;
+    let dim = t.shape[axis];
+    let keep = n.int("keepdims", 1) != 0;
+    let (sizes, squeeze) = match opt(ins, 1)? {
+        None => (vec![1; dim], !keep),
+        Some(s) if s.rank() == 0 => {
+            let k = s.scalar_i()?;
+            if k < 1 {
+                return Err(err("split size must be positive"));
+            }
+            let k = k as usize;
+            let mut v = vec![k; dim / k];
+            if dim % k != 0 {
+                v.push(dim % k);
+            }
+            (v, false)
+        }
+        Some(s) => (dims(&s.ints()?)?, false),
+    };
+    if sizes.iter().sum::<usize>() != dim {
+        return Err(err(format!("split {sizes:?} of {dim}")));
+    }
+    let mut lo = 0;
+    let mut out = Vec::new();
+    for s in sizes {
+        let mut p = slice_axis(t, axis, lo, s);
+        if squeeze {
+            let mut sh = p.shape.clone();
+            sh.remove(axis);
+            p = p.reshaped(sh)?;
+        }
+        out.push(V::T(p));
+        lo += s;
+    }
+    Ok(vec![V::Seq(out)])
+}
+
+fn op_concat_from_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let s = seq(ins, 0)?;
+    let ts: Vec<T> = s.iter().cloned().map(as_tensor).collect::<R<_>>()?;
+    let first = ts
+        .first()
+        .ok_or_else(|| err("ConcatFromSequence of an empty sequence"))?;
+    let new_axis = n.int("new_axis", 0) != 0;
+    let r = first.rank() + new_axis as usize;
+    let axis = norm_axis(n.int_opt("axis").ok_or_else(|| err("missing axis"))?, r)?;
+    if new_axis {
+        one(stack(&ts, axis)?)
+    } else {
+        one(concat(&ts.iter().collect::<Vec<_>>(), axis)?)
+    }
+}
+
+fn op_sequence_map(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let g = body(n, "body")?;
+    let len = seq(ins, 0)?.len();
+    let nout = g.outputs.len();
+    let mut outs: Vec<Vec<V>> = vec![Vec::new(); nout];
+    for i in 0..len {
+        let mut args = Vec::new();
+        for v in ins {
+            match v {
+                Some(V::Seq(s)) => args.push(
+                    s.get(i)
+                        .cloned()
+                        .ok_or_else(|| err("SequenceMap: sequences differ in length"))?,
+                ),
+                Some(v) => args.push((*v).clone()),
+                None => return Err(err("SequenceMap: missing input")),
+            }
+        }
+        for (o, v) in outs.iter_mut().zip(eval_subgraph(cx, g, args)?) {
+            o.push(v);
+        }
+    }
+    Ok(outs.into_iter().map(V::Seq).collect())
+}
+
+// Optionals.
+
+fn op_optional(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    Ok(vec![V::Opt(
+        ins.first().copied().flatten().map(|v| Box::new(v.clone())),
+    )])
+}
+
+fn op_optional_has_element(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let has = match ins.first().copied().flatten() {
+        None | Some(V::Opt(None)) => false,
+        Some(_) => true,
+    };
+    one(T::b(vec![], vec![has]))
+}
+
+fn op_optional_get_element(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    match ins.first().copied().flatten() {
+        Some(V::Opt(Some(v))) => Ok(vec![(**v).clone()]),
+        Some(V::Opt(None)) | None => Err(err("OptionalGetElement of an empty optional")),
+        Some(v) => Ok(vec![v.clone()]),
+    }
+}
+
+pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
+    let ops: &[(&'static str, OpFn)] = &[
+        ("If", op_if),
+        ("Loop", op_loop),
+        ("Scan", op_scan),
+        ("SequenceEmpty", op_sequence_empty),
+        ("SequenceConstruct", op_sequence_construct),
+        ("SequenceInsert", op_sequence_insert),
+        ("SequenceAt", op_sequence_at),
+        ("SequenceErase", op_sequence_erase),
+        ("SequenceLength", op_sequence_length),
+        ("SplitToSequence", op_split_to_sequence),
+        ("ConcatFromSequence", op_concat_from_sequence),
+        ("SequenceMap", op_sequence_map),
+        ("Optional", op_optional),
+        ("OptionalHasElement", op_optional_has_element),
+        ("OptionalGetElement", op_optional_get_element),
+    ];
+    for (k, f) in ops {
+        t.insert(k, *f);
+    }
+}

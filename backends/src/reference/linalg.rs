@@ -1,0 +1,561 @@
+//! Linear algebra: MatMul, Gemm, MatMulInteger, Einsum, Det, and the quantization ops built on
+//! them.
+use super::tensor::*;
+use super::{Cx, OpFn, V, inp, one, opt};
+use mutagraph_ir::attr::AttrLookup;
+use mutagraph_ir::dtype::DType;
+use mutagraph_ir::graph::Node;
+use std::collections::BTreeMap;
+
+type Out = R<Vec<V>>;
+
+/// Arithmetic the matrix routines need.
+trait Num: Copy + Default {
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+}
+impl Num for f64 {
+    fn add(self, o: f64) -> f64 {
+        self + o
+    }
+    fn mul(self, o: f64) -> f64 {
+        self * o
+    }
+}
+impl Num for i64 {
+    fn add(self, o: i64) -> i64 {
+        self.wrapping_add(o)
+    }
+    fn mul(self, o: i64) -> i64 {
+        self.wrapping_mul(o)
+    }
+}
+
+/// numpy matmul: 1-D operands promoted, batch dims broadcast.
+fn matmul<X: Num>(a: &[X], ash: &[usize], b: &[X], bsh: &[usize]) -> R<(Vec<usize>, Vec<X>)> {
+    if ash.is_empty() || bsh.is_empty() {
+        return Err(err("MatMul of a scalar"));
+    }
+    let mut ash2 = ash.to_vec();
+    let mut bsh2 = bsh.to_vec();
+    let a1 = ash.len() == 1;
+    let b1 = bsh.len() == 1;
+    if a1 {
+        ash2.insert(0, 1);
+    }
+    if b1 {
+        bsh2.push(1);
+    }
+    let (n, k) = (ash2[ash2.len() - 2], ash2[ash2.len() - 1]);
+    let (k2, m) = (bsh2[bsh2.len() - 2], bsh2[bsh2.len() - 1]);
+    if k != k2 {
+        return Err(err(format!("MatMul of {ash:?} and {bsh:?}")));
+    }
+    let ab = &ash2[..ash2.len() - 2];
+    let bb = &bsh2[..bsh2.len() - 2];
+    let batch = bcast_shapes(&[ab, bb])?;
+    let nbatch = numel(&batch);
+    check_size(&[nbatch, n, m])?;
+    let ia = bcast_index(ab, &batch);
+    let ib = bcast_index(bb, &batch);
+    let mut out = vec![X::default(); nbatch * n * m];
+    for bi in 0..nbatch {
+        let ao = ia[bi] * n * k;
+        let bo = ib[bi] * k * m;
+        for i in 0..n {
+            for j in 0..m {
+                let mut s = X::default();
+                for q in 0..k {
+                    s = s.add(a[ao + i * k + q].mul(b[bo + q * m + j]));
+                }
+                out[(bi * n + i) * m + j] = s;
+            }
+        }
+    }
+    let mut shape = batch;
+    if !a1 {
+        shape.push(n);
+    }
+    if !b1 {
+        shape.push(m);
+    }
+    Ok((shape, out))
+}
+
+fn op_matmul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let a = inp(ins, 0)?;
+    let b = inp(ins, 1)?;
+    match (&a.buf, &b.buf) {
+        (Buf::I(x), Buf::I(y)) => {
+            let (s, v) = matmul(x, &a.shape, y, &b.shape)?;
+            one(T::from_i64s(a.dt, s, v)?)
+        }
+        _ => {
+            let (s, v) = matmul(a.fs()?, &a.shape, b.fs()?, &b.shape)?;
+            one(T::f(a.dt, s, v))
+        }
+    }
+}
+
+fn zero_point(t: Option<&T>, n: usize, what: &str) -> R<Vec<i64>> {
+    match t {
+        None => Ok(vec![0; n]),
+        Some(t) if t.len() == 1 => Ok(vec![t.ints()?[0]; n]),
+        Some(t) if t.len() == n => t.ints(),
+        Some(t) => Err(err(format!("{what} zero point of shape {:?}", t.shape))),
+    }
+}
+
+fn op_matmul_integer(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let a = inp(ins, 0)?;
+    let b = inp(ins, 1)?;
+    let rows = if a.rank() >= 2 {
+        a.shape[a.rank() - 2]
+    } else {
+        1
+    };
+    let cols = b.shape.last().copied().unwrap_or(1);
+    let azp = zero_point(opt(ins, 2)?, rows, "A")?;
+    let bzp = zero_point(opt(ins, 3)?, cols, "B")?;
+    let k = a.shape.last().copied().unwrap_or(1);
+    let av: Vec<i64> = a
+        .ints()?
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| x - azp[(i / k.max(1)) % rows.max(1)])
+        .collect();
+    let bv: Vec<i64> = b
+        .ints()?
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| x - bzp[i % cols.max(1)])
+        .collect();
+    let (s, v) = matmul(&av, &a.shape, &bv, &b.shape)?;
+    one(T::from_i64s(DType::I32, s, v)?)
+}
+
+fn op_gemm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let a = inp(ins, 0)?;
+    let b = inp(ins, 1)?;
+    if a.rank() != 2 || b.rank() != 2 {
+        return Err(err("Gemm needs 2-D A and B"));
+    }
+    let ta = n.int("transA", 0) != 0;
+    let tb = n.int("transB", 0) != 0;
+    let alpha = n.float("alpha", 1.0) as f64;
+    let beta = n.float("beta", 1.0) as f64;
+    let av = a.floats()?;
+    let bv = b.floats()?;
+    let (m, k) = if ta {
+        (a.shape[1], a.shape[0])
+    } else {
+        (a.shape[0], a.shape[1])
+    };
+    let (k2, nn) = if tb {
+        (b.shape[1], b.shape[0])
+    } else {
+        (b.shape[0], b.shape[1])
+    };
+    if k != k2 {
+        return Err(err(format!("Gemm of {:?} and {:?}", a.shape, b.shape)));
+    }
+    let c = match opt(ins, 2)? {
+        Some(c) => Some(expand_to(c, &[m, nn])?.floats()?),
+        None => None,
+    };
+    let mut out = vec![0.0; m * nn];
+    for i in 0..m {
+        for j in 0..nn {
+            let mut s = 0.0;
+            for q in 0..k {
+                let x = if ta { av[q * m + i] } else { av[i * k + q] };
+                let y = if tb { bv[j * k + q] } else { bv[q * nn + j] };
+                s += x * y;
+            }
+            out[i * nn + j] = alpha * s + c.as_ref().map(|c| beta * c[i * nn + j]).unwrap_or(0.0);
+        }
+    }
+    one(T::from_f64s(a.dt, vec![m, nn], out)?)
+}
+
+fn op_det(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let t = inp(ins, 0)?;
+    let r = t.rank();
+    if r < 2 || t.shape[r - 1] != t.shape[r - 2] {
+        return Err(err(format!("Det of {:?}", t.shape)));
+    }
+    let n = t.shape[r - 1];
+    let v = t.fs()?;
+    let batch = numel(&t.shape[..r - 2]);
+    let mut out = Vec::with_capacity(batch);
+    for b in 0..batch {
+        let mut m = v[b * n * n..(b + 1) * n * n].to_vec();
+        let mut det = 1.0;
+        for col in 0..n {
+            let p = (col..n)
+                .max_by(|&i, &j| m[i * n + col].abs().total_cmp(&m[j * n + col].abs()))
+                .unwrap_or(col);
+            if m[p * n + col] == 0.0 {
+                det = 0.0;
+                break;
+            }
+            if p != col {
+                for q in 0..n {
+                    m.swap(p * n + q, col * n + q);
+                }
+                det = -det;
+            }
+            let piv = m[col * n + col];
+            det *= piv;
+            for row in col + 1..n {
+                let f = m[row * n + col] / piv;
+                for q in col..n {
+                    m[row * n + q] -= f * m[col * n + q];
+                }
+            }
+        }
+        out.push(det);
+    }
+    one(T::f(t.dt, t.shape[..r - 2].to_vec(), out))
+}
+
+/// Einsum by direct summation over every index combination.
+fn op_einsum(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let eq: String = n
+        .string("equation", "")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let ts: Vec<&T> = (0..ins.len()).map(|i| inp(ins, i)).collect::<R<_>>()?;
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l.to_string(), Some(r.to_string())),
+        None => (eq.clone(), None),
+    };
+    let terms: Vec<&str> = lhs.split(',').collect();
+    if terms.len() != ts.len() {
+        return Err(err(format!("Einsum '{eq}' for {} inputs", ts.len())));
+    }
+    // Ellipsis dims get the placeholder letters '0'..'9' (right-aligned).
+    let ell_rank = terms
+        .iter()
+        .zip(&ts)
+        .filter(|(t, _)| t.contains("..."))
+        .map(|(t, x)| x.rank() + 3 - t.len())
+        .max()
+        .unwrap_or(0);
+    let ell: String = (0..ell_rank).map(|i| (b'0' + i as u8) as char).collect();
+    let mut subs: Vec<Vec<char>> = Vec::new();
+    for (t, x) in terms.iter().zip(&ts) {
+        let s: Vec<char> = if t.contains("...") {
+            let k = x.rank() + 3 - t.len();
+            t.replace("...", &ell[ell_rank - k..]).chars().collect()
+        } else {
+            t.chars().collect()
+        };
+        if s.len() != x.rank() {
+            return Err(err(format!("Einsum term '{t}' for shape {:?}", x.shape)));
+        }
+        subs.push(s);
+    }
+    let mut size: BTreeMap<char, usize> = BTreeMap::new();
+    for (s, x) in subs.iter().zip(&ts) {
+        for (c, &d) in s.iter().zip(&x.shape) {
+            let e = size.entry(*c).or_insert(d);
+            if *e == 1 {
+                *e = d;
+            } else if d != 1 && *e != d {
+                return Err(err(format!("Einsum: index {c} of sizes {e} and {d}")));
+            }
+        }
+    }
+    let out: Vec<char> = match rhs {
+        Some(r) => r.replace("...", &ell).chars().collect(),
+        None => {
+            let mut o: Vec<char> = ell.chars().collect();
+            let mut letters: Vec<char> = size
+                .keys()
+                .copied()
+                .filter(|c| c.is_alphabetic())
+                .filter(|c| subs.iter().flatten().filter(|x| *x == c).count() == 1)
+                .collect();
+            letters.sort();
+            o.extend(letters);
+            o
+        }
+    };
+    let all: Vec<char> = {
+        let mut v = out.clone();
+        for c in size.keys() {
+            if !v.contains(c) {
+                v.push(*c);
+            }
+        }
+        v
+    };
+    let dims_all: Vec<usize> = all
+        .iter()
+        .map(|c| {
+            size.get(c)
+                .copied()
+                .ok_or_else(|| err(format!("Einsum: unknown index {c}")))
+        })
+        .collect::<R<_>>()?;
+    let oshape: Vec<usize> = dims_all[..out.len()].to_vec();
+    check_size(&dims_all)?;
+    // Per input, stride of each index of `all` (0 where absent or broadcast).
+    let vals: Vec<Vec<f64>> = ts.iter().map(|t| t.floats()).collect::<R<_>>()?;
+    let st: Vec<Vec<usize>> = subs
+        .iter()
+        .zip(&ts)
+        .map(|(s, x)| {
+            let xs = strides(&x.shape);
+            all.iter()
+                .map(|c| {
+                    s.iter()
+                        .enumerate()
+                        .filter(|(_, d)| *d == c)
+                        .map(|(i, _)| if x.shape[i] == 1 { 0 } else { xs[i] })
+                        .sum()
+                })
+                .collect()
+        })
+        .collect();
+    let on = numel(&oshape);
+    let rest = numel(&dims_all[out.len()..]);
+    let mut res = vec![0.0; on];
+    for (o, r) in res.iter_mut().enumerate() {
+        for q in 0..rest {
+            let idx: Vec<usize> = unravel(o, &oshape)
+                .into_iter()
+                .chain(unravel(q, &dims_all[out.len()..]))
+                .collect();
+            let mut p = 1.0;
+            for (v, s) in vals.iter().zip(&st) {
+                let flat: usize = idx.iter().zip(s).map(|(a, b)| a * b).sum();
+                p *= v[flat];
+            }
+            *r += p;
+        }
+    }
+    one(T::from_f64s(ts[0].dt, oshape, res)?)
+}
+
+fn qrange(dt: DType) -> R<(f64, f64)> {
+    Ok(match dt {
+        DType::U8 => (0.0, 255.0),
+        DType::I8 => (-128.0, 127.0),
+        DType::U16 => (0.0, 65535.0),
+        DType::I16 => (-32768.0, 32767.0),
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+        d => return Err(unsup(format!("quantization to {d}"))),
+    })
+}
+
+/// Checks the lengths of per-tensor (1) or per-axis (`shape[axis]`) scale and zero point.
+fn check_params(shape: &[usize], axis: usize, scales: usize, zeros: usize) -> R<()> {
+    let want = if scales == 1 { 1 } else { shape[axis] };
+    if scales != want || (zeros != 1 && zeros != scales) {
+        return Err(err(format!(
+            "{scales} scales and {zeros} zero points for shape {shape:?}, axis {axis}"
+        )));
+    }
+    Ok(())
+}
+
+/// Per-element parameter index for per-axis quantization.
+fn param_index(shape: &[usize], axis: usize, plen: usize, i: usize) -> usize {
+    if plen == 1 {
+        0
+    } else {
+        let (_, len, inner) = split_at_axis(shape, axis);
+        (i / inner) % len
+    }
+}
+
+fn op_quantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let x = inp(ins, 0)?;
+    let s = inp(ins, 1)?.floats()?;
+    let zt = opt(ins, 2)?;
+    let dt = zt.map(|z| z.dt).unwrap_or(DType::U8);
+    let z = match zt {
+        Some(z) => z.floats()?,
+        None => vec![0.0],
+    };
+    if n.int_opt("block_size").is_some_and(|b| b != 0) {
+        return Err(unsup("blocked quantization"));
+    }
+    let axis = if s.len() == 1 {
+        0
+    } else {
+        norm_axis(n.int("axis", 1), x.rank())?
+    };
+    check_params(&x.shape, axis, s.len(), z.len())?;
+    let (lo, hi) = qrange(dt)?;
+    let xv = x.floats()?;
+    let out = xv
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let k = param_index(&x.shape, axis, s.len(), i);
+            let zk = if z.len() == 1 { z[0] } else { z[k] };
+            // The quotient is formed in the input's precision, as the op is defined.
+            (round_dt(x.dt, v / s[k]).round_ties_even() + zk).clamp(lo, hi)
+        })
+        .collect();
+    one(T::from_f64s(dt, x.shape.clone(), out)?)
+}
+
+fn op_dequantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let x = inp(ins, 0)?;
+    let st = inp(ins, 1)?;
+    let s = st.floats()?;
+    let z = match opt(ins, 2)? {
+        Some(z) => z.floats()?,
+        None => vec![0.0],
+    };
+    let axis = if s.len() == 1 {
+        0
+    } else {
+        norm_axis(n.int("axis", 1), x.rank())?
+    };
+    check_params(&x.shape, axis, s.len(), z.len())?;
+    let xv = x.floats()?;
+    let out = xv
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let k = param_index(&x.shape, axis, s.len(), i);
+            let zk = if z.len() == 1 { z[0] } else { z[k] };
+            (v - zk) * s[k]
+        })
+        .collect();
+    one(T::f(st.dt, x.shape.clone(), out))
+}
+
+fn op_dynamic_quantize(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let x = inp(ins, 0)?;
+    let v = x.fs()?;
+    let mx = v.iter().copied().fold(0.0f64, f64::max);
+    let mn = v.iter().copied().fold(0.0f64, f64::min);
+    let scale = round_dt(DType::F32, (mx - mn) / 255.0);
+    let zp = if scale == 0.0 {
+        0.0
+    } else {
+        round_dt(x.dt, 0.0 - mn / scale)
+            .round_ties_even()
+            .clamp(0.0, 255.0)
+    };
+    let y = v
+        .iter()
+        .map(|&a| {
+            if scale == 0.0 {
+                zp
+            } else {
+                (round_dt(x.dt, a / scale).round_ties_even() + zp).clamp(0.0, 255.0)
+            }
+        })
+        .collect();
+    Ok(vec![
+        V::T(T::from_f64s(DType::U8, x.shape.clone(), y)?),
+        V::T(T::f(DType::F32, vec![], vec![scale])),
+        V::T(T::i(DType::U8, vec![], vec![zp as i64])),
+    ])
+}
+
+fn op_qlinear_matmul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let a = inp(ins, 0)?;
+    let asc = inp(ins, 1)?.scalar_f()?;
+    let azp = inp(ins, 2)?.scalar_f()?;
+    let b = inp(ins, 3)?;
+    let bsc = inp(ins, 4)?.floats()?;
+    let bzp = inp(ins, 5)?.floats()?;
+    let ysc = inp(ins, 6)?.scalar_f()?;
+    let yz = inp(ins, 7)?;
+    if bsc.len() != 1 || bzp.len() != 1 {
+        return Err(unsup("QLinearMatMul per-column parameters"));
+    }
+    let av: Vec<f64> = a.floats()?.iter().map(|&x| x - azp).collect();
+    let bv: Vec<f64> = b.floats()?.iter().map(|&x| x - bzp[0]).collect();
+    let (s, v) = matmul(&av, &a.shape, &bv, &b.shape)?;
+    let (lo, hi) = qrange(yz.dt)?;
+    let zp = yz.scalar_f()?;
+    let out = v
+        .iter()
+        .map(|&x| ((x * asc * bsc[0] / ysc).round_ties_even() + zp).clamp(lo, hi))
+        .collect();
+    one(T::from_f64s(yz.dt, s, out)?)
+}
+
+fn op_qlinear_conv(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let x = inp(ins, 0)?;
+    let xs = inp(ins, 1)?.scalar_f()?;
+    let xz = inp(ins, 2)?.scalar_f()?;
+    let w = inp(ins, 3)?;
+    let ws = inp(ins, 4)?.floats()?;
+    let wz = inp(ins, 5)?.floats()?;
+    let ys = inp(ins, 6)?.scalar_f()?;
+    let yz = inp(ins, 7)?;
+    let bias = opt(ins, 8)?.map(|b| b.floats()).transpose()?;
+    let m = w.shape.first().copied().unwrap_or(0);
+    let per = numel(w.shape.get(1..).unwrap_or(&[]));
+    let pick = |v: &[f64], i: usize| if v.len() == 1 { v[0] } else { v[i] };
+    if (ws.len() != 1 && ws.len() != m) || (wz.len() != 1 && wz.len() != m) {
+        return Err(err("QLinearConv weight parameters"));
+    }
+    let xv: Vec<f64> = x.floats()?.iter().map(|&a| a - xz).collect();
+    let wv: Vec<f64> = w
+        .floats()?
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| a - pick(&wz, i / per.max(1)))
+        .collect();
+    let (shape, acc) = super::nn::conv_core(n, &xv, &x.shape, &wv, &w.shape, None)?;
+    let osz = numel(&shape[2..]);
+    let (lo, hi) = qrange(yz.dt)?;
+    let zp = yz.scalar_f()?;
+    let out = acc
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| {
+            let oc = (i / osz.max(1)) % m.max(1);
+            let a = a + bias.as_ref().map(|b| b[oc]).unwrap_or(0.0);
+            ((a * xs * pick(&ws, oc) / ys).round_ties_even() + zp).clamp(lo, hi)
+        })
+        .collect();
+    one(T::from_f64s(yz.dt, shape, out)?)
+}
+
+pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
+    let ops: &[(&'static str, OpFn)] = &[
+        ("MatMul", op_matmul),
+        ("MatMulInteger", op_matmul_integer),
+        ("Gemm", op_gemm),
+        ("Det", op_det),
+        ("Einsum", op_einsum),
+        ("QuantizeLinear", op_quantize),
+        ("DequantizeLinear", op_dequantize),
+        ("DynamicQuantizeLinear", op_dynamic_quantize),
+        ("QLinearMatMul", op_qlinear_matmul),
+        ("QLinearConv", op_qlinear_conv),
+    ];
+    for (k, f) in ops {
+        t.insert(k, *f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matmul_broadcast_and_vectors() {
+        // [2] @ [2, 2] -> [2]
+        let (s, v) = matmul(&[1.0, 2.0], &[2], &[1.0, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+        assert_eq!(s, vec![2]);
+        assert_eq!(v, vec![7.0, 10.0]);
+        // [2, 1, 2] @ [2, 1] -> [2, 1, 1]
+        let (s, v) = matmul(&[1, 2, 3, 4], &[2, 1, 2], &[10, 1], &[2, 1]).unwrap();
+        assert_eq!(s, vec![2, 1, 1]);
+        assert_eq!(v, vec![12, 34]);
+    }
+}
