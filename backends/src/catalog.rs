@@ -14,6 +14,7 @@ pub struct Config {
 /// Every backend name this tool knows, in report order.
 pub const ALL: &[&str] = &[
     "reference",
+    "reference-f64",
     "ort",
     "ort-noopt",
     "ort-cuda",
@@ -28,14 +29,17 @@ pub const ALL: &[&str] = &[
 pub fn default_set() -> Vec<&'static str> {
     ALL.iter()
         .copied()
-        .filter(|n| is_compiled(n) && !matches!(*n, "ort-cuda" | "burn-wgpu" | "burn-cuda"))
+        .filter(|n| {
+            is_compiled(n)
+                && !matches!(*n, "reference-f64" | "ort-cuda" | "burn-wgpu" | "burn-cuda")
+        })
         .collect()
 }
 
 /// True when this build contains the backend.
 pub fn is_compiled(name: &str) -> bool {
     match name {
-        "reference" | "fault" => true,
+        "reference" | "reference-f64" | "fault" => true,
         "ort" | "ort-noopt" => cfg!(feature = "ort"),
         "ort-cuda" => cfg!(feature = "ort-cuda"),
         "tract" | "tract-opt" => cfg!(feature = "tract"),
@@ -79,6 +83,7 @@ pub fn create(name: &str, config: &Config) -> Result<Box<dyn Backend>, CreateErr
     let _ = config;
     match name {
         "reference" => Ok(Box::new(crate::reference::Reference::new())),
+        "reference-f64" => Ok(Box::new(crate::reference::Reference::new_f64())),
         "fault" => Ok(Box::new(crate::fault::Fault)),
         "ort" | "ort-noopt" | "ort-cuda" => {
             #[cfg(feature = "ort")]

@@ -73,8 +73,9 @@ enum Cmd {
         /// Tolerance for "agrees": exact, suite, close, approximate, very-approximate.
         #[arg(long, default_value = "close")]
         tolerance: String,
-        /// The ground-truth backend, or `none` to run only the given backends.
-        #[arg(long, default_value = "reference")]
+        /// The ground-truth backend (`reference-f64`: the f64 interpreter keeping f64 outputs),
+        /// or `none` to run only the given backends.
+        #[arg(long, default_value = "reference-f64")]
         reference: String,
         /// Print JSON instead of text.
         #[arg(long)]

@@ -285,20 +285,33 @@ pub(crate) fn exec<B: BurnBackend>(
             let x = req(ins, 0, op)?;
             let s = req(ins, 1, op)?;
             let t = need_float(x, op)?;
-            let shape = bshape(&x.shape, &s.shape)?;
+            // Before opset 7 a 1-D slope of C values applies per channel (axis 1).
+            let legacy = cx.opset < 7
+                && s.rank() == 1
+                && x.rank() > 2
+                && s.shape[0] == x.shape[1]
+                && s.shape[0] != 1;
+            let shape = if legacy {
+                x.shape.clone()
+            } else {
+                bshape(&x.shape, &s.shape)?
+            };
             if shape != x.shape {
                 return Err(run_err("PRelu: slope does not broadcast to X"));
             }
-            let per_channel = x.rank() >= 2
-                && s.shape.first() == Some(&x.shape[1])
-                && s.rank() == x.rank() - 1
-                && s.shape[1..].iter().all(|&d| d == 1);
-            let y = if s.numel() == 1 || per_channel {
-                let alpha: Tensor<B, 1> = s.f().reshape([s.numel()]);
-                act::prelu(t, alpha)
+            // burn's `prelu` activation takes channels on its dim 1, which is not ONNX's
+            // channel axis once tensors are padded to rank 6: use a masked multiply with the
+            // slope broadcast in ONNX terms instead.
+            let slope = if legacy {
+                let mut sh = vec![s.shape[0]];
+                sh.extend(vec![1; x.rank() - 2]);
+                s.clone().reshape(sh)
             } else {
+                s.clone()
+            };
+            let y = {
                 let neg = t.clone().lower_elem(0.0);
-                t.clone().mask_where(neg, t.mul(s.f()))
+                t.clone().mask_where(neg, t.mul(slope.f()))
             };
             one(fval(y, x, shape))
         }

@@ -382,13 +382,18 @@ pub const DTYPES: &[DType] = &[
 
 impl Backend for Reference {
     fn name(&self) -> &str {
-        "reference"
+        if self.keep_f64 {
+            "reference-f64"
+        } else {
+            "reference"
+        }
     }
     fn version(&self) -> String {
         env!("CARGO_PKG_VERSION").to_string()
     }
     fn capabilities(&mut self) -> Capabilities {
-        Capabilities::from_ops("reference", &self.version(), &op_names(), DTYPES)
+        let name = self.name().to_string();
+        Capabilities::from_ops(&name, &self.version(), &op_names(), DTYPES)
     }
     fn prepare(&mut self, model: &[u8]) -> Result<Box<dyn Prepared>, BackendError> {
         let model = Model::from_bytes(model)
