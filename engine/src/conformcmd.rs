@@ -44,7 +44,7 @@ pub fn run_all(
                 let mut pool = Pool::new(opts);
                 run_backend(&mut pool, &b, &cases, &mut |_, _| {
                     let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if progress && (d % 25 == 0 || d == total) {
+                    if progress && (d.is_multiple_of(25) || d == total) {
                         eprint!("\r  {d}/{total} runs");
                         let _ = std::io::stderr().flush();
                     }

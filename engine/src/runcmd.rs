@@ -215,6 +215,7 @@ impl RunSummary {
                 v.join(", ")
             }
         );
+        let vs = format!("vs {}", self.reference);
         s.push_str(&format!(
             "\n{:<14} {:<12} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>5} {:>5}  {}\n",
             "backend",
@@ -227,7 +228,7 @@ impl RunSummary {
             "max rel",
             "NaN",
             "Inf",
-            format!("vs {}", self.reference)
+            vs
         ));
         for r in &self.runs {
             let (nan, inf) = r
