@@ -12,31 +12,31 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Data {
     /// f32 values.
-    F32(Vec<f32>),
+    F32(#[serde(with = "wire")] Vec<f32>),
     /// f64 values.
-    F64(Vec<f64>),
+    F64(#[serde(with = "wire")] Vec<f64>),
     /// IEEE half values.
-    F16(Vec<f16>),
+    F16(#[serde(with = "wire")] Vec<f16>),
     /// bfloat16 values.
-    BF16(Vec<bf16>),
+    BF16(#[serde(with = "wire")] Vec<bf16>),
     /// i8 values.
-    I8(Vec<i8>),
+    I8(#[serde(with = "wire")] Vec<i8>),
     /// i16 values.
-    I16(Vec<i16>),
+    I16(#[serde(with = "wire")] Vec<i16>),
     /// i32 values.
-    I32(Vec<i32>),
+    I32(#[serde(with = "wire")] Vec<i32>),
     /// i64 values.
-    I64(Vec<i64>),
+    I64(#[serde(with = "wire")] Vec<i64>),
     /// u8 values.
-    U8(Vec<u8>),
+    U8(#[serde(with = "wire")] Vec<u8>),
     /// u16 values.
-    U16(Vec<u16>),
+    U16(#[serde(with = "wire")] Vec<u16>),
     /// u32 values.
-    U32(Vec<u32>),
+    U32(#[serde(with = "wire")] Vec<u32>),
     /// u64 values.
-    U64(Vec<u64>),
+    U64(#[serde(with = "wire")] Vec<u64>),
     /// Booleans.
-    Bool(Vec<bool>),
+    Bool(#[serde(with = "wire")] Vec<bool>),
     /// Byte strings.
     String(Vec<Vec<u8>>),
     /// Any other element type (float8, 4-bit, complex), as the `raw_data` bytes of its
@@ -69,6 +69,65 @@ impl Data {
     /// True when there are no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Element vectors cross the worker protocol as one byte string each (little-endian), not
+/// element by element.
+mod wire {
+    use half::{bf16, f16};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub trait Elem: Copy {
+        const N: usize;
+        fn put(self, out: &mut Vec<u8>);
+        fn get(b: &[u8]) -> Self;
+    }
+
+    macro_rules! elem {
+        ($($t:ty => $n:expr),*) => {$(
+            impl Elem for $t {
+                const N: usize = $n;
+                fn put(self, out: &mut Vec<u8>) {
+                    out.extend_from_slice(&self.to_le_bytes());
+                }
+                fn get(b: &[u8]) -> Self {
+                    <$t>::from_le_bytes(b.try_into().expect("chunk of N bytes"))
+                }
+            }
+        )*};
+    }
+    elem!(f32 => 4, f64 => 8, f16 => 2, bf16 => 2, i8 => 1, i16 => 2, i32 => 4, i64 => 8,
+          u8 => 1, u16 => 2, u32 => 4, u64 => 8);
+
+    impl Elem for bool {
+        const N: usize = 1;
+        fn put(self, out: &mut Vec<u8>) {
+            out.push(self as u8);
+        }
+        fn get(b: &[u8]) -> Self {
+            b[0] != 0
+        }
+    }
+
+    pub fn serialize<S: Serializer, T: Elem>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
+        let mut b = Vec::with_capacity(v.len() * T::N);
+        for &x in v {
+            x.put(&mut b);
+        }
+        s.serialize_bytes(&b)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Elem>(d: D) -> Result<Vec<T>, D::Error> {
+        let b = serde_bytes::ByteBuf::deserialize(d)?;
+        if b.len() % T::N != 0 {
+            return Err(serde::de::Error::custom(format!(
+                "{} bytes is not a whole number of {}-byte elements",
+                b.len(),
+                T::N
+            )));
+        }
+        Ok(b.chunks_exact(T::N).map(T::get).collect())
     }
 }
 

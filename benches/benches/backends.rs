@@ -51,8 +51,18 @@ fn worker_round_trip(c: &mut Criterion) {
     // The fault backend in identity mode: the cost is the protocol and the process hop.
     let identity = identity_model();
     let x = vec![inputs[0].clone()];
-    g.bench_function("fault_identity", |bench| {
+    g.bench_function("fault_identity_640k_floats", |bench| {
         bench.iter(|| black_box(pool.run("fault", &identity, &x).expect("run")))
+    });
+    let small = vec![(
+        "x".to_string(),
+        mutagraph_backends::Value::Tensor(mutagraph_backends::HostTensor::new(
+            vec![3],
+            mutagraph_backends::Data::F32(vec![1.0, 2.0, 3.0]),
+        )),
+    )];
+    g.bench_function("fault_identity_3_floats", |bench| {
+        bench.iter(|| black_box(pool.run("fault", &identity, &small).expect("run")))
     });
     g.bench_function("reference_conv_cached", |bench| {
         bench.iter(|| {

@@ -161,6 +161,37 @@ mod tests {
     }
 
     #[test]
+    fn every_element_type_round_trips() {
+        use half::{bf16, f16};
+        let all = vec![
+            Data::F32(vec![1.5, -0.0, f32::INFINITY]),
+            Data::F64(vec![1e300, -2.5, f64::MIN_POSITIVE]),
+            Data::F16(vec![f16::from_f32(0.5), f16::NEG_INFINITY, f16::from_f32(-3.0)]),
+            Data::BF16(vec![bf16::from_f32(2.0), bf16::from_f32(-1e30), bf16::ZERO]),
+            Data::I8(vec![-128, 0, 127]),
+            Data::I16(vec![-32768, 1, 32767]),
+            Data::I32(vec![i32::MIN, 2, i32::MAX]),
+            Data::I64(vec![i64::MIN, 3, i64::MAX]),
+            Data::U8(vec![0, 128, 255]),
+            Data::U16(vec![0, 1, u16::MAX]),
+            Data::U32(vec![0, 7, u32::MAX]),
+            Data::U64(vec![0, 9, u64::MAX]),
+            Data::Bool(vec![true, false, true]),
+            Data::String(vec![b"a".to_vec(), vec![], vec![0xff, 0]]),
+        ];
+        for d in all {
+            let v = Value::Tensor(HostTensor::new(vec![3], d));
+            let inputs = vec![("x".to_string(), v.clone())];
+            let mut buf = Vec::new();
+            write_frame(&mut buf, &Request::Run { model: vec![], inputs }).unwrap();
+            let Some(Request::Run { inputs, .. }) = read_frame(&mut &buf[..]).unwrap() else {
+                panic!("not a run")
+            };
+            assert_eq!(inputs[0].1, v);
+        }
+    }
+
+    #[test]
     fn corrupt_frames_are_errors() {
         let mut r = &[0xff, 0xff, 0xff, 0xff][..];
         assert!(read_frame::<Request>(&mut r).is_err());
