@@ -166,7 +166,11 @@ mod tests {
         let all = vec![
             Data::F32(vec![1.5, -0.0, f32::INFINITY]),
             Data::F64(vec![1e300, -2.5, f64::MIN_POSITIVE]),
-            Data::F16(vec![f16::from_f32(0.5), f16::NEG_INFINITY, f16::from_f32(-3.0)]),
+            Data::F16(vec![
+                f16::from_f32(0.5),
+                f16::NEG_INFINITY,
+                f16::from_f32(-3.0),
+            ]),
             Data::BF16(vec![bf16::from_f32(2.0), bf16::from_f32(-1e30), bf16::ZERO]),
             Data::I8(vec![-128, 0, 127]),
             Data::I16(vec![-32768, 1, 32767]),
@@ -183,7 +187,14 @@ mod tests {
             let v = Value::Tensor(HostTensor::new(vec![3], d));
             let inputs = vec![("x".to_string(), v.clone())];
             let mut buf = Vec::new();
-            write_frame(&mut buf, &Request::Run { model: vec![], inputs }).unwrap();
+            write_frame(
+                &mut buf,
+                &Request::Run {
+                    model: vec![],
+                    inputs,
+                },
+            )
+            .unwrap();
             let Some(Request::Run { inputs, .. }) = read_frame(&mut &buf[..]).unwrap() else {
                 panic!("not a run")
             };
