@@ -109,6 +109,21 @@ enum Cmd {
         #[command(flatten)]
         pool: PoolArgs,
     },
+    /// Coverage of models: op types, connectable op pairs, parameter buckets, input cells.
+    Coverage {
+        /// Model files.
+        #[arg(required = true)]
+        models: Vec<PathBuf>,
+        /// Restrict the universe to these op types (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        ops: Vec<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Also list the uncovered op types.
+        #[arg(long, short)]
+        verbose: bool,
+    },
     /// Serve one backend over the worker protocol on stdin/stdout (used by the engine).
     #[command(hide = true)]
     Worker,
@@ -180,6 +195,20 @@ fn backend_list(given: Vec<String>) -> Result<Vec<String>> {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
+        Cmd::Coverage {
+            models,
+            ops,
+            json,
+            verbose,
+        } => {
+            let r = mutagraph_engine::coveragecmd::coverage_of(&models, &ops)?.report();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                print!("{}", mutagraph_engine::coveragecmd::to_text(&r, verbose));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Run {
             model,
             backends,
