@@ -174,7 +174,8 @@ impl GraphBuilder {
         name.to_string()
     }
 
-    /// Marks a value as a graph output (its type is filled in by [`GraphBuilder::finish`]).
+    /// Marks a value as a graph output (declared f32 with the tracked shape; the builder makes
+    /// f32 models only).
     pub fn output(&mut self, value: &str) {
         self.outputs.push(value.to_string());
     }
