@@ -10,6 +10,7 @@ use mutagraph_backends::worker::{Pool, PoolOptions};
 use mutagraph_engine::inspect::inspect;
 use mutagraph_engine::{conformcmd, runcmd};
 use mutagraph_ir::{Model, Registry, validate};
+use mutagraph_mutators::zoo;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -123,6 +124,15 @@ enum Cmd {
         /// Also list the uncovered op types.
         #[arg(long, short)]
         verbose: bool,
+    },
+    /// Write the built-in seed zoo (classic architectures, fixed seeds, random weights).
+    Zoo {
+        /// Directory to write `<name>.onnx` files into (created if missing).
+        #[arg(long, required_unless_present = "list")]
+        out: Option<PathBuf>,
+        /// Only list the models.
+        #[arg(long)]
+        list: bool,
     },
     /// Serve one backend over the worker protocol on stdin/stdout (used by the engine).
     #[command(hide = true)]
@@ -318,6 +328,31 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 ExitCode::SUCCESS
             })
+        }
+        Cmd::Zoo { out, list } => {
+            let out = if list { None } else { out };
+            if let Some(dir) = &out {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+            }
+            println!("{:<20} {:>6} {:>10}", "model", "nodes", "parameters");
+            for (name, m) in zoo::all() {
+                println!(
+                    "{:<20} {:>6} {:>10}",
+                    name,
+                    m.graph.node_count(),
+                    zoo::parameter_count(&m)
+                );
+                if let Some(dir) = &out {
+                    let path = dir.join(format!("{name}.onnx"));
+                    m.save(&path)
+                        .with_context(|| format!("writing {}", path.display()))?;
+                }
+            }
+            if let Some(dir) = &out {
+                eprintln!("wrote {} models to {}", zoo::names().len(), dir.display());
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Worker => {
             mutagraph_backends::worker::serve().context("worker protocol")?;
