@@ -45,7 +45,6 @@
 use crate::backend::{Backend, BackendError, Capabilities, Prepared, Stage};
 use crate::catalog::{Config, CreateError};
 use crate::value::{Data, HostTensor, NamedValues, Value};
-use mutagraph_ir::dtype::DType;
 use ort::environment::Environment;
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
@@ -617,23 +616,7 @@ fn tensor_from_ort(v: &DynValue, ty: TensorElementType) -> Result<HostTensor, Ba
         }
     }
     .map_err(read)?;
-    let dtype = match &data {
-        Data::F32(_) => DType::F32,
-        Data::F64(_) => DType::F64,
-        Data::F16(_) => DType::F16,
-        Data::BF16(_) => DType::BF16,
-        Data::I8(_) => DType::I8,
-        Data::I16(_) => DType::I16,
-        Data::I32(_) => DType::I32,
-        Data::I64(_) => DType::I64,
-        Data::U8(_) => DType::U8,
-        Data::U16(_) => DType::U16,
-        Data::U32(_) => DType::U32,
-        Data::U64(_) => DType::U64,
-        Data::Bool(_) => DType::Bool,
-        Data::String(_) => DType::String,
-        Data::Raw(_) => unreachable!("raw outputs are refused above"),
-    };
+    let dtype = data.dtype().expect("raw outputs are refused above");
     let n: usize = shape.iter().product();
     if n != data.len() {
         return Err(BackendError::failed(

@@ -70,6 +70,27 @@ impl Data {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The element type the variant holds (`None` for `Raw`, whose type is kept beside it).
+    pub fn dtype(&self) -> Option<DType> {
+        Some(match self {
+            Data::F32(_) => DType::F32,
+            Data::F64(_) => DType::F64,
+            Data::F16(_) => DType::F16,
+            Data::BF16(_) => DType::BF16,
+            Data::I8(_) => DType::I8,
+            Data::I16(_) => DType::I16,
+            Data::I32(_) => DType::I32,
+            Data::I64(_) => DType::I64,
+            Data::U8(_) => DType::U8,
+            Data::U16(_) => DType::U16,
+            Data::U32(_) => DType::U32,
+            Data::U64(_) => DType::U64,
+            Data::Bool(_) => DType::Bool,
+            Data::String(_) => DType::String,
+            Data::Raw(_) => return None,
+        })
+    }
 }
 
 /// Element vectors cross the worker protocol as one byte string each (little-endian), not
@@ -168,23 +189,9 @@ pub enum ValueError {
 impl HostTensor {
     /// Builds a tensor; panics if the data length does not match the shape (a bug of the caller).
     pub fn new(shape: Vec<usize>, data: Data) -> HostTensor {
-        let dtype = match &data {
-            Data::F32(_) => DType::F32,
-            Data::F64(_) => DType::F64,
-            Data::F16(_) => DType::F16,
-            Data::BF16(_) => DType::BF16,
-            Data::I8(_) => DType::I8,
-            Data::I16(_) => DType::I16,
-            Data::I32(_) => DType::I32,
-            Data::I64(_) => DType::I64,
-            Data::U8(_) => DType::U8,
-            Data::U16(_) => DType::U16,
-            Data::U32(_) => DType::U32,
-            Data::U64(_) => DType::U64,
-            Data::Bool(_) => DType::Bool,
-            Data::String(_) => DType::String,
-            Data::Raw(_) => panic!("HostTensor::new cannot infer the dtype of raw data"),
-        };
+        let dtype = data
+            .dtype()
+            .expect("HostTensor::new cannot infer the dtype of raw data");
         let n: usize = shape.iter().product();
         assert_eq!(
             n,
