@@ -1,7 +1,9 @@
 //! The engine side: a pool of warm worker processes, one per backend, with a per-run timeout
 //! and memory cap. Workers that crash, hang or blow the cap are killed and respawned on the next
 //! request; every run ends as one [`Outcome`].
-use super::protocol::{Request, Response, RunResult, WireConfig, read_frame, write_frame};
+use super::protocol::{
+    Request, Response, RunResult, WireConfig, read_frame, write_frame, write_run,
+};
 use crate::backend::{Capabilities, Stage};
 use crate::value::NamedValues;
 use serde::{Deserialize, Serialize};
@@ -402,11 +404,7 @@ impl Pool {
         let w = self.worker(backend)?;
         let version = w.version.clone();
         let started = Instant::now();
-        let req = Request::Run {
-            model: model.to_vec(),
-            inputs: inputs.clone(),
-        };
-        let sent = write_frame(&mut w.stdin, &req);
+        let sent = write_run(&mut w.stdin, model, inputs);
         let reply = if sent.is_ok() {
             wait(w, timeout, mem_limit)
         } else {

@@ -45,6 +45,26 @@ pub enum Request {
     Shutdown,
 }
 
+/// `Request` with borrowed contents, encoded byte for byte like it (variants in the same order):
+/// the engine sends a run without copying the model and the inputs first.
+#[derive(Serialize)]
+enum RequestRef<'a> {
+    #[allow(dead_code)] // present only to keep `Run` at the variant index of `Request::Run`
+    Init {
+        backend: &'a str,
+        config: &'a WireConfig,
+    },
+    Run {
+        model: &'a [u8],
+        inputs: &'a NamedValues,
+    },
+}
+
+/// Writes the frame of `Request::Run { model, inputs }` from borrowed data.
+pub fn write_run(w: &mut impl Write, model: &[u8], inputs: &NamedValues) -> io::Result<()> {
+    write_frame(w, &RequestRef::Run { model, inputs })
+}
+
 /// What a run produced inside the worker.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum RunResult {
@@ -200,6 +220,26 @@ mod tests {
             };
             assert_eq!(inputs[0].1, v);
         }
+    }
+
+    #[test]
+    fn borrowed_run_is_encoded_like_the_owned_one() {
+        let inputs = vec![(
+            "x".to_string(),
+            Value::Tensor(HostTensor::new(vec![2], Data::I64(vec![-1, 7]))),
+        )];
+        let mut owned = Vec::new();
+        write_frame(
+            &mut owned,
+            &Request::Run {
+                model: vec![9, 8, 7],
+                inputs: inputs.clone(),
+            },
+        )
+        .unwrap();
+        let mut borrowed = Vec::new();
+        write_run(&mut borrowed, &[9, 8, 7], &inputs).unwrap();
+        assert_eq!(owned, borrowed);
     }
 
     #[test]
