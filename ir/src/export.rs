@@ -42,7 +42,8 @@ pub fn graph_to_proto(g: &Graph) -> pb::GraphProto {
     }
 }
 
-fn node_to_proto(n: &Node) -> pb::NodeProto {
+/// One node as a `NodeProto`.
+pub fn node_to_proto(n: &Node) -> pb::NodeProto {
     pb::NodeProto {
         input: n.inputs.clone(),
         output: n.outputs.clone(),

@@ -62,7 +62,8 @@ pub fn graph_from_proto(p: pb::GraphProto, path: &str) -> Result<Graph> {
     Ok(g)
 }
 
-fn node_from_proto(n: pb::NodeProto, path: &str) -> Result<Node> {
+/// One node from a `NodeProto` (`path` names it in errors).
+pub fn node_from_proto(n: pb::NodeProto, path: &str) -> Result<Node> {
     let op_type = match n.op_type {
         Some(op) if !op.is_empty() => op,
         _ => return Err(Error::Malformed(format!("{path} has no op_type"))),

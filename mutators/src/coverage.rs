@@ -270,6 +270,28 @@ impl Universe {
         Ok(Universe::build(specs, Some(list)))
     }
 
+    /// Like [`Universe::restricted`], but `a → b` is a pair of the universe exactly when
+    /// `connectable(a, b)` says so (the campaign passes the generator's dtype-and-rank facts,
+    /// which are finer than the registry's port dtype sets).
+    pub fn with_pairs<S: AsRef<str>>(
+        op_types: &[S],
+        connectable: impl Fn(&str, &str) -> bool,
+    ) -> Result<Universe, String> {
+        let mut u = Universe::restricted(op_types)?;
+        let n = u.ops.len();
+        let mut bits = BitSet::new(n * n);
+        for (ia, a) in u.ops.iter().enumerate() {
+            for (ib, b) in u.ops.iter().enumerate() {
+                if connectable(a.op_type, b.op_type) {
+                    bits.insert(ia * n + ib);
+                }
+            }
+        }
+        u.n_pairs = bits.count();
+        u.connectable = bits;
+        Ok(u)
+    }
+
     fn build(ops: Vec<&'static OpSpec>, restricted: Option<Vec<String>>) -> Universe {
         let n = ops.len();
         let op_index = ops

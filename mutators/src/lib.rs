@@ -1,8 +1,16 @@
 //! Mutation operators over the IR (structure, layer, weight, NaN), one struct per mutation.
 //!
-//! So far: the coverage model of the MCMC search (`coverage`), a graph builder with seeded
-//! weights (`builder`) and the built-in seed zoo (`zoo`). The mutation operators come next.
+//! * `mutation`: the [`mutation::Mutator`] trait, outcomes and replayable records.
+//! * `operators`: the 21 mutation operators.
+//! * `recipes`: how each op type the generator knows is instantiated after a value.
+//! * `site`: building a validated edit of an existing model op by op.
+//! * `coverage`: the coverage model of the MCMC search.
+//! * `builder` / `zoo`: a graph builder with seeded weights and the built-in seed zoo.
 pub use mutagraph_ir as ir;
 pub mod builder;
 pub mod coverage;
+pub mod mutation;
+pub mod operators;
+pub mod recipes;
+pub mod site;
 pub mod zoo;

@@ -1,0 +1,184 @@
+//! Recipes: how the generator instantiates each op type it knows after an existing value (the
+//! op spec of NNSmith, seen from the generator's side: which inputs an op can read, what it
+//! makes of them, and how to build a valid node with attributes, weights and constants).
+//!
+//! One [`Recipe`] per op type; a family of similar ops shares one table-driven file
+//! (`unary.rs`, ...). The set of op types with a recipe, and the pairs that the recipes'
+//! dtype-and-rank facts can connect, are the campaign's coverage universe
+//! ([`Recipes::universe`]).
+use crate::builder::SplitMix64;
+use crate::coverage::Universe;
+use crate::ir::DType;
+use crate::ir::types::TensorType;
+use crate::site::Site;
+use std::collections::HashMap;
+
+mod unary;
+
+/// Highest rank the generator considers.
+pub const MAX_RANK: usize = 6;
+
+/// The dtypes the generator makes values of (the ones every backend can at least load).
+pub const GEN_DTYPES: &[DType] = &[
+    DType::F32,
+    DType::F16,
+    DType::F64,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::U16,
+    DType::U32,
+    DType::U64,
+    DType::Bool,
+];
+
+/// How to insert one op type.
+pub trait Recipe: Send + Sync {
+    /// The op type (default domain).
+    fn op_type(&self) -> &'static str;
+    /// Whether the op can read a value of `dtype` and `rank` as the input the recipe wires to
+    /// the existing value.
+    fn accepts(&self, dtype: DType, rank: usize) -> bool;
+    /// The (dtype, rank) the main output can have for an accepted input (used to compute which
+    /// op pairs can be connected).
+    fn outputs(&self, dtype: DType, rank: usize) -> Vec<(DType, usize)>;
+    /// Adds the op (and whatever constants it needs) reading `x`, whose type is `t` (static
+    /// shape, accepted dtype and rank); returns the main output value. Attribute values are
+    /// drawn from `rng` so that repeated builds cover the op's parameter buckets.
+    fn build(
+        &self,
+        site: &mut Site<'_>,
+        x: &str,
+        t: &TensorType,
+        rng: &mut SplitMix64,
+    ) -> Result<String, String>;
+}
+
+/// The recipe book.
+pub struct Recipes {
+    list: Vec<Box<dyn Recipe>>,
+    index: HashMap<&'static str, usize>,
+}
+
+impl Recipes {
+    /// Every built-in recipe.
+    pub fn builtin() -> Recipes {
+        let mut list: Vec<Box<dyn Recipe>> = Vec::new();
+        unary::register(&mut list);
+        Recipes::from_list(list)
+    }
+
+    /// A book from a list (a later recipe for the same op type replaces an earlier one).
+    pub fn from_list(list: Vec<Box<dyn Recipe>>) -> Recipes {
+        let mut r = Recipes {
+            list: Vec::new(),
+            index: HashMap::new(),
+        };
+        for x in list {
+            r.add(x);
+        }
+        r
+    }
+
+    /// Adds or replaces a recipe.
+    pub fn add(&mut self, recipe: Box<dyn Recipe>) {
+        let op = recipe.op_type();
+        match self.index.get(op) {
+            Some(&i) => self.list[i] = recipe,
+            None => {
+                self.index.insert(op, self.list.len());
+                self.list.push(recipe);
+            }
+        }
+    }
+
+    /// Keeps only the recipes whose op type `keep` accepts (a campaign drops the ops that no
+    /// backend under test supports).
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        let list = std::mem::take(&mut self.list);
+        self.index.clear();
+        for r in list {
+            if keep(r.op_type()) {
+                self.add(r);
+            }
+        }
+    }
+
+    /// The recipe of an op type.
+    pub fn get(&self, op_type: &str) -> Option<&dyn Recipe> {
+        self.index.get(op_type).map(|&i| self.list[i].as_ref())
+    }
+
+    /// All recipes, in registration order.
+    pub fn iter(&self) -> impl Iterator<Item = &dyn Recipe> {
+        self.list.iter().map(|r| r.as_ref())
+    }
+
+    /// Op types with a recipe, sorted.
+    pub fn op_types(&self) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = self.list.iter().map(|r| r.op_type()).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Number of recipes.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// True when there is no recipe.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// The recipes that can read a value of this dtype and rank.
+    pub fn accepting(&self, dtype: DType, rank: usize) -> Vec<&dyn Recipe> {
+        self.iter().filter(|r| r.accepts(dtype, rank)).collect()
+    }
+
+    /// The (dtype, rank) pairs `op` can output, over every input it accepts.
+    pub fn output_kinds(&self, op: &str) -> Vec<(DType, usize)> {
+        let Some(r) = self.get(op) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for &d in GEN_DTYPES {
+            for rank in 0..=MAX_RANK {
+                if r.accepts(d, rank) {
+                    for k in r.outputs(d, rank) {
+                        if !out.contains(&k) {
+                            out.push(k);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether an output of `a` can be read by `b` (some dtype and rank `a` makes is one `b`
+    /// accepts).
+    pub fn connectable(&self, a: &str, b: &str) -> bool {
+        let Some(rb) = self.get(b) else {
+            return false;
+        };
+        self.output_kinds(a).iter().any(|&(d, r)| rb.accepts(d, r))
+    }
+
+    /// The coverage universe of this book: its op types, and the pairs its recipes can connect.
+    pub fn universe(&self) -> Result<Universe, String> {
+        let ops = self.op_types();
+        let kinds: HashMap<&str, Vec<(DType, usize)>> =
+            ops.iter().map(|&o| (o, self.output_kinds(o))).collect();
+        Universe::with_pairs(&ops, |a, b| {
+            let Some(rb) = self.get(b) else {
+                return false;
+            };
+            kinds
+                .get(a)
+                .is_some_and(|ks| ks.iter().any(|&(d, r)| rb.accepts(d, r)))
+        })
+    }
+}
