@@ -12,8 +12,11 @@ const FLOATS: &[DType] = &[DType::F32, DType::F16, DType::F64];
 struct Unary {
     op: &'static str,
     dtypes: &'static [DType],
-    attrs: fn(&mut SplitMix64) -> Vec<(&'static str, AttrValue)>,
+    attrs: DrawAttrs,
 }
+
+/// Draws the attributes of one build.
+type DrawAttrs = fn(&mut SplitMix64) -> Vec<(&'static str, AttrValue)>;
 
 fn none(_: &mut SplitMix64) -> Vec<(&'static str, AttrValue)> {
     Vec::new()
@@ -46,11 +49,7 @@ impl Recipe for Unary {
 }
 
 pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
-    let table: &[(
-        &'static str,
-        &'static [DType],
-        fn(&mut SplitMix64) -> Vec<(&'static str, AttrValue)>,
-    )] = &[
+    let table: &[(&'static str, &'static [DType], DrawAttrs)] = &[
         ("Relu", FLOATS, none),
         ("Sigmoid", FLOATS, none),
         ("Tanh", FLOATS, none),
