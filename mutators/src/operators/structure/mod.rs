@@ -1,7 +1,11 @@
-//! structure operators.
+//! Structure operators: they add, remove, copy, switch, merge or connect ops.
 use crate::mutation::Mutator;
+
+mod la;
+
+pub use la::LayerAddition;
 
 /// The structure operators.
 pub fn all() -> Vec<Box<dyn Mutator>> {
-    Vec::new()
+    vec![Box::new(LayerAddition)]
 }
