@@ -203,6 +203,7 @@ impl Allowlist {
             "tract-opt" => include_str!("../conformance/tract-opt.txt"),
             "burn-ndarray" => include_str!("../conformance/burn-ndarray.txt"),
             "burn-wgpu" => include_str!("../conformance/burn-wgpu.txt"),
+            "burn-cuda" => include_str!("../conformance/burn-cuda.txt"),
             _ => "",
         })
     }
