@@ -125,6 +125,55 @@ enum Cmd {
         #[arg(long, short)]
         verbose: bool,
     },
+    /// Reduce a seed model (MEMO Alg. 1): drop repeated ops and blocks, keeping op type, op pair
+    /// and parameter coverage.
+    Reduce {
+        /// The model to reduce.
+        input: PathBuf,
+        /// Where to write the reduced model.
+        output: PathBuf,
+    },
+    /// Run a coverage-guided mutation campaign (resumes when OUT already holds one).
+    Campaign {
+        /// Seeds: `zoo`, directories of .onnx files, or .onnx files (default: zoo).
+        #[arg(long, num_args = 1.., value_delimiter = ',')]
+        seeds: Vec<String>,
+        /// Output directory (corpus/, findings/, stats.json, timeseries.csv, campaign.toml).
+        #[arg(long)]
+        out: PathBuf,
+        /// Wall-clock budget of this invocation (90s, 10m, 1h).
+        #[arg(long)]
+        time: Option<String>,
+        /// Total iterations of the campaign (seed selections), across resumes.
+        #[arg(long)]
+        iterations: Option<u64>,
+        /// Mutants in flight.
+        #[arg(short, long, default_value_t = 1)]
+        jobs: usize,
+        /// Backends, comma-separated (default: reference,ort,tract,burn-ndarray as compiled in).
+        #[arg(long, value_delimiter = ',')]
+        backends: Vec<String>,
+        /// Seed of the campaign's random stream (default 0).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Seed selection: mcmc (MEMO) or random (the ablation).
+        #[arg(long)]
+        search: Option<String>,
+        /// p of the MCMC's geometric distribution (default: 3 / number of seeds, in [0.02, 0.5]).
+        #[arg(long)]
+        mcmc_p: Option<f64>,
+        /// Do not reduce the seeds.
+        #[arg(long)]
+        no_reduce: bool,
+        /// Tolerance of the inconsistency oracle.
+        #[arg(long)]
+        tolerance: Option<String>,
+        /// No status line or summary.
+        #[arg(long, short)]
+        quiet: bool,
+        #[command(flatten)]
+        pool: PoolArgs,
+    },
     /// Write the built-in seed zoo (classic architectures, fixed seeds, random weights).
     Zoo {
         /// Directory to write `<name>.onnx` files into (created if missing).
@@ -205,6 +254,57 @@ fn backend_list(given: Vec<String>) -> Result<Vec<String>> {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
+        Cmd::Reduce { input, output } => {
+            let m = Model::load(&input).map_err(|e| e.in_file(&input))?;
+            let (r, report) = mutagraph_mutators::reduce::reduce(&m)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", input.display()))?;
+            r.save(&output).map_err(|e| e.in_file(&output))?;
+            println!(
+                "{}: nodes {} -> {}, parameters {} -> {}",
+                input.display(),
+                report.nodes_before,
+                report.nodes_after,
+                report.params_before,
+                report.params_after
+            );
+            println!(
+                "  {} blocks; {} ops removed inside blocks, {} repeated blocks removed; written to {}",
+                report.blocks,
+                report.intra_removed,
+                report.blocks_removed,
+                output.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Campaign {
+            seeds,
+            out,
+            time,
+            iterations,
+            jobs,
+            backends,
+            seed,
+            search,
+            mcmc_p,
+            no_reduce,
+            tolerance,
+            quiet,
+            pool,
+        } => campaign_cmd(CampaignArgs {
+            seeds,
+            out,
+            time,
+            iterations,
+            jobs,
+            backends,
+            seed,
+            search,
+            mcmc_p,
+            no_reduce,
+            tolerance,
+            quiet,
+            pool,
+        }),
         Cmd::Coverage {
             models,
             ops,
@@ -455,4 +555,108 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+struct CampaignArgs {
+    seeds: Vec<String>,
+    out: PathBuf,
+    time: Option<String>,
+    iterations: Option<u64>,
+    jobs: usize,
+    backends: Vec<String>,
+    seed: Option<u64>,
+    search: Option<String>,
+    mcmc_p: Option<f64>,
+    no_reduce: bool,
+    tolerance: Option<String>,
+    quiet: bool,
+    pool: PoolArgs,
+}
+
+fn campaign_cmd(a: CampaignArgs) -> Result<ExitCode> {
+    use mutagraph_engine::campaign::{Campaign, Config, RunOptions, parse_duration};
+    let exists = a.out.join("campaign.toml").exists();
+    let given = !a.seeds.is_empty()
+        || !a.backends.is_empty()
+        || a.seed.is_some()
+        || a.search.is_some()
+        || a.mcmc_p.is_some()
+        || a.no_reduce
+        || a.tolerance.is_some();
+    let cfg = if exists && !given {
+        None
+    } else {
+        let backends = if a.backends.is_empty() {
+            ["reference", "ort", "tract", "burn-ndarray"]
+                .iter()
+                .filter(|b| catalog::is_compiled(b))
+                .map(|b| b.to_string())
+                .collect()
+        } else {
+            for b in &a.backends {
+                if !catalog::is_compiled(b) {
+                    bail!(
+                        "backend '{b}' is unknown or not compiled in (known: {})",
+                        catalog::ALL.join(", ")
+                    );
+                }
+            }
+            a.backends.clone()
+        };
+        let reference = backends.iter().find(|b| b.starts_with("reference")).cloned();
+        Some(Config {
+            seeds: if a.seeds.is_empty() {
+                vec!["zoo".into()]
+            } else {
+                a.seeds.clone()
+            },
+            backends,
+            reference,
+            seed: a.seed.unwrap_or(0),
+            search: a.search.clone().unwrap_or_else(|| "mcmc".into()),
+            mcmc_p: a.mcmc_p,
+            reduce: !a.no_reduce,
+            tolerance: a.tolerance.clone().unwrap_or_else(|| "approximate".into()),
+            findings_per_key: 3,
+            limits: Default::default(),
+        })
+    };
+    let mut pool = a.pool;
+    // One intra-op thread per backend: the backends of a mutant already run side by side.
+    pool.threads.get_or_insert(1);
+    let opts = RunOptions {
+        time: a.time.as_deref().map(parse_duration).transpose()?,
+        iterations: a.iterations,
+        jobs: a.jobs.max(1),
+        quiet: a.quiet,
+        pool: pool.options()?,
+    };
+    let mut c = Campaign::open(&a.out, cfg)?;
+    let s = c.run(&opts)?;
+    if !a.quiet {
+        let r = &s.coverage;
+        println!(
+            "{} iterations, {} executions in {:.1} s ({:.1}/s); corpus {}, findings {}",
+            s.iterations,
+            s.executions,
+            s.seconds,
+            s.executions as f64 / s.seconds.max(1e-9),
+            s.counters.corpus,
+            s.counters.findings
+        );
+        println!(
+            "coverage: op types {}/{} ({:.1}%), op pairs {}/{} ({:.1}%), parameters {}/{} ({:.1}%)",
+            r.op_types.covered,
+            r.op_types.total,
+            r.op_types.percent,
+            r.op_pairs.covered,
+            r.op_pairs.total,
+            r.op_pairs.percent,
+            r.params.covered,
+            r.params.total,
+            r.params.percent
+        );
+        println!("output: {}", a.out.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }

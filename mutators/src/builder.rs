@@ -46,6 +46,12 @@ impl SplitMix64 {
         SplitMix64(seed)
     }
 
+    /// The generator's state (a generator made with `SplitMix64::new(state)` continues the
+    /// same stream: campaigns save it to resume exactly).
+    pub fn state(&self) -> u64 {
+        self.0
+    }
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);

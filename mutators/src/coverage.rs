@@ -907,6 +907,16 @@ impl<'de> Deserialize<'de> for Coverage {
     }
 }
 
+impl Coverage {
+    /// The same covered items over another universe (after deserializing a coverage whose
+    /// universe was made by [`Universe::with_pairs`], which the saved form does not describe).
+    pub fn rebase(&self, universe: Arc<Universe>) -> Coverage {
+        let mut c = Coverage::new(universe);
+        c.add_saved(&self.to_saved());
+        c
+    }
+}
+
 impl PartialEq for Coverage {
     fn eq(&self, other: &Coverage) -> bool {
         self.universe.same_as(&other.universe)

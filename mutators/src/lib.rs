@@ -12,5 +12,6 @@ pub mod coverage;
 pub mod mutation;
 pub mod operators;
 pub mod recipes;
+pub mod reduce;
 pub mod site;
 pub mod zoo;

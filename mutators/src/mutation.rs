@@ -43,7 +43,7 @@ impl fmt::Display for Family {
 }
 
 /// Bounds that keep mutants small enough to run in milliseconds.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Limits {
     /// Most ops in a mutant's main graph.
     pub max_nodes: usize,

@@ -70,6 +70,18 @@ impl Recipes {
         Recipes::from_list(list)
     }
 
+    /// The built-in recipes whose op exists at `opset` (default domain): introduced at or
+    /// before it and not removed by it.
+    pub fn for_opset(opset: i64) -> Recipes {
+        let reg = crate::ir::Registry::global();
+        let mut r = Recipes::builtin();
+        r.retain(|op| {
+            reg.get("", op)
+                .is_some_and(|s| s.since() <= opset && s.removed_at.is_none_or(|at| at > opset))
+        });
+        r
+    }
+
     /// A book from a list (a later recipe for the same op type replaces an earlier one).
     pub fn from_list(list: Vec<Box<dyn Recipe>>) -> Recipes {
         let mut r = Recipes {
