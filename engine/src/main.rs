@@ -603,7 +603,10 @@ fn campaign_cmd(a: CampaignArgs) -> Result<ExitCode> {
             }
             a.backends.clone()
         };
-        let reference = backends.iter().find(|b| b.starts_with("reference")).cloned();
+        let reference = backends
+            .iter()
+            .find(|b| b.starts_with("reference"))
+            .cloned();
         Some(Config {
             seeds: if a.seeds.is_empty() {
                 vec!["zoo".into()]

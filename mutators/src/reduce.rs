@@ -144,7 +144,11 @@ fn blocks(m: &Model) -> Vec<(Vec<NodeId>, Option<String>, Option<String>)> {
     // Values live after position i: produced at ≤ i (or graph inputs) and read at > i.
     let mut live: HashSet<String> = real_inputs
         .iter()
-        .filter(|v| last_read.get(v.as_str()).is_some_and(|&l| l > 0 || l == usize::MAX))
+        .filter(|v| {
+            last_read
+                .get(v.as_str())
+                .is_some_and(|&l| l > 0 || l == usize::MAX)
+        })
         .cloned()
         .collect();
     let mut out = Vec::new();
@@ -337,7 +341,12 @@ pub fn reduce(model: &Model) -> Result<(Model, ReduceReport), ReduceError> {
                 .filter(|i| !m.graph.initializers.contains_key(*i))
                 .map(str::to_string)
                 .collect();
-            let outs: Vec<String> = n.outputs.iter().filter(|o| !o.is_empty()).cloned().collect();
+            let outs: Vec<String> = n
+                .outputs
+                .iter()
+                .filter(|o| !o.is_empty())
+                .cloned()
+                .collect();
             if data.len() != 1 || outs.len() != 1 || !same_static_type(&m, &data[0], &outs[0]) {
                 continue;
             }

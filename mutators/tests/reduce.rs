@@ -35,7 +35,11 @@ fn zoo_models_reduce_keeping_coverage_and_validity() {
         let x = inputs::generate(&r, 1, &GenOptions::default()).unwrap();
         let prepared = reference.prepare(&r.to_bytes());
         let out = prepared.and_then(|mut p| p.run(&x));
-        assert!(out.is_ok(), "{name}: reduced model does not run: {:?}", out.err());
+        assert!(
+            out.is_ok(),
+            "{name}: reduced model does not run: {:?}",
+            out.err()
+        );
         if matches!(
             name,
             "transformer_encoder" | "mobilenetv2" | "resnet_bottleneck" | "xception"

@@ -79,11 +79,7 @@ impl MutantRuns<'_> {
     /// The reference's outputs, when it ran successfully.
     pub fn reference_outputs(&self) -> Option<&NamedValues> {
         let r = self.reference?;
-        self.runs
-            .iter()
-            .find(|x| x.backend == r)?
-            .outcome
-            .outputs()
+        self.runs.iter().find(|x| x.backend == r)?.outcome.outputs()
     }
 
     /// The runs of the backends under test (all but the reference).

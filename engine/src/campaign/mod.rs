@@ -21,11 +21,11 @@ pub mod mcmc;
 use anyhow::{Context, Result, bail};
 use exec::{Executor, Job};
 use mcmc::{Mcmc, RandomSearch, Scheduler, SeedStats};
+use mutagraph_backends::Stage;
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Outcome, PoolOptions, RunReport};
-use mutagraph_backends::Stage;
 use mutagraph_ir::Model;
 use mutagraph_ir::model::write_atomic;
 use mutagraph_mutators::builder::SplitMix64;
@@ -328,16 +328,16 @@ impl Campaign {
         };
         let cfg_path = dirs.file("campaign.toml");
         let state_path = dirs.file("state.json");
-        let saved: Option<Config> = if cfg_path.exists() {
-            let text = std::fs::read_to_string(&cfg_path)
-                .with_context(|| format!("reading {}", cfg_path.display()))?;
-            Some(
-                toml::from_str(&text)
-                    .with_context(|| format!("{}: not a campaign configuration", cfg_path.display()))?,
-            )
-        } else {
-            None
-        };
+        let saved: Option<Config> =
+            if cfg_path.exists() {
+                let text = std::fs::read_to_string(&cfg_path)
+                    .with_context(|| format!("reading {}", cfg_path.display()))?;
+                Some(toml::from_str(&text).with_context(|| {
+                    format!("{}: not a campaign configuration", cfg_path.display())
+                })?)
+            } else {
+                None
+            };
         let cfg = match (saved, cfg) {
             (Some(s), Some(c)) if s != c => bail!(
                 "{} holds a campaign with another configuration ({}); use a new --out or the same options",
@@ -440,8 +440,8 @@ impl Campaign {
                     }
                     Some(id) => {
                         let p = dirs.corpus().join(format!("{id}.onnx"));
-                        let model = Model::load(&p)
-                            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+                        let model =
+                            Model::load(&p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
                         let tp = dirs.corpus().join(format!("{id}.trace.json"));
                         let t: Trace = serde_json::from_slice(
                             &std::fs::read(&tp)
@@ -733,9 +733,7 @@ impl Campaign {
         while pending.len() < exec.slots() && attempts < 8 * exec.slots() {
             attempts += 1;
             let t = Instant::now();
-            let seed = self
-                .scheduler
-                .select(&mut self.state.seeds, &mut self.rng);
+            let seed = self.scheduler.select(&mut self.state.seeds, &mut self.rng);
             let (m, o) = (seed / n_ops, seed % n_ops);
             let iteration = self.state.counters.iterations;
             self.state.counters.iterations += 1;
@@ -796,9 +794,9 @@ impl Campaign {
             })
             .collect();
         let t = Instant::now();
-        let reports = exec.run(&jobs).map_err(|e| {
-            anyhow::anyhow!("a backend worker could not be started: {e}")
-        })?;
+        let reports = exec
+            .run(&jobs)
+            .map_err(|e| anyhow::anyhow!("a backend worker could not be started: {e}"))?;
         self.state.times.backends += t.elapsed().as_secs_f64();
         for (p, runs) in pending.into_iter().zip(reports) {
             self.state.counters.executions += 1;
@@ -813,7 +811,9 @@ impl Campaign {
                         } | Outcome::Unsupported { .. }
                     )
                 })
-                && runs.iter().any(|r| matches!(r.outcome, Outcome::Error { .. }));
+                && runs
+                    .iter()
+                    .any(|r| matches!(r.outcome, Outcome::Error { .. }));
             if illegal {
                 self.state.counters.illegal_load += 1;
                 self.state.per_operator[o].illegal_load += 1;

@@ -3,7 +3,8 @@
 //! makes of them, and how to build a valid node with attributes, weights and constants).
 //!
 //! One [`Recipe`] per op type; a family of similar ops shares one table-driven file
-//! (`unary.rs`, ...). The set of op types with a recipe, and the pairs that the recipes'
+//! (`table.rs` through [`generic::Generic`]; `nn.rs` for ops whose weights follow their
+//! attributes). The set of op types with a recipe, and the pairs that the recipes'
 //! dtype-and-rank facts can connect, are the campaign's coverage universe
 //! ([`Recipes::universe`]).
 use crate::builder::SplitMix64;
@@ -13,7 +14,9 @@ use crate::ir::types::TensorType;
 use crate::site::Site;
 use std::collections::HashMap;
 
-mod unary;
+pub mod generic;
+mod nn;
+mod table;
 
 /// Highest rank the generator considers.
 pub const MAX_RANK: usize = 6;
@@ -66,7 +69,8 @@ impl Recipes {
     /// Every built-in recipe.
     pub fn builtin() -> Recipes {
         let mut list: Vec<Box<dyn Recipe>> = Vec::new();
-        unary::register(&mut list);
+        table::register(&mut list);
+        nn::register(&mut list);
         Recipes::from_list(list)
     }
 
