@@ -5,8 +5,8 @@ use mutagraph_backends::catalog::{self, Config};
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_mutators::builder::SplitMix64;
 use mutagraph_mutators::coverage::Coverage;
-use mutagraph_mutators::ir::Model;
 use mutagraph_mutators::ir::validate::validate;
+use mutagraph_mutators::ir::{Model, infer};
 use mutagraph_mutators::mutation::{Ctx, Limits, Mutator, Outcome, Record, replay_trace};
 use mutagraph_mutators::operators::common::{is_activation, model_pairs};
 use mutagraph_mutators::operators::structure::{self, merging_ops};
@@ -47,7 +47,10 @@ fn op_counts(m: &Model) -> BTreeMap<String, usize> {
 }
 
 fn activations(m: &Model) -> usize {
-    m.graph.nodes().filter(|n| is_activation(&n.op_type)).count()
+    m.graph
+        .nodes()
+        .filter(|n| is_activation(&n.op_type))
+        .count()
 }
 
 /// Nodes of `after` whose first output `before` does not have.
@@ -65,7 +68,9 @@ fn new_nodes(before: &Model, after: &Model) -> Vec<mutagraph_mutators::ir::Node>
         .collect()
 }
 
-fn run_reference(name: &str, m: &Model) -> Result<(), String> {
+/// Runs `m` on the reference interpreter: `Ok(true)` when it ran, `Ok(false)` when the
+/// backend called it unsupported.
+fn run_reference(name: &str, m: &Model) -> Result<bool, String> {
     let mut be = catalog::create("reference", &Config::default()).map_err(|e| e.to_string())?;
     let feeds = inputs::generate(m, 0x5eed, &GenOptions::default()).map_err(|e| e.to_string())?;
     match be.prepare(&m.to_bytes()).and_then(|mut p| p.run(&feeds)) {
@@ -73,9 +78,12 @@ fn run_reference(name: &str, m: &Model) -> Result<(), String> {
             if out.len() != m.graph.outputs.len() {
                 return Err(format!("{name}: {} outputs", out.len()));
             }
-            Ok(())
+            Ok(true)
         }
-        Err(e) if e.unsupported => Ok(()),
+        Err(e) if e.unsupported => {
+            println!("unsupported {name}: {e}");
+            Ok(false)
+        }
         Err(e) => Err(format!("{name}: {e}")),
     }
 }
@@ -85,7 +93,9 @@ fn structure_operators_are_exported() {
     let names: Vec<&str> = structure::all().iter().map(|m| m.name()).collect();
     assert_eq!(
         names,
-        ["NLA", "LResh", "LMerge", "LConn", "LA", "LR", "LC", "LS", "AFRm", "AFRp"]
+        [
+            "NLA", "LResh", "LMerge", "LConn", "LA", "LR", "LC", "LS", "AFRm", "AFRp"
+        ]
     );
 }
 
@@ -101,6 +111,7 @@ fn stacked_mutants_are_valid_replayable_and_run() {
     let mut rng = SplitMix64::new(2024);
     let mut failures = Vec::new();
     let (mut all_attempts, mut all_rejected) = (0usize, 0usize);
+    let (mut ran, mut unsupported) = (0usize, 0usize);
     for op in structure::all() {
         let (mut mutated, mut rejected, mut skipped) = (0usize, 0usize, 0usize);
         for (name, seed) in zoo::all() {
@@ -109,13 +120,35 @@ fn stacked_mutants_are_valid_replayable_and_run() {
             let mut sampled = 0;
             for round in 0..ROUNDS {
                 let before = model.to_bytes();
-                match mutate(op.as_ref(), &mut model, &mut rng, &coverage, &recipes, &limits) {
+                match mutate(
+                    op.as_ref(),
+                    &mut model,
+                    &mut rng,
+                    &coverage,
+                    &recipes,
+                    &limits,
+                ) {
                     Outcome::Mutated(r) => {
                         mutated += 1;
-                        validate(&model)
-                            .unwrap_or_else(|e| panic!("{} on {name} round {round}: {e}", op.name()));
+                        validate(&model).unwrap_or_else(|e| {
+                            panic!("{} on {name} round {round}: {e}", op.name())
+                        });
+                        // Types inferred afresh (declarations ignored) are fully static.
+                        let mut fresh = model.clone();
+                        let report = infer::infer_model(
+                            &mut fresh,
+                            infer::Options {
+                                use_declared: false,
+                            },
+                        );
+                        assert!(
+                            report.errors.is_empty(),
+                            "{} on {name}: {:?}",
+                            op.name(),
+                            report.errors
+                        );
                         for o in &model.graph.outputs {
-                            let t = model.graph.value_type(o.name.as_deref().unwrap());
+                            let t = fresh.graph.value_type(o.name.as_deref().unwrap());
                             assert!(
                                 t.tensor().and_then(|t| t.static_dims()).is_some(),
                                 "{} on {name}: output {o:?} is {t:?}",
@@ -128,8 +161,10 @@ fn stacked_mutants_are_valid_replayable_and_run() {
                         // Two mutants per operator and model: the first and the eighth round.
                         if (round == 0 || round == 7) && sampled < 2 {
                             sampled += 1;
-                            if let Err(e) = run_reference(name, &model) {
-                                failures.push(format!("{}: {e}", op.name()));
+                            match run_reference(name, &model) {
+                                Ok(true) => ran += 1,
+                                Ok(false) => unsupported += 1,
+                                Err(e) => failures.push(format!("{}: {e}", op.name())),
                             }
                         }
                     }
@@ -145,8 +180,17 @@ fn stacked_mutants_are_valid_replayable_and_run() {
                 }
             }
             let (replayed, skip) = replay_trace(&seed, &trace, |_| true);
-            assert!(skip.is_empty(), "{} on {name}: replay skipped {skip:?}", op.name());
-            assert_eq!(replayed.to_bytes(), model.to_bytes(), "{} on {name}", op.name());
+            assert!(
+                skip.is_empty(),
+                "{} on {name}: replay skipped {skip:?}",
+                op.name()
+            );
+            assert_eq!(
+                replayed.to_bytes(),
+                model.to_bytes(),
+                "{} on {name}",
+                op.name()
+            );
         }
         let attempts = mutated + rejected + skipped;
         println!(
@@ -162,12 +206,21 @@ fn stacked_mutants_are_valid_replayable_and_run() {
         all_attempts += attempts;
         all_rejected += rejected;
     }
-    println!("rejected {all_rejected} of {all_attempts}");
+    println!(
+        "rejected {all_rejected} of {all_attempts}; reference ran {ran} mutants, {unsupported} unsupported"
+    );
     assert!(failures.is_empty(), "{failures:#?}");
+    assert!(
+        ran >= 150 && unsupported * 10 <= ran,
+        "ran {ran}, unsupported {unsupported}"
+    );
 }
 
 /// One mutation of each zoo seed by `op` (fixed seed); returns (name, seed, outcome, mutant).
-fn once(op: &dyn Mutator, coverage_of: impl Fn(&Model) -> Coverage) -> Vec<(String, Model, Outcome, Model)> {
+fn once(
+    op: &dyn Mutator,
+    coverage_of: impl Fn(&Model) -> Coverage,
+) -> Vec<(String, Model, Outcome, Model)> {
     let recipes = Recipes::builtin();
     let limits = Limits::default();
     let mut rng = SplitMix64::new(77);
@@ -183,7 +236,10 @@ fn once(op: &dyn Mutator, coverage_of: impl Fn(&Model) -> Coverage) -> Vec<(Stri
 }
 
 fn by_name(name: &str) -> Box<dyn Mutator> {
-    structure::all().into_iter().find(|m| m.name() == name).unwrap()
+    structure::all()
+        .into_iter()
+        .find(|m| m.name() == name)
+        .unwrap()
 }
 
 #[test]
@@ -199,7 +255,9 @@ fn nla_adds_an_op_type_the_model_did_not_have() {
         assert!(matches!(o, Outcome::Mutated(_)), "NLA on {name}: {o:?}");
         let after = op_counts(&m);
         assert!(
-            after.keys().any(|k| !before.contains_key(k) && recipes.get(k).is_some()),
+            after
+                .keys()
+                .any(|k| !before.contains_key(k) && recipes.get(k).is_some()),
             "NLA on {name} added no new recipe op type: {o:?}"
         );
         checked += 1;
@@ -223,7 +281,14 @@ fn nla_prefers_globally_uncovered_types() {
         let mut rng = SplitMix64::new(3);
         let mut only = Recipes::builtin();
         only.retain(|o| o == t);
-        let out = mutate(&structure::LayerAddition, &mut m, &mut rng, &cov, &only, &Limits::default());
+        let out = mutate(
+            &structure::LayerAddition,
+            &mut m,
+            &mut rng,
+            &cov,
+            &only,
+            &Limits::default(),
+        );
         assert!(matches!(out, Outcome::Mutated(_)));
         cov.add_model(&m);
     }
@@ -231,9 +296,19 @@ fn nla_prefers_globally_uncovered_types() {
     for s in 0..5 {
         let mut m = seed.clone();
         let mut rng = SplitMix64::new(100 + s);
-        let o = mutate(&structure::NewLayerAddition, &mut m, &mut rng, &cov, &recipes, &Limits::default());
+        let o = mutate(
+            &structure::NewLayerAddition,
+            &mut m,
+            &mut rng,
+            &cov,
+            &recipes,
+            &Limits::default(),
+        );
         assert!(matches!(o, Outcome::Mutated(_)), "{o:?}");
-        assert!(op_counts(&m).get(left).copied().unwrap_or(0) > op_counts(&seed).get(left).copied().unwrap_or(0));
+        assert!(
+            op_counts(&m).get(left).copied().unwrap_or(0)
+                > op_counts(&seed).get(left).copied().unwrap_or(0)
+        );
     }
 }
 
@@ -280,13 +355,20 @@ fn afrp_replaces_one_activation_type() {
             continue;
         }
         assert!(matches!(o, Outcome::Mutated(_)), "AFRp on {name}: {o:?}");
-        assert_eq!(m.graph.node_count(), seed.graph.node_count(), "AFRp on {name}");
+        assert_eq!(
+            m.graph.node_count(),
+            seed.graph.node_count(),
+            "AFRp on {name}"
+        );
         assert_eq!(activations(&m), activations(&seed));
         let (b, a) = (op_counts(&seed), op_counts(&m));
         let keys: HashSet<&String> = b.keys().chain(a.keys()).collect();
         let (mut down, mut up) = (Vec::new(), Vec::new());
         for k in keys {
-            let (x, y) = (b.get(k).copied().unwrap_or(0), a.get(k).copied().unwrap_or(0));
+            let (x, y) = (
+                b.get(k).copied().unwrap_or(0),
+                a.get(k).copied().unwrap_or(0),
+            );
             if y + 1 == x {
                 down.push(k.clone());
             } else if y == x + 1 {
@@ -312,22 +394,37 @@ fn lr_removes_one_op_and_lc_copies_one() {
             assert_eq!(m.to_bytes(), seed.to_bytes());
             continue;
         };
-        assert_eq!(m.graph.node_count(), seed.graph.node_count() - 1, "LR on {name}");
+        assert_eq!(
+            m.graph.node_count(),
+            seed.graph.node_count() - 1,
+            "LR on {name}"
+        );
         removed += 1;
     }
-    assert!(removed >= 9, "LR removed an op in only {removed} zoo models");
+    assert!(
+        removed >= 9,
+        "LR removed an op in only {removed} zoo models"
+    );
     for (name, seed, o, m) in once(by_name("LC").as_ref(), |_| empty_coverage(&recipes)) {
         let Outcome::Mutated(_) = o else {
             assert_eq!(m.to_bytes(), seed.to_bytes());
             continue;
         };
         copied += 1;
-        assert_eq!(m.graph.node_count(), seed.graph.node_count() + 1, "LC on {name}");
+        assert_eq!(
+            m.graph.node_count(),
+            seed.graph.node_count() + 1,
+            "LC on {name}"
+        );
         let new = new_nodes(&seed, &m);
         assert_eq!(new.len(), 1, "LC on {name}");
         let copy = &new[0];
         // The copy reads the output of a node of its own type.
-        let src = m.graph.producer(&copy.inputs[0]).and_then(|id| m.graph.node(id)).unwrap();
+        let src = m
+            .graph
+            .producer(&copy.inputs[0])
+            .and_then(|id| m.graph.node(id))
+            .unwrap();
         assert_eq!(src.op_type, copy.op_type, "LC on {name}");
         assert_eq!(src.attributes, copy.attributes, "LC on {name}");
         assert!(op_counts(&seed).contains_key(&copy.op_type));
@@ -358,9 +455,15 @@ fn ls_switches_two_adjacent_ops() {
                 && q.attributes == first.attributes
                 && g.producer(&q.inputs[0])
                     .and_then(|p| g.node(p))
-                    .is_some_and(|p| p.op_type == second.op_type && p.attributes == second.attributes)
+                    .is_some_and(|p| {
+                        p.op_type == second.op_type && p.attributes == second.attributes
+                    })
         });
-        assert!(was, "LS on {name}: {} after {} not in the seed", first.op_type, second.op_type);
+        assert!(
+            was,
+            "LS on {name}: {} after {} not in the seed",
+            first.op_type, second.op_type
+        );
         checked += 1;
     }
     assert!(checked >= 3, "LS switched only {checked} zoo models");
@@ -377,7 +480,8 @@ fn lmerge_adds_a_node_reading_two_computed_values() {
                 .chain(&["And", "Or", "Xor"])
                 .any(|o| *o == n.op_type)
                 && n.present_inputs().count() == 2
-                && n.present_inputs().all(|i| !m.graph.initializers.contains_key(i))
+                && n.present_inputs()
+                    .all(|i| !m.graph.initializers.contains_key(i))
         });
         assert!(merged, "LMerge on {name}: {o:?}");
     }

@@ -271,8 +271,7 @@ pub fn bypassable(model: &Model, id: NodeId) -> Option<(String, String)> {
     if tx != ty || captured_by_subgraph(model, &out) {
         return None;
     }
-    if is_graph_output(model, &out) && (is_graph_output(model, &x) || is_graph_input(model, &x))
-    {
+    if is_graph_output(model, &out) && (is_graph_output(model, &x) || is_graph_input(model, &x)) {
         return None;
     }
     Some((x, out))

@@ -19,16 +19,27 @@ impl Mutator for ActivationRemoval {
         "remove one activation op and feed its readers from its input"
     }
     fn mutate(&self, model: &mut Model, ctx: &mut Ctx<'_>) -> Outcome {
-        let cands = bypassable_nodes(model, |n| n.domain().is_empty() && is_activation(&n.op_type));
+        let cands = bypassable_nodes(model, |n| {
+            n.domain().is_empty() && is_activation(&n.op_type)
+        });
         let Some((id, x, out)) = pick_node(model, ctx, &cands) else {
             return Outcome::Skipped("no removable activation".into());
         };
-        let op = model.graph.node(id).map(|n| n.op_type.clone()).unwrap_or_default();
+        let op = model
+            .graph
+            .node(id)
+            .map(|n| n.op_type.clone())
+            .unwrap_or_default();
         let patch = {
             let mut site = Site::new(model, ctx.rng, ctx.limits);
             bypass_and_remove(&mut site, id, &x, &out);
             site.into_patch()
         };
-        commit(model, self.name(), format!("removed activation {op} making {out}"), &patch)
+        commit(
+            model,
+            self.name(),
+            format!("removed activation {op} making {out}"),
+            &patch,
+        )
     }
 }

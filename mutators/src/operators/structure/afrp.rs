@@ -21,7 +21,9 @@ impl Mutator for ActivationReplacement {
         "replace one activation op by a different activation"
     }
     fn mutate(&self, model: &mut Model, ctx: &mut Ctx<'_>) -> Outcome {
-        let cands = bypassable_nodes(model, |n| n.domain().is_empty() && is_activation(&n.op_type));
+        let cands = bypassable_nodes(model, |n| {
+            n.domain().is_empty() && is_activation(&n.op_type)
+        });
         let Some((id, x, out)) = pick_node(model, ctx, &cands) else {
             return Outcome::Skipped("no activation to replace".into());
         };
@@ -45,7 +47,8 @@ impl Mutator for ActivationReplacement {
                     Some(r) if r.accepts(t.dtype, rank) => r.build(&mut site, &x, &t, ctx.rng),
                     Some(_) => Err(format!("{new} does not accept {:?}", t.dtype)),
                     None if new == "PRelu" => {
-                        let slope = site.random_constant("slope", t.dtype, &[1], 0.01, 0.5, ctx.rng);
+                        let slope =
+                            site.random_constant("slope", t.dtype, &[1], 0.01, 0.5, ctx.rng);
                         site.op1(new, &[&x, &slope], vec![])
                     }
                     None => site.op1(new, &[&x], vec![]),
@@ -64,7 +67,12 @@ impl Mutator for ActivationReplacement {
             };
             match built {
                 Ok(patch) => {
-                    return commit(model, self.name(), format!("replaced {old} by {new} making {out}"), &patch);
+                    return commit(
+                        model,
+                        self.name(),
+                        format!("replaced {old} by {new} making {out}"),
+                        &patch,
+                    );
                 }
                 Err(e) => last_err = e,
             }

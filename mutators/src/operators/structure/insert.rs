@@ -15,7 +15,10 @@ pub(super) fn insert_new_ops(
     name: &str,
     pool: Vec<&dyn Recipe>,
 ) -> Outcome {
-    let room = ctx.limits.max_nodes.saturating_sub(model.graph.node_count());
+    let room = ctx
+        .limits
+        .max_nodes
+        .saturating_sub(model.graph.node_count());
     if room == 0 {
         return Outcome::Skipped("model at the node limit".into());
     }
@@ -102,5 +105,9 @@ fn build(
         s.finish(&mut site).map_err(|e| (last, e))?;
     }
     let added = site.added_nodes();
-    Ok((site.into_patch(), format!("inserted {}", words.join(", ")), added))
+    Ok((
+        site.into_patch(),
+        format!("inserted {}", words.join(", ")),
+        added,
+    ))
 }

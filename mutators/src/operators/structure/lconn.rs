@@ -44,7 +44,10 @@ impl Mutator for LayerConnecting {
         "connect uncovered op pairs: splice b after an a of the model, or an a → b chain"
     }
     fn mutate(&self, model: &mut Model, ctx: &mut Ctx<'_>) -> Outcome {
-        let room = ctx.limits.max_nodes.saturating_sub(model.graph.node_count());
+        let room = ctx
+            .limits
+            .max_nodes
+            .saturating_sub(model.graph.node_count());
         if room == 0 {
             return Outcome::Skipped("model at the node limit".into());
         }
@@ -105,7 +108,8 @@ impl Mutator for LayerConnecting {
             };
             match built {
                 Ok((patch, ops, pairs, added)) if added <= room => {
-                    let mut p: Vec<String> = pairs.iter().map(|(a, b)| format!("{a}→{b}")).collect();
+                    let mut p: Vec<String> =
+                        pairs.iter().map(|(a, b)| format!("{a}→{b}")).collect();
                     p.sort();
                     let summary = format!(
                         "spliced {} after {} (new pairs: {})",
@@ -125,12 +129,7 @@ impl Mutator for LayerConnecting {
 
 /// Chooses where and what to splice: attempt 0-2 look for an uncovered pair leaving an op of
 /// the model, 3-5 for an uncovered pair of two new ops, later ones connect at random.
-fn plan<'r>(
-    model: &Model,
-    ctx: &mut Ctx<'r>,
-    present: &Pairs,
-    attempt: usize,
-) -> Option<Plan<'r>> {
+fn plan<'r>(model: &Model, ctx: &mut Ctx<'r>, present: &Pairs, attempt: usize) -> Option<Plan<'r>> {
     let recipes = ctx.recipes;
     if attempt < 3 {
         // (value, type, b) with the value made by an op `a` and `a → b` new.
@@ -158,7 +157,11 @@ fn plan<'r>(
                 ctx.below(cands.len())
             };
             let (x, t, b) = cands.swap_remove(i);
-            return Some(Plan { x, t, first: vec![b] });
+            return Some(Plan {
+                x,
+                t,
+                first: vec![b],
+            });
         }
     }
     if attempt < 6 {
@@ -172,7 +175,12 @@ fn plan<'r>(
                 }
             }
         }
-        let pairs = prefer(ctx, pairs, |(a, _)| !in_model.contains(a.op_type()), |_| true);
+        let pairs = prefer(
+            ctx,
+            pairs,
+            |(a, _)| !in_model.contains(a.op_type()),
+            |_| true,
+        );
         for (a, b) in pairs.into_iter().take(4) {
             if let Some((x, t)) = pick_value(model, ctx, |_, t| {
                 t.rank().is_some_and(|r| a.accepts(t.dtype, r))

@@ -36,7 +36,10 @@ impl Mutator for LayerMerging {
         "merge two values with Add/Mul/Max/Concat/... and feed the first one's readers"
     }
     fn mutate(&self, model: &mut Model, ctx: &mut Ctx<'_>) -> Outcome {
-        let room = ctx.limits.max_nodes.saturating_sub(model.graph.node_count());
+        let room = ctx
+            .limits
+            .max_nodes
+            .saturating_sub(model.graph.node_count());
         if room == 0 {
             return Outcome::Skipped("model at the node limit".into());
         }
@@ -86,7 +89,8 @@ impl Mutator for LayerMerging {
                             return Err("Concat of scalars".to_string());
                         }
                         let axis = ctx.below(rank) as i64;
-                        let c = site.op1("Concat", &[&a, &b2], vec![("axis", AttrValue::Int(axis))])?;
+                        let c =
+                            site.op1("Concat", &[&a, &b2], vec![("axis", AttrValue::Int(axis))])?;
                         site.adapt(&c, &ta)?
                     } else {
                         site.op1(op, &[&a, &b2], vec![])?

@@ -62,12 +62,21 @@ impl Mutator for LayerRemoval {
         let Some((id, x, out)) = pick_node(model, ctx, &cands) else {
             return Outcome::Skipped("no type-preserving op to remove".into());
         };
-        let op = model.graph.node(id).map(|n| n.op_type.clone()).unwrap_or_default();
+        let op = model
+            .graph
+            .node(id)
+            .map(|n| n.op_type.clone())
+            .unwrap_or_default();
         let patch = {
             let mut site = Site::new(model, ctx.rng, ctx.limits);
             bypass_and_remove(&mut site, id, &x, &out);
             site.into_patch()
         };
-        commit(model, self.name(), format!("removed {op} making {out}"), &patch)
+        commit(
+            model,
+            self.name(),
+            format!("removed {op} making {out}"),
+            &patch,
+        )
     }
 }

@@ -219,7 +219,11 @@ impl Recipe for Fallback {
                 }
                 site.op1("SpaceToDepth", &[x], vec![("blocksize", AttrValue::Int(2))])
             }
-            "Concat" => site.op1("Concat", &[x, x], vec![("axis", AttrValue::Int(axis as i64))]),
+            "Concat" => site.op1(
+                "Concat",
+                &[x, x],
+                vec![("axis", AttrValue::Int(axis as i64))],
+            ),
             "Split" => {
                 let even: Vec<usize> = (0..r).filter(|&i| dims[i] % 2 == 0).collect();
                 if even.is_empty() {
@@ -234,7 +238,11 @@ impl Recipe for Fallback {
                 let k = 1 + below(rng, n.clamp(1, 4) as usize) as i64;
                 let idx: Vec<i64> = (0..k).map(|_| below(rng, n as usize) as i64).collect();
                 let i = site.constant_i64s("indices", &[k], &idx);
-                site.op1("Gather", &[x, &i], vec![("axis", AttrValue::Int(axis as i64))])
+                site.op1(
+                    "Gather",
+                    &[x, &i],
+                    vec![("axis", AttrValue::Int(axis as i64))],
+                )
             }
             other => Err(format!("no fallback builder for {other}")),
         }

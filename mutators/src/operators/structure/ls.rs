@@ -33,7 +33,8 @@ fn switchable(model: &Model) -> Vec<(NodeId, NodeId)> {
         if b.inputs.iter().filter(|i| *i == y).count() != 1 {
             continue;
         }
-        if a.op_type == b.op_type && a.attributes == b.attributes && a.inputs[1..] == b.inputs[1..] {
+        if a.op_type == b.op_type && a.attributes == b.attributes && a.inputs[1..] == b.inputs[1..]
+        {
             continue;
         }
         v.push((*ia, *ib));
