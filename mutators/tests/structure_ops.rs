@@ -486,3 +486,71 @@ fn lmerge_adds_a_node_reading_two_computed_values() {
         assert!(merged, "LMerge on {name}: {o:?}");
     }
 }
+
+#[test]
+fn lresh_inserts_reshaping_ops() {
+    use mutagraph_mutators::operators::common::RESHAPING;
+    let recipes = Recipes::builtin();
+    for (name, seed, o, m) in once(by_name("LResh").as_ref(), |_| empty_coverage(&recipes)) {
+        assert!(matches!(o, Outcome::Mutated(_)), "LResh on {name}: {o:?}");
+        let (b, a) = (op_counts(&seed), op_counts(&m));
+        // At least one reshaping op type that the adapter never makes (Reshape / Slice / Pad
+        // / Cast) gained a node, or more nodes of those than adapting one value needs.
+        let grew: Vec<&String> = a
+            .iter()
+            .filter(|(k, n)| {
+                RESHAPING.contains(&k.as_str()) && **n > b.get(*k).copied().unwrap_or(0)
+            })
+            .map(|(k, _)| k)
+            .collect();
+        assert!(!grew.is_empty(), "LResh on {name}: {o:?}");
+        assert!(
+            new_nodes(&seed, &m)
+                .iter()
+                .all(|n| RESHAPING.contains(&n.op_type.as_str()) || n.op_type == "Cast"),
+            "LResh on {name} added a non-reshaping op"
+        );
+    }
+}
+
+/// LConn from the same seed again and again, coverage growing after each mutant: every
+/// connectable pair of the universe ends up covered, and almost every mutation adds pairs.
+#[test]
+fn lconn_drives_pair_coverage_to_the_whole_universe() {
+    let recipes = Recipes::builtin();
+    let limits = Limits::default();
+    let total = recipes.universe().unwrap().sizes().op_pairs;
+    for name in ["lenet5", "transformer_encoder"] {
+        let seed = zoo::build(name).unwrap();
+        let mut cov = empty_coverage(&recipes);
+        cov.add_model(&seed);
+        let mut rng = SplitMix64::new(9);
+        let (mut rounds, mut fruitful) = (0, 0);
+        while cov.report().op_pairs.covered < total && rounds < 60 {
+            let mut m = seed.clone();
+            let o = mutate(
+                &structure::LayerConnecting,
+                &mut m,
+                &mut rng,
+                &cov,
+                &recipes,
+                &limits,
+            );
+            assert!(matches!(o, Outcome::Mutated(_)), "{o:?}");
+            if cov.add_model(&m).op_pairs > 0 {
+                fruitful += 1;
+            }
+            rounds += 1;
+        }
+        println!("{name}: {total} pairs covered in {rounds} LConn mutations");
+        assert_eq!(cov.report().op_pairs.covered, total, "{name}");
+        assert_eq!(
+            fruitful, rounds,
+            "{name}: LConn mutations that covered nothing new"
+        );
+        assert!(
+            rounds * 2 <= total,
+            "{name}: {rounds} mutations for {total} pairs"
+        );
+    }
+}
