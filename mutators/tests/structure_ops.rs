@@ -554,3 +554,161 @@ fn lconn_drives_pair_coverage_to_the_whole_universe() {
         );
     }
 }
+
+/// Test-only recipes that change dtype and rank (the real book has many such ops): the
+/// operators must stay valid with them too.
+mod extra {
+    use mutagraph_mutators::builder::SplitMix64;
+    use mutagraph_mutators::ir::DType;
+    use mutagraph_mutators::ir::attr::AttrValue;
+    use mutagraph_mutators::ir::types::TensorType;
+    use mutagraph_mutators::recipes::Recipe;
+    use mutagraph_mutators::site::Site;
+
+    pub struct ReduceMean;
+    impl Recipe for ReduceMean {
+        fn op_type(&self) -> &'static str {
+            "ReduceMean"
+        }
+        fn accepts(&self, d: DType, rank: usize) -> bool {
+            d == DType::F32 && rank >= 1
+        }
+        fn outputs(&self, d: DType, rank: usize) -> Vec<(DType, usize)> {
+            vec![(d, rank - 1)]
+        }
+        fn build(
+            &self,
+            site: &mut Site<'_>,
+            x: &str,
+            t: &TensorType,
+            rng: &mut SplitMix64,
+        ) -> Result<String, String> {
+            let r = t.rank().unwrap_or(1) as u64;
+            let axis = (rng.next_u64() % r) as i64;
+            site.op1(
+                "ReduceMean",
+                &[x],
+                vec![
+                    ("axes", AttrValue::Ints(vec![axis])),
+                    ("keepdims", AttrValue::Int(0)),
+                ],
+            )
+        }
+    }
+
+    pub struct ArgMax;
+    impl Recipe for ArgMax {
+        fn op_type(&self) -> &'static str {
+            "ArgMax"
+        }
+        fn accepts(&self, d: DType, rank: usize) -> bool {
+            d == DType::F32 && rank >= 1
+        }
+        fn outputs(&self, _d: DType, rank: usize) -> Vec<(DType, usize)> {
+            vec![(DType::I64, rank)]
+        }
+        fn build(
+            &self,
+            site: &mut Site<'_>,
+            x: &str,
+            _t: &TensorType,
+            _rng: &mut SplitMix64,
+        ) -> Result<String, String> {
+            site.op1("ArgMax", &[x], vec![("axis", AttrValue::Int(0))])
+        }
+    }
+
+    pub struct Abs;
+    impl Recipe for Abs {
+        fn op_type(&self) -> &'static str {
+            "Abs"
+        }
+        fn accepts(&self, d: DType, _rank: usize) -> bool {
+            matches!(d, DType::F32 | DType::I64 | DType::I32)
+        }
+        fn outputs(&self, d: DType, rank: usize) -> Vec<(DType, usize)> {
+            vec![(d, rank)]
+        }
+        fn build(
+            &self,
+            site: &mut Site<'_>,
+            x: &str,
+            _t: &TensorType,
+            _rng: &mut SplitMix64,
+        ) -> Result<String, String> {
+            site.op1("Abs", &[x], vec![])
+        }
+    }
+}
+
+#[test]
+fn operators_stay_valid_with_type_changing_recipes() {
+    let mut recipes = Recipes::builtin();
+    recipes.add(Box::new(extra::ReduceMean));
+    recipes.add(Box::new(extra::ArgMax));
+    recipes.add(Box::new(extra::Abs));
+    let coverage = empty_coverage(&recipes);
+    let limits = Limits::default();
+    let mut rng = SplitMix64::new(5);
+    for op in structure::all() {
+        let (mut mutated, mut rejected) = (0, 0);
+        for (name, seed) in zoo::all() {
+            let mut model = seed.clone();
+            let mut trace = Vec::new();
+            for _ in 0..8 {
+                match mutate(
+                    op.as_ref(),
+                    &mut model,
+                    &mut rng,
+                    &coverage,
+                    &recipes,
+                    &limits,
+                ) {
+                    Outcome::Mutated(r) => {
+                        validate(&model).unwrap();
+                        mutated += 1;
+                        trace.push(r);
+                    }
+                    Outcome::Rejected(e) => {
+                        eprintln!("{} rejected on {name}: {e}", op.name());
+                        rejected += 1;
+                    }
+                    Outcome::Skipped(_) => {}
+                }
+            }
+            let (replayed, skip) = replay_trace(&seed, &trace, |_| true);
+            assert!(skip.is_empty());
+            assert_eq!(
+                replayed.to_bytes(),
+                model.to_bytes(),
+                "{} on {name}",
+                op.name()
+            );
+        }
+        assert!(mutated > 0, "{}", op.name());
+        assert_eq!(rejected, 0, "{}", op.name());
+    }
+    // LConn realizes pairs through the type-changing ops too.
+    let seed = zoo::build("lenet5").unwrap();
+    let mut cov = empty_coverage(&recipes);
+    cov.add_model(&seed);
+    for _ in 0..40 {
+        let mut m = seed.clone();
+        let o = mutate(
+            &structure::LayerConnecting,
+            &mut m,
+            &mut rng,
+            &cov,
+            &recipes,
+            &limits,
+        );
+        assert!(matches!(o, Outcome::Mutated(_)), "{o:?}");
+        cov.add_model(&m);
+    }
+    let pairs = cov.covered_pairs();
+    assert!(
+        pairs.iter().any(|(a, b)| a == "ArgMax" && b == "Abs"),
+        "{pairs:?}"
+    );
+    assert!(pairs.iter().any(|(a, _)| a == "ReduceMean"), "{pairs:?}");
+}

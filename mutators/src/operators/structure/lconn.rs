@@ -25,12 +25,14 @@ fn is_new(ctx: &Ctx<'_>, present: &Pairs, a: &str, b: &str) -> bool {
         && !present.contains(&(a.to_string(), b.to_string()))
 }
 
-/// A plan: splice at `x` (type `t`), after op `after` (its producer's type, if any), the
-/// recipes `first` (a fixed start of the chain).
+/// A plan: splice at `x` (type `t`) the recipes `first` (a fixed start of the chain, which
+/// then grows through new pairs).
 struct Plan<'r> {
     x: String,
     t: TensorType,
     first: Vec<&'r dyn Recipe>,
+    /// Whether the splice must realize at least one new pair.
+    want_new: bool,
 }
 
 impl Mutator for LayerConnecting {
@@ -100,6 +102,9 @@ impl Mutator for LayerConnecting {
                     res = s.push(&mut site, c, ctx.rng);
                     new_pairs.insert((last.to_string(), c.op_type().to_string()));
                 }
+                if res.is_ok() && plan.want_new && new_pairs.is_empty() {
+                    res = Err("no new pair realized".into());
+                }
                 let ops = s.ops.clone();
                 res.and_then(|_| s.finish(&mut site)).map(|_| {
                     let added = site.added_nodes();
@@ -161,6 +166,7 @@ fn plan<'r>(model: &Model, ctx: &mut Ctx<'r>, present: &Pairs, attempt: usize) -
                 x,
                 t,
                 first: vec![b],
+                want_new: true,
             });
         }
     }
@@ -181,14 +187,17 @@ fn plan<'r>(model: &Model, ctx: &mut Ctx<'r>, present: &Pairs, attempt: usize) -
             |(a, _)| !in_model.contains(a.op_type()),
             |_| true,
         );
-        for (a, b) in pairs.into_iter().take(4) {
+        for (a, _) in pairs.into_iter().take(4) {
             if let Some((x, t)) = pick_value(model, ctx, |_, t| {
                 t.rank().is_some_and(|r| a.accepts(t.dtype, r))
             }) {
+                // The second op of a new pair follows from the chain growth, which only takes
+                // ops that read `a`'s actual output.
                 return Some(Plan {
                     x,
                     t,
-                    first: vec![a, b],
+                    first: vec![a],
+                    want_new: true,
                 });
             }
         }
@@ -204,5 +213,6 @@ fn plan<'r>(model: &Model, ctx: &mut Ctx<'r>, present: &Pairs, attempt: usize) -
         x,
         t,
         first: vec![b],
+        want_new: false,
     })
 }
