@@ -110,9 +110,11 @@ pub fn weights(model: &Model) -> Vec<(String, NodeId)> {
     v
 }
 
-/// Activation op types (How-Far AFRm / AFRp).
+/// Activation op types (How-Far AFRm / AFRp; Softmax counts, as in Keras, where LEMON's
+/// activation operators come from).
 pub const ACTIVATIONS: &[&str] = &[
     "Relu",
+    "Softmax",
     "Sigmoid",
     "Tanh",
     "LeakyRelu",
