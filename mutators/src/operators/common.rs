@@ -109,3 +109,291 @@ pub fn weights(model: &Model) -> Vec<(String, NodeId)> {
     }
     v
 }
+
+/// Activation op types (How-Far AFRm / AFRp; Softmax counts, as in Keras, where LEMON's
+/// activation operators come from).
+pub const ACTIVATIONS: &[&str] = &[
+    "Relu",
+    "Softmax",
+    "Sigmoid",
+    "Tanh",
+    "LeakyRelu",
+    "Elu",
+    "Selu",
+    "Celu",
+    "Softplus",
+    "Softsign",
+    "HardSigmoid",
+    "HardSwish",
+    "Gelu",
+    "Mish",
+    "PRelu",
+    "ThresholdedRelu",
+    "Clip",
+    "Swish",
+];
+
+/// Whether `op` is an activation.
+pub fn is_activation(op: &str) -> bool {
+    ACTIVATIONS.contains(&op)
+}
+
+/// Op types that only move or reshape data (MEMO LResh).
+pub const RESHAPING: &[&str] = &[
+    "Reshape",
+    "Flatten",
+    "Transpose",
+    "Squeeze",
+    "Unsqueeze",
+    "Expand",
+    "Tile",
+    "Slice",
+    "Pad",
+    "DepthToSpace",
+    "SpaceToDepth",
+    "Resize",
+    "Concat",
+    "Split",
+    "Gather",
+];
+
+/// Op types present in the model's main graph.
+pub fn model_op_types(model: &Model) -> std::collections::BTreeSet<String> {
+    model.graph.nodes().map(|n| n.op_type.clone()).collect()
+}
+
+/// Producer → consumer op-type pairs present in the model's main graph (data edges).
+pub fn model_pairs(model: &Model) -> std::collections::HashSet<(String, String)> {
+    let g = &model.graph;
+    let producers = g.producers();
+    let mut s = std::collections::HashSet::new();
+    for n in g.nodes() {
+        for i in n.present_inputs() {
+            if let Some(&(p, _)) = producers.get(i)
+                && let Some(pn) = g.node(p)
+            {
+                s.insert((pn.op_type.clone(), n.op_type.clone()));
+            }
+        }
+    }
+    s
+}
+
+/// Orders `items` by preference: `first` before not `first`, and within each, `second`
+/// before not `second`; each of the four groups shuffled.
+pub fn prefer<T>(
+    ctx: &mut Ctx<'_>,
+    items: Vec<T>,
+    first: impl Fn(&T) -> bool,
+    second: impl Fn(&T) -> bool,
+) -> Vec<T> {
+    let mut groups: [Vec<T>; 4] = Default::default();
+    for x in items {
+        let k = 2 * usize::from(!first(&x)) + usize::from(!second(&x));
+        groups[k].push(x);
+    }
+    let mut out = Vec::new();
+    for mut g in groups {
+        ctx.shuffle(&mut g);
+        out.extend(g);
+    }
+    out
+}
+
+/// Values that depend on `value` (outputs of every node downstream of its readers,
+/// `value` included).
+pub fn descendants(model: &Model, value: &str) -> std::collections::HashSet<String> {
+    let g = &model.graph;
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    seen.insert(value.to_string());
+    for id in g.topo_order().unwrap_or_default() {
+        let n = g.node(id).unwrap();
+        let reads = n.present_inputs().any(|i| seen.contains(i))
+            || n.subgraphs()
+                .any(|(_, sg)| sg.captured_names().iter().any(|c| seen.contains(c)));
+        if reads {
+            for o in n.outputs.iter().filter(|o| !o.is_empty()) {
+                seen.insert(o.clone());
+            }
+        }
+    }
+    seen
+}
+
+/// Whether some node reads `value` from inside a subgraph (a reroute would not reach it).
+pub fn captured_by_subgraph(model: &Model, value: &str) -> bool {
+    model.graph.nodes().any(|n| {
+        n.subgraphs()
+            .any(|(_, sg)| sg.captured_names().contains(value))
+    })
+}
+
+/// Whether `value` is a graph output.
+pub fn is_graph_output(model: &Model, value: &str) -> bool {
+    model
+        .graph
+        .outputs
+        .iter()
+        .any(|o| o.name.as_deref() == Some(value))
+}
+
+/// Whether `value` is a graph input (not an initializer).
+pub fn is_graph_input(model: &Model, value: &str) -> bool {
+    model
+        .graph
+        .real_inputs()
+        .iter()
+        .any(|o| o.name.as_deref() == Some(value))
+}
+
+/// The static tensor type of a value of the model.
+pub fn static_type_of(model: &Model, value: &str) -> Option<TensorType> {
+    let t = model.graph.value_type(value).tensor()?.clone();
+    (t.dtype.is_known() && t.static_dims().is_some()).then_some(t)
+}
+
+/// A node that can be bypassed: it has exactly one present output, read by no subgraph, its
+/// first input has the output's static type, and rerouting its readers to that input keeps
+/// the graph outputs distinct and not bare graph inputs. Returns (input, output).
+pub fn bypassable(model: &Model, id: NodeId) -> Option<(String, String)> {
+    let n = model.graph.node(id)?;
+    if n.subgraphs().next().is_some() {
+        return None;
+    }
+    let outs: Vec<&String> = n.outputs.iter().filter(|o| !o.is_empty()).collect();
+    if outs.len() != 1 || n.outputs.first().is_none_or(|o| o.is_empty()) {
+        return None;
+    }
+    let out = outs[0].clone();
+    let x = n.inputs.first().filter(|i| !i.is_empty())?.clone();
+    if model.graph.initializers.contains_key(&x) {
+        return None;
+    }
+    let (tx, ty) = (static_type_of(model, &x)?, static_type_of(model, &out)?);
+    if tx != ty || captured_by_subgraph(model, &out) {
+        return None;
+    }
+    if is_graph_output(model, &out) && (is_graph_output(model, &x) || is_graph_input(model, &x)) {
+        return None;
+    }
+    Some((x, out))
+}
+
+/// Removes node `id` (bypassable, see [`bypassable`]) in `site`: its readers read its first
+/// input, and the initializers only it reads (and that are not graph inputs) are removed.
+pub fn bypass_and_remove(site: &mut crate::site::Site<'_>, id: NodeId, x: &str, out: &str) {
+    site.reroute(out, x);
+    remove_node(site, id, x);
+}
+
+/// Removes node `id` in `site`, with the initializers only it reads (except `keep`, and those
+/// that are graph inputs or outputs). Its readers must be rerouted by the caller.
+pub fn remove_node(site: &mut crate::site::Site<'_>, id: NodeId, keep: &str) {
+    use crate::ir::patch::PatchOp;
+    let model = site.model;
+    let g = &model.graph;
+    site.push(PatchOp::RemoveNode(id));
+    let Some(n) = g.node(id) else { return };
+    let mut removed: Vec<&str> = Vec::new();
+    for i in n.present_inputs() {
+        if g.initializers.contains_key(i)
+            && i != keep
+            && !removed.contains(&i)
+            && !g.inputs.iter().any(|v| v.name.as_deref() == Some(i))
+            && !is_graph_output(model, i)
+            && g.consumers(i).iter().all(|&c| c == id)
+        {
+            removed.push(i);
+            site.push(PatchOp::RemoveInitializer(i.to_string()));
+        }
+    }
+}
+
+/// Splices a chain of ops in after a value `x` of static type `t`: each op reads the chain's
+/// current value (adapted back to `t` first when the op does not accept the current type),
+/// and at the end the chain's value is adapted to `t` and every reader of `x` reads it.
+pub struct Splice {
+    x: String,
+    t: TensorType,
+    cur: String,
+    cur_t: TensorType,
+    /// Op types added, in order (recipe ops only, not adapters).
+    pub ops: Vec<&'static str>,
+}
+
+impl Splice {
+    /// A splice at `x` (of static type `t`).
+    pub fn new(x: &str, t: &TensorType) -> Splice {
+        Splice {
+            x: x.to_string(),
+            t: t.clone(),
+            cur: x.to_string(),
+            cur_t: t.clone(),
+            ops: Vec::new(),
+        }
+    }
+
+    /// The current end of the chain and its type.
+    pub fn current(&self) -> (&str, &TensorType) {
+        (&self.cur, &self.cur_t)
+    }
+
+    /// The op type whose output is the current end (`None` before the first push).
+    pub fn last_op(&self) -> Option<&'static str> {
+        self.ops.last().copied()
+    }
+
+    /// Whether `r` can read the current end directly.
+    pub fn accepts_now(&self, r: &dyn crate::recipes::Recipe) -> bool {
+        self.cur_t
+            .rank()
+            .is_some_and(|rank| r.accepts(self.cur_t.dtype, rank))
+    }
+
+    /// Adds recipe `r` at the end of the chain. On error the site may hold a partial edit:
+    /// drop it.
+    pub fn push(
+        &mut self,
+        site: &mut crate::site::Site<'_>,
+        r: &dyn crate::recipes::Recipe,
+        rng: &mut crate::builder::SplitMix64,
+    ) -> Result<(), String> {
+        if !self.accepts_now(r) {
+            let rank = self.t.rank().unwrap_or(0);
+            if !r.accepts(self.t.dtype, rank) {
+                return Err(format!("{} accepts neither current type", r.op_type()));
+            }
+            self.cur = site.adapt(&self.cur, &self.t)?;
+            self.cur_t = self.t.clone();
+        }
+        let y = r.build(site, &self.cur, &self.cur_t, rng)?;
+        self.set(site, y, r.op_type())
+    }
+
+    /// Makes `y` (built by the caller from the current end) the new end.
+    pub fn set(
+        &mut self,
+        site: &mut crate::site::Site<'_>,
+        y: String,
+        op: &'static str,
+    ) -> Result<(), String> {
+        let yt = site
+            .static_type(&y)
+            .ok_or_else(|| format!("{op} output has no static type"))?;
+        self.cur = y;
+        self.cur_t = yt;
+        self.ops.push(op);
+        Ok(())
+    }
+
+    /// Adapts the end back to `t` and reroutes the readers of `x` to it; returns the value
+    /// now read in place of `x`.
+    pub fn finish(self, site: &mut crate::site::Site<'_>) -> Result<String, String> {
+        if self.ops.is_empty() {
+            return Err("empty splice".into());
+        }
+        let y = site.adapt(&self.cur, &self.t)?;
+        site.reroute(&self.x, &y);
+        Ok(y)
+    }
+}

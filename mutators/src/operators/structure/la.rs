@@ -40,6 +40,12 @@ impl Mutator for LayerAddition {
                     .build(&mut site, &x, &t, ctx.rng)
                     .and_then(|y| site.adapt(&y, &t));
                 match built {
+                    Ok(_)
+                        if model.graph.node_count() + site.added_nodes() > ctx.limits.max_nodes =>
+                    {
+                        last_err = "over the node limit".into();
+                        continue;
+                    }
                     Ok(y) => {
                         site.reroute(&x, &y);
                         site.into_patch()
