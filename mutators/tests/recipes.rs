@@ -176,3 +176,61 @@ fn recipes_build_valid_nodes_with_truthful_kinds() {
         "too many failed builds: {failed} failed, {ok} ok"
     );
 }
+
+/// What inference says a recipe's output is, the reference interpreter's run agrees with:
+/// shapes and dtypes (a wrong inferred shape would make `Site::adapt` build invalid models).
+#[test]
+fn inferred_types_match_execution() {
+    use mutagraph_backends::catalog::{self, Config};
+    use mutagraph_backends::inputs::{self, GenOptions};
+    let recipes = Recipes::builtin();
+    let limits = Limits::default();
+    let mut reference = catalog::create("reference", &Config::default()).unwrap();
+    let mut rng = SplitMix64::new(5);
+    let mut bad = Vec::new();
+    let mut checked = 0;
+    let mut models = probe_models();
+    models.push(zoo::build("lenet5").unwrap());
+    models.push(zoo::build("lstm").unwrap());
+    for m in &models {
+        let Some(x) = m.graph.real_inputs().first().and_then(|v| v.name.clone()) else {
+            continue;
+        };
+        let t = m.graph.value_type(&x).tensor().unwrap().clone();
+        let rank = t.rank().unwrap();
+        for r in recipes.accepting(t.dtype, rank) {
+            for _ in 0..4 {
+                let mut model = m.clone();
+                let (patch, y, yt) = {
+                    let mut site = Site::new(&model, &mut rng, &limits);
+                    let Ok(y) = r.build(&mut site, &x, &t, &mut rng) else {
+                        continue;
+                    };
+                    let yt = site.static_type(&y);
+                    site.add_output(&y).unwrap();
+                    (site.into_patch(), y, yt)
+                };
+                if !matches!(commit(&mut model, "T", String::new(), &patch), Outcome::Mutated(_)) {
+                    continue;
+                }
+                let vals = inputs::generate(&model, 1, &GenOptions::default()).unwrap();
+                let Ok(mut p) = reference.prepare(&model.to_bytes()) else {
+                    continue;
+                };
+                let Ok(out) = p.run(&vals) else {
+                    continue;
+                };
+                checked += 1;
+                let got = out.iter().find(|(n, _)| *n == y).and_then(|(_, v)| v.tensors().first().map(|h| (h.dtype, h.shape.clone())));
+                let want = yt.as_ref().map(|t| (t.dtype, t.static_dims().unwrap().iter().map(|&d| d as usize).collect::<Vec<_>>()));
+                if got != want {
+                    bad.push(format!("{} on {:?}{:?}: inferred {want:?}, ran {got:?}", r.op_type(), t.dtype, t.static_dims().unwrap()));
+                }
+            }
+        }
+    }
+    println!("{checked} builds ran");
+    bad.sort();
+    bad.dedup();
+    assert!(bad.is_empty(), "{bad:#?}");
+}

@@ -217,7 +217,7 @@ fn recurrent(n: &Node, ins: &[Option<&V>], kind: Kind) -> Out {
         let gact = acts.get(d * per + 1).copied().unwrap_or(f);
         let hact = acts.get(d * per + 2).copied().unwrap_or(gact);
         let cl = |v: f64| match clip {
-            Some(c) => v.clamp(-c, c),
+            Some(c) => v.max(-c.abs()).min(c.abs()),
             None => v,
         };
         for bi in 0..batch {

@@ -961,6 +961,18 @@ fn infer_scatter(ctx: &InferCtx) -> Infer {
             b.len()
         ));
     }
+    if let Some(s) = &x.shape {
+        if let Some(a) = &idx.shape
+            && a.len() != s.len()
+        {
+            return Err(format!(
+                "indices rank {} differs from data rank {}",
+                a.len(),
+                s.len()
+            ));
+        }
+        axis_of(ctx.int("axis", 0), s.len())?;
+    }
     out(x.dtype, x.shape)
 }
 
