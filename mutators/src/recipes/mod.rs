@@ -8,12 +8,18 @@
 //! ([`Recipes::universe`]).
 use crate::builder::SplitMix64;
 use crate::coverage::Universe;
+use crate::ir::registry::Registry;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::site::Site;
 use std::collections::HashMap;
 
+mod binary;
+mod nn;
+mod reduce;
+mod shape;
 mod unary;
+mod util;
 
 /// Highest rank the generator considers.
 pub const MAX_RANK: usize = 6;
@@ -56,6 +62,13 @@ pub trait Recipe: Send + Sync {
     ) -> Result<String, String>;
 }
 
+/// Whether the default-domain op `op` exists at `opset` per the registry.
+pub fn exists_at(op: &str, opset: i64) -> bool {
+    Registry::global()
+        .get("", op)
+        .is_some_and(|s| s.since() <= opset && s.removed_at.is_none_or(|r| opset < r))
+}
+
 /// The recipe book.
 pub struct Recipes {
     list: Vec<Box<dyn Recipe>>,
@@ -67,7 +80,19 @@ impl Recipes {
     pub fn builtin() -> Recipes {
         let mut list: Vec<Box<dyn Recipe>> = Vec::new();
         unary::register(&mut list);
+        binary::register(&mut list);
+        reduce::register(&mut list);
+        nn::register(&mut list);
+        shape::register(&mut list);
         Recipes::from_list(list)
+    }
+
+    /// The built-in recipes whose op exists at `opset` (the registry's first opset of the op
+    /// is at most `opset`, and the op is not removed at or before it).
+    pub fn for_opset(opset: i64) -> Recipes {
+        let mut r = Recipes::builtin();
+        r.retain(|op| exists_at(op, opset));
+        r
     }
 
     /// A book from a list (a later recipe for the same op type replaces an earlier one).
