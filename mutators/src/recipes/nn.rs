@@ -648,6 +648,179 @@ fn grid_sample(
     site.op1(op, &[x, &g], a)
 }
 
+/// `ConvInteger` / `QLinearConv` on an 8-bit input: weights of the input's dtype, scalar zero
+/// points and scales.
+fn qconv(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, String> {
+    let d = dims(t);
+    let c = d[1];
+    let group = group_of(rng, c);
+    let m = group * if group > 4 { 1 } else { between(rng, 1, 2) };
+    let w = window(rng, &d[2..], true);
+    let mut wshape = vec![m, c / group];
+    wshape.extend(&w.kernel);
+    let dt = t.dtype;
+    let wn = site.random_constant("w", dt, &wshape, 0.0, 8.0, rng);
+    let mut a = Attrs::new();
+    w.attrs(rng, &mut a, false, true);
+    if group != 1 || chance(rng, 0.3) {
+        a.push(("group", ai(group)));
+    }
+    let zp = |site: &mut Site<'_>, h: &str| site.constant_f64s(h, dt, &[], &[2.0]);
+    if op == "ConvInteger" {
+        if chance(rng, 0.5) {
+            let xz = zp(site, "x_zero_point");
+            let wz = zp(site, "w_zero_point");
+            return site.op1(op, &[x, &wn, &xz, &wz], a);
+        }
+        return site.op1(op, &[x, &wn], a);
+    }
+    let sc = |site: &mut Site<'_>, h: &str, v: f64| site.constant_f64s(h, DType::F32, &[], &[v]);
+    let xs = sc(site, "x_scale", 0.05);
+    let xz = zp(site, "x_zero_point");
+    let ws = sc(site, "w_scale", 0.02);
+    let wz = zp(site, "w_zero_point");
+    let ys = sc(site, "y_scale", 0.1);
+    let yz = zp(site, "y_zero_point");
+    let mut ins = vec![x.to_string(), xs, xz, wn, ws, wz, ys, yz];
+    if chance(rng, 0.5) {
+        ins.push(site.random_constant("bias", DType::I32, &[m], -20.0, 20.0, rng));
+    }
+    let refs: Vec<&str> = ins.iter().map(String::as_str).collect();
+    site.op1(op, &refs, a)
+}
+
+fn i32_same(_: DType, r: usize) -> Vec<(DType, usize)> {
+    vec![(DType::I32, r)]
+}
+
+fn qlinear_matmul(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, String> {
+    let d = dims(t);
+    let k = d[d.len() - 1];
+    let n = between(rng, 1, 8);
+    let dt = t.dtype;
+    let b = site.random_constant("b", dt, &[k, n], 0.0, 8.0, rng);
+    let sc = |site: &mut Site<'_>, h: &str, v: f64| site.constant_f64s(h, DType::F32, &[], &[v]);
+    let zp = |site: &mut Site<'_>, h: &str| site.constant_f64s(h, dt, &[], &[1.0]);
+    let as_ = sc(site, "a_scale", 0.05);
+    let az = zp(site, "a_zero_point");
+    let bs = sc(site, "b_scale", 0.05);
+    let bz = zp(site, "b_zero_point");
+    let ys = sc(site, "y_scale", 0.2);
+    let yz = zp(site, "y_zero_point");
+    site.op1(op, &[x, &as_, &az, &b, &bs, &bz, &ys, &yz], vec![])
+}
+
+fn deform_conv(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, String> {
+    let d = dims(t);
+    let (n, c, h, w) = (d[0], d[1], d[2], d[3]);
+    let group = group_of(rng, c);
+    let og = group_of(rng, c);
+    let m = group * if group > 4 { 1 } else { between(rng, 1, 2) };
+    let mut win = window(rng, &[h, w], true);
+    win.auto_pad = None;
+    let mut a = Attrs::new();
+    win.attrs(rng, &mut a, false, true);
+    let pads = win.pads.clone().unwrap_or(vec![0; 4]);
+    let out: Vec<i64> = (0..2)
+        .map(|i| {
+            let eff = (win.kernel[i] - 1) * win.dilations[i] + 1;
+            (d[2 + i] + pads[i] + pads[i + 2] - eff) / win.strides[i] + 1
+        })
+        .collect();
+    if group != 1 || chance(rng, 0.3) {
+        a.push(("group", ai(group)));
+    }
+    if og != 1 || chance(rng, 0.3) {
+        a.push(("offset_group", ai(og)));
+    }
+    let kk = win.kernel[0] * win.kernel[1];
+    let wn = weight(site, t.dtype, &[m, c / group, win.kernel[0], win.kernel[1]], c / group * kk, rng);
+    let off = site.random_constant("offset", t.dtype, &[n, 2 * og * kk, out[0], out[1]], -1.0, 1.0, rng);
+    let mut ins = vec![x.to_string(), wn, off];
+    if chance(rng, 0.5) {
+        ins.push(site.random_constant("bias", t.dtype, &[m], -0.5, 0.5, rng));
+        if chance(rng, 0.5) {
+            ins.push(site.random_constant("mask", t.dtype, &[n, og * kk, out[0], out[1]], 0.0, 1.0, rng));
+        }
+    }
+    let refs: Vec<&str> = ins.iter().map(String::as_str).collect();
+    site.op1(op, &refs, a)
+}
+
+fn affine_grid(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, String> {
+    let d = dims(t);
+    let nb = d[0].clamp(1, 4);
+    let theta = site.adapt(x, &TensorType::fixed(t.dtype, &[nb, 2, 3]))?;
+    let size = site.constant_i64s("size", &[4], &[nb, 1, between(rng, 1, 6), between(rng, 1, 6)]);
+    let mut a = Attrs::new();
+    flag(rng, &mut a, "align_corners");
+    site.op1(op, &[&theta, &size], a)
+}
+
+fn col2im(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, String> {
+    let d = dims(t);
+    let nb = d[0].clamp(1, 3);
+    let c = between(rng, 1, 2);
+    let block = [between(rng, 1, 2), between(rng, 1, 2)];
+    let image = [between(rng, 2, 5), between(rng, 2, 5)];
+    let mut a = Attrs::new();
+    let strides = [pick(rng, &[1, 1, 2]), pick(rng, &[1, 1, 2])];
+    let dil = [1, pick(rng, &[1, 1, 2])];
+    let pads = [below(rng, 2) as i64, 0, below(rng, 2) as i64, 0];
+    let mut l = 1;
+    for i in 0..2 {
+        let eff = (block[i] - 1) * dil[i] + 1;
+        let span = image[i] + pads[i] + pads[i + 2] - eff;
+        if span < 0 {
+            return Err("Col2Im: block larger than the image".into());
+        }
+        l *= span / strides[i] + 1;
+    }
+    if strides != [1, 1] || chance(rng, 0.3) {
+        a.push(("strides", ais(&strides)));
+    }
+    if dil != [1, 1] || chance(rng, 0.3) {
+        a.push(("dilations", ais(&dil)));
+    }
+    if pads != [0, 0, 0, 0] || chance(rng, 0.3) {
+        a.push(("pads", ais(&pads)));
+    }
+    let cols = site.adapt(x, &TensorType::fixed(t.dtype, &[nb, c * block[0] * block[1], l]))?;
+    let im = site.constant_i64s("image_shape", &[2], &image);
+    let bl = site.constant_i64s("block_shape", &[2], &block);
+    site.op1(op, &[&cols, &im, &bl], a)
+}
+
 pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     list.push(R::boxed("Conv", Dt::Reg, SPATIAL, same, conv));
     list.push(R::boxed("ConvTranspose", Dt::Reg, SPATIAL, same, conv));
@@ -674,4 +847,10 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     list.push(R::boxed("RoiAlign", Dt::Reg, (4, 4), four, roi));
     list.push(R::boxed("MaxRoiPool", Dt::Reg, (4, 4), four, roi));
     list.push(R::boxed("GridSample", Dt::Reg, (4, 4), four, grid_sample));
+    list.push(R::boxed("ConvInteger", Dt::Reg, SPATIAL, i32_same, qconv));
+    list.push(R::boxed("QLinearConv", Dt::Reg, SPATIAL, same, qconv));
+    list.push(R::boxed("QLinearMatMul", Dt::Reg, (2, super::MAX_RANK), same, qlinear_matmul));
+    list.push(R::boxed("DeformConv", Dt::Reg, (4, 4), four, deform_conv));
+    list.push(R::boxed("AffineGrid", Dt::Reg, (3, 3), four, affine_grid));
+    list.push(R::boxed("Col2Im", Dt::Only(&[DType::F32, DType::F16, DType::F64]), (3, 3), four, col2im));
 }
