@@ -1,11 +1,16 @@
 //! The recipe book: truthful accepts/outputs facts, builds that commit on tiny models and on
 //! the zoo, parameter-bucket coverage, and models that the backends load.
+use mutagraph_backends::catalog::{self, Config};
+use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_mutators::builder::SplitMix64;
+use mutagraph_mutators::coverage::Coverage;
+use mutagraph_mutators::operators::common::static_values;
+use mutagraph_mutators::zoo;
+use std::collections::HashSet;
+use std::sync::Arc;
 use mutagraph_mutators::ir::patch::{Patch, PatchOp};
 use mutagraph_mutators::ir::types::TensorType;
 use mutagraph_mutators::ir::{Model, Node};
-#[allow(unused_imports)]
-use mutagraph_mutators::ir::attr::AttrValue;
 use mutagraph_mutators::mutation::{Limits, Outcome, commit};
 use mutagraph_mutators::recipes::{GEN_DTYPES, Recipe, Recipes, exists_at};
 use mutagraph_mutators::ir::registry::Registry;
@@ -145,4 +150,152 @@ fn universe_sizes() {
     println!("at opset 17: {}", at17.len());
     assert!(at17.iter().all(|r| exists_at(r.op_type(), 17)));
     assert!(at17.len() < recipes.len());
+}
+
+/// An input kind for `r`: f32 at rank 4 or 2 where accepted, else its first accepted
+/// (dtype, rank).
+fn sample_kind(r: &dyn Recipe) -> Option<(mutagraph_mutators::ir::DType, usize)> {
+    use mutagraph_mutators::ir::DType;
+    for rank in [4, 2, 3, 1, 5, 0] {
+        if r.accepts(DType::F32, rank) {
+            return Some((DType::F32, rank));
+        }
+    }
+    for &d in GEN_DTYPES {
+        for rank in [4, 2, 3, 1, 5, 0] {
+            if r.accepts(d, rank) {
+                return Some((d, rank));
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn every_recipe_builds_on_zoo_values() {
+    let recipes = Recipes::for_opset(17);
+    let limits = Limits::default();
+    let mut rng = SplitMix64::new(0x200);
+    let (mut tries, mut failures) = (0usize, Vec::new());
+    for (name, model) in zoo::all() {
+        let values = static_values(&model);
+        // Every static value of the model, each accepting recipe once.
+        for (v, t) in &values {
+            let rank = t.rank().unwrap_or(0);
+            for r in recipes.accepting(t.dtype, rank) {
+                tries += 1;
+                let mut m = model.clone();
+                let patch = {
+                    let mut site = Site::new(&m, &mut rng, &limits);
+                    match r.build(&mut site, v, t, &mut rng) {
+                        Ok(out) => {
+                            // Insert it: the value's readers read the new op's output when
+                            // the types agree, else it becomes an extra output.
+                            let same = site.static_type(&out).as_ref() == Some(t);
+                            if same {
+                                site.reroute(v, &out);
+                            } else if let Err(e) = site.add_output(&out) {
+                                failures.push(format!("{name}/{v} {}: {e}", r.op_type()));
+                                continue;
+                            }
+                            site.into_patch()
+                        }
+                        Err(e) => {
+                            failures.push(format!("{name}/{v} {}: build: {e}", r.op_type()));
+                            continue;
+                        }
+                    }
+                };
+                if let Outcome::Rejected(e) = commit(&mut m, "TEST", r.op_type().into(), &patch) {
+                    failures.push(format!("{name}/{v} {}: rejected: {e}", r.op_type()));
+                }
+            }
+        }
+    }
+    for f in &failures {
+        println!("{}", &f[..f.len().min(300)]);
+    }
+    let rate = failures.len() as f64 / tries as f64;
+    println!("{tries} builds on zoo values, {} failed ({:.3}%)", failures.len(), 100.0 * rate);
+    assert!(tries > 1000);
+    assert!(rate < 0.01, "{} of {tries} failed", failures.len());
+}
+
+#[test]
+fn repeated_builds_cover_the_parameter_buckets() {
+    let recipes = Recipes::builtin();
+    let universe = Arc::new(recipes.universe().unwrap());
+    let mut cov = Coverage::new(universe.clone());
+    let n = 40u64;
+    for r in recipes.iter() {
+        let opset = opset_for(r.op_type());
+        // Every accepted (dtype, rank), in turn.
+        let kinds: Vec<_> = GEN_DTYPES
+            .iter()
+            .flat_map(|&d| (0..=5).map(move |k| (d, k)))
+            .filter(|&(d, k)| r.accepts(d, k))
+            .collect();
+        for i in 0..n {
+            let (d, rank) = kinds[i as usize % kinds.len()];
+            let t = TensorType::fixed(d, &shape_of(rank, i));
+            if let Ok((_, m)) = build_once(r, &t, opset, 1000 + i) {
+                cov.add_model(&m);
+            }
+        }
+    }
+    let report = cov.report();
+    let covered: HashSet<String> = cov.covered_params().into_iter().collect();
+    let uncovered: Vec<String> = (0..universe.sizes().params)
+        .map(|i| universe.param_label(i))
+        .filter(|l| !covered.contains(l))
+        .collect();
+    println!("uncovered parameter buckets ({}):", uncovered.len());
+    for u in &uncovered {
+        println!("  {u}");
+    }
+    println!("params: {}", report.params);
+    assert!(report.params.percent >= 90.0, "params {}", report.params);
+}
+
+#[test]
+fn backends_load_and_run_what_recipes_build() {
+    let config = Config::default();
+    let mut reference = catalog::create("reference", &config).unwrap();
+    let mut ort = catalog::create("ort", &config).unwrap_or_else(|e| {
+        panic!("ONNX Runtime is needed: `pip install onnxruntime==1.31.1` ({e})")
+    });
+    let recipes = Recipes::builtin();
+    let (mut ort_bad, mut ref_bad, mut unsupported) = (Vec::new(), Vec::new(), Vec::new());
+    let mut ran = 0;
+    for r in recipes.iter() {
+        let Some((d, rank)) = sample_kind(r) else {
+            continue;
+        };
+        let t = TensorType::fixed(d, &shape_of(rank, 1));
+        let (_, model) = build_once(r, &t, opset_for(r.op_type()), 77)
+            .unwrap_or_else(|e| panic!("{}: {e}", r.op_type()));
+        let bytes = model.to_bytes();
+        let feeds = inputs::generate(&model, 5, &GenOptions::default()).unwrap();
+        ran += 1;
+        for (be, bad) in [(&mut ort, &mut ort_bad), (&mut reference, &mut ref_bad)] {
+            match be.prepare(&bytes).and_then(|mut p| p.run(&feeds)) {
+                Ok(_) => {}
+                Err(e) if e.unsupported => {
+                    unsupported.push(format!("{} on {}: {e}", r.op_type(), be.name()))
+                }
+                Err(e) => bad.push(format!("{} ({d:?} rank {rank}): {e}", r.op_type())),
+            }
+        }
+    }
+    println!("{ran} recipes run");
+    for u in &unsupported {
+        println!("unsupported: {}", &u[..u.len().min(200)]);
+    }
+    for f in &ref_bad {
+        println!("reference failure: {}", &f[..f.len().min(300)]);
+    }
+    for f in &ort_bad {
+        println!("ORT failure: {}", &f[..f.len().min(300)]);
+    }
+    assert!(ort_bad.len() <= 2, "{} ORT failures", ort_bad.len());
 }
