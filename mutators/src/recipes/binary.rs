@@ -35,6 +35,9 @@ fn binary(
     t: &TensorType,
     rng: &mut SplitMix64,
 ) -> Result<String, String> {
+    if site.opset() < 7 && LEGACY.contains(&op) {
+        return legacy(op, site, x, t, rng);
+    }
     let c = operand(op, site, t, rng);
     let mut a = Attrs::new();
     match op {
@@ -55,6 +58,46 @@ fn binary(
     } else {
         site.op1(op, &[x, &c], a)
     }
+}
+
+/// The ops that broadcast only on request (`broadcast`, `axis`) before opset 7.
+const LEGACY: &[&str] = &[
+    "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less",
+];
+
+/// Before opset 7: B is the same shape as `x`, or (with `broadcast=1`) a contiguous run of
+/// `x`'s dims starting at `axis` (trailing when `axis` is left out), or a scalar.
+fn legacy(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, String> {
+    let d = dims(t);
+    let r = d.len();
+    let mut a = Attrs::new();
+    let shape: Vec<i64> = if r == 0 || chance(rng, 0.25) {
+        maybe(rng, &mut a, 0.5, "broadcast", ai(0));
+        d.clone()
+    } else {
+        a.push(("broadcast", ai(1)));
+        let start = below(rng, r);
+        let len = 1 + below(rng, r - start);
+        let trailing = start + len == r;
+        if !trailing || chance(rng, 0.6) {
+            let ax = if chance(rng, 0.3) { start as i64 - r as i64 } else { start as i64 };
+            a.push(("axis", ai(ax)));
+        }
+        d[start..start + len].to_vec()
+    };
+    let (lo, hi) = match op {
+        "Div" => (1.0, 4.0),
+        "Pow" => (0.0, 3.0),
+        _ => (-3.0, 3.0),
+    };
+    let c = konst(site, "operand", t.dtype, &shape, lo, hi, rng);
+    site.op1(op, &[x, &c], a)
 }
 
 fn variadic(

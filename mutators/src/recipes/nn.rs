@@ -44,9 +44,12 @@ fn window(rng: &mut SplitMix64, spatial: &[i64], dil: bool) -> Window {
         0 | 1 => {
             let n = spatial.len();
             let mut p = Vec::new();
+            let kmin = kernel.iter().copied().min().unwrap_or(1);
+            let uniform = between(rng, 0, kmin - 1);
+            let same = chance(rng, 0.4);
             for i in 0..2 * n {
                 let k = kernel[i % n];
-                p.push(between(rng, 0, k - 1));
+                p.push(if same { uniform } else { between(rng, 0, k - 1) });
             }
             (Some(p), if chance(rng, 0.3) { Some("NOTSET") } else { None })
         }
@@ -120,6 +123,9 @@ fn conv(
     let m = group * per;
     let mut w = window(rng, spatial, true);
     let transpose = op == "ConvTranspose";
+    if transpose && chance(rng, 0.3) {
+        w.strides.iter_mut().for_each(|s| *s = 2);
+    }
     let sp: i64 = spatial.iter().product();
     if transpose {
         let grow: i64 = w.strides.iter().product::<i64>().max(1) * 2;
@@ -274,7 +280,14 @@ fn batch_norm(
         maybe(rng, &mut a, 0.3, "training_mode", ai(0));
     }
     if site.opset() < 7 {
-        a.push(("is_test", ai(1)));
+        flag(rng, &mut a, "is_test");
+    }
+    if site.opset() < 9 {
+        // Per-channel statistics either way (the inputs are [C]).
+        maybe_int(rng, &mut a, 0.6, "spatial", &[1]);
+        if chance(rng, 0.3) && dims(t).len() == 2 {
+            a.push(("spatial", ai(0)));
+        }
     }
     site.op1(op, &[x, &s, &b, &m, &v], a)
 }
@@ -310,9 +323,7 @@ fn layer_norm(
         a.push(("axis", ai(ax)));
     }
     eps(rng, &mut a);
-    if chance(rng, 0.3) {
-        a.push(("stash_type", ai(pick(rng, &[1, 1, 10, 11, 16]))));
-    }
+    maybe_int(rng, &mut a, 0.4, "stash_type", &[1, 10, 11, 16]);
     let shape = d[from..].to_vec();
     let s = site.random_constant("scale", t.dtype, &shape, 0.5, 1.5, rng);
     let n_out = 1 + below(rng, 3);
@@ -445,6 +456,21 @@ fn gemm(
         4 => Some(vec![m, 1]),
         _ => Some(vec![]),
     };
+    let cshape = if site.opset() < 7 {
+        let full = vec![m, n];
+        match cshape {
+            Some(cs) if cs != full => {
+                a.push(("broadcast", ai(1)));
+                Some(cs)
+            }
+            other => {
+                maybe_int(rng, &mut a, 0.5, "broadcast", &[0]);
+                other.or(Some(full))
+            }
+        }
+    } else {
+        cshape
+    };
     match cshape {
         Some(cs) => {
             let c = konst(site, "c", t.dtype, &cs, -1.0, 1.0, rng);
@@ -529,9 +555,10 @@ fn rnn(
     let d = dims(t);
     let layout = if site.opset() >= 14 && chance(rng, 0.3) { 1 } else { 0 };
     let (seq, batch, input) = if layout == 1 { (d[1], d[0], d[2]) } else { (d[0], d[1], d[2]) };
-    let h = match below(rng, 3) {
-        0 => 1,
-        1 => between(rng, 2, 8),
+    let h = match below(rng, 8) {
+        0 | 1 => 1,
+        2..=4 => between(rng, 2, 8),
+        5 if op != "LSTM" && input <= 8 => 129,
         _ => between(rng, 17, 20),
     };
     let dir = pick(rng, &["forward", "reverse", "bidirectional"]);
@@ -551,6 +578,26 @@ fn rnn(
         a.push(("layout", ai(layout)));
     }
     float_of(rng, &mut a, "clip", &[0.5, 3.0, 20.0]);
+    if site.opset() < 7 {
+        flag(rng, &mut a, "output_sequence");
+    }
+    if chance(rng, 0.3) {
+        // HardSigmoid for the gate (LSTM, GRU) or the hidden (RNN) function, with its
+        // alpha and beta per direction.
+        let one: &[&str] = match op {
+            "LSTM" => &["HardSigmoid", "Tanh", "Tanh"],
+            "GRU" => &["HardSigmoid", "Tanh"],
+            _ => &["HardSigmoid"],
+        };
+        let acts: Vec<Vec<u8>> = (0..nd)
+            .flat_map(|_| one.iter().map(|s| s.as_bytes().to_vec()))
+            .collect();
+        let alpha: Vec<f32> = (0..nd).map(|i| 0.2 + 0.1 * i as f32).collect();
+        let beta: Vec<f32> = (0..nd).map(|i| 0.5 + 0.05 * i as f32).collect();
+        a.push(("activations", crate::ir::attr::AttrValue::Strings(acts)));
+        a.push(("activation_alpha", crate::ir::attr::AttrValue::Floats(alpha)));
+        a.push(("activation_beta", crate::ir::attr::AttrValue::Floats(beta)));
+    }
     match op {
         "LSTM" => flag(rng, &mut a, "input_forget"),
         "GRU" if site.opset() >= 3 => flag(rng, &mut a, "linear_before_reset"),
@@ -601,7 +648,7 @@ fn roi(
         idx.push(b);
     }
     let mut a = Attrs::new();
-    float_of(rng, &mut a, "spatial_scale", &[0.05, 0.5, 1.0]);
+    float_of(rng, &mut a, "spatial_scale", &[0.05, 0.5, 1.0, 1.5]);
     if op == "MaxRoiPool" {
         let ph = between(rng, 1, 3);
         let pw = between(rng, 1, 3);
@@ -795,8 +842,15 @@ fn col2im(
     let image = [between(rng, 2, 5), between(rng, 2, 5)];
     let mut a = Attrs::new();
     let strides = [pick(rng, &[1, 1, 2]), pick(rng, &[1, 1, 2])];
-    let dil = [1, pick(rng, &[1, 1, 2])];
-    let pads = [below(rng, 2) as i64, 0, below(rng, 2) as i64, 0];
+    let dil = [pick(rng, &[1, 1, 2]), pick(rng, &[1, 1, 2])];
+    let pads = match below(rng, 3) {
+        0 => [0, 0, 0, 0],
+        1 => {
+            let p = between(rng, 1, 2);
+            [p, p, p, p]
+        }
+        _ => [below(rng, 2) as i64, 0, below(rng, 2) as i64, 1],
+    };
     let mut l = 1;
     for i in 0..2 {
         let eff = (block[i] - 1) * dil[i] + 1;

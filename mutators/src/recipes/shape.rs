@@ -40,8 +40,9 @@ fn reshape(
     let d = dims(t);
     let n: i64 = d.iter().product();
     let mut a = Attrs::new();
-    let shape: Vec<i64> = match below(rng, 4) {
+    let shape: Vec<i64> = match below(rng, 5) {
         0 => vec![-1],
+        4 if !d.is_empty() => vec![0; d.len()],
         1 if !d.is_empty() => vec![0, -1],
         2 => {
             let k = 1 + below(rng, 5);
@@ -57,6 +58,9 @@ fn reshape(
             factor(rng, n, k)
         }
     };
+    if site.opset() < 5 {
+        return site.op1(op, &[x], vec![("shape", ais(&shape))]);
+    }
     if site.opset() >= 14 && !shape.contains(&0) {
         flag(rng, &mut a, "allowzero");
     } else if site.opset() >= 14 {
@@ -263,7 +267,11 @@ fn slice(
     let (mut st, mut en, mut sp, mut ax) = (vec![], vec![], vec![], vec![]);
     for &i in &axes {
         let n = d[i];
-        let step = pick(rng, &[1, 1, 2, -1, -2]);
+        let step = if site.opset() < 10 {
+            1
+        } else {
+            pick(rng, &[1, 1, 2, -1, -2])
+        };
         let (s, e) = if step > 0 {
             let s = between(rng, 0, (n - 1).max(0));
             let e = between(rng, s + 1, n + 2);
@@ -286,10 +294,6 @@ fn slice(
             ("ends", ais(&en)),
             ("axes", ais(&ax)),
         ];
-        // Old form has no steps: keep positive ones only.
-        if sp.iter().any(|&s| s != 1) {
-            return Err("Slice steps need opset 10".into());
-        }
         return site.op1(op, &[x], a);
     }
     let i32_idx = chance(rng, 0.3);
@@ -778,6 +782,16 @@ fn resize(
     if op == "Upsample" {
         let mode = if mode == "cubic" { "linear" } else { mode };
         let up: Vec<f64> = scales.iter().map(|&s| s.max(1.0).round()).collect();
+        if opset < 7 {
+            if r != 4 {
+                return Err("Upsample before opset 7 takes 4-D input".into());
+            }
+            let mode = if mode == "nearest" { "nearest" } else { "bilinear" };
+            a.push(("mode", astr(mode)));
+            a.push(("height_scale", af(up[2])));
+            a.push(("width_scale", af(up[3])));
+            return site.op1(op, &[x], a);
+        }
         maybe(rng, &mut a, 0.8, "mode", astr(mode));
         if opset >= 9 {
             let s = site.constant_f64s("scales", DType::F32, &[r as i64], &up);
@@ -808,7 +822,7 @@ fn resize(
         };
         maybe(rng, &mut a, 0.8, "coordinate_transformation_mode", astr(ctm));
         if mode == "cubic" {
-            float_of(rng, &mut a, "cubic_coeff_a", &[-0.5, -0.75, -0.72]);
+            float_of(rng, &mut a, "cubic_coeff_a", &[-0.5, -0.75, -0.72, -0.9]);
             flag(rng, &mut a, "exclude_outside");
         }
         if mode == "nearest" {
@@ -817,8 +831,11 @@ fn resize(
         if ctm == "tf_crop_and_resize" {
             float_of(rng, &mut a, "extrapolation_value", &[-1.0, 0.0, 0.5, 2.0, 11.0]);
         }
-        if opset >= 18 && chance(rng, 0.3) && mode != "nearest" {
-            a.push(("antialias", ai(below(rng, 2) as i64)));
+        if opset >= 18 {
+            if mode != "nearest" {
+                flag(rng, &mut a, "antialias");
+            }
+            // With sizes (below) the policy matters; with scales it must be left alone.
         }
     }
     let crop = a
@@ -841,6 +858,19 @@ fn resize(
     } else {
         String::new()
     };
+    if opset >= 18 && !crop && chance(rng, 0.4) {
+        // Only the resized axes, listed by `axes`.
+        let ax: Vec<i64> = (spatial_from..r).map(|i| i as i64).collect();
+        a.push(("axes", ais(&ax)));
+        let k = ax.len() as i64;
+        if chance(rng, 0.5) {
+            let sc = site.constant_f64s("scales", DType::F32, &[k], &scales[spatial_from..]);
+            return site.op1(op, &[x, "", &sc], a);
+        }
+        maybe_str(rng, &mut a, 0.8, "keep_aspect_ratio_policy", &["stretch", "not_larger", "not_smaller"]);
+        let sz = site.constant_i64s("sizes", &[k], &sizes[spatial_from..]);
+        return site.op1(op, &[x, "", "", &sz], a);
+    }
     if chance(rng, 0.5) {
         let s = site.constant_f64s("scales", DType::F32, &[r as i64], &scales);
         site.op1(op, &[x, &roi, &s], a)
@@ -1030,6 +1060,9 @@ fn quantize(
     } else {
         t.dtype
     };
+    if op == "QuantizeLinear" && site.opset() >= 19 {
+        flag(rng, &mut a, "saturate");
+    }
     if chance(rng, 0.3) || (op == "DequantizeLinear" && zd == DType::I32) {
         return site.op1(op, &[x, &sc], a);
     }

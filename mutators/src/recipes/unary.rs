@@ -171,9 +171,24 @@ fn cast(
     let to = pick(rng, super::GEN_DTYPES);
     if op == "CastLike" {
         let like = site.constant_f64s("like", to, &[], &[0.0]);
-        return site.op1(op, &[x, &like], vec![]);
+        let mut a = Attrs::new();
+        cast_flags(site, rng, &mut a);
+        return site.op1(op, &[x, &like], a);
     }
-    site.op1(op, &[x], vec![("to", ai(to.code() as i64))])
+    let mut a = vec![("to", ai(to.code() as i64))];
+    cast_flags(site, rng, &mut a);
+    site.op1(op, &[x], a)
+}
+
+/// `saturate` (opset 19+) and `round_mode` (24+): they only matter for 8-bit float targets
+/// but are legal on any cast.
+fn cast_flags(site: &Site<'_>, rng: &mut SplitMix64, a: &mut Attrs) {
+    if site.opset() >= 19 {
+        flag(rng, a, "saturate");
+    }
+    if site.opset() >= 24 {
+        maybe_str(rng, a, 0.7, "round_mode", &["up", "down", "nearest"]);
+    }
 }
 
 fn any_gen(_: DType, r: usize) -> Vec<(DType, usize)> {
