@@ -38,6 +38,7 @@ fn shape_of(r: usize, seed: u64) -> Vec<i64> {
         0 => vec![],
         3 => vec![[4, 2, 3][(seed % 3) as usize], 2, 5],
         4 => vec![1, [3, 10, 40][(seed % 3) as usize], 6, 5],
+        6 => vec![2, 1, 2, 3, 1, 2],
         _ => b[..r].to_vec(),
     }
 }
@@ -238,17 +239,18 @@ fn repeated_builds_cover_the_parameter_buckets() {
             .copied()
             .filter(|&o| exists_at(r.op_type(), o))
             .collect();
-        // At least 40 builds, at least 6 per opset.
-        let n = (6 * opsets.len() as u64).max(40);
+        // At least 40 builds, at least 8 per opset.
+        let n = (8 * opsets.len() as u64).max(40);
+        let mut pick = SplitMix64::new(0xc0);
         // Every accepted (dtype, rank), in turn.
         let kinds: Vec<_> = GEN_DTYPES
             .iter()
-            .flat_map(|&d| (0..=5).map(move |k| (d, k)))
+            .flat_map(|&d| (0..=6).map(move |k| (d, k)))
             .filter(|&(d, k)| r.accepts(d, k))
             .collect();
         for i in 0..n {
             let opset = opsets[i as usize % opsets.len()];
-            let (d, rank) = kinds[(i as usize / opsets.len()) % kinds.len()];
+            let (d, rank) = kinds[(pick.next_u64() % kinds.len() as u64) as usize];
             let t = TensorType::fixed(d, &shape_of(rank, i));
             if let Ok((_, m)) = build_once(r, &t, opset, 1000 + i) {
                 cov.add_model(&m);

@@ -45,7 +45,7 @@ fn window(rng: &mut SplitMix64, spatial: &[i64], dil: bool) -> Window {
             let n = spatial.len();
             let mut p = Vec::new();
             let kmin = kernel.iter().copied().min().unwrap_or(1);
-            let uniform = between(rng, 0, kmin - 1);
+            let uniform = kmin - 1;
             let same = chance(rng, 0.4);
             for i in 0..2 * n {
                 let k = kernel[i % n];
@@ -72,11 +72,15 @@ impl Window {
         if kernel_required || chance(rng, 0.7) {
             a.push(("kernel_shape", ais(&self.kernel)));
         }
-        if self.strides.iter().any(|&s| s != 1) || chance(rng, 0.4) {
-            a.push(("strides", ais(&self.strides)));
+        // An empty list means the default (all 1) as well.
+        let ones = |v: &[i64]| v.iter().all(|&s| s == 1);
+        if !ones(&self.strides) || chance(rng, 0.4) {
+            let empty = ones(&self.strides) && chance(rng, 0.3);
+            a.push(("strides", ais(if empty { &[] } else { &self.strides })));
         }
-        if dil && (self.dilations.iter().any(|&d| d != 1) || chance(rng, 0.3)) {
-            a.push(("dilations", ais(&self.dilations)));
+        if dil && (!ones(&self.dilations) || chance(rng, 0.3)) {
+            let empty = ones(&self.dilations) && chance(rng, 0.3);
+            a.push(("dilations", ais(if empty { &[] } else { &self.dilations })));
         }
         if let Some(p) = &self.pads {
             a.push(("pads", ais(p)));

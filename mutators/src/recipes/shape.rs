@@ -40,8 +40,15 @@ fn reshape(
     let d = dims(t);
     let n: i64 = d.iter().product();
     let mut a = Attrs::new();
-    let shape: Vec<i64> = match below(rng, 5) {
+    let shape: Vec<i64> = match below(rng, 6) {
         0 => vec![-1],
+        5 if n == 1 => {
+            if chance(rng, 0.5) {
+                vec![]
+            } else {
+                vec![1; 1 + below(rng, 3)]
+            }
+        }
         4 if !d.is_empty() => vec![0; d.len()],
         1 if !d.is_empty() => vec![0, -1],
         2 => {
@@ -371,7 +378,10 @@ fn pad(
         a.push(("mode", astr(mode)));
     }
     if opset < 11 {
-        a.push(("pads", ais(&pads)));
+        if chance(rng, 0.2) && mode == "constant" && grown <= LIMIT {
+            pads.iter_mut().for_each(|p| *p = 1);
+        }
+        a.push((if opset < 2 { "paddings" } else { "pads" }, ais(&pads)));
         if mode == "constant" {
             float_of(rng, &mut a, "value", &[-1.0, 0.0, 0.5, 2.0, 11.0]);
         }
@@ -860,15 +870,21 @@ fn resize(
     };
     if opset >= 18 && !crop && chance(rng, 0.4) {
         // Only the resized axes, listed by `axes`.
-        let ax: Vec<i64> = (spatial_from..r).map(|i| i as i64).collect();
+        let n_sp = r - spatial_from;
+        let k_sp = 1 + below(rng, n_sp);
+        let pickd = subset(rng, n_sp, k_sp);
+        let idx: Vec<usize> = pickd.iter().map(|&i| spatial_from + i).collect();
+        let ax: Vec<i64> = idx.iter().map(|&i| i as i64).collect();
         a.push(("axes", ais(&ax)));
         let k = ax.len() as i64;
         if chance(rng, 0.5) {
-            let sc = site.constant_f64s("scales", DType::F32, &[k], &scales[spatial_from..]);
+            let sv: Vec<f64> = idx.iter().map(|&i| scales[i]).collect();
+            let sc = site.constant_f64s("scales", DType::F32, &[k], &sv);
             return site.op1(op, &[x, "", &sc], a);
         }
         maybe_str(rng, &mut a, 0.8, "keep_aspect_ratio_policy", &["stretch", "not_larger", "not_smaller"]);
-        let sz = site.constant_i64s("sizes", &[k], &sizes[spatial_from..]);
+        let zv: Vec<i64> = idx.iter().map(|&i| sizes[i]).collect();
+        let sz = site.constant_i64s("sizes", &[k], &zv);
         return site.op1(op, &[x, "", "", &sz], a);
     }
     if chance(rng, 0.5) {
@@ -1050,6 +1066,20 @@ fn quantize(
         if ax != 1 || chance(rng, 0.5) {
             a.push(("axis", ai(ax)));
         }
+    }
+    // Blocked scales (opset 21+): one scale per block of `block_size` along the axis.
+    let mut sshape = sshape;
+    if site.opset() >= 21 && r >= 1 && chance(rng, 0.3) {
+        let ax = axis(rng, r);
+        let i = (ax + r as i64) as usize % r;
+        let b = pick(rng, &[2, 3, 17]);
+        sshape = d.clone();
+        sshape[i] = (d[i] + b - 1) / b;
+        a.retain(|(k, _)| *k != "axis");
+        a.push(("axis", ai(ax)));
+        a.push(("block_size", ai(b)));
+    } else if site.opset() >= 21 && chance(rng, 0.2) {
+        a.push(("block_size", ai(0)));
     }
     let n: i64 = sshape.iter().product();
     let sd = if op == "QuantizeLinear" { t.dtype } else { DType::F32 };

@@ -140,7 +140,7 @@ fn dropout(
         let mut a = Attrs::new();
         maybe(rng, &mut a, 0.7, "ratio", af(ratio));
         if site.opset() < 7 {
-            a.push(("is_test", ai(1)));
+            flag(rng, &mut a, "is_test");
         }
         return site.op1(op, &[x], a);
     }
