@@ -239,8 +239,8 @@ fn repeated_builds_cover_the_parameter_buckets() {
             .copied()
             .filter(|&o| exists_at(r.op_type(), o))
             .collect();
-        // At least 40 builds, at least 8 per opset.
-        let n = (8 * opsets.len() as u64).max(40);
+        // At least 40 builds, 16 per opset.
+        let n = (16 * opsets.len() as u64).max(40);
         let mut pick = SplitMix64::new(0xc0);
         // Every accepted (dtype, rank), in turn.
         let kinds: Vec<_> = GEN_DTYPES

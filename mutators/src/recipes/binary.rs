@@ -78,11 +78,16 @@ fn legacy(
     let r = d.len();
     let mut a = Attrs::new();
     let shape: Vec<i64> = if r == 0 || chance(rng, 0.25) {
-        maybe(rng, &mut a, 0.5, "broadcast", ai(0));
+        maybe(rng, &mut a, 0.7, "broadcast", ai(0));
         d.clone()
     } else {
         a.push(("broadcast", ai(1)));
-        let start = below(rng, r);
+        let start = match below(rng, 4) {
+            0 => 0,
+            1 => 1.min(r - 1),
+            2 => r - 1,
+            _ => below(rng, r),
+        };
         let len = 1 + below(rng, r - start);
         let trailing = start + len == r;
         if !trailing || chance(rng, 0.6) {

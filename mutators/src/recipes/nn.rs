@@ -82,8 +82,10 @@ impl Window {
             let empty = ones(&self.dilations) && chance(rng, 0.3);
             a.push(("dilations", ais(if empty { &[] } else { &self.dilations })));
         }
-        if let Some(p) = &self.pads {
-            a.push(("pads", ais(p)));
+        match &self.pads {
+            Some(p) if p.iter().all(|&v| v == 0) && chance(rng, 0.3) => a.push(("pads", ais(&[]))),
+            Some(p) => a.push(("pads", ais(p))),
+            None => {}
         }
         if let Some(ap) = self.auto_pad {
             a.push(("auto_pad", astr(ap)));
@@ -150,7 +152,9 @@ fn conv(
     if group != 1 || chance(rng, 0.3) {
         a.push(("group", ai(group)));
     }
-    if transpose && w.auto_pad.is_none() {
+    if transpose && w.auto_pad.is_none() && chance(rng, 0.1) {
+        a.push(("output_padding", ais(&[])));
+    } else if transpose && w.auto_pad.is_none() {
         // Output padding below the stride, or an explicit output shape.
         match below(rng, 3) {
             0 if w.strides.iter().any(|&s| s > 1) => {
@@ -585,7 +589,20 @@ fn rnn(
     if site.opset() < 7 {
         flag(rng, &mut a, "output_sequence");
     }
-    if chance(rng, 0.3) {
+    if chance(rng, 0.1) {
+        // The default functions, named, with empty parameter lists.
+        let one: &[&str] = match op {
+            "LSTM" => &["Sigmoid", "Tanh", "Tanh"],
+            "GRU" => &["Sigmoid", "Tanh"],
+            _ => &["Tanh"],
+        };
+        let acts: Vec<Vec<u8>> = (0..nd)
+            .flat_map(|_| one.iter().map(|s| s.as_bytes().to_vec()))
+            .collect();
+        a.push(("activations", crate::ir::attr::AttrValue::Strings(acts)));
+        a.push(("activation_alpha", crate::ir::attr::AttrValue::Floats(vec![])));
+        a.push(("activation_beta", crate::ir::attr::AttrValue::Floats(vec![])));
+    } else if chance(rng, 0.3) {
         // HardSigmoid for the gate (LSTM, GRU) or the hidden (RNN) function, with its
         // alpha and beta per direction.
         let one: &[&str] = match op {
@@ -864,15 +881,19 @@ fn col2im(
         }
         l *= span / strides[i] + 1;
     }
-    if strides != [1, 1] || chance(rng, 0.3) {
-        a.push(("strides", ais(&strides)));
-    }
-    if dil != [1, 1] || chance(rng, 0.3) {
-        a.push(("dilations", ais(&dil)));
-    }
-    if pads != [0, 0, 0, 0] || chance(rng, 0.3) {
-        a.push(("pads", ais(&pads)));
-    }
+    // Defaults stated, left out, or stated as empty lists.
+    let state = |rng: &mut SplitMix64, a: &mut Attrs, name: &'static str, v: &[i64], dflt: bool| {
+        if !dflt {
+            a.push((name, ais(v)));
+        } else if chance(rng, 0.3) {
+            a.push((name, ais(v)));
+        } else if chance(rng, 0.3) {
+            a.push((name, ais(&[])));
+        }
+    };
+    state(rng, &mut a, "strides", &strides, strides == [1, 1]);
+    state(rng, &mut a, "dilations", &dil, dil == [1, 1]);
+    state(rng, &mut a, "pads", &pads, pads == [0, 0, 0, 0]);
     let cols = site.adapt(x, &TensorType::fixed(t.dtype, &[nb, c * block[0] * block[1], l]))?;
     let im = site.constant_i64s("image_shape", &[2], &image);
     let bl = site.constant_i64s("block_shape", &[2], &block);

@@ -378,8 +378,12 @@ fn pad(
         a.push(("mode", astr(mode)));
     }
     if opset < 11 {
-        if chance(rng, 0.2) && mode == "constant" && grown <= LIMIT {
-            pads.iter_mut().for_each(|p| *p = 1);
+        if chance(rng, 0.3) && mode == "constant" && grown <= LIMIT {
+            let v = pick(rng, &[1, 2]);
+            pads.iter_mut().for_each(|p| *p = v);
+            if n * 5i64.pow(r as u32) > LIMIT {
+                pads.iter_mut().for_each(|p| *p = 0);
+            }
         }
         a.push((if opset < 2 { "paddings" } else { "pads" }, ais(&pads)));
         if mode == "constant" {
@@ -1126,7 +1130,7 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     let all = Dt::Only(super::GEN_DTYPES);
     list.push(R::boxed("Reshape", all, ANY_RANK, reshape_outs, reshape));
     list.push(R::boxed("Flatten", all, RANK1, two, flatten));
-    list.push(R::boxed("Transpose", all, RANK1, same, transpose));
+    list.push(R::boxed("Transpose", all, ANY_RANK, same, transpose));
     list.push(R::boxed("Squeeze", all, (0, MAX_RANK - 1), same_dtype_le, squeeze));
     list.push(R::boxed("Unsqueeze", all, (0, MAX_RANK - 2), unsqueeze_outs, unsqueeze));
     list.push(R::boxed("Expand", all, (0, MAX_RANK - 1), expand_outs, expand));
