@@ -4,17 +4,17 @@ use mutagraph_backends::catalog::{self, Config};
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_mutators::builder::SplitMix64;
 use mutagraph_mutators::coverage::Coverage;
-use mutagraph_mutators::operators::common::static_values;
-use mutagraph_mutators::zoo;
-use std::collections::HashSet;
-use std::sync::Arc;
 use mutagraph_mutators::ir::patch::{Patch, PatchOp};
+use mutagraph_mutators::ir::registry::Registry;
 use mutagraph_mutators::ir::types::TensorType;
 use mutagraph_mutators::ir::{Model, Node};
 use mutagraph_mutators::mutation::{Limits, Outcome, commit};
+use mutagraph_mutators::operators::common::static_values;
 use mutagraph_mutators::recipes::{GEN_DTYPES, Recipe, Recipes, exists_at};
-use mutagraph_mutators::ir::registry::Registry;
 use mutagraph_mutators::site::{Site, value_info};
+use mutagraph_mutators::zoo;
+use std::collections::HashSet;
+use std::sync::Arc;
 
 /// A model with one input `x` of type `t` and `y = Identity(x)` as output.
 fn tiny(t: &TensorType, opset: i64) -> Model {
@@ -117,7 +117,10 @@ fn accepts_and_outputs_are_truthful() {
                 }
                 let rate = ok as f64 / tries as f64;
                 if rate < 1.0 {
-                    worst.push((rate, format!("{} {d:?} rank {rank}: {last_err}", r.op_type())));
+                    worst.push((
+                        rate,
+                        format!("{} {d:?} rank {rank}: {last_err}", r.op_type()),
+                    ));
                 }
             }
         }
@@ -130,7 +133,11 @@ fn accepts_and_outputs_are_truthful() {
     failures.dedup();
     assert!(failures.is_empty(), "{failures:#?}");
     let bad: Vec<_> = worst.iter().filter(|(r, _)| *r < 0.95).collect();
-    assert!(bad.is_empty(), "{} cells below 95% (listed above)", bad.len());
+    assert!(
+        bad.is_empty(),
+        "{} cells below 95% (listed above)",
+        bad.len()
+    );
 }
 
 #[test]
@@ -147,6 +154,16 @@ fn universe_sizes() {
     );
     assert_eq!(s.op_types, recipes.len());
     assert!(s.op_pairs < s.op_types * s.op_types);
+    let missing: Vec<&str> = Registry::global()
+        .iter()
+        .filter(|s| s.domain.is_empty() && recipes.get(s.op_type).is_none())
+        .map(|s| s.op_type)
+        .collect();
+    println!(
+        "registry ops without a recipe ({}): {}",
+        missing.len(),
+        missing.join(" ")
+    );
     let at17 = Recipes::for_opset(17);
     println!("at opset 17: {}", at17.len());
     assert!(at17.iter().all(|r| exists_at(r.op_type(), 17)));
@@ -218,7 +235,11 @@ fn every_recipe_builds_on_zoo_values() {
         println!("{}", &f[..f.len().min(300)]);
     }
     let rate = failures.len() as f64 / tries as f64;
-    println!("{tries} builds on zoo values, {} failed ({:.3}%)", failures.len(), 100.0 * rate);
+    println!(
+        "{tries} builds on zoo values, {} failed ({:.3}%)",
+        failures.len(),
+        100.0 * rate
+    );
     assert!(tries > 1000, "only {tries} builds");
     assert!(rate < 0.01, "{} of {tries} failed", failures.len());
 }

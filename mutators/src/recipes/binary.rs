@@ -91,7 +91,11 @@ fn legacy(
         let len = 1 + below(rng, r - start);
         let trailing = start + len == r;
         if !trailing || chance(rng, 0.6) {
-            let ax = if chance(rng, 0.3) { start as i64 - r as i64 } else { start as i64 };
+            let ax = if chance(rng, 0.3) {
+                start as i64 - r as i64
+            } else {
+                start as i64
+            };
             a.push(("axis", ai(ax)));
         }
         d[start..start + len].to_vec()

@@ -6,10 +6,40 @@
 //! (`unary.rs`, ...). The set of op types with a recipe, and the pairs that the recipes'
 //! dtype-and-rank facts can connect, are the campaign's coverage universe
 //! ([`Recipes::universe`]).
+//!
+//! Families: `unary.rs` (elementwise unary ops, activations, softmax family, casts, `Clip`,
+//! `Dropout`, `Trilu`, `CumSum`, `LpNormalization`, `MeanVarianceNormalization`),
+//! `binary.rs` (binary arithmetic / comparison / logic / bitwise ops against a broadcastable
+//! constant, the variadic ops, `PRelu`, `Where`), `reduce.rs` (`Reduce*`, `ArgMax`/`ArgMin`,
+//! `TopK`), `nn.rs` (convolutions, pooling, normalizations, matrix products, RNNs, ROI ops,
+//! quantized conv / matmul), `shape.rs` (shape, indexing, resizing and quantization ops).
+//! Each build draws attributes so that repeated builds cover the op's parameter buckets, and
+//! uses the form of the op valid at the model's opset ([`Site::opset`]).
+//!
+//! The dtype facts (`accepts`) are those of opset 17 and later (the seed zoo's opset): where
+//! an op's accepted dtypes changed over opsets (integer `Erf` went away at 13, f16 `IsInf`
+//! came at 20) the recipe lists the dtypes valid at 17.
+//!
+//! Default-domain ops of the registry without a recipe, and why:
+//! * random ops (not deterministic): `Bernoulli`, `Multinomial`, `RandomNormal`,
+//!   `RandomNormalLike`, `RandomUniform`, `RandomUniformLike`;
+//! * sequence / optional values: `ConcatFromSequence`, `Optional`, `OptionalGetElement`,
+//!   `OptionalHasElement`, `SequenceAt`, `SequenceConstruct`, `SequenceEmpty`,
+//!   `SequenceErase`, `SequenceInsert`, `SequenceLength`, `SequenceMap`, `SplitToSequence`;
+//! * strings and images: `RegexFullMatch`, `StringConcat`, `StringNormalizer`, `StringSplit`,
+//!   `TfIdfVectorizer`, `ImageDecoder`;
+//! * training losses: `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss`;
+//! * control flow (subgraphs): `If`, `Loop`, `Scan`;
+//! * outputs whose shape depends on the values read (no static type after `x`): `NonZero`,
+//!   `Unique`, `NonMaxSuppression`, `Range`, and the window / spectral generators that read
+//!   a size scalar (`BlackmanWindow`, `HammingWindow`, `HannWindow`, `MelWeightMatrix`),
+//!   plus `DFT` / `STFT` (complex-valued layouts);
+//! * ops that read no value: `Constant`, `ConstantOfShape` (its input is a shape, so reading
+//!   a computed `x` gives a data-dependent shape).
 use crate::builder::SplitMix64;
 use crate::coverage::Universe;
-use crate::ir::registry::Registry;
 use crate::ir::DType;
+use crate::ir::registry::Registry;
 use crate::ir::types::TensorType;
 use crate::site::Site;
 use std::collections::HashMap;

@@ -28,7 +28,11 @@ fn window(rng: &mut SplitMix64, spatial: &[i64], dil: bool) -> Window {
     let mut strides = Vec::new();
     let style = below(rng, 4);
     for &s in spatial {
-        let d = if dil && s >= 3 && chance(rng, 0.3) { 2 } else { 1 };
+        let d = if dil && s >= 3 && chance(rng, 0.3) {
+            2
+        } else {
+            1
+        };
         let kmax = ((s - 1) / d + 1).clamp(1, 3);
         // Uniform kernels more often, so all-1 and uniform buckets both come up.
         let k = match style {
@@ -49,9 +53,20 @@ fn window(rng: &mut SplitMix64, spatial: &[i64], dil: bool) -> Window {
             let same = chance(rng, 0.4);
             for i in 0..2 * n {
                 let k = kernel[i % n];
-                p.push(if same { uniform } else { between(rng, 0, k - 1) });
+                p.push(if same {
+                    uniform
+                } else {
+                    between(rng, 0, k - 1)
+                });
             }
-            (Some(p), if chance(rng, 0.3) { Some("NOTSET") } else { None })
+            (
+                Some(p),
+                if chance(rng, 0.3) {
+                    Some("NOTSET")
+                } else {
+                    None
+                },
+            )
         }
         2 => (None, None),
         3 => (None, Some("SAME_UPPER")),
@@ -106,10 +121,20 @@ fn group_of(rng: &mut SplitMix64, c: i64) -> i64 {
         1 => divisors(c, 2, 4),
         _ => divisors(c, 5, 16),
     };
-    if cands.is_empty() { 1 } else { pick(rng, &cands) }
+    if cands.is_empty() {
+        1
+    } else {
+        pick(rng, &cands)
+    }
 }
 
-fn weight(site: &mut Site<'_>, dt: DType, shape: &[i64], fan_in: i64, rng: &mut SplitMix64) -> String {
+fn weight(
+    site: &mut Site<'_>,
+    dt: DType,
+    shape: &[i64],
+    fan_in: i64,
+    rng: &mut SplitMix64,
+) -> String {
     let b = 1.0 / (fan_in.max(1) as f64).sqrt();
     site.random_constant("w", dt, shape, -b, b, rng)
 }
@@ -158,11 +183,7 @@ fn conv(
         // Output padding below the stride, or an explicit output shape.
         match below(rng, 3) {
             0 if w.strides.iter().any(|&s| s > 1) => {
-                let op_: Vec<i64> = w
-                    .strides
-                    .iter()
-                    .map(|&s| between(rng, 0, s - 1))
-                    .collect();
+                let op_: Vec<i64> = w.strides.iter().map(|&s| between(rng, 0, s - 1)).collect();
                 a.push(("output_padding", ais(&op_)));
             }
             1 if w.pads.is_none() => {
@@ -358,7 +379,11 @@ fn group_norm(
         2 => divisors(c, 5, 32),
         _ => divisors(c, 33, c),
     };
-    let g = if cands.is_empty() { 1 } else { pick(rng, &cands) };
+    let g = if cands.is_empty() {
+        1
+    } else {
+        pick(rng, &cands)
+    };
     let len = if site.opset() >= 21 { c } else { g };
     let s = site.random_constant("scale", t.dtype, &[len], 0.5, 1.5, rng);
     let b = site.random_constant("bias", t.dtype, &[len], -0.5, 0.5, rng);
@@ -546,7 +571,10 @@ fn einsum(
             let n = between(rng, 1, 6);
             let w = konst(site, "w", t.dtype, &[d[r - 1], n], -1.0, 1.0, rng);
             let last = letters[r - 1];
-            let rhs: String = letters[..r - 1].iter().chain(std::iter::once(&'z')).collect();
+            let rhs: String = letters[..r - 1]
+                .iter()
+                .chain(std::iter::once(&'z'))
+                .collect();
             let eq = format!("{lhs},{last}z->{rhs}");
             site.op1(op, &[x, &w], vec![("equation", astr(&eq))])
         }
@@ -561,8 +589,16 @@ fn rnn(
     rng: &mut SplitMix64,
 ) -> Result<String, String> {
     let d = dims(t);
-    let layout = if site.opset() >= 14 && chance(rng, 0.3) { 1 } else { 0 };
-    let (seq, batch, input) = if layout == 1 { (d[1], d[0], d[2]) } else { (d[0], d[1], d[2]) };
+    let layout = if site.opset() >= 14 && chance(rng, 0.3) {
+        1
+    } else {
+        0
+    };
+    let (seq, batch, input) = if layout == 1 {
+        (d[1], d[0], d[2])
+    } else {
+        (d[0], d[1], d[2])
+    };
     let h = match below(rng, 8) {
         0 | 1 => 1,
         2..=4 => between(rng, 2, 8),
@@ -600,8 +636,14 @@ fn rnn(
             .flat_map(|_| one.iter().map(|s| s.as_bytes().to_vec()))
             .collect();
         a.push(("activations", crate::ir::attr::AttrValue::Strings(acts)));
-        a.push(("activation_alpha", crate::ir::attr::AttrValue::Floats(vec![])));
-        a.push(("activation_beta", crate::ir::attr::AttrValue::Floats(vec![])));
+        a.push((
+            "activation_alpha",
+            crate::ir::attr::AttrValue::Floats(vec![]),
+        ));
+        a.push((
+            "activation_beta",
+            crate::ir::attr::AttrValue::Floats(vec![]),
+        ));
     } else if chance(rng, 0.3) {
         // HardSigmoid for the gate (LSTM, GRU) or the hidden (RNN) function, with its
         // alpha and beta per direction.
@@ -616,7 +658,10 @@ fn rnn(
         let alpha: Vec<f32> = (0..nd).map(|i| 0.2 + 0.1 * i as f32).collect();
         let beta: Vec<f32> = (0..nd).map(|i| 0.5 + 0.05 * i as f32).collect();
         a.push(("activations", crate::ir::attr::AttrValue::Strings(acts)));
-        a.push(("activation_alpha", crate::ir::attr::AttrValue::Floats(alpha)));
+        a.push((
+            "activation_alpha",
+            crate::ir::attr::AttrValue::Floats(alpha),
+        ));
         a.push(("activation_beta", crate::ir::attr::AttrValue::Floats(beta)));
     }
     match op {
@@ -630,7 +675,11 @@ fn rnn(
         if chance(rng, 0.5) {
             let lens: Vec<f64> = (0..batch).map(|_| between(rng, 1, seq) as f64).collect();
             ins.push(site.constant_f64s("sequence_lens", DType::I32, &[batch], &lens));
-            let hs = if layout == 1 { vec![batch, nd, h] } else { vec![nd, batch, h] };
+            let hs = if layout == 1 {
+                vec![batch, nd, h]
+            } else {
+                vec![nd, batch, h]
+            };
             ins.push(site.random_constant("initial_h", t.dtype, &hs, -0.5, 0.5, rng));
         }
     }
@@ -682,7 +731,13 @@ fn roi(
     maybe_int(rng, &mut a, 0.7, "output_width", &[1, 3, 8]);
     maybe_int(rng, &mut a, 0.7, "sampling_ratio", &[0, 1, 2, 5]);
     if site.opset() >= 16 {
-        maybe_str(rng, &mut a, 0.7, "coordinate_transformation_mode", &["half_pixel", "output_half_pixel"]);
+        maybe_str(
+            rng,
+            &mut a,
+            0.7,
+            "coordinate_transformation_mode",
+            &["half_pixel", "output_half_pixel"],
+        );
     }
     let rois = site.constant_f64s("rois", t.dtype, &[nr, 4], &boxes);
     let bi = site.constant_i64s("batch_indices", &[nr], &idx);
@@ -702,7 +757,11 @@ fn grid_sample(
 ) -> Result<String, String> {
     let d = dims(t);
     let (ho, wo) = (between(rng, 1, 6), between(rng, 1, 6));
-    let gd = if t.dtype.is_float() { t.dtype } else { DType::F32 };
+    let gd = if t.dtype.is_float() {
+        t.dtype
+    } else {
+        DType::F32
+    };
     let g = site.random_constant("grid", gd, &[d[0], ho, wo, 2], -1.1, 1.1, rng);
     let mut a = Attrs::new();
     let modes: &[&str] = if site.opset() >= 20 {
@@ -711,7 +770,13 @@ fn grid_sample(
         &["bilinear", "nearest", "bicubic"]
     };
     maybe_str(rng, &mut a, 0.8, "mode", modes);
-    maybe_str(rng, &mut a, 0.8, "padding_mode", &["zeros", "border", "reflection"]);
+    maybe_str(
+        rng,
+        &mut a,
+        0.8,
+        "padding_mode",
+        &["zeros", "border", "reflection"],
+    );
     flag(rng, &mut a, "align_corners");
     site.op1(op, &[x, &g], a)
 }
@@ -820,13 +885,33 @@ fn deform_conv(
         a.push(("offset_group", ai(og)));
     }
     let kk = win.kernel[0] * win.kernel[1];
-    let wn = weight(site, t.dtype, &[m, c / group, win.kernel[0], win.kernel[1]], c / group * kk, rng);
-    let off = site.random_constant("offset", t.dtype, &[n, 2 * og * kk, out[0], out[1]], -1.0, 1.0, rng);
+    let wn = weight(
+        site,
+        t.dtype,
+        &[m, c / group, win.kernel[0], win.kernel[1]],
+        c / group * kk,
+        rng,
+    );
+    let off = site.random_constant(
+        "offset",
+        t.dtype,
+        &[n, 2 * og * kk, out[0], out[1]],
+        -1.0,
+        1.0,
+        rng,
+    );
     let mut ins = vec![x.to_string(), wn, off];
     if chance(rng, 0.5) {
         ins.push(site.random_constant("bias", t.dtype, &[m], -0.5, 0.5, rng));
         if chance(rng, 0.5) {
-            ins.push(site.random_constant("mask", t.dtype, &[n, og * kk, out[0], out[1]], 0.0, 1.0, rng));
+            ins.push(site.random_constant(
+                "mask",
+                t.dtype,
+                &[n, og * kk, out[0], out[1]],
+                0.0,
+                1.0,
+                rng,
+            ));
         }
     }
     let refs: Vec<&str> = ins.iter().map(String::as_str).collect();
@@ -843,7 +928,11 @@ fn affine_grid(
     let d = dims(t);
     let nb = d[0].clamp(1, 4);
     let theta = site.adapt(x, &TensorType::fixed(t.dtype, &[nb, 2, 3]))?;
-    let size = site.constant_i64s("size", &[4], &[nb, 1, between(rng, 1, 6), between(rng, 1, 6)]);
+    let size = site.constant_i64s(
+        "size",
+        &[4],
+        &[nb, 1, between(rng, 1, 6), between(rng, 1, 6)],
+    );
     let mut a = Attrs::new();
     flag(rng, &mut a, "align_corners");
     site.op1(op, &[&theta, &size], a)
@@ -883,9 +972,7 @@ fn col2im(
     }
     // Defaults stated, left out, or stated as empty lists.
     let state = |rng: &mut SplitMix64, a: &mut Attrs, name: &'static str, v: &[i64], dflt: bool| {
-        if !dflt {
-            a.push((name, ais(v)));
-        } else if chance(rng, 0.3) {
+        if !dflt || chance(rng, 0.3) {
             a.push((name, ais(v)));
         } else if chance(rng, 0.3) {
             a.push((name, ais(&[])));
@@ -894,7 +981,10 @@ fn col2im(
     state(rng, &mut a, "strides", &strides, strides == [1, 1]);
     state(rng, &mut a, "dilations", &dil, dil == [1, 1]);
     state(rng, &mut a, "pads", &pads, pads == [0, 0, 0, 0]);
-    let cols = site.adapt(x, &TensorType::fixed(t.dtype, &[nb, c * block[0] * block[1], l]))?;
+    let cols = site.adapt(
+        x,
+        &TensorType::fixed(t.dtype, &[nb, c * block[0] * block[1], l]),
+    )?;
     let im = site.constant_i64s("image_shape", &[2], &image);
     let bl = site.constant_i64s("block_shape", &[2], &block);
     site.op1(op, &[&cols, &im, &bl], a)
@@ -910,15 +1000,51 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
         list.push(R::boxed(op, Dt::Reg, SPATIAL, same, global_pool));
     }
     list.push(R::boxed("MaxUnpool", Dt::Reg, SPATIAL, same, max_unpool));
-    list.push(R::boxed("BatchNormalization", Dt::Reg, (2, super::MAX_RANK), same, batch_norm));
-    list.push(R::boxed("InstanceNormalization", Dt::Reg, SPATIAL, same, instance_norm));
-    list.push(R::boxed("LayerNormalization", Dt::Reg, RANK1, same, layer_norm));
-    list.push(R::boxed("GroupNormalization", Dt::Reg, SPATIAL, same, group_norm));
+    list.push(R::boxed(
+        "BatchNormalization",
+        Dt::Reg,
+        (2, super::MAX_RANK),
+        same,
+        batch_norm,
+    ));
+    list.push(R::boxed(
+        "InstanceNormalization",
+        Dt::Reg,
+        SPATIAL,
+        same,
+        instance_norm,
+    ));
+    list.push(R::boxed(
+        "LayerNormalization",
+        Dt::Reg,
+        RANK1,
+        same,
+        layer_norm,
+    ));
+    list.push(R::boxed(
+        "GroupNormalization",
+        Dt::Reg,
+        SPATIAL,
+        same,
+        group_norm,
+    ));
     list.push(R::boxed("LRN", Dt::Reg, SPATIAL, same, lrn));
     list.push(R::boxed("MatMul", Dt::Reg, RANK1, matmul_outs, matmul));
-    list.push(R::boxed("MatMulInteger", Dt::Reg, RANK1, matmul_int_outs, matmul));
+    list.push(R::boxed(
+        "MatMulInteger",
+        Dt::Reg,
+        RANK1,
+        matmul_int_outs,
+        matmul,
+    ));
     list.push(R::boxed("Gemm", Dt::Reg, (2, 2), same, gemm));
-    list.push(R::boxed("Det", Dt::Reg, (2, super::MAX_RANK), det_outs, det));
+    list.push(R::boxed(
+        "Det",
+        Dt::Reg,
+        (2, super::MAX_RANK),
+        det_outs,
+        det,
+    ));
     list.push(R::boxed("Einsum", Dt::Reg, (1, 5), same_dtype_le, einsum));
     for op in ["LSTM", "GRU", "RNN"] {
         list.push(R::boxed(op, Dt::Reg, (3, 3), rnn_outs, rnn));
@@ -928,8 +1054,20 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     list.push(R::boxed("GridSample", Dt::Reg, (4, 4), four, grid_sample));
     list.push(R::boxed("ConvInteger", Dt::Reg, SPATIAL, i32_same, qconv));
     list.push(R::boxed("QLinearConv", Dt::Reg, SPATIAL, same, qconv));
-    list.push(R::boxed("QLinearMatMul", Dt::Reg, (2, super::MAX_RANK), same, qlinear_matmul));
+    list.push(R::boxed(
+        "QLinearMatMul",
+        Dt::Reg,
+        (2, super::MAX_RANK),
+        same,
+        qlinear_matmul,
+    ));
     list.push(R::boxed("DeformConv", Dt::Reg, (4, 4), four, deform_conv));
     list.push(R::boxed("AffineGrid", Dt::Reg, (3, 3), four, affine_grid));
-    list.push(R::boxed("Col2Im", Dt::Only(&[DType::F32, DType::F16, DType::F64]), (3, 3), four, col2im));
+    list.push(R::boxed(
+        "Col2Im",
+        Dt::Only(&[DType::F32, DType::F16, DType::F64]),
+        (3, 3),
+        four,
+        col2im,
+    ));
 }

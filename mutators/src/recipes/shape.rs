@@ -92,7 +92,11 @@ fn flatten(
     let mut a = Attrs::new();
     if chance(rng, 0.8) {
         let ax = between(rng, 0, r);
-        let ax = if chance(rng, 0.3) && ax > 0 { ax - r } else { ax };
+        let ax = if chance(rng, 0.3) && ax > 0 {
+            ax - r
+        } else {
+            ax
+        };
         a.push(("axis", ai(ax)));
     }
     site.op1(op, &[x], a)
@@ -288,25 +292,36 @@ fn slice(
             (s, between(rng, -1 - n - 1, s - 1).max(-n - 2))
         };
         // Negative starts/ends (counted from the end) sometimes.
-        let s = if step > 0 && chance(rng, 0.2) { s - n } else { s };
-        let e = if e > n && chance(rng, 0.5) { i64::MAX } else { e };
+        let s = if step > 0 && chance(rng, 0.2) {
+            s - n
+        } else {
+            s
+        };
+        let e = if e > n && chance(rng, 0.5) {
+            i64::MAX
+        } else {
+            e
+        };
         st.push(s);
         en.push(e);
         sp.push(step);
-        ax.push(if chance(rng, 0.3) { i as i64 - r as i64 } else { i as i64 });
+        ax.push(if chance(rng, 0.3) {
+            i as i64 - r as i64
+        } else {
+            i as i64
+        });
     }
     if site.opset() < 10 {
-        let a = vec![
-            ("starts", ais(&st)),
-            ("ends", ais(&en)),
-            ("axes", ais(&ax)),
-        ];
+        let a = vec![("starts", ais(&st)), ("ends", ais(&en)), ("axes", ais(&ax))];
         return site.op1(op, &[x], a);
     }
     let i32_idx = chance(rng, 0.3);
     let c = |site: &mut Site<'_>, h: &str, v: &[i64]| {
         if i32_idx {
-            let f: Vec<f64> = v.iter().map(|&z| z.clamp(i32::MIN as i64, i32::MAX as i64) as f64).collect();
+            let f: Vec<f64> = v
+                .iter()
+                .map(|&z| z.clamp(i32::MIN as i64, i32::MAX as i64) as f64)
+                .collect();
             site.constant_f64s(h, DType::I32, &[v.len() as i64], &f)
         } else {
             site.constant_i64s(h, &[v.len() as i64], v)
@@ -346,7 +361,10 @@ fn pad(
     // Axes to pad (all unless the axes input exists and is used).
     let use_axes = opset >= 18 && chance(rng, 0.4);
     let axes: Vec<usize> = if use_axes {
-        { let k = 1 + below(rng, r); subset(rng, r, k) }
+        {
+            let k = 1 + below(rng, r);
+            subset(rng, r, k)
+        }
     } else {
         (0..r).collect()
     };
@@ -546,7 +564,13 @@ fn gather_elements(
     let shape: Vec<i64> = d
         .iter()
         .enumerate()
-        .map(|(j, &v)| if j == i { between(rng, 1, 3) } else { between(rng, 1, v) })
+        .map(|(j, &v)| {
+            if j == i {
+                between(rng, 1, 3)
+            } else {
+                between(rng, 1, v)
+            }
+        })
         .collect();
     let idx = indices(site, rng, d[i], &shape, true);
     let mut a = Attrs::new();
@@ -800,7 +824,11 @@ fn resize(
             if r != 4 {
                 return Err("Upsample before opset 7 takes 4-D input".into());
             }
-            let mode = if mode == "nearest" { "nearest" } else { "bilinear" };
+            let mode = if mode == "nearest" {
+                "nearest"
+            } else {
+                "bilinear"
+            };
             a.push(("mode", astr(mode)));
             a.push(("height_scale", af(up[2])));
             a.push(("width_scale", af(up[3])));
@@ -834,22 +862,36 @@ fn resize(
         } else {
             ctm
         };
-        maybe(rng, &mut a, 0.8, "coordinate_transformation_mode", astr(ctm));
+        maybe(
+            rng,
+            &mut a,
+            0.8,
+            "coordinate_transformation_mode",
+            astr(ctm),
+        );
         if mode == "cubic" {
             float_of(rng, &mut a, "cubic_coeff_a", &[-0.5, -0.75, -0.72, -0.9]);
             flag(rng, &mut a, "exclude_outside");
         }
         if mode == "nearest" {
-            maybe_str(rng, &mut a, 0.8, "nearest_mode", &["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"],);
+            maybe_str(
+                rng,
+                &mut a,
+                0.8,
+                "nearest_mode",
+                &["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"],
+            );
         }
         if ctm == "tf_crop_and_resize" {
-            float_of(rng, &mut a, "extrapolation_value", &[-1.0, 0.0, 0.5, 2.0, 11.0]);
+            float_of(
+                rng,
+                &mut a,
+                "extrapolation_value",
+                &[-1.0, 0.0, 0.5, 2.0, 11.0],
+            );
         }
-        if opset >= 18 {
-            if mode != "nearest" {
-                flag(rng, &mut a, "antialias");
-            }
-            // With sizes (below) the policy matters; with scales it must be left alone.
+        if opset >= 18 && mode != "nearest" {
+            flag(rng, &mut a, "antialias");
         }
     }
     let crop = a
@@ -886,7 +928,13 @@ fn resize(
             let sc = site.constant_f64s("scales", DType::F32, &[k], &sv);
             return site.op1(op, &[x, "", &sc], a);
         }
-        maybe_str(rng, &mut a, 0.8, "keep_aspect_ratio_policy", &["stretch", "not_larger", "not_smaller"]);
+        maybe_str(
+            rng,
+            &mut a,
+            0.8,
+            "keep_aspect_ratio_policy",
+            &["stretch", "not_larger", "not_smaller"],
+        );
         let zv: Vec<i64> = idx.iter().map(|&i| sizes[i]).collect();
         let sz = site.constant_i64s("sizes", &[k], &zv);
         return site.op1(op, &[x, "", "", &sz], a);
@@ -1026,10 +1074,16 @@ fn center_crop_pad(
     let axes = if chance(rng, 0.5) {
         None
     } else {
-        Some({ let k = 1 + below(rng, r); subset(rng, r, k) })
+        Some({
+            let k = 1 + below(rng, r);
+            subset(rng, r, k)
+        })
     };
     let which: Vec<usize> = axes.clone().unwrap_or_else(|| (0..r).collect());
-    let mut target: Vec<i64> = which.iter().map(|&i| (d[i] + between(rng, -2, 2)).max(1)).collect();
+    let mut target: Vec<i64> = which
+        .iter()
+        .map(|&i| (d[i] + between(rng, -2, 2)).max(1))
+        .collect();
     let grown: f64 = which
         .iter()
         .zip(&target)
@@ -1066,10 +1120,10 @@ fn quantize(
     } else {
         (vec![], None)
     };
-    if let Some(ax) = ax {
-        if ax != 1 || chance(rng, 0.5) {
-            a.push(("axis", ai(ax)));
-        }
+    if let Some(ax) = ax
+        && (ax != 1 || chance(rng, 0.5))
+    {
+        a.push(("axis", ai(ax)));
     }
     // Blocked scales (opset 21+): one scale per block of `block_size` along the axis.
     let mut sshape = sshape;
@@ -1086,7 +1140,11 @@ fn quantize(
         a.push(("block_size", ai(0)));
     }
     let n: i64 = sshape.iter().product();
-    let sd = if op == "QuantizeLinear" { t.dtype } else { DType::F32 };
+    let sd = if op == "QuantizeLinear" {
+        t.dtype
+    } else {
+        DType::F32
+    };
     let scale: Vec<f64> = (0..n).map(|_| rng.range(0.01, 0.2)).collect();
     let sc = site.constant_f64s("scale", sd, &sshape, &scale);
     let zd = if op == "QuantizeLinear" {
@@ -1131,18 +1189,48 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     list.push(R::boxed("Reshape", all, ANY_RANK, reshape_outs, reshape));
     list.push(R::boxed("Flatten", all, RANK1, two, flatten));
     list.push(R::boxed("Transpose", all, ANY_RANK, same, transpose));
-    list.push(R::boxed("Squeeze", all, (0, MAX_RANK - 1), same_dtype_le, squeeze));
-    list.push(R::boxed("Unsqueeze", all, (0, MAX_RANK - 2), unsqueeze_outs, unsqueeze));
-    list.push(R::boxed("Expand", all, (0, MAX_RANK - 1), expand_outs, expand));
+    list.push(R::boxed(
+        "Squeeze",
+        all,
+        (0, MAX_RANK - 1),
+        same_dtype_le,
+        squeeze,
+    ));
+    list.push(R::boxed(
+        "Unsqueeze",
+        all,
+        (0, MAX_RANK - 2),
+        unsqueeze_outs,
+        unsqueeze,
+    ));
+    list.push(R::boxed(
+        "Expand",
+        all,
+        (0, MAX_RANK - 1),
+        expand_outs,
+        expand,
+    ));
     list.push(R::boxed("Tile", all, RANK1, same, tile));
     list.push(R::boxed("Slice", all, RANK1, same, slice));
     list.push(R::boxed("Pad", all, RANK1, same, pad));
     list.push(R::boxed("Concat", all, RANK1, same, concat));
     list.push(R::boxed("Split", all, RANK1, same, split));
     list.push(R::boxed("Gather", all, RANK1, gather_outs, gather));
-    list.push(R::boxed("GatherElements", all, RANK1, same, gather_elements));
+    list.push(R::boxed(
+        "GatherElements",
+        all,
+        RANK1,
+        same,
+        gather_elements,
+    ));
     list.push(R::boxed("GatherND", all, RANK1, same_dtype_le, gather_nd));
-    list.push(R::boxed("ScatterElements", all, RANK1, same, scatter_elements));
+    list.push(R::boxed(
+        "ScatterElements",
+        all,
+        RANK1,
+        same,
+        scatter_elements,
+    ));
     list.push(R::boxed("Scatter", all, RANK1, same, scatter_elements));
     list.push(R::boxed("ScatterND", all, RANK1, same, scatter_nd));
     list.push(R::boxed("DepthToSpace", all, (4, 4), same, depth_to_space));
@@ -1152,11 +1240,41 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     list.push(R::boxed("Resize", all, RANK1, same, resize));
     list.push(R::boxed("Upsample", all, RANK1, same, resize));
     list.push(R::boxed("Compress", all, RANK1, compress_outs, compress));
-    list.push(R::boxed("OneHot", Dt::Reg, (0, MAX_RANK - 1), one_hot_outs, one_hot));
+    list.push(R::boxed(
+        "OneHot",
+        Dt::Reg,
+        (0, MAX_RANK - 1),
+        one_hot_outs,
+        one_hot,
+    ));
     list.push(R::boxed("EyeLike", Dt::Reg, (2, 2), eye_outs, eye_like));
-    list.push(R::boxed("ReverseSequence", all, (2, MAX_RANK), same, reverse_sequence));
+    list.push(R::boxed(
+        "ReverseSequence",
+        all,
+        (2, MAX_RANK),
+        same,
+        reverse_sequence,
+    ));
     list.push(R::boxed("CenterCropPad", all, RANK1, same, center_crop_pad));
-    list.push(R::boxed("QuantizeLinear", Dt::Reg, ANY_RANK, quant_outs, quantize));
-    list.push(R::boxed("DequantizeLinear", Dt::Reg, ANY_RANK, f32_same, quantize));
-    list.push(R::boxed("DynamicQuantizeLinear", Dt::Reg, ANY_RANK, u8_same, dyn_quant));
+    list.push(R::boxed(
+        "QuantizeLinear",
+        Dt::Reg,
+        ANY_RANK,
+        quant_outs,
+        quantize,
+    ));
+    list.push(R::boxed(
+        "DequantizeLinear",
+        Dt::Reg,
+        ANY_RANK,
+        f32_same,
+        quantize,
+    ));
+    list.push(R::boxed(
+        "DynamicQuantizeLinear",
+        Dt::Reg,
+        ANY_RANK,
+        u8_same,
+        dyn_quant,
+    ));
 }

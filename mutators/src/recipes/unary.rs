@@ -50,10 +50,8 @@ fn act(
             float_of(rng, &mut a, "lambd", SHRINK5);
         }
         "Gelu" => maybe_str(rng, &mut a, 0.7, "approximate", &["none", "tanh"]),
-        "Softmax" | "LogSoftmax" | "Hardmax" => {
-            if r > 0 && chance(rng, 0.8) {
-                a.push(("axis", ai(axis(rng, r))));
-            }
+        "Softmax" | "LogSoftmax" | "Hardmax" if r > 0 && chance(rng, 0.8) => {
+            a.push(("axis", ai(axis(rng, r))));
         }
         "IsInf" => {
             flag(rng, &mut a, "detect_negative");
@@ -152,7 +150,11 @@ fn dropout(
             site.op(op, &[x, &rc], vec![], n_out)?
         }
         _ => {
-            let rd = if t.dtype.is_float() { t.dtype } else { DType::F32 };
+            let rd = if t.dtype.is_float() {
+                t.dtype
+            } else {
+                DType::F32
+            };
             let rc = site.constant_f64s("ratio", rd, &[], &[ratio]);
             let tm = site.constant_f64s("training_mode", DType::Bool, &[], &[0.0]);
             site.op(op, &[x, &rc, &tm], vec![], n_out)?
@@ -234,10 +236,37 @@ fn cumsum(
 
 pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     let plain_ops: &[&'static str] = &[
-        "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh",
-        "Exp", "Floor", "HardSwish", "Log", "Mish", "Neg", "Reciprocal", "Relu", "Round",
-        "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh",
-        "Identity", "Not", "BitwiseNot",
+        "Abs",
+        "Acos",
+        "Acosh",
+        "Asin",
+        "Asinh",
+        "Atan",
+        "Atanh",
+        "Ceil",
+        "Cos",
+        "Cosh",
+        "Exp",
+        "Floor",
+        "HardSwish",
+        "Log",
+        "Mish",
+        "Neg",
+        "Reciprocal",
+        "Relu",
+        "Round",
+        "Sigmoid",
+        "Sign",
+        "Sin",
+        "Sinh",
+        "Softplus",
+        "Softsign",
+        "Sqrt",
+        "Tan",
+        "Tanh",
+        "Identity",
+        "Not",
+        "BitwiseNot",
     ];
     for &op in plain_ops {
         list.push(R::boxed(op, Dt::Reg, ANY_RANK, same, plain));
@@ -261,7 +290,13 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     // Integer Erf went away at opset 13, f16 IsInf came at 20: the facts are those of the
     // seed opset (17).
     list.push(R::boxed("Erf", Dt::Only(FLOATS), ANY_RANK, same, plain));
-    list.push(R::boxed("IsInf", Dt::Only(&[DType::F32, DType::F64]), ANY_RANK, bool_same, act));
+    list.push(R::boxed(
+        "IsInf",
+        Dt::Only(&[DType::F32, DType::F64]),
+        ANY_RANK,
+        bool_same,
+        act,
+    ));
     list.push(R::boxed("LpNormalization", Dt::Reg, RANK1, same, lp_norm));
     list.push(R::boxed(
         "MeanVarianceNormalization",
@@ -272,8 +307,26 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     ));
     list.push(R::boxed("Clip", Dt::Reg, ANY_RANK, same, clip));
     list.push(R::boxed("Dropout", Dt::Reg, ANY_RANK, same, dropout));
-    list.push(R::boxed("Cast", Dt::Only(super::GEN_DTYPES), ANY_RANK, any_gen, cast));
-    list.push(R::boxed("CastLike", Dt::Only(super::GEN_DTYPES), ANY_RANK, any_gen, cast));
-    list.push(R::boxed("Trilu", Dt::Reg, (2, super::MAX_RANK), same, trilu));
+    list.push(R::boxed(
+        "Cast",
+        Dt::Only(super::GEN_DTYPES),
+        ANY_RANK,
+        any_gen,
+        cast,
+    ));
+    list.push(R::boxed(
+        "CastLike",
+        Dt::Only(super::GEN_DTYPES),
+        ANY_RANK,
+        any_gen,
+        cast,
+    ));
+    list.push(R::boxed(
+        "Trilu",
+        Dt::Reg,
+        (2, super::MAX_RANK),
+        same,
+        trilu,
+    ));
     list.push(R::boxed("CumSum", Dt::Reg, RANK1, same, cumsum));
 }

@@ -174,7 +174,13 @@ pub(crate) fn axis(rng: &mut SplitMix64, r: usize) -> i64 {
 }
 
 /// Pushes `(name, value)` when `p` comes up (else the attribute is left to its default).
-pub(crate) fn maybe(rng: &mut SplitMix64, attrs: &mut Attrs, p: f64, name: &'static str, v: AttrValue) {
+pub(crate) fn maybe(
+    rng: &mut SplitMix64,
+    attrs: &mut Attrs,
+    p: f64,
+    name: &'static str,
+    v: AttrValue,
+) {
     if chance(rng, p) {
         attrs.push((name, v));
     }
@@ -239,7 +245,6 @@ pub(crate) fn konst(
     };
     site.random_constant(hint, dtype, dims, lo, hi, rng)
 }
-
 
 /// A distinct, sorted subset of `0..r` of size `k` (k <= r).
 pub(crate) fn subset(rng: &mut SplitMix64, r: usize, k: usize) -> Vec<usize> {
