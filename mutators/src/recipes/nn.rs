@@ -87,20 +87,15 @@ impl Window {
         if kernel_required || chance(rng, 0.7) {
             a.push(("kernel_shape", ais(&self.kernel)));
         }
-        // An empty list means the default (all 1) as well.
         let ones = |v: &[i64]| v.iter().all(|&s| s == 1);
         if !ones(&self.strides) || chance(rng, 0.4) {
-            let empty = ones(&self.strides) && chance(rng, 0.3);
-            a.push(("strides", ais(if empty { &[] } else { &self.strides })));
+            a.push(("strides", ais(&self.strides)));
         }
         if dil && (!ones(&self.dilations) || chance(rng, 0.3)) {
-            let empty = ones(&self.dilations) && chance(rng, 0.3);
-            a.push(("dilations", ais(if empty { &[] } else { &self.dilations })));
+            a.push(("dilations", ais(&self.dilations)));
         }
-        match &self.pads {
-            Some(p) if p.iter().all(|&v| v == 0) && chance(rng, 0.3) => a.push(("pads", ais(&[]))),
-            Some(p) => a.push(("pads", ais(p))),
-            None => {}
+        if let Some(p) = &self.pads {
+            a.push(("pads", ais(p)));
         }
         if let Some(ap) = self.auto_pad {
             a.push(("auto_pad", astr(ap)));
@@ -177,9 +172,7 @@ fn conv(
     if group != 1 || chance(rng, 0.3) {
         a.push(("group", ai(group)));
     }
-    if transpose && w.auto_pad.is_none() && chance(rng, 0.1) {
-        a.push(("output_padding", ais(&[])));
-    } else if transpose && w.auto_pad.is_none() {
+    if transpose && w.auto_pad.is_none() {
         // Output padding below the stride, or an explicit output shape.
         match below(rng, 3) {
             0 if w.strides.iter().any(|&s| s > 1) => {
@@ -970,12 +963,11 @@ fn col2im(
         }
         l *= span / strides[i] + 1;
     }
-    // Defaults stated, left out, or stated as empty lists.
+    // Defaults stated or left out. (An empty list is not a valid way to state them: ONNX
+    // shape inference wants one value per spatial axis.)
     let state = |rng: &mut SplitMix64, a: &mut Attrs, name: &'static str, v: &[i64], dflt: bool| {
-        if !dflt || chance(rng, 0.3) {
+        if !dflt || chance(rng, 0.5) {
             a.push((name, ais(v)));
-        } else if chance(rng, 0.3) {
-            a.push((name, ais(&[])));
         }
     };
     state(rng, &mut a, "strides", &strides, strides == [1, 1]);
