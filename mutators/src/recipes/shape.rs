@@ -993,12 +993,22 @@ fn one_hot(
 ) -> Result<String, String> {
     let r = t.rank().unwrap_or(0) as i64;
     let depth = between(rng, 2, 4);
-    let dc = if chance(rng, 0.5) {
+    // The (indices, depth, values) dtype combinations ONNX Runtime implements where x's dtype
+    // allows, other ones otherwise.
+    let (dd, vd) = match t.dtype {
+        DType::F32 => (DType::F32, DType::F32),
+        DType::I64 => (DType::I64, pick(rng, &[DType::I64, DType::F32])),
+        DType::I32 => (DType::F32, pick(rng, &[DType::F32, DType::I32])),
+        _ => (
+            pick(rng, &[DType::I64, DType::F32]),
+            pick(rng, &[DType::F32, DType::I64, DType::I32]),
+        ),
+    };
+    let dc = if dd == DType::I64 {
         site.constant_i64s("depth", &[], &[depth])
     } else {
-        site.constant_f64s("depth", DType::F32, &[1], &[depth as f64])
+        site.constant_f64s("depth", dd, &[1], &[depth as f64])
     };
-    let vd = pick(rng, &[DType::F32, DType::I64, DType::F32, DType::I32]);
     let vals = site.constant_f64s("values", vd, &[2], &[0.0, 1.0]);
     let mut a = Attrs::new();
     if chance(rng, 0.7) {
