@@ -270,7 +270,17 @@ fn max_unpool(
     let mut a = Attrs::new();
     w.attrs(rng, &mut a, true, false);
     let pooled = site.op("MaxPool", &[x], a.clone(), 2)?;
-    if chance(rng, 0.5) {
+    // The default output shape can be smaller than `x` (when the pooling dropped a border);
+    // then the indices need `output_shape`.
+    let pd = site
+        .static_type(&pooled[0])
+        .and_then(|t| t.static_dims())
+        .ok_or("MaxPool output has no static shape")?;
+    let pads = w.pads.clone().unwrap_or(vec![0; 2 * (d.len() - 2)]);
+    let n = d.len() - 2;
+    let default_fits = (0..n)
+        .all(|i| (pd[2 + i] - 1) * w.strides[i] + w.kernel[i] - pads[i] - pads[i + n] == d[2 + i]);
+    if !default_fits || chance(rng, 0.5) {
         let os = site.constant_i64s("output_shape", &[d.len() as i64], &d);
         site.op1(op, &[&pooled[0], &pooled[1], &os], a)
     } else {
