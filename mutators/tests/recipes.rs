@@ -10,7 +10,7 @@ use mutagraph_mutators::ir::types::TensorType;
 use mutagraph_mutators::ir::{Model, Node};
 use mutagraph_mutators::mutation::{Limits, Outcome, commit};
 use mutagraph_mutators::operators::common::static_values;
-use mutagraph_mutators::recipes::{GEN_DTYPES, Recipe, Recipes, exists_at};
+use mutagraph_mutators::recipes::{GEN_DTYPES, MAX_RANK, Recipe, Recipes, exists_at};
 use mutagraph_mutators::site::{Site, value_info};
 use mutagraph_mutators::zoo;
 use std::collections::HashSet;
@@ -90,7 +90,7 @@ fn accepts_and_outputs_are_truthful() {
     for r in recipes.iter() {
         let opset = opset_for(r.op_type());
         for &d in GEN_DTYPES {
-            for rank in 0..=5 {
+            for rank in 0..=MAX_RANK {
                 if !r.accepts(d, rank) {
                     continue;
                 }
