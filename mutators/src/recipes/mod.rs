@@ -3,20 +3,53 @@
 //! makes of them, and how to build a valid node with attributes, weights and constants).
 //!
 //! One [`Recipe`] per op type; a family of similar ops shares one table-driven file
-//! (`table.rs` through [`generic::Generic`]; `nn.rs` for ops whose weights follow their
-//! attributes). The set of op types with a recipe, and the pairs that the recipes'
+//! (`unary.rs`, ...). The set of op types with a recipe, and the pairs that the recipes'
 //! dtype-and-rank facts can connect, are the campaign's coverage universe
 //! ([`Recipes::universe`]).
+//!
+//! Families: `unary.rs` (elementwise unary ops, activations, softmax family, casts, `Clip`,
+//! `Dropout`, `Trilu`, `CumSum`, `LpNormalization`, `MeanVarianceNormalization`),
+//! `binary.rs` (binary arithmetic / comparison / logic / bitwise ops against a broadcastable
+//! constant, the variadic ops, `PRelu`, `Where`), `reduce.rs` (`Reduce*`, `ArgMax`/`ArgMin`,
+//! `TopK`), `nn.rs` (convolutions, pooling, normalizations, matrix products, RNNs, ROI ops,
+//! quantized conv / matmul), `shape.rs` (shape, indexing, resizing and quantization ops).
+//! Each build draws attributes so that repeated builds cover the op's parameter buckets, and
+//! uses the form of the op valid at the model's opset ([`Site::opset`]).
+//!
+//! The dtype facts (`accepts`) are those of opset 17 and later (the seed zoo's opset): where
+//! an op's accepted dtypes changed over opsets (integer `Erf` went away at 13, f16 `IsInf`
+//! came at 20) the recipe lists the dtypes valid at 17.
+//!
+//! Default-domain ops of the registry without a recipe, and why:
+//! * random ops (not deterministic): `Bernoulli`, `Multinomial`, `RandomNormal`,
+//!   `RandomNormalLike`, `RandomUniform`, `RandomUniformLike`;
+//! * sequence / optional values: `ConcatFromSequence`, `Optional`, `OptionalGetElement`,
+//!   `OptionalHasElement`, `SequenceAt`, `SequenceConstruct`, `SequenceEmpty`,
+//!   `SequenceErase`, `SequenceInsert`, `SequenceLength`, `SequenceMap`, `SplitToSequence`;
+//! * strings and images: `RegexFullMatch`, `StringConcat`, `StringNormalizer`, `StringSplit`,
+//!   `TfIdfVectorizer`, `ImageDecoder`;
+//! * training losses: `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss`;
+//! * control flow (subgraphs): `If`, `Loop`, `Scan`;
+//! * outputs whose shape depends on the values read (no static type after `x`): `NonZero`,
+//!   `Unique`, `NonMaxSuppression`, `Range`, and the window / spectral generators that read
+//!   a size scalar (`BlackmanWindow`, `HammingWindow`, `HannWindow`, `MelWeightMatrix`),
+//!   plus `DFT` / `STFT` (complex-valued layouts);
+//! * ops that read no value: `Constant`, `ConstantOfShape` (its input is a shape, so reading
+//!   a computed `x` gives a data-dependent shape).
 use crate::builder::SplitMix64;
 use crate::coverage::Universe;
 use crate::ir::DType;
+use crate::ir::registry::Registry;
 use crate::ir::types::TensorType;
 use crate::site::Site;
 use std::collections::HashMap;
 
-pub mod generic;
+mod binary;
 mod nn;
-mod table;
+mod reduce;
+mod shape;
+mod unary;
+mod util;
 
 /// Highest rank the generator considers.
 pub const MAX_RANK: usize = 6;
@@ -59,6 +92,13 @@ pub trait Recipe: Send + Sync {
     ) -> Result<String, String>;
 }
 
+/// Whether the default-domain op `op` exists at `opset` per the registry.
+pub fn exists_at(op: &str, opset: i64) -> bool {
+    Registry::global()
+        .get("", op)
+        .is_some_and(|s| s.since() <= opset && s.removed_at.is_none_or(|r| opset < r))
+}
+
 /// The recipe book.
 pub struct Recipes {
     list: Vec<Box<dyn Recipe>>,
@@ -69,20 +109,19 @@ impl Recipes {
     /// Every built-in recipe.
     pub fn builtin() -> Recipes {
         let mut list: Vec<Box<dyn Recipe>> = Vec::new();
-        table::register(&mut list);
+        unary::register(&mut list);
+        binary::register(&mut list);
+        reduce::register(&mut list);
         nn::register(&mut list);
+        shape::register(&mut list);
         Recipes::from_list(list)
     }
 
-    /// The built-in recipes whose op exists at `opset` (default domain): introduced at or
-    /// before it and not removed by it.
+    /// The built-in recipes whose op exists at `opset` (the registry's first opset of the op
+    /// is at most `opset`, and the op is not removed at or before it).
     pub fn for_opset(opset: i64) -> Recipes {
-        let reg = crate::ir::Registry::global();
         let mut r = Recipes::builtin();
-        r.retain(|op| {
-            reg.get("", op)
-                .is_some_and(|s| s.since() <= opset && s.removed_at.is_none_or(|at| at > opset))
-        });
+        r.retain(|op| exists_at(op, opset));
         r
     }
 
