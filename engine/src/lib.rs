@@ -1,4 +1,5 @@
 //! The campaign engine and the pieces of the `mutagraph` command line.
+pub mod campaign;
 pub mod conformcmd;
 pub mod coveragecmd;
 pub mod inspect;

@@ -134,9 +134,48 @@ enum Cmd {
         #[arg(long)]
         list: bool,
     },
+    /// Run a coverage-guided mutation campaign (MEMO MCMC search); resumes an existing --out.
+    Campaign(CampaignArgs),
     /// Serve one backend over the worker protocol on stdin/stdout (used by the engine).
     #[command(hide = true)]
     Worker,
+}
+
+/// Arguments of `campaign`.
+#[derive(clap::Args)]
+struct CampaignArgs {
+    /// Seeds: `zoo` (the built-in zoo), directories of .onnx files, or .onnx files.
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    seeds: Vec<String>,
+    /// Output directory; an existing campaign there is resumed.
+    #[arg(long)]
+    out: PathBuf,
+    /// Time limit of this session (`90s`, `10m`, `1h`).
+    #[arg(long)]
+    time: Option<String>,
+    /// Total iterations of the campaign.
+    #[arg(long)]
+    iterations: Option<u64>,
+    /// Mutants in flight (default 1).
+    #[arg(short = 'j', long = "jobs")]
+    jobs: Option<usize>,
+    /// Backends, comma-separated (default: reference,ort,tract,burn-ndarray).
+    #[arg(long, value_delimiter = ',')]
+    backends: Vec<String>,
+    /// Master random seed (default 0).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Seed selection: mcmc (MEMO Metropolis-Hastings) or random (uniform).
+    #[arg(long, value_parser = ["mcmc", "random"])]
+    search: Option<String>,
+    /// MH parameter p (default: 1/|seeds × operators| clipped to [0.02, 0.5]).
+    #[arg(long)]
+    mcmc_p: Option<f64>,
+    /// No status line.
+    #[arg(long)]
+    quiet: bool,
+    #[command(flatten)]
+    pool: PoolArgs,
 }
 
 /// Worker pool settings shared by the commands that run backends.
@@ -351,6 +390,32 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             if let Some(dir) = &out {
                 eprintln!("wrote {} models to {}", zoo::names().len(), dir.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Campaign(a) => {
+            let req = mutagraph_engine::campaign::Request {
+                seeds: a.seeds,
+                out: a.out,
+                time: a
+                    .time
+                    .as_deref()
+                    .map(mutagraph_engine::campaign::parse_duration)
+                    .transpose()?,
+                iterations: a.iterations,
+                jobs: a.jobs,
+                backends: a.backends,
+                seed: a.seed,
+                search: a.search,
+                mcmc_p: a.mcmc_p,
+                quiet: a.quiet,
+            };
+            let s = mutagraph_engine::campaign::run(req, a.pool.options()?)?;
+            if !a.quiet {
+                eprintln!(
+                    "campaign: {} iterations, {} executions, {} findings",
+                    s.iterations, s.executions, s.findings
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

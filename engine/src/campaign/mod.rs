@@ -1,0 +1,1170 @@
+//! `mutagraph campaign`: the coverage-guided mutation campaign (MEMO Algorithm 2).
+//!
+//! Each iteration selects a seed ⟨pool model, operator⟩ ([`mcmc`]), applies the operator to a
+//! copy of the model, exports the mutant, generates seeded inputs, runs it on every backend of
+//! the set (each backend in its own worker, backends concurrently), judges the runs with the
+//! oracles and updates the coverage and the scheduler. A mutant that covers a new op type, op
+//! pair or parameter bucket is *diverse*: it replaces its parent in the pool and goes to the
+//! corpus.
+//!
+//! The search never depends on what the backends did: it is a pure function of `--seed`, the
+//! seeds and the operators, so results do not depend on `-j`, on timing, or on how often the
+//! campaign was stopped and resumed. Every random stream of iteration `i` is derived from
+//! `(--seed, i)`, so the "RNG state" saved in `state.json` is the iteration counter.
+//!
+//! Output directory (every file written atomically: temporary file, fsync, rename):
+//! * `campaign.toml`: the effective configuration.
+//! * `seeds/<name>.onnx`: the (reduced) seed models.
+//! * `corpus/<id>.onnx` + `corpus/<id>.trace.json`: diverse mutants, with the seed name and every
+//!   mutation record from the seed (`mutation::replay_trace` rebuilds the exact bytes).
+//! * `findings/<kind>-<backend>-<n>/`: the first 3 findings per (kind, backend, op) key:
+//!   `model.onnx`, `input_<i>.pb`, `outputs/<backend>/output_<i>.pb`, `report.json`.
+//! * `stats.json`, `timeseries.csv`, `state.json` (written last in each commit).
+pub mod mcmc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use mcmc::{SeedStats, Scheduler};
+use mutagraph_backends::backend::Stage;
+use mutagraph_backends::inputs::{self, GenOptions};
+use mutagraph_backends::value::NamedValues;
+use mutagraph_backends::worker::{Outcome as RunOutcome, Pool, PoolOptions, RunReport};
+use mutagraph_ir::model::write_atomic;
+use mutagraph_ir::{Model, validate};
+use mutagraph_mutators::builder::SplitMix64;
+use mutagraph_mutators::coverage::{Coverage, Report};
+use mutagraph_mutators::mutation::{Ctx, Limits, Mutator, Outcome, Record};
+use mutagraph_mutators::operators;
+use mutagraph_mutators::recipes::Recipes;
+use mutagraph_mutators::zoo;
+use mutagraph_oracles::{Finding, MutantRuns, Oracle};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Findings written to disk per (kind, backend, op) key; the others are only counted.
+pub const FINDINGS_PER_KEY: u64 = 3;
+
+/// The backends of a campaign unless told otherwise (those compiled in).
+pub const DEFAULT_BACKENDS: &[&str] = &["reference", "ort", "tract", "burn-ndarray"];
+
+/// Seed reduction (MEMO §3.2). For now the model is returned unchanged: `mutators::reduce`
+/// (being written beside this module) is wired here when it is merged.
+pub fn reduce_seed(model: &Model) -> Model {
+    model.clone()
+}
+
+/// The effective configuration, saved as `campaign.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// Seed sources as given (`zoo`, directories, files).
+    pub seeds: Vec<String>,
+    /// Backends, in run order.
+    pub backends: Vec<String>,
+    /// Master seed of every random stream.
+    pub seed: u64,
+    /// `mcmc` or `random`.
+    pub search: String,
+    /// The MH parameter `p`.
+    pub mcmc_p: f64,
+    /// Operators, in `operators::all()` order.
+    pub operators: Vec<String>,
+    /// Mutants in flight (batch size). May change on resume.
+    pub jobs: usize,
+    /// Total iterations of the campaign (`None`: unbounded). May change on resume.
+    pub iterations: Option<u64>,
+    /// Time limit of one session, seconds (`None`: unbounded). May change on resume.
+    pub time_s: Option<f64>,
+    /// Tolerance of the inconsistency oracle.
+    pub tolerance: String,
+    /// Per-run timeout, seconds.
+    pub run_timeout_s: f64,
+    /// Memory cap per worker, MiB.
+    pub mem_limit_mib: u64,
+}
+
+/// What the command line asked for; `None` fields take the saved value on resume, or the
+/// default on a fresh campaign.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// `--seeds`.
+    pub seeds: Vec<String>,
+    /// `--out`.
+    pub out: PathBuf,
+    /// `--time`.
+    pub time: Option<Duration>,
+    /// `--iterations`.
+    pub iterations: Option<u64>,
+    /// `-j`.
+    pub jobs: Option<usize>,
+    /// `--backends`.
+    pub backends: Vec<String>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--search`.
+    pub search: Option<String>,
+    /// `--mcmc-p`.
+    pub mcmc_p: Option<f64>,
+    /// `--quiet`.
+    pub quiet: bool,
+}
+
+/// Parses `90s`, `10m`, `1h`, `1.5s`, `250ms` or a plain number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, "s"),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| anyhow!("bad duration '{s}' (examples: 90s, 10m, 1h)"))?;
+    let mul = match unit {
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => bail!("bad duration unit in '{s}' (use ms, s, m or h)"),
+    };
+    if !(v >= 0.0 && v.is_finite()) {
+        bail!("bad duration '{s}'");
+    }
+    Ok(Duration::from_secs_f64(v * mul))
+}
+
+/// Per-operator counters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpCounters {
+    /// Operator name.
+    pub name: String,
+    /// Times a seed with this operator was selected.
+    pub selected: u64,
+    /// Mutants made.
+    pub mutated: u64,
+    /// Not applicable (model unchanged).
+    pub skipped: u64,
+    /// Diverse mutants.
+    pub diverse: u64,
+    /// Illegal mutants (rejected, inputs impossible, or loaded by no backend).
+    pub illegal: u64,
+}
+
+/// Campaign counters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Iterations done.
+    pub iterations: u64,
+    /// Mutants sent to the backends.
+    pub executions: u64,
+    /// Backend runs (executions × backends).
+    pub backend_runs: u64,
+    /// Mutants made (`Outcome::Mutated`).
+    pub mutants: u64,
+    /// Operator not applicable.
+    pub skipped: u64,
+    /// Operator built an invalid edit.
+    pub rejected: u64,
+    /// Inputs could not be generated (not executed).
+    pub inputs_failed: u64,
+    /// Executed mutants that no backend could load or compile.
+    pub load_failed_everywhere: u64,
+    /// Diverse mutants (= corpus files).
+    pub diverse: u64,
+    /// Findings, all of them.
+    pub findings: u64,
+    /// Findings by kind.
+    pub findings_by_kind: BTreeMap<String, u64>,
+    /// Findings by `kind/backend/op` key.
+    pub findings_by_key: BTreeMap<String, u64>,
+    /// Finding directories written per `kind-backend`.
+    pub finding_dirs: BTreeMap<String, u64>,
+    /// Per operator, in `Config::operators` order.
+    pub per_operator: Vec<OpCounters>,
+}
+
+impl Counters {
+    /// Illegal mutants: rejected, inputs impossible, or loaded nowhere.
+    pub fn illegal(&self) -> u64 {
+        self.rejected + self.inputs_failed + self.load_failed_everywhere
+    }
+
+    /// Illegal share of the attempted mutants (iterations that were not skipped), percent.
+    pub fn illegal_percent(&self) -> f64 {
+        let tried = self.iterations - self.skipped;
+        if tried == 0 {
+            0.0
+        } else {
+            100.0 * self.illegal() as f64 / tried as f64
+        }
+    }
+}
+
+/// Seconds spent per phase (summed over sessions).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    /// Seed selection.
+    pub select: f64,
+    /// Operators.
+    pub mutate: f64,
+    /// Export to bytes.
+    pub export: f64,
+    /// Input generation.
+    pub inputs: f64,
+    /// Waiting for the backends.
+    pub backends_wait: f64,
+    /// Oracles.
+    pub oracles: f64,
+    /// Coverage and scheduler updates.
+    pub coverage: f64,
+    /// Writing files.
+    pub io: f64,
+}
+
+/// A pool slot: where its current model comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Slot {
+    /// Index of the seed it descends from.
+    pub seed: usize,
+    /// Corpus id of its current model (`None`: still the seed).
+    pub corpus: Option<String>,
+}
+
+/// Everything needed to continue a campaign exactly (`state.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    /// Iterations committed; also the RNG position (streams are derived from it).
+    pub iteration: u64,
+    /// The master seed the streams are derived from.
+    pub rng_seed: u64,
+    /// Pool slots.
+    pub pool: Vec<Slot>,
+    /// Scheduler statistics.
+    pub seeds: SeedStats,
+    /// Coverage over the campaign universe (seeds and every mutant generated).
+    pub coverage: Coverage,
+    /// Counters.
+    pub counters: Counters,
+    /// Phase times.
+    pub timings: Timings,
+    /// Wall time of the campaign over all sessions, seconds.
+    pub elapsed_s: f64,
+}
+
+/// `stats.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Stats {
+    /// Counters.
+    #[serde(flatten)]
+    pub counters: Counters,
+    /// Wall time over all sessions, seconds.
+    pub elapsed_s: f64,
+    /// Executions per second of wall time.
+    pub execs_per_s: f64,
+    /// Illegal mutants.
+    pub illegal: u64,
+    /// Illegal share of attempted mutants, percent.
+    pub illegal_percent: f64,
+    /// Coverage per family.
+    pub coverage: Report,
+    /// Coverage of the seeds alone.
+    pub seed_coverage: Report,
+    /// Phase times.
+    pub timings: Timings,
+    /// Share of wall time not spent waiting for backends, percent.
+    pub outside_backends_percent: f64,
+    /// Seeds in the pool.
+    pub pool: Vec<Slot>,
+}
+
+/// The trace file of a corpus entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// Seed name (zoo name or file path as given).
+    pub seed: String,
+    /// The seed as the campaign used it, in the output directory.
+    pub seed_file: String,
+    /// Iteration that made it.
+    pub iteration: u64,
+    /// Every record from the seed, in order.
+    pub records: Vec<Record>,
+}
+
+/// A loaded seed.
+pub struct Seed {
+    /// Name (zoo name or path).
+    pub name: String,
+    /// File name under `seeds/`.
+    pub file: String,
+    /// The reduced model.
+    pub model: Model,
+}
+
+fn load_one(path: &Path) -> Result<Model> {
+    let m = Model::load(path).with_context(|| format!("seed {}", path.display()))?;
+    validate::validate(&m)
+        .map_err(|e| anyhow!("seed {}: invalid model: {e}", path.display()))?;
+    Ok(m)
+}
+
+/// Loads the seeds: `zoo`, a directory (its `*.onnx`, sorted), or a file.
+pub fn load_seeds(specs: &[String]) -> Result<Vec<Seed>> {
+    let mut out: Vec<(String, Model)> = Vec::new();
+    for s in specs {
+        if s == "zoo" {
+            out.extend(zoo::all().into_iter().map(|(n, m)| (n.to_string(), m)));
+            continue;
+        }
+        let p = Path::new(s);
+        if p.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .with_context(|| format!("reading seed directory {}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "onnx"))
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                bail!("seed directory {} has no .onnx file", p.display());
+            }
+            for f in files {
+                let m = load_one(&f)?;
+                out.push((f.display().to_string(), m));
+            }
+        } else {
+            out.push((s.clone(), load_one(p)?));
+        }
+    }
+    if out.is_empty() {
+        bail!("no seed models");
+    }
+    let mut used: BTreeMap<String, usize> = BTreeMap::new();
+    Ok(out
+        .into_iter()
+        .map(|(name, m)| {
+            let stem = Path::new(&name)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "seed".into());
+            let stem: String = stem
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let n = used.entry(stem.clone()).or_default();
+            let file = if *n == 0 {
+                format!("{stem}.onnx")
+            } else {
+                format!("{stem}-{n}.onnx")
+            };
+            *n += 1;
+            Seed {
+                name,
+                file,
+                model: reduce_seed(&m),
+            }
+        })
+        .collect())
+}
+
+fn is_reference(b: &str) -> bool {
+    b == "reference" || b == "reference-f64"
+}
+
+fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
+    let bytes = serde_json::to_vec_pretty(v)?;
+    write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+fn mix(seed: u64, iteration: u64, stream: u64) -> u64 {
+    let mut r = SplitMix64::new(
+        seed ^ iteration.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ stream.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7),
+    );
+    r.next_u64()
+}
+
+/// One mutant of a batch, ready to run.
+struct Job {
+    iteration: u64,
+    op: usize,
+    seed: usize,
+    bytes: Vec<u8>,
+    /// `None` when the inputs could not be generated (not executed).
+    inputs: Option<NamedValues>,
+    records: Vec<Record>,
+    diverse: bool,
+}
+
+/// The campaign in memory.
+struct Campaign {
+    out: PathBuf,
+    config: Config,
+    seeds: Vec<Seed>,
+    ops: Vec<Box<dyn Mutator>>,
+    recipes: Recipes,
+    limits: Limits,
+    scheduler: Box<dyn Scheduler>,
+    oracles: Vec<Box<dyn Oracle>>,
+    reference: Option<usize>,
+    state: State,
+    seed_coverage: Report,
+    /// Current model and trace of each pool slot.
+    models: Vec<(Model, Vec<Record>)>,
+    /// Worker pools: `[backend][lane]`.
+    pools: Vec<Vec<Pool>>,
+}
+
+/// What a finished session reports.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    /// Iterations committed in total.
+    pub iterations: u64,
+    /// Executions in total.
+    pub executions: u64,
+    /// Findings in total.
+    pub findings: u64,
+}
+
+fn check_same<T: PartialEq + std::fmt::Debug>(what: &str, given: Option<T>, saved: &T) -> Result<()> {
+    match given {
+        Some(g) if &g != saved => bail!(
+            "the campaign in this directory was started with {what} = {saved:?}, not {g:?} \
+             (only --time, --iterations, -j and --quiet may change on resume; use another --out)"
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Runs (or resumes) a campaign.
+pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
+    let out = req.out.clone();
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let cfg_path = out.join("campaign.toml");
+    let ops = operators::all();
+    let op_names: Vec<String> = ops.iter().map(|o| o.name().to_string()).collect();
+    let saved: Option<Config> = if cfg_path.exists() {
+        let text = std::fs::read_to_string(&cfg_path)
+            .with_context(|| format!("reading {}", cfg_path.display()))?;
+        Some(toml::from_str(&text).with_context(|| format!("parsing {}", cfg_path.display()))?)
+    } else {
+        None
+    };
+    let timeout_s = pool_opts.timeout.as_secs_f64();
+    let mem_mib = pool_opts.mem_limit >> 20;
+    let mut config = match saved {
+        Some(c) => {
+            check_same(
+                "--seeds",
+                (!req.seeds.is_empty()).then(|| req.seeds.clone()),
+                &c.seeds,
+            )?;
+            check_same(
+                "--backends",
+                (!req.backends.is_empty()).then(|| req.backends.clone()),
+                &c.backends,
+            )?;
+            check_same("--seed", req.seed, &c.seed)?;
+            check_same("--search", req.search.clone(), &c.search)?;
+            check_same("--mcmc-p", req.mcmc_p, &c.mcmc_p)?;
+            if c.operators != op_names {
+                bail!(
+                    "the campaign in {} used operators {:?}; this build has {:?}",
+                    out.display(),
+                    c.operators,
+                    op_names
+                );
+            }
+            c
+        }
+        None => {
+            if req.seeds.is_empty() {
+                bail!("--seeds is required to start a campaign");
+            }
+            let backends = if req.backends.is_empty() {
+                DEFAULT_BACKENDS
+                    .iter()
+                    .filter(|b| mutagraph_backends::catalog::is_compiled(b))
+                    .map(|s| s.to_string())
+                    .collect()
+            } else {
+                req.backends.clone()
+            };
+            Config {
+                seeds: req.seeds.clone(),
+                backends,
+                seed: req.seed.unwrap_or(0),
+                search: req.search.clone().unwrap_or_else(|| "mcmc".into()),
+                mcmc_p: f64::NAN, // set once the seed count is known
+                operators: op_names.clone(),
+                jobs: 1,
+                iterations: None,
+                time_s: None,
+                tolerance: "approximate".into(),
+                run_timeout_s: timeout_s,
+                mem_limit_mib: mem_mib,
+            }
+        }
+    };
+    if let Some(j) = req.jobs {
+        config.jobs = j.max(1);
+    }
+    if req.iterations.is_some() {
+        config.iterations = req.iterations;
+    }
+    if let Some(t) = req.time {
+        config.time_s = Some(t.as_secs_f64());
+    }
+    if ops.is_empty() {
+        bail!("no mutation operators in this build");
+    }
+    for b in &config.backends {
+        if !mutagraph_backends::catalog::is_compiled(b) {
+            if let Err(e) = mutagraph_backends::catalog::create(b, &Default::default()) {
+                bail!("{e}");
+            }
+        }
+    }
+    if mcmc::by_name(&config.search, 0.1).is_none() {
+        bail!("--search must be mcmc or random, not '{}'", config.search);
+    }
+    let seeds = load_seeds(&config.seeds)?;
+    let n_seeds = seeds.len() * ops.len();
+    if config.mcmc_p.is_nan() {
+        config.mcmc_p = req.mcmc_p.unwrap_or_else(|| mcmc::default_p(n_seeds));
+    }
+    if !(config.mcmc_p > 0.0 && config.mcmc_p < 1.0) {
+        bail!("--mcmc-p must be in (0, 1)");
+    }
+    let scheduler = mcmc::by_name(&config.search, config.mcmc_p).expect("checked");
+    let tolerance = mutagraph_backends::compare::Tolerance::by_name(&config.tolerance)
+        .ok_or_else(|| anyhow!("unknown tolerance '{}'", config.tolerance))?;
+
+    // Worker pools: one per backend and lane; the first lane answers the capabilities.
+    let mut pools: Vec<Vec<Pool>> = Vec::new();
+    for _ in &config.backends {
+        pools.push(
+            (0..config.jobs)
+                .map(|_| Pool::new(pool_opts.clone()))
+                .collect(),
+        );
+    }
+    let mut recipes = Recipes::builtin();
+    let mut supported: Vec<mutagraph_backends::backend::Capabilities> = Vec::new();
+    let has_other = config.backends.iter().any(|b| !is_reference(b));
+    for (b, lanes) in config.backends.iter().zip(&mut pools) {
+        if has_other && is_reference(b) {
+            continue;
+        }
+        let caps = lanes[0].capabilities(b).map_err(|e| {
+            anyhow!("backend '{b}': {e}{}", if b.starts_with("ort") {
+                " (ONNX Runtime is needed: `pip install onnxruntime==1.31.1`, or pass --ort-dylib)"
+            } else {
+                ""
+            })
+        })?;
+        supported.push(caps);
+    }
+    recipes.retain(|op| supported.iter().any(|c| c.supports("", op)));
+    let universe = Arc::new(
+        recipes
+            .universe()
+            .map_err(|e| anyhow!("coverage universe: {e}"))?,
+    );
+    let mut seed_cov = Coverage::new(universe.clone());
+    for s in &seeds {
+        seed_cov.add_model(&s.model);
+    }
+    let seed_coverage = seed_cov.report();
+
+    for d in ["seeds", "corpus", "findings"] {
+        std::fs::create_dir_all(out.join(d))
+            .with_context(|| format!("creating {}", out.join(d).display()))?;
+    }
+    let state_path = out.join("state.json");
+    let fresh = !state_path.exists();
+    let (state, models) = if fresh {
+        let pool: Vec<Slot> = (0..seeds.len())
+            .map(|i| Slot {
+                seed: i,
+                corpus: None,
+            })
+            .collect();
+        let state = State {
+            iteration: 0,
+            rng_seed: config.seed,
+            pool,
+            seeds: SeedStats::new(seeds.len(), ops.len()),
+            coverage: seed_cov,
+            counters: Counters {
+                per_operator: op_names
+                    .iter()
+                    .map(|n| OpCounters {
+                        name: n.clone(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+            timings: Timings::default(),
+            elapsed_s: 0.0,
+        };
+        let models = seeds.iter().map(|s| (s.model.clone(), Vec::new())).collect();
+        (state, models)
+    } else {
+        let text = std::fs::read(&state_path)
+            .with_context(|| format!("reading {}", state_path.display()))?;
+        let mut state: State = serde_json::from_slice(&text)
+            .with_context(|| format!("parsing {}", state_path.display()))?;
+        // The saved coverage names its items; re-home them in this campaign's universe.
+        let mut cov = Coverage::new(universe.clone());
+        cov.merge(&state.coverage);
+        state.coverage = cov;
+        if state.pool.len() != seeds.len() || state.seeds.ops != ops.len() {
+            bail!("{} does not match the seeds and operators", state_path.display());
+        }
+        let mut models = Vec::new();
+        for slot in &state.pool {
+            match &slot.corpus {
+                None => models.push((seeds[slot.seed].model.clone(), Vec::new())),
+                Some(id) => {
+                    let p = out.join("corpus").join(format!("{id}.onnx"));
+                    let m = Model::load(&p).with_context(|| format!("resuming from {}", p.display()))?;
+                    let tp = out.join("corpus").join(format!("{id}.trace.json"));
+                    let t: Trace = serde_json::from_slice(
+                        &std::fs::read(&tp).with_context(|| format!("reading {}", tp.display()))?,
+                    )
+                    .with_context(|| format!("parsing {}", tp.display()))?;
+                    models.push((m, t.records));
+                }
+            }
+        }
+        (state, models)
+    };
+    let cfg_text = toml::to_string(&config)?;
+    write_atomic(&cfg_path, cfg_text.as_bytes())
+        .with_context(|| format!("writing {}", cfg_path.display()))?;
+    for s in &seeds {
+        let p = out.join("seeds").join(&s.file);
+        let bytes = s.model.to_bytes();
+        if std::fs::read(&p).ok().as_deref() != Some(bytes.as_slice()) {
+            write_atomic(&p, &bytes).with_context(|| format!("writing {}", p.display()))?;
+        }
+    }
+    let reference = config.backends.iter().position(|b| is_reference(b));
+    let mut c = Campaign {
+        out,
+        oracles: vec![
+            Box::new(mutagraph_oracles::Failures),
+            Box::new(mutagraph_oracles::NanInf),
+            Box::new(mutagraph_oracles::Inconsistency { tolerance }),
+        ],
+        config,
+        seeds,
+        ops,
+        recipes,
+        limits: Limits::default(),
+        scheduler,
+        reference,
+        state,
+        seed_coverage,
+        models,
+        pools,
+    };
+    c.main_loop(req.quiet, fresh)
+}
+
+impl Campaign {
+    fn main_loop(&mut self, quiet: bool, fresh: bool) -> Result<Summary> {
+        let session = Instant::now();
+        let elapsed0 = self.state.elapsed_s;
+        let ts_path = self.out.join("timeseries.csv");
+        let mut ts = open_timeseries(&ts_path, fresh)?;
+        let tty = std::io::stderr().is_terminal();
+        let status_every = if tty {
+            Duration::from_millis(500)
+        } else {
+            Duration::from_secs(10)
+        };
+        let mut last_status = Instant::now();
+        let mut last_row = Instant::now();
+        let limit = self.config.time_s.map(Duration::from_secs_f64);
+        if fresh {
+            self.commit_state(elapsed0)?;
+        }
+        loop {
+            let done = self.state.iteration;
+            let remaining = match self.config.iterations {
+                Some(n) if done >= n => break,
+                Some(n) => n - done,
+                None => u64::MAX,
+            };
+            if limit.is_some_and(|l| session.elapsed() >= l) {
+                break;
+            }
+            let batch = (self.config.jobs as u64).min(remaining);
+            let jobs = self.generate(batch);
+            let t = Instant::now();
+            let results = self.execute(&jobs)?;
+            self.state.timings.backends_wait += t.elapsed().as_secs_f64();
+            self.judge_and_write(&jobs, results)?;
+            let elapsed = elapsed0 + session.elapsed().as_secs_f64();
+            self.state.elapsed_s = elapsed;
+            self.commit_state(elapsed)?;
+            if last_row.elapsed() >= Duration::from_secs(1) {
+                last_row = Instant::now();
+                self.timeseries_row(&mut ts, elapsed)?;
+            }
+            if !quiet && last_status.elapsed() >= status_every {
+                last_status = Instant::now();
+                self.status(tty, elapsed);
+            }
+        }
+        let elapsed = elapsed0 + session.elapsed().as_secs_f64();
+        self.state.elapsed_s = elapsed;
+        self.commit_state(elapsed)?;
+        self.timeseries_row(&mut ts, elapsed)?;
+        if !quiet {
+            self.status(tty, elapsed);
+            if tty {
+                eprintln!();
+            }
+        }
+        for lanes in &mut self.pools {
+            for p in lanes {
+                p.shutdown();
+            }
+        }
+        Ok(Summary {
+            iterations: self.state.iteration,
+            executions: self.state.counters.executions,
+            findings: self.state.counters.findings,
+        })
+    }
+
+    /// Selects, mutates, exports and prepares inputs for `n` iterations; updates the search
+    /// (scheduler, pool, coverage) as it goes.
+    fn generate(&mut self, n: u64) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for k in 0..n {
+            let it = self.state.iteration + k;
+            let seed_master = self.state.rng_seed;
+            let t = Instant::now();
+            let mut sel_rng = SplitMix64::new(mix(seed_master, it, 1));
+            let seed = self.scheduler.select(&mut self.state.seeds, &mut sel_rng);
+            let (slot, op) = self.state.seeds.split(seed);
+            let tm = &mut self.state.timings;
+            tm.select += t.elapsed().as_secs_f64();
+            let counters = &mut self.state.counters;
+            counters.iterations += 1;
+            counters.per_operator[op].selected += 1;
+
+            let t = Instant::now();
+            let mut model = self.models[slot].0.clone();
+            let mut mrng = SplitMix64::new(mix(seed_master, it, 2));
+            let outcome = {
+                let mut ctx = Ctx {
+                    rng: &mut mrng,
+                    coverage: &self.state.coverage,
+                    recipes: &self.recipes,
+                    limits: &self.limits,
+                };
+                self.ops[op].mutate(&mut model, &mut ctx)
+            };
+            tm.mutate += t.elapsed().as_secs_f64();
+            let record = match outcome {
+                Outcome::Skipped(_) => {
+                    counters.skipped += 1;
+                    counters.per_operator[op].skipped += 1;
+                    continue;
+                }
+                Outcome::Rejected(_) => {
+                    counters.rejected += 1;
+                    counters.per_operator[op].illegal += 1;
+                    continue;
+                }
+                Outcome::Mutated(r) => r,
+            };
+            counters.mutants += 1;
+            counters.per_operator[op].mutated += 1;
+            let t = Instant::now();
+            let bytes = model.to_bytes();
+            tm.export += t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let ins = inputs::generate(&model, mix(seed_master, it, 3), &GenOptions::default());
+            tm.inputs += t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            // Every generated mutant joins M' (Alg. 2 line 12); it is diverse when it grew a
+            // MEMO family (types, pairs, parameters).
+            let delta = self.state.coverage.add_model(&model);
+            let diverse = delta.is_diverse();
+            let mut records = self.models[slot].1.clone();
+            records.push(record);
+            if diverse {
+                self.state.seeds.record_diverse(seed);
+                counters.diverse += 1;
+                counters.per_operator[op].diverse += 1;
+                // UpdateSeeds: the mutant replaces its parent (as it will be reloaded from the
+                // corpus on resume, so both paths mutate the same model).
+                let reloaded = Model::from_bytes(&bytes).unwrap_or_else(|_| model.clone());
+                self.models[slot] = (reloaded, records.clone());
+                self.state.pool[slot].corpus = Some(corpus_id(it));
+            }
+            tm.coverage += t.elapsed().as_secs_f64();
+            let inputs = match ins {
+                Ok(v) => Some(v),
+                Err(_) => {
+                    counters.inputs_failed += 1;
+                    counters.per_operator[op].illegal += 1;
+                    None
+                }
+            };
+            if inputs.is_some() || diverse {
+                jobs.push(Job {
+                    iteration: it,
+                    op,
+                    seed: self.state.pool[slot].seed,
+                    bytes,
+                    inputs,
+                    records,
+                    diverse,
+                });
+            }
+        }
+        self.state.iteration += n;
+        jobs
+    }
+
+    /// Runs every job on every backend: one thread per (backend, lane), backends concurrently.
+    fn execute(&mut self, jobs: &[Job]) -> Result<Vec<Vec<Option<RunReport>>>> {
+        let runnable: Vec<usize> = (0..jobs.len())
+            .filter(|&i| jobs[i].inputs.is_some())
+            .collect();
+        let nb = self.config.backends.len();
+        let mut results: Vec<Vec<Option<RunReport>>> = vec![vec![None; nb]; jobs.len()];
+        let backends = &self.config.backends;
+        let outcome: Vec<Result<Vec<(usize, usize, RunReport)>>> = std::thread::scope(|s| {
+            let mut handles = Vec::new();
+            for (b, lanes) in self.pools.iter_mut().enumerate() {
+                let nl = lanes.len();
+                for (l, pool) in lanes.iter_mut().enumerate() {
+                    let name = &backends[b];
+                    let mine: Vec<usize> = runnable
+                        .iter()
+                        .copied()
+                        .enumerate()
+                        .filter(|(k, _)| k % nl == l)
+                        .map(|(_, i)| i)
+                        .collect();
+                    if mine.is_empty() {
+                        continue;
+                    }
+                    handles.push(s.spawn(move || -> Result<Vec<(usize, usize, RunReport)>> {
+                        let mut v = Vec::new();
+                        for i in mine {
+                            let r = pool
+                                .run(name, &jobs[i].bytes, jobs[i].inputs.as_ref().expect("runnable"))
+                                .map_err(|e| anyhow!("backend '{name}': {e}"))?;
+                            v.push((i, b, r));
+                        }
+                        Ok(v)
+                    }));
+                }
+            }
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(anyhow!("executor thread panicked"))))
+                .collect()
+        });
+        for r in outcome {
+            for (i, b, rep) in r? {
+                results[i][b] = Some(rep);
+            }
+        }
+        Ok(results)
+    }
+
+    fn judge_and_write(
+        &mut self,
+        jobs: &[Job],
+        results: Vec<Vec<Option<RunReport>>>,
+    ) -> Result<()> {
+        for (job, runs) in jobs.iter().zip(results) {
+            let executed = runs.iter().all(|r| r.is_some());
+            if executed {
+                let t = Instant::now();
+                let runs: Vec<RunReport> = runs.into_iter().flatten().collect();
+                let counters = &mut self.state.counters;
+                counters.executions += 1;
+                counters.backend_runs += runs.len() as u64;
+                let nowhere = runs.iter().all(|r| {
+                    matches!(
+                        &r.outcome,
+                        RunOutcome::Error { stage, .. } | RunOutcome::Unsupported { stage, .. }
+                            if *stage != Stage::Run
+                    )
+                });
+                if nowhere {
+                    counters.load_failed_everywhere += 1;
+                    counters.per_operator[job.op].illegal += 1;
+                }
+                let mr = MutantRuns {
+                    runs,
+                    reference: self.reference,
+                };
+                let findings = mutagraph_oracles::judge_all(&self.oracles, &mr);
+                self.state.timings.oracles += t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                for f in &findings {
+                    self.record_finding(job, f, &mr)?;
+                }
+                self.state.timings.io += t.elapsed().as_secs_f64();
+            }
+            if job.diverse {
+                let t = Instant::now();
+                self.write_corpus(job)?;
+                self.state.timings.io += t.elapsed().as_secs_f64();
+            }
+        }
+        Ok(())
+    }
+
+    fn write_corpus(&self, job: &Job) -> Result<()> {
+        let id = corpus_id(job.iteration);
+        let dir = self.out.join("corpus");
+        let p = dir.join(format!("{id}.onnx"));
+        write_atomic(&p, &job.bytes).with_context(|| format!("writing {}", p.display()))?;
+        let seed = &self.seeds[job.seed];
+        let trace = Trace {
+            seed: seed.name.clone(),
+            seed_file: format!("seeds/{}", seed.file),
+            iteration: job.iteration,
+            records: job.records.clone(),
+        };
+        write_json(&dir.join(format!("{id}.trace.json")), &trace)
+    }
+
+    fn record_finding(&mut self, job: &Job, f: &Finding, runs: &MutantRuns) -> Result<()> {
+        let c = &mut self.state.counters;
+        c.findings += 1;
+        *c.findings_by_kind.entry(f.kind.name().to_string()).or_default() += 1;
+        let op = f
+            .op_type
+            .clone()
+            .unwrap_or_else(|| self.ops[job.op].name().to_string());
+        for b in &f.backends {
+            let key = format!("{}/{}/{}", f.kind, b, op);
+            let n = c.findings_by_key.entry(key).or_default();
+            *n += 1;
+            if *n > FINDINGS_PER_KEY {
+                continue;
+            }
+            let dk = format!("{}-{}", f.kind, b);
+            let d = c.finding_dirs.entry(dk.clone()).or_default();
+            let dir = self.out.join("findings").join(format!("{dk}-{d}"));
+            *d += 1;
+            write_finding(&dir, job, f, runs, &self.seeds[job.seed].name, &op)?;
+        }
+        Ok(())
+    }
+
+    fn stats(&self, elapsed: f64) -> Stats {
+        let c = &self.state.counters;
+        let tm = &self.state.timings;
+        Stats {
+            counters: c.clone(),
+            elapsed_s: elapsed,
+            execs_per_s: if elapsed > 0.0 {
+                c.executions as f64 / elapsed
+            } else {
+                0.0
+            },
+            illegal: c.illegal(),
+            illegal_percent: c.illegal_percent(),
+            coverage: self.state.coverage.report(),
+            seed_coverage: self.seed_coverage.clone(),
+            timings: tm.clone(),
+            outside_backends_percent: if elapsed > 0.0 {
+                (100.0 * (1.0 - tm.backends_wait / elapsed)).max(0.0)
+            } else {
+                0.0
+            },
+            pool: self.state.pool.clone(),
+        }
+    }
+
+    /// Stats, then state: the state is the commit point (corpus and findings are on disk).
+    fn commit_state(&mut self, elapsed: f64) -> Result<()> {
+        let t = Instant::now();
+        write_json(&self.out.join("stats.json"), &self.stats(elapsed))?;
+        write_json(&self.out.join("state.json"), &self.state)?;
+        self.state.timings.io += t.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    fn timeseries_row(&self, f: &mut std::fs::File, elapsed: f64) -> Result<()> {
+        let c = &self.state.counters;
+        let r = self.state.coverage.report();
+        let line = format!(
+            "{:.3},{},{:.3},{:.3},{:.3},{:.3},{:.3},{},{}\n",
+            elapsed,
+            c.executions,
+            if elapsed > 0.0 {
+                c.executions as f64 / elapsed
+            } else {
+                0.0
+            },
+            r.op_types.percent,
+            r.op_pairs.percent,
+            r.params.percent,
+            r.inputs.percent,
+            c.findings,
+            c.illegal()
+        );
+        f.write_all(line.as_bytes()).context("writing timeseries.csv")?;
+        Ok(())
+    }
+
+    fn status(&self, tty: bool, elapsed: f64) {
+        let c = &self.state.counters;
+        let r = self.state.coverage.report();
+        let line = format!(
+            "[{:>7.1}s] iter {} exec {} ({:.1}/s) cov op {:.1}% pair {:.1}% param {:.1}% | findings {} | illegal {:.1}%",
+            elapsed,
+            c.iterations,
+            c.executions,
+            if elapsed > 0.0 {
+                c.executions as f64 / elapsed
+            } else {
+                0.0
+            },
+            r.op_types.percent,
+            r.op_pairs.percent,
+            r.params.percent,
+            c.findings,
+            c.illegal_percent()
+        );
+        if tty {
+            eprint!("\r{line}\x1b[K");
+        } else {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// Corpus id of the mutant of an iteration.
+pub fn corpus_id(iteration: u64) -> String {
+    format!("m{iteration:08}")
+}
+
+const TS_HEADER: &str =
+    "elapsed_s,executions,execs_per_s,op_types_pct,op_pairs_pct,params_pct,inputs_pct,findings,illegal\n";
+
+/// Opens `timeseries.csv` for appending; a fresh campaign starts it, a resumed one drops a
+/// partial last line left by a kill.
+fn open_timeseries(path: &Path, fresh: bool) -> Result<std::fs::File> {
+    let ctx = || format!("opening {}", path.display());
+    if fresh || !path.exists() {
+        write_atomic(path, TS_HEADER.as_bytes()).with_context(ctx)?;
+    } else {
+        let bytes = std::fs::read(path).with_context(ctx)?;
+        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if keep != bytes.len() {
+            let f = std::fs::OpenOptions::new().write(true).open(path).with_context(ctx)?;
+            f.set_len(keep as u64).with_context(ctx)?;
+        }
+        if keep == 0 {
+            write_atomic(path, TS_HEADER.as_bytes()).with_context(ctx)?;
+        }
+    }
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .with_context(ctx)
+}
+
+#[derive(Serialize)]
+struct FindingReport<'a> {
+    finding: &'a Finding,
+    iteration: u64,
+    seed: &'a str,
+    operator: &'a str,
+    key_op: &'a str,
+    trace: &'a [Record],
+    runs: Vec<RunSummary<'a>>,
+}
+
+#[derive(Serialize)]
+struct RunSummary<'a> {
+    backend: &'a str,
+    version: &'a str,
+    status: &'static str,
+    detail: String,
+    wall_ms: f64,
+    prepare_ms: f64,
+    run_ms: f64,
+    peak_rss: u64,
+    outputs: Vec<String>,
+}
+
+fn write_finding(
+    dir: &Path,
+    job: &Job,
+    f: &Finding,
+    runs: &MutantRuns,
+    seed: &str,
+    key_op: &str,
+) -> Result<()> {
+    std::fs::create_dir_all(dir.join("outputs"))
+        .with_context(|| format!("creating {}", dir.display()))?;
+    let w = |p: PathBuf, b: &[u8]| write_atomic(&p, b).with_context(|| format!("writing {}", p.display()));
+    w(dir.join("model.onnx"), &job.bytes)?;
+    for (i, (name, v)) in job.inputs.iter().flatten().enumerate() {
+        w(dir.join(format!("input_{i}.pb")), &v.encode(name))?;
+    }
+    for r in &runs.runs {
+        if let Some(o) = r.outcome.outputs() {
+            let d = dir.join("outputs").join(&r.backend);
+            std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+            for (i, (name, v)) in o.iter().enumerate() {
+                w(d.join(format!("output_{i}.pb")), &v.encode(name))?;
+            }
+        }
+    }
+    let rep = FindingReport {
+        finding: f,
+        iteration: job.iteration,
+        seed,
+        operator: job
+            .records
+            .last()
+            .map(|r| r.operator.as_str())
+            .unwrap_or(""),
+        key_op,
+        trace: &job.records,
+        runs: runs
+            .runs
+            .iter()
+            .map(|r| RunSummary {
+                backend: &r.backend,
+                version: &r.version,
+                status: r.outcome.status(),
+                detail: r.outcome.detail(),
+                wall_ms: r.wall_ms,
+                prepare_ms: r.prepare_ms,
+                run_ms: r.run_ms,
+                peak_rss: r.peak_rss,
+                outputs: r
+                    .outcome
+                    .outputs()
+                    .map(|o| o.iter().map(|(n, v)| format!("{n}: {}", v.describe())).collect())
+                    .unwrap_or_default(),
+            })
+            .collect(),
+    };
+    write_json(&dir.join("report.json"), &rep)
+}
