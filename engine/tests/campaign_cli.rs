@@ -61,7 +61,8 @@ fn corpus(out: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn u(v: &Value, k: &str) -> u64 {
-    v[k].as_u64().unwrap_or_else(|| panic!("{k} missing in {v}"))
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("{k} missing in {v}"))
 }
 
 /// The parts of the state that must not depend on how the campaign was split into sessions.
@@ -80,11 +81,19 @@ fn campaign_writes_consistent_outputs_replays_and_resumes_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a");
     ok(campaign(&a, &["--iterations", "40"]));
-    for f in ["campaign.toml", "stats.json", "state.json", "timeseries.csv"] {
+    for f in [
+        "campaign.toml",
+        "stats.json",
+        "state.json",
+        "timeseries.csv",
+    ] {
         assert!(a.join(f).is_file(), "{f} missing");
     }
     let cfg = std::fs::read_to_string(a.join("campaign.toml")).unwrap();
-    assert!(cfg.contains("seed = 1") && cfg.contains("search = \"mcmc\""), "{cfg}");
+    assert!(
+        cfg.contains("seed = 1") && cfg.contains("search = \"mcmc\""),
+        "{cfg}"
+    );
     let stats = json(&a.join("stats.json"));
     assert_eq!(u(&stats, "iterations"), 40);
     assert_eq!(
@@ -170,7 +179,10 @@ fn campaign_writes_consistent_outputs_replays_and_resumes_exactly() {
 fn random_search_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    ok(campaign(&out, &["--iterations", "12", "--search", "random", "-j", "2"]));
+    ok(campaign(
+        &out,
+        &["--iterations", "12", "--search", "random", "-j", "2"],
+    ));
     let stats = json(&out.join("stats.json"));
     assert_eq!(u(&stats, "iterations"), 12);
     let cfg = std::fs::read_to_string(out.join("campaign.toml")).unwrap();

@@ -112,7 +112,12 @@ fn kill_nine_and_resume_loses_nothing() {
         if let Ok(Some(status)) = child.try_wait() {
             let mut err = String::new();
             use std::io::Read;
-            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
             panic!(
                 "round {round}: the campaign exited by itself ({status}): {err}\n\
                  (campaigns need ONNX Runtime: `pip install onnxruntime==1.31.1`)"
@@ -128,7 +133,10 @@ fn kill_nine_and_resume_loses_nothing() {
         for k in COUNTS {
             let v = state["counters"][k].as_u64().unwrap();
             let s = stats[k].as_u64().unwrap();
-            assert!(s <= v, "round {round}: stats.{k} = {s} ahead of the state's {v}");
+            assert!(
+                s <= v,
+                "round {round}: stats.{k} = {s} ahead of the state's {v}"
+            );
             let prev = last.get(k).copied().unwrap_or(0);
             assert!(v >= prev, "round {round}: {k} went back from {prev} to {v}");
             last.insert(k, v);
@@ -140,7 +148,11 @@ fn kill_nine_and_resume_loses_nothing() {
         }
         let now = corpus(&out);
         for (name, bytes) in &seen {
-            assert_eq!(now.get(name), Some(bytes), "round {round}: {name} lost or changed");
+            assert_eq!(
+                now.get(name),
+                Some(bytes),
+                "round {round}: {name} lost or changed"
+            );
         }
         for name in now.keys() {
             if let Some(id) = name.strip_suffix(".onnx")

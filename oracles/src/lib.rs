@@ -257,9 +257,8 @@ impl Oracle for Inconsistency {
                 total.mismatched += m.mismatched;
                 total.elements += m.elements;
                 // Mismatches that are only the backend's own NaN/Inf belong to `NanInf`.
-                let only_nonfinite = m.mismatched == 0
-                    && m.nonfinite_mismatch > 0
-                    && m.nonfinite_mismatch <= fresh;
+                let only_nonfinite =
+                    m.mismatched == 0 && m.nonfinite_mismatch > 0 && m.nonfinite_mismatch <= fresh;
                 if !c.ok && !only_nonfinite && reason.is_none() {
                     reason = Some(format!("output '{name}': {}", c.reason.unwrap_or_default()));
                 }
@@ -358,10 +357,7 @@ mod tests {
             report("ort-noopt", Outcome::Timeout { limit_ms: 10 }),
         ]);
         let f = judge_all(&default_oracles(), &r);
-        let kinds: Vec<(Kind, &str)> = f
-            .iter()
-            .map(|x| (x.kind, x.backends[0].as_str()))
-            .collect();
+        let kinds: Vec<(Kind, &str)> = f.iter().map(|x| (x.kind, x.backends[0].as_str())).collect();
         assert_eq!(
             kinds,
             vec![

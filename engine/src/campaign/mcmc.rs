@@ -227,7 +227,10 @@ mod tests {
 
     #[test]
     fn selection_is_deterministic_and_counts() {
-        for sched in [by_name("mcmc", 0.1).unwrap(), by_name("random", 0.1).unwrap()] {
+        for sched in [
+            by_name("mcmc", 0.1).unwrap(),
+            by_name("random", 0.1).unwrap(),
+        ] {
             let run = || {
                 let mut s = SeedStats::new(4, 5);
                 let mut rng = SplitMix64::new(99);

@@ -23,7 +23,7 @@
 pub mod mcmc;
 
 use anyhow::{Context, Result, anyhow, bail};
-use mcmc::{SeedStats, Scheduler};
+use mcmc::{Scheduler, SeedStats};
 use mutagraph_backends::backend::Stage;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::NamedValues;
@@ -303,8 +303,7 @@ pub struct Seed {
 
 fn load_one(path: &Path) -> Result<Model> {
     let m = Model::load(path).with_context(|| format!("seed {}", path.display()))?;
-    validate::validate(&m)
-        .map_err(|e| anyhow!("seed {}: invalid model: {e}", path.display()))?;
+    validate::validate(&m).map_err(|e| anyhow!("seed {}: invalid model: {e}", path.display()))?;
     Ok(m)
 }
 
@@ -383,7 +382,8 @@ fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
 
 fn mix(seed: u64, iteration: u64, stream: u64) -> u64 {
     let mut r = SplitMix64::new(
-        seed ^ iteration.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ stream.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7),
+        seed ^ iteration.wrapping_mul(0xD1B5_4A32_D192_ED03)
+            ^ stream.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7),
     );
     r.next_u64()
 }
@@ -430,7 +430,11 @@ pub struct Summary {
     pub findings: u64,
 }
 
-fn check_same<T: PartialEq + std::fmt::Debug>(what: &str, given: Option<T>, saved: &T) -> Result<()> {
+fn check_same<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    given: Option<T>,
+    saved: &T,
+) -> Result<()> {
     match given {
         Some(g) if &g != saved => bail!(
             "the campaign in this directory was started with {what} = {saved:?}, not {g:?} \
@@ -613,7 +617,10 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             timings: Timings::default(),
             elapsed_s: 0.0,
         };
-        let models = seeds.iter().map(|s| (s.model.clone(), Vec::new())).collect();
+        let models = seeds
+            .iter()
+            .map(|s| (s.model.clone(), Vec::new()))
+            .collect();
         (state, models)
     } else {
         let text = std::fs::read(&state_path)
@@ -625,7 +632,10 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         cov.merge(&state.coverage);
         state.coverage = cov;
         if state.pool.len() != seeds.len() || state.seeds.ops != ops.len() {
-            bail!("{} does not match the seeds and operators", state_path.display());
+            bail!(
+                "{} does not match the seeds and operators",
+                state_path.display()
+            );
         }
         let mut models = Vec::new();
         for slot in &state.pool {
@@ -633,7 +643,8 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 None => models.push((seeds[slot.seed].model.clone(), Vec::new())),
                 Some(id) => {
                     let p = out.join("corpus").join(format!("{id}.onnx"));
-                    let m = Model::load(&p).with_context(|| format!("resuming from {}", p.display()))?;
+                    let m = Model::load(&p)
+                        .with_context(|| format!("resuming from {}", p.display()))?;
                     let tp = out.join("corpus").join(format!("{id}.trace.json"));
                     let t: Trace = serde_json::from_slice(
                         &std::fs::read(&tp).with_context(|| format!("reading {}", tp.display()))?,
@@ -867,7 +878,11 @@ impl Campaign {
                         let mut v = Vec::new();
                         for i in mine {
                             let r = pool
-                                .run(name, &jobs[i].bytes, jobs[i].inputs.as_ref().expect("runnable"))
+                                .run(
+                                    name,
+                                    &jobs[i].bytes,
+                                    jobs[i].inputs.as_ref().expect("runnable"),
+                                )
                                 .map_err(|e| anyhow!("backend '{name}': {e}"))?;
                             v.push((i, b, r));
                         }
@@ -877,7 +892,10 @@ impl Campaign {
             }
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(anyhow!("executor thread panicked"))))
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow!("executor thread panicked")))
+                })
                 .collect()
         });
         for r in outcome {
@@ -951,7 +969,9 @@ impl Campaign {
     fn record_finding(&mut self, job: &Job, f: &Finding, runs: &MutantRuns) -> Result<()> {
         let c = &mut self.state.counters;
         c.findings += 1;
-        *c.findings_by_kind.entry(f.kind.name().to_string()).or_default() += 1;
+        *c.findings_by_kind
+            .entry(f.kind.name().to_string())
+            .or_default() += 1;
         let op = f
             .op_type
             .clone()
@@ -1025,7 +1045,8 @@ impl Campaign {
             c.findings,
             c.illegal()
         );
-        f.write_all(line.as_bytes()).context("writing timeseries.csv")?;
+        f.write_all(line.as_bytes())
+            .context("writing timeseries.csv")?;
         Ok(())
     }
 
@@ -1061,8 +1082,7 @@ pub fn corpus_id(iteration: u64) -> String {
     format!("m{iteration:08}")
 }
 
-const TS_HEADER: &str =
-    "elapsed_s,executions,execs_per_s,op_types_pct,op_pairs_pct,params_pct,inputs_pct,findings,illegal\n";
+const TS_HEADER: &str = "elapsed_s,executions,execs_per_s,op_types_pct,op_pairs_pct,params_pct,inputs_pct,findings,illegal\n";
 
 /// Opens `timeseries.csv` for appending; a fresh campaign starts it, a resumed one drops a
 /// partial last line left by a kill.
@@ -1074,7 +1094,10 @@ fn open_timeseries(path: &Path, fresh: bool) -> Result<std::fs::File> {
         let bytes = std::fs::read(path).with_context(ctx)?;
         let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         if keep != bytes.len() {
-            let f = std::fs::OpenOptions::new().write(true).open(path).with_context(ctx)?;
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(ctx)?;
             f.set_len(keep as u64).with_context(ctx)?;
         }
         if keep == 0 {
@@ -1121,7 +1144,9 @@ fn write_finding(
 ) -> Result<()> {
     std::fs::create_dir_all(dir.join("outputs"))
         .with_context(|| format!("creating {}", dir.display()))?;
-    let w = |p: PathBuf, b: &[u8]| write_atomic(&p, b).with_context(|| format!("writing {}", p.display()));
+    let w = |p: PathBuf, b: &[u8]| {
+        write_atomic(&p, b).with_context(|| format!("writing {}", p.display()))
+    };
     w(dir.join("model.onnx"), &job.bytes)?;
     for (i, (name, v)) in job.inputs.iter().flatten().enumerate() {
         w(dir.join(format!("input_{i}.pb")), &v.encode(name))?;
@@ -1161,7 +1186,11 @@ fn write_finding(
                 outputs: r
                     .outcome
                     .outputs()
-                    .map(|o| o.iter().map(|(n, v)| format!("{n}: {}", v.describe())).collect())
+                    .map(|o| {
+                        o.iter()
+                            .map(|(n, v)| format!("{n}: {}", v.describe()))
+                            .collect()
+                    })
                     .unwrap_or_default(),
             })
             .collect(),
