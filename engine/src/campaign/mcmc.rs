@@ -186,8 +186,10 @@ mod tests {
         assert_eq!(s.fitness(0), 2.0); // (1 + 1) / 1
         assert_eq!(s.fitness(1), 1.0); // (1 + 0) / 1
         assert_eq!(s.fitness(4), 2.0); // (2 + 0) / 1
+        assert_eq!(s.fitness(2), 3.0); // <0, 2>: (1 + 2) / 1
+        // Ties keep the lower seed index first.
         let sorted = s.sorted();
-        assert_eq!(sorted, vec![3, 0, 4, 2, 1, 5]);
+        assert_eq!(sorted, vec![2, 3, 0, 4, 1, 5]);
         assert_eq!(s.split(5), (1, 2));
     }
 

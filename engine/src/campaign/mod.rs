@@ -19,7 +19,8 @@
 //!   mutation record from the seed (`mutation::replay_trace` rebuilds the exact bytes).
 //! * `findings/<kind>-<backend>-<n>/`: the first 3 findings per (kind, backend, op) key:
 //!   `model.onnx`, `input_<i>.pb`, `outputs/<backend>/output_<i>.pb`, `report.json`.
-//! * `stats.json`, `timeseries.csv`, `state.json` (written last in each commit).
+//! * `stats.json` and a `timeseries.csv` row about once a second; `state.json`, the resume
+//!   point, written last in each commit (every [`COMMIT_EVERY`], after the batch crossing it).
 pub mod mcmc;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -43,6 +44,11 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// The state is committed at most this often (after the batch that crosses it): each commit
+/// costs fsyncs. A kill loses only uncommitted iterations, which the resumed run redoes
+/// identically (the search is deterministic).
+pub const COMMIT_EVERY: Duration = Duration::from_millis(250);
 
 /// Findings written to disk per (kind, backend, op) key; the others are only counted.
 pub const FINDINGS_PER_KEY: u64 = 3;
@@ -220,6 +226,22 @@ pub struct Timings {
     pub coverage: f64,
     /// Writing files.
     pub io: f64,
+    /// Per backend: where its share of the backend time goes.
+    #[serde(default)]
+    pub per_backend: BTreeMap<String, BackendTime>,
+}
+
+/// Seconds a backend spent on the campaign's runs (summed over runs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BackendTime {
+    /// Runs.
+    pub runs: u64,
+    /// Wall time seen from the engine (protocol included).
+    pub wall_s: f64,
+    /// Load and compile inside the worker.
+    pub prepare_s: f64,
+    /// Inference inside the worker.
+    pub run_s: f64,
 }
 
 /// A pool slot: where its current model comes from.
@@ -527,10 +549,10 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         bail!("no mutation operators in this build");
     }
     for b in &config.backends {
-        if !mutagraph_backends::catalog::is_compiled(b) {
-            if let Err(e) = mutagraph_backends::catalog::create(b, &Default::default()) {
-                bail!("{e}");
-            }
+        if !mutagraph_backends::catalog::is_compiled(b)
+            && let Err(e) = mutagraph_backends::catalog::create(b, &Default::default())
+        {
+            bail!("{e}");
         }
     }
     if mcmc::by_name(&config.search, 0.1).is_none() {
@@ -703,9 +725,10 @@ impl Campaign {
         };
         let mut last_status = Instant::now();
         let mut last_row = Instant::now();
+        let mut last_commit = Instant::now();
         let limit = self.config.time_s.map(Duration::from_secs_f64);
         if fresh {
-            self.commit_state(elapsed0)?;
+            self.commit_state(elapsed0, true)?;
         }
         loop {
             let done = self.state.iteration;
@@ -725,10 +748,14 @@ impl Campaign {
             self.judge_and_write(&jobs, results)?;
             let elapsed = elapsed0 + session.elapsed().as_secs_f64();
             self.state.elapsed_s = elapsed;
-            self.commit_state(elapsed)?;
-            if last_row.elapsed() >= Duration::from_secs(1) {
-                last_row = Instant::now();
-                self.timeseries_row(&mut ts, elapsed)?;
+            if last_commit.elapsed() >= COMMIT_EVERY {
+                let row = last_row.elapsed() >= Duration::from_secs(1);
+                self.commit_state(elapsed, row)?;
+                last_commit = Instant::now();
+                if row {
+                    last_row = Instant::now();
+                    self.timeseries_row(&mut ts, elapsed)?;
+                }
             }
             if !quiet && last_status.elapsed() >= status_every {
                 last_status = Instant::now();
@@ -737,7 +764,7 @@ impl Campaign {
         }
         let elapsed = elapsed0 + session.elapsed().as_secs_f64();
         self.state.elapsed_s = elapsed;
-        self.commit_state(elapsed)?;
+        self.commit_state(elapsed, true)?;
         self.timeseries_row(&mut ts, elapsed)?;
         if !quiet {
             self.status(tty, elapsed);
@@ -916,6 +943,18 @@ impl Campaign {
             if executed {
                 let t = Instant::now();
                 let runs: Vec<RunReport> = runs.into_iter().flatten().collect();
+                for r in &runs {
+                    let bt = self
+                        .state
+                        .timings
+                        .per_backend
+                        .entry(r.backend.clone())
+                        .or_default();
+                    bt.runs += 1;
+                    bt.wall_s += r.wall_ms / 1e3;
+                    bt.prepare_s += r.prepare_ms / 1e3;
+                    bt.run_s += r.run_ms / 1e3;
+                }
                 let counters = &mut self.state.counters;
                 counters.executions += 1;
                 counters.backend_runs += runs.len() as u64;
@@ -1017,10 +1056,13 @@ impl Campaign {
         }
     }
 
-    /// Stats, then state: the state is the commit point (corpus and findings are on disk).
-    fn commit_state(&mut self, elapsed: f64) -> Result<()> {
+    /// Stats (when `with_stats`), then state: the state is the commit point (the corpus files
+    /// and findings of the committed iterations are already on disk).
+    fn commit_state(&mut self, elapsed: f64, with_stats: bool) -> Result<()> {
         let t = Instant::now();
-        write_json(&self.out.join("stats.json"), &self.stats(elapsed))?;
+        if with_stats {
+            write_json(&self.out.join("stats.json"), &self.stats(elapsed))?;
+        }
         write_json(&self.out.join("state.json"), &self.state)?;
         self.state.timings.io += t.elapsed().as_secs_f64();
         Ok(())
