@@ -210,3 +210,63 @@ fn bad_seed_file_is_named() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("broken.onnx"), "{err}");
 }
+
+#[test]
+fn findings_are_written_bounded_per_key() {
+    // The `fault` backend runs any ordinary model as identity: its outputs never match the
+    // reference, so every execution is an inconsistency finding on `fault`.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("f");
+    let o = mg(&[
+        "campaign",
+        "--seeds",
+        "zoo",
+        "--out",
+        out.to_str().unwrap(),
+        "--seed",
+        "5",
+        "--backends",
+        "reference,ort,fault",
+        "--iterations",
+        "10",
+        "--quiet",
+    ]);
+    ok(o);
+    let stats = json(&out.join("stats.json"));
+    let execs = u(&stats, "executions");
+    assert!(execs > 3, "{stats}");
+    assert_eq!(
+        u(&stats["findings_by_kind"], "inconsistency"),
+        execs,
+        "{stats}"
+    );
+    let keys = stats["findings_by_key"].as_object().unwrap();
+    let mut expected_dirs = 0;
+    for (k, n) in keys {
+        assert!(k.starts_with("inconsistency/fault/"), "{k}");
+        expected_dirs += n.as_u64().unwrap().min(3);
+    }
+    assert_eq!(
+        keys.values().map(|n| n.as_u64().unwrap()).sum::<u64>(),
+        execs
+    );
+    let dirs: Vec<_> = std::fs::read_dir(out.join("findings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len() as u64, expected_dirs, "{dirs:?}");
+    for d in &dirs {
+        let name = d.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("inconsistency-fault-"), "{name}");
+        let model = std::fs::read(d.join("model.onnx")).unwrap();
+        mutagraph_mutators::ir::Model::from_bytes(&model).unwrap();
+        assert!(d.join("input_0.pb").is_file());
+        assert!(d.join("outputs/reference/output_0.pb").is_file());
+        assert!(d.join("outputs/fault/output_0.pb").is_file());
+        let rep = json(&d.join("report.json"));
+        assert_eq!(rep["finding"]["kind"], "inconsistency");
+        assert_eq!(rep["finding"]["backends"][0], "fault");
+        assert!(!rep["trace"].as_array().unwrap().is_empty());
+        assert_eq!(rep["runs"].as_array().unwrap().len(), 3);
+    }
+}

@@ -539,6 +539,9 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     if let Some(j) = req.jobs {
         config.jobs = j.max(1);
     }
+    // Worker limits change outcomes, never the search: the current command line's apply.
+    config.run_timeout_s = timeout_s;
+    config.mem_limit_mib = mem_mib;
     if req.iterations.is_some() {
         config.iterations = req.iterations;
     }
