@@ -814,7 +814,13 @@ impl Campaign {
                     recipes: &self.recipes,
                     limits: &self.limits,
                 };
-                self.ops[op].mutate(&mut model, &mut ctx)
+                // An operator that panics (a bug of ours) costs one illegal mutant, not the
+                // campaign; the copy it worked on is dropped.
+                let mutator = &self.ops[op];
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    mutator.mutate(&mut model, &mut ctx)
+                }))
+                .unwrap_or_else(|_| Outcome::Rejected(format!("{} panicked", mutator.name())))
             };
             tm.mutate += t.elapsed().as_secs_f64();
             let record = match outcome {
