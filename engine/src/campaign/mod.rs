@@ -1248,3 +1248,57 @@ fn write_finding(
     };
     write_json(&dir.join("report.json"), &rep)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert!(parse_duration("10x").is_err());
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn resumed_timeseries_drops_a_partial_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("timeseries.csv");
+        let mut f = open_timeseries(&p, true).unwrap();
+        f.write_all(b"1.0,1,1.0,1,1,1,1,0,0\n2.0,2,1.").unwrap();
+        drop(f);
+        let mut f = open_timeseries(&p, false).unwrap();
+        f.write_all(b"3.0,3,1.0,1,1,1,1,0,0\n").unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(
+            text,
+            format!("{TS_HEADER}1.0,1,1.0,1,1,1,1,0,0\n3.0,3,1.0,1,1,1,1,0,0\n")
+        );
+    }
+
+    #[test]
+    fn streams_differ_by_iteration_and_stream() {
+        assert_ne!(mix(1, 0, 1), mix(1, 1, 1));
+        assert_ne!(mix(1, 0, 1), mix(1, 0, 2));
+        assert_ne!(mix(1, 0, 1), mix(2, 0, 1));
+        assert_eq!(mix(7, 9, 3), mix(7, 9, 3));
+    }
+
+    #[test]
+    fn illegal_share_counts_attempted_mutants() {
+        let c = Counters {
+            iterations: 10,
+            skipped: 2,
+            rejected: 1,
+            load_failed_everywhere: 1,
+            ..Default::default()
+        };
+        assert_eq!(c.illegal(), 2);
+        assert_eq!(c.illegal_percent(), 25.0);
+    }
+}
