@@ -133,47 +133,6 @@ enum Cmd {
         /// Where to write the reduced model.
         output: PathBuf,
     },
-    /// Run a coverage-guided mutation campaign (resumes when OUT already holds one).
-    Campaign {
-        /// Seeds: `zoo`, directories of .onnx files, or .onnx files (default: zoo).
-        #[arg(long, num_args = 1.., value_delimiter = ',')]
-        seeds: Vec<String>,
-        /// Output directory (corpus/, findings/, stats.json, timeseries.csv, campaign.toml).
-        #[arg(long)]
-        out: PathBuf,
-        /// Wall-clock budget of this invocation (90s, 10m, 1h).
-        #[arg(long)]
-        time: Option<String>,
-        /// Total iterations of the campaign (seed selections), across resumes.
-        #[arg(long)]
-        iterations: Option<u64>,
-        /// Mutants in flight.
-        #[arg(short, long, default_value_t = 1)]
-        jobs: usize,
-        /// Backends, comma-separated (default: reference,ort,tract,burn-ndarray as compiled in).
-        #[arg(long, value_delimiter = ',')]
-        backends: Vec<String>,
-        /// Seed of the campaign's random stream (default 0).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Seed selection: mcmc (MEMO) or random (the ablation).
-        #[arg(long)]
-        search: Option<String>,
-        /// p of the MCMC's geometric distribution (default: 3 / number of seeds, in [0.02, 0.5]).
-        #[arg(long)]
-        mcmc_p: Option<f64>,
-        /// Do not reduce the seeds.
-        #[arg(long)]
-        no_reduce: bool,
-        /// Tolerance of the inconsistency oracle.
-        #[arg(long)]
-        tolerance: Option<String>,
-        /// No status line or summary.
-        #[arg(long, short)]
-        quiet: bool,
-        #[command(flatten)]
-        pool: PoolArgs,
-    },
     /// Write the built-in seed zoo (classic architectures, fixed seeds, random weights).
     Zoo {
         /// Directory to write `<name>.onnx` files into (created if missing).
@@ -183,9 +142,48 @@ enum Cmd {
         #[arg(long)]
         list: bool,
     },
+    /// Run a coverage-guided mutation campaign (MEMO MCMC search); resumes an existing --out.
+    Campaign(CampaignArgs),
     /// Serve one backend over the worker protocol on stdin/stdout (used by the engine).
     #[command(hide = true)]
     Worker,
+}
+
+/// Arguments of `campaign`.
+#[derive(clap::Args)]
+struct CampaignArgs {
+    /// Seeds: `zoo` (the built-in zoo), directories of .onnx files, or .onnx files.
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    seeds: Vec<String>,
+    /// Output directory; an existing campaign there is resumed.
+    #[arg(long)]
+    out: PathBuf,
+    /// Time limit of this session (`90s`, `10m`, `1h`).
+    #[arg(long)]
+    time: Option<String>,
+    /// Total iterations of the campaign.
+    #[arg(long)]
+    iterations: Option<u64>,
+    /// Mutants in flight (default 1).
+    #[arg(short = 'j', long = "jobs")]
+    jobs: Option<usize>,
+    /// Backends, comma-separated (default: reference,ort,tract,burn-ndarray).
+    #[arg(long, value_delimiter = ',')]
+    backends: Vec<String>,
+    /// Master random seed (default 0).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Seed selection: mcmc (MEMO Metropolis-Hastings) or random (uniform).
+    #[arg(long, value_parser = ["mcmc", "random"])]
+    search: Option<String>,
+    /// MH parameter p (default: 1/|seeds × operators| clipped to [0.02, 0.5]).
+    #[arg(long)]
+    mcmc_p: Option<f64>,
+    /// No status line.
+    #[arg(long)]
+    quiet: bool,
+    #[command(flatten)]
+    pool: PoolArgs,
 }
 
 /// Worker pool settings shared by the commands that run backends.
@@ -276,35 +274,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Campaign {
-            seeds,
-            out,
-            time,
-            iterations,
-            jobs,
-            backends,
-            seed,
-            search,
-            mcmc_p,
-            no_reduce,
-            tolerance,
-            quiet,
-            pool,
-        } => campaign_cmd(CampaignArgs {
-            seeds,
-            out,
-            time,
-            iterations,
-            jobs,
-            backends,
-            seed,
-            search,
-            mcmc_p,
-            no_reduce,
-            tolerance,
-            quiet,
-            pool,
-        }),
         Cmd::Coverage {
             models,
             ops,
@@ -454,6 +423,32 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Campaign(a) => {
+            let req = mutagraph_engine::campaign::Request {
+                seeds: a.seeds,
+                out: a.out,
+                time: a
+                    .time
+                    .as_deref()
+                    .map(mutagraph_engine::campaign::parse_duration)
+                    .transpose()?,
+                iterations: a.iterations,
+                jobs: a.jobs,
+                backends: a.backends,
+                seed: a.seed,
+                search: a.search,
+                mcmc_p: a.mcmc_p,
+                quiet: a.quiet,
+            };
+            let s = mutagraph_engine::campaign::run(req, a.pool.options()?)?;
+            if !a.quiet {
+                eprintln!(
+                    "campaign: {} iterations, {} executions, {} findings",
+                    s.iterations, s.executions, s.findings
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Worker => {
             mutagraph_backends::worker::serve().context("worker protocol")?;
             Ok(ExitCode::SUCCESS)
@@ -555,111 +550,4 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
-}
-
-struct CampaignArgs {
-    seeds: Vec<String>,
-    out: PathBuf,
-    time: Option<String>,
-    iterations: Option<u64>,
-    jobs: usize,
-    backends: Vec<String>,
-    seed: Option<u64>,
-    search: Option<String>,
-    mcmc_p: Option<f64>,
-    no_reduce: bool,
-    tolerance: Option<String>,
-    quiet: bool,
-    pool: PoolArgs,
-}
-
-fn campaign_cmd(a: CampaignArgs) -> Result<ExitCode> {
-    use mutagraph_engine::campaign::{Campaign, Config, RunOptions, parse_duration};
-    let exists = a.out.join("campaign.toml").exists();
-    let given = !a.seeds.is_empty()
-        || !a.backends.is_empty()
-        || a.seed.is_some()
-        || a.search.is_some()
-        || a.mcmc_p.is_some()
-        || a.no_reduce
-        || a.tolerance.is_some();
-    let cfg = if exists && !given {
-        None
-    } else {
-        let backends = if a.backends.is_empty() {
-            ["reference", "ort", "tract", "burn-ndarray"]
-                .iter()
-                .filter(|b| catalog::is_compiled(b))
-                .map(|b| b.to_string())
-                .collect()
-        } else {
-            for b in &a.backends {
-                if !catalog::is_compiled(b) {
-                    bail!(
-                        "backend '{b}' is unknown or not compiled in (known: {})",
-                        catalog::ALL.join(", ")
-                    );
-                }
-            }
-            a.backends.clone()
-        };
-        let reference = backends
-            .iter()
-            .find(|b| b.starts_with("reference"))
-            .cloned();
-        Some(Config {
-            seeds: if a.seeds.is_empty() {
-                vec!["zoo".into()]
-            } else {
-                a.seeds.clone()
-            },
-            backends,
-            reference,
-            seed: a.seed.unwrap_or(0),
-            search: a.search.clone().unwrap_or_else(|| "mcmc".into()),
-            mcmc_p: a.mcmc_p,
-            reduce: !a.no_reduce,
-            tolerance: a.tolerance.clone().unwrap_or_else(|| "approximate".into()),
-            findings_per_key: 3,
-            limits: Default::default(),
-        })
-    };
-    let mut pool = a.pool;
-    // One intra-op thread per backend: the backends of a mutant already run side by side.
-    pool.threads.get_or_insert(1);
-    let opts = RunOptions {
-        time: a.time.as_deref().map(parse_duration).transpose()?,
-        iterations: a.iterations,
-        jobs: a.jobs.max(1),
-        quiet: a.quiet,
-        pool: pool.options()?,
-    };
-    let mut c = Campaign::open(&a.out, cfg)?;
-    let s = c.run(&opts)?;
-    if !a.quiet {
-        let r = &s.coverage;
-        println!(
-            "{} iterations, {} executions in {:.1} s ({:.1}/s); corpus {}, findings {}",
-            s.iterations,
-            s.executions,
-            s.seconds,
-            s.executions as f64 / s.seconds.max(1e-9),
-            s.counters.corpus,
-            s.counters.findings
-        );
-        println!(
-            "coverage: op types {}/{} ({:.1}%), op pairs {}/{} ({:.1}%), parameters {}/{} ({:.1}%)",
-            r.op_types.covered,
-            r.op_types.total,
-            r.op_types.percent,
-            r.op_pairs.covered,
-            r.op_pairs.total,
-            r.op_pairs.percent,
-            r.params.covered,
-            r.params.total,
-            r.params.percent
-        );
-        println!("output: {}", a.out.display());
-    }
-    Ok(ExitCode::SUCCESS)
 }

@@ -1,38 +1,42 @@
-//! `mutagraph campaign`: the coverage-guided mutation loop (MEMO Alg. 2) over a seed pool,
-//! with every mutant run on every backend in worker processes and judged by the oracles.
+//! `mutagraph campaign`: the coverage-guided mutation campaign (MEMO Algorithm 2).
 //!
-//! Output directory:
-//! * `campaign.toml`: the effective configuration (a second run on the same directory resumes);
-//! * `seeds/<name>.onnx`: the (reduced) seed models the traces start from;
-//! * `corpus/<id>.onnx` + `corpus/<id>.trace.json`: every mutant that added coverage, with its
-//!   seed and the full list of mutation records from the seed (replayable);
-//! * `findings/<iteration>-<kind>-<backend>/`: model, inputs, `report.json`;
-//! * `stats.json` (counters, coverage per family, per operator, time split) and
-//!   `timeseries.csv` (one row per second);
-//! * `state.json`: what resuming needs (RNG state, pool, scheduler statistics, coverage).
+//! Each iteration selects a seed ⟨pool model, operator⟩ ([`mcmc`]), applies the operator to a
+//! copy of the model, exports the mutant, generates seeded inputs, runs it on every backend of
+//! the set (each backend in its own worker, backends concurrently), judges the runs with the
+//! oracles and updates the coverage and the scheduler. A mutant that covers a new op type, op
+//! pair or parameter bucket is *diverse*: it replaces its parent in the pool and goes to the
+//! corpus.
 //!
-//! Every file is written atomically (temporary file + rename; finding directories are renamed
-//! into place whole). The state is written last, so a kill at any moment leaves a state that
-//! names only files that exist; iterations after the last state are redone identically on
-//! resume (the loop is deterministic for a given seed).
-pub mod exec;
+//! The search never depends on what the backends did: it is a pure function of `--seed`, the
+//! seeds and the operators, so results do not depend on `-j`, on timing, or on how often the
+//! campaign was stopped and resumed. Every random stream of iteration `i` is derived from
+//! `(--seed, i)`, so the "RNG state" saved in `state.json` is the iteration counter.
+//!
+//! Output directory (every file written atomically: temporary file, fsync, rename):
+//! * `campaign.toml`: the effective configuration.
+//! * `seeds/<name>.onnx`: the (reduced) seed models.
+//! * `corpus/<id>.onnx` + `corpus/<id>.trace.json`: diverse mutants, with the seed name and every
+//!   mutation record from the seed (`mutation::replay_trace` rebuilds the exact bytes).
+//! * `findings/<kind>-<backend>-<n>/`: the first 3 findings per (kind, backend, op) key:
+//!   `model.onnx`, `input_<i>.pb`, `outputs/<backend>/output_<i>.pb`, `report.json`.
+//! * `stats.json` and a `timeseries.csv` row about once a second; `state.json`, the resume
+//!   point, written last in each commit (every [`COMMIT_EVERY`], after the batch crossing it).
 pub mod mcmc;
 
-use anyhow::{Context, Result, bail};
-use exec::{Executor, Job};
-use mcmc::{Mcmc, RandomSearch, Scheduler, SeedStats};
-use mutagraph_backends::Stage;
-use mutagraph_backends::compare::Tolerance;
+use anyhow::{Context, Result, anyhow, bail};
+use mcmc::{Scheduler, SeedStats};
+use mutagraph_backends::backend::Stage;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::NamedValues;
-use mutagraph_backends::worker::{Outcome, PoolOptions, RunReport};
-use mutagraph_ir::Model;
+use mutagraph_backends::worker::{Outcome as RunOutcome, Pool, PoolOptions, RunReport};
 use mutagraph_ir::model::write_atomic;
+use mutagraph_ir::{Model, validate};
 use mutagraph_mutators::builder::SplitMix64;
 use mutagraph_mutators::coverage::{Coverage, Report};
-use mutagraph_mutators::mutation::{Ctx, Limits, Mutator, Outcome as MutOutcome, Record};
+use mutagraph_mutators::mutation::{Ctx, Limits, Mutator, Outcome, Record};
 use mutagraph_mutators::operators;
 use mutagraph_mutators::recipes::Recipes;
+use mutagraph_mutators::zoo;
 use mutagraph_oracles::{Finding, MutantRuns, Oracle};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -41,70 +45,102 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The state is committed at most this often (after the batch that crosses it): each commit
+/// costs fsyncs. A kill loses only uncommitted iterations, which the resumed run redoes
+/// identically (the search is deterministic).
+pub const COMMIT_EVERY: Duration = Duration::from_millis(250);
+
+/// Findings written to disk per (kind, backend, op) key; the others are only counted.
+pub const FINDINGS_PER_KEY: u64 = 3;
+
+/// The backends of a campaign unless told otherwise (those compiled in).
+pub const DEFAULT_BACKENDS: &[&str] = &["reference", "ort", "tract", "burn-ndarray"];
+
+/// Seed reduction (MEMO §3.2, [`mutagraph_mutators::reduce`]); a model the reduction cannot
+/// handle is kept as it is.
+pub fn reduce_seed(model: &Model) -> Model {
+    match mutagraph_mutators::reduce::reduce(model) {
+        Ok((m, _)) => m,
+        Err(_) => model.clone(),
+    }
+}
+
 /// The effective configuration, saved as `campaign.toml`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Config {
-    /// `zoo`, directories of .onnx files, or files.
+    /// Seed sources as given (`zoo`, directories, files).
     pub seeds: Vec<String>,
-    /// Backends every mutant runs on.
+    /// Backends, in run order.
     pub backends: Vec<String>,
-    /// The ground truth among them (`reference`), if any.
-    pub reference: Option<String>,
-    /// Seed of the campaign's random stream.
+    /// Master seed of every random stream.
     pub seed: u64,
     /// `mcmc` or `random`.
     pub search: String,
-    /// The geometric distribution's p (None: [`Mcmc::default_p`]).
-    pub mcmc_p: Option<f64>,
-    /// Reduce the seeds first (MEMO Alg. 1).
-    pub reduce: bool,
+    /// The MH parameter `p`.
+    pub mcmc_p: f64,
+    /// Operators, in `operators::all()` order.
+    pub operators: Vec<String>,
+    /// Mutants in flight (batch size). May change on resume.
+    pub jobs: usize,
+    /// Total iterations of the campaign (`None`: unbounded). May change on resume.
+    pub iterations: Option<u64>,
+    /// Time limit of one session, seconds (`None`: unbounded). May change on resume.
+    pub time_s: Option<f64>,
     /// Tolerance of the inconsistency oracle.
     pub tolerance: String,
-    /// Findings written per (kind, backend, operator); the rest are counted.
-    pub findings_per_key: u64,
-    /// Size bounds of mutants.
-    pub limits: Limits,
+    /// Per-run timeout, seconds.
+    pub run_timeout_s: f64,
+    /// Memory cap per worker, MiB.
+    pub mem_limit_mib: u64,
 }
 
-/// What one invocation does (not saved: may change between resumes).
-pub struct RunOptions {
-    /// Wall-clock budget of this invocation.
+/// What the command line asked for; `None` fields take the saved value on resume, or the
+/// default on a fresh campaign.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// `--seeds`.
+    pub seeds: Vec<String>,
+    /// `--out`.
+    pub out: PathBuf,
+    /// `--time`.
     pub time: Option<Duration>,
-    /// Total iterations of the campaign (selections), across resumes.
+    /// `--iterations`.
     pub iterations: Option<u64>,
-    /// Mutants in flight.
-    pub jobs: usize,
-    /// No status line, no summary.
+    /// `-j`.
+    pub jobs: Option<usize>,
+    /// `--backends`.
+    pub backends: Vec<String>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--search`.
+    pub search: Option<String>,
+    /// `--mcmc-p`.
+    pub mcmc_p: Option<f64>,
+    /// `--quiet`.
     pub quiet: bool,
-    /// Worker pool options.
-    pub pool: PoolOptions,
 }
 
-/// Campaign-wide counters.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Counters {
-    /// Seed selections.
-    pub iterations: u64,
-    /// Mutations that changed the model.
-    pub mutated: u64,
-    /// Mutations that did not apply.
-    pub skipped: u64,
-    /// Mutations whose edit failed validation (illegal).
-    pub rejected: u64,
-    /// Mutants whose inputs could not be generated.
-    pub input_errors: u64,
-    /// Mutants run on the backends.
-    pub executions: u64,
-    /// Mutants no backend could load or compile (illegal).
-    pub illegal_load: u64,
-    /// Mutants that added coverage.
-    pub diverse: u64,
-    /// Corpus entries written.
-    pub corpus: u64,
-    /// Findings, all kinds.
-    pub findings: u64,
-    /// Findings by kind.
-    pub findings_by_kind: BTreeMap<String, u64>,
+/// Parses `90s`, `10m`, `1h`, `1.5s`, `250ms` or a plain number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, "s"),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| anyhow!("bad duration '{s}' (examples: 90s, 10m, 1h)"))?;
+    let mul = match unit {
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => bail!("bad duration unit in '{s}' (use ms, s, m or h)"),
+    };
+    if !(v >= 0.0 && v.is_finite()) {
+        bail!("bad duration '{s}'");
+    }
+    Ok(Duration::from_secs_f64(v * mul))
 }
 
 /// Per-operator counters.
@@ -112,118 +148,256 @@ pub struct Counters {
 pub struct OpCounters {
     /// Operator name.
     pub name: String,
-    /// Times selected.
+    /// Times a seed with this operator was selected.
     pub selected: u64,
-    /// Times it changed the model.
+    /// Mutants made.
     pub mutated: u64,
-    /// Times it did not apply.
+    /// Not applicable (model unchanged).
     pub skipped: u64,
-    /// Times its edit failed validation.
-    pub rejected: u64,
-    /// Mutants of it no backend could load.
-    pub illegal_load: u64,
-    /// Diverse mutants made with it.
+    /// Diverse mutants.
     pub diverse: u64,
-    /// Findings on its mutants.
-    pub findings: u64,
+    /// Illegal mutants (rejected, inputs impossible, or loaded by no backend).
+    pub illegal: u64,
 }
 
-/// Where wall time goes, seconds (cumulative across resumes).
+/// Campaign counters.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Times {
-    /// Seed selection and mutation (validation included).
+pub struct Counters {
+    /// Iterations done.
+    pub iterations: u64,
+    /// Mutants sent to the backends.
+    pub executions: u64,
+    /// Backend runs (executions × backends).
+    pub backend_runs: u64,
+    /// Mutants made (`Outcome::Mutated`).
+    pub mutants: u64,
+    /// Operator not applicable.
+    pub skipped: u64,
+    /// Operator built an invalid edit.
+    pub rejected: u64,
+    /// Inputs could not be generated (not executed).
+    pub inputs_failed: u64,
+    /// Executed mutants that no backend could load or compile.
+    pub load_failed_everywhere: u64,
+    /// Diverse mutants (= corpus files).
+    pub diverse: u64,
+    /// Findings, all of them.
+    pub findings: u64,
+    /// Findings by kind.
+    pub findings_by_kind: BTreeMap<String, u64>,
+    /// Findings by `kind/backend/op` key.
+    pub findings_by_key: BTreeMap<String, u64>,
+    /// Finding directories written per `kind-backend`.
+    pub finding_dirs: BTreeMap<String, u64>,
+    /// Per operator, in `Config::operators` order.
+    pub per_operator: Vec<OpCounters>,
+}
+
+impl Counters {
+    /// Illegal mutants: rejected, inputs impossible, or loaded nowhere.
+    pub fn illegal(&self) -> u64 {
+        self.rejected + self.inputs_failed + self.load_failed_everywhere
+    }
+
+    /// Illegal share of the attempted mutants (iterations that were not skipped), percent.
+    pub fn illegal_percent(&self) -> f64 {
+        let tried = self.iterations - self.skipped;
+        if tried == 0 {
+            0.0
+        } else {
+            100.0 * self.illegal() as f64 / tried as f64
+        }
+    }
+}
+
+/// Seconds spent per phase (summed over sessions).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    /// Seed selection.
+    pub select: f64,
+    /// Operators.
     pub mutate: f64,
-    /// Export to ONNX bytes.
+    /// Export to bytes.
     pub export: f64,
     /// Input generation.
     pub inputs: f64,
     /// Waiting for the backends.
-    pub backends: f64,
+    pub backends_wait: f64,
     /// Oracles.
     pub oracles: f64,
     /// Coverage and scheduler updates.
     pub coverage: f64,
-    /// Writing corpus, findings, state, stats.
+    /// Writing files.
     pub io: f64,
-    /// Wall time of the loop.
-    pub wall: f64,
+    /// Per backend: where its share of the backend time goes.
+    #[serde(default)]
+    pub per_backend: BTreeMap<String, BackendTime>,
 }
 
-/// One model slot of the pool.
+/// Seconds a backend spent on the campaign's runs (summed over runs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BackendTime {
+    /// Runs.
+    pub runs: u64,
+    /// Wall time seen from the engine (protocol included).
+    pub wall_s: f64,
+    /// Load and compile inside the worker.
+    pub prepare_s: f64,
+    /// Inference inside the worker.
+    pub run_s: f64,
+}
+
+/// A pool slot: where its current model comes from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PoolSlot {
-    /// The seed it descends from.
-    pub seed: String,
-    /// Its corpus id (None: still the seed itself).
-    pub id: Option<String>,
+pub struct Slot {
+    /// Index of the seed it descends from.
+    pub seed: usize,
+    /// Corpus id of its current model (`None`: still the seed).
+    pub corpus: Option<String>,
 }
 
-/// Everything resuming needs.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// Everything needed to continue a campaign exactly (`state.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    /// Format version.
-    pub format: u32,
-    /// RNG state.
-    pub rng: u64,
-    /// Pool.
-    pub pool: Vec<PoolSlot>,
-    /// Operator names, in the scheduler's order.
-    pub operators: Vec<String>,
+    /// Iterations committed; also the RNG position (streams are derived from it).
+    pub iteration: u64,
+    /// The master seed the streams are derived from.
+    pub rng_seed: u64,
+    /// Pool slots.
+    pub pool: Vec<Slot>,
     /// Scheduler statistics.
     pub seeds: SeedStats,
-    /// Coverage so far.
+    /// Coverage over the campaign universe (seeds and every mutant generated).
     pub coverage: Coverage,
     /// Counters.
     pub counters: Counters,
-    /// Per operator.
-    pub per_operator: Vec<OpCounters>,
-    /// Time split.
-    pub times: Times,
-    /// Findings per key.
-    pub finding_keys: BTreeMap<String, u64>,
-    /// Length of `timeseries.csv` at the last save.
-    pub timeseries_len: u64,
+    /// Phase times.
+    pub timings: Timings,
+    /// Wall time of the campaign over all sessions, seconds.
+    pub elapsed_s: f64,
+}
+
+/// `stats.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Stats {
+    /// Counters.
+    #[serde(flatten)]
+    pub counters: Counters,
+    /// Wall time over all sessions, seconds.
+    pub elapsed_s: f64,
+    /// Executions per second of wall time.
+    pub execs_per_s: f64,
+    /// Illegal mutants.
+    pub illegal: u64,
+    /// Illegal share of attempted mutants, percent.
+    pub illegal_percent: f64,
+    /// Coverage per family.
+    pub coverage: Report,
+    /// Coverage of the seeds alone.
+    pub seed_coverage: Report,
+    /// Phase times.
+    pub timings: Timings,
+    /// Share of wall time not spent waiting for backends, percent.
+    pub outside_backends_percent: f64,
+    /// Seeds in the pool.
+    pub pool: Vec<Slot>,
 }
 
 /// The trace file of a corpus entry.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Trace {
-    /// Seed name (`seeds/<seed>.onnx`).
+    /// Seed name (zoo name or file path as given).
     pub seed: String,
-    /// Parent corpus id (None: the seed).
-    pub parent: Option<String>,
+    /// The seed as the campaign used it, in the output directory.
+    pub seed_file: String,
     /// Iteration that made it.
     pub iteration: u64,
-    /// What it newly covered.
-    pub new_coverage: mutagraph_mutators::coverage::Delta,
-    /// Every mutation from the seed, in order.
+    /// Every record from the seed, in order.
     pub records: Vec<Record>,
 }
 
-struct Member {
-    model: Model,
-    records: Vec<Record>,
+/// A loaded seed.
+pub struct Seed {
+    /// Name (zoo name or path).
+    pub name: String,
+    /// File name under `seeds/`.
+    pub file: String,
+    /// The reduced model.
+    pub model: Model,
 }
 
-/// Paths of the output directory.
-pub struct Dirs {
-    /// Root.
-    pub root: PathBuf,
+fn load_one(path: &Path) -> Result<Model> {
+    let m = Model::load(path).with_context(|| format!("seed {}", path.display()))?;
+    validate::validate(&m).map_err(|e| anyhow!("seed {}: invalid model: {e}", path.display()))?;
+    Ok(m)
 }
 
-impl Dirs {
-    fn file(&self, name: &str) -> PathBuf {
-        self.root.join(name)
+/// Loads the seeds: `zoo`, a directory (its `*.onnx`, sorted), or a file.
+pub fn load_seeds(specs: &[String]) -> Result<Vec<Seed>> {
+    let mut out: Vec<(String, Model)> = Vec::new();
+    for s in specs {
+        if s == "zoo" {
+            out.extend(zoo::all().into_iter().map(|(n, m)| (n.to_string(), m)));
+            continue;
+        }
+        let p = Path::new(s);
+        if p.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .with_context(|| format!("reading seed directory {}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "onnx"))
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                bail!("seed directory {} has no .onnx file", p.display());
+            }
+            for f in files {
+                let m = load_one(&f)?;
+                out.push((f.display().to_string(), m));
+            }
+        } else {
+            out.push((s.clone(), load_one(p)?));
+        }
     }
-    fn corpus(&self) -> PathBuf {
-        self.root.join("corpus")
+    if out.is_empty() {
+        bail!("no seed models");
     }
-    fn seeds(&self) -> PathBuf {
-        self.root.join("seeds")
-    }
-    fn findings(&self) -> PathBuf {
-        self.root.join("findings")
-    }
+    let mut used: BTreeMap<String, usize> = BTreeMap::new();
+    Ok(out
+        .into_iter()
+        .map(|(name, m)| {
+            let stem = Path::new(&name)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "seed".into());
+            let stem: String = stem
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let n = used.entry(stem.clone()).or_default();
+            let file = if *n == 0 {
+                format!("{stem}.onnx")
+            } else {
+                format!("{stem}-{n}.onnx")
+            };
+            *n += 1;
+            Seed {
+                name,
+                file,
+                model: reduce_seed(&m),
+            }
+        })
+        .collect())
+}
+
+fn is_reference(b: &str) -> bool {
+    b == "reference" || b == "reference-f64"
 }
 
 fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
@@ -231,749 +405,857 @@ fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
     write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
 }
 
-/// Loads the seed models named by `--seeds`: (name, model), names unique.
-pub fn load_seeds(specs: &[String]) -> Result<Vec<(String, Model)>> {
-    let mut out: Vec<(String, Model)> = Vec::new();
-    let push = |name: String, m: Model, out: &mut Vec<(String, Model)>| {
-        let mut n = name.clone();
-        let mut k = 2;
-        while out.iter().any(|(x, _)| *x == n) {
-            n = format!("{name}-{k}");
-            k += 1;
-        }
-        out.push((n, m));
-    };
-    for s in specs {
-        if s == "zoo" {
-            for (name, m) in mutagraph_mutators::zoo::all() {
-                push(name.to_string(), m, &mut out);
-            }
-            continue;
-        }
-        let p = Path::new(s);
-        let files: Vec<PathBuf> = if p.is_dir() {
-            let mut v: Vec<PathBuf> = std::fs::read_dir(p)
-                .with_context(|| format!("{}: cannot list seeds", p.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x == "onnx"))
-                .collect();
-            v.sort();
-            if v.is_empty() {
-                bail!("{}: no .onnx seed models in this directory", p.display());
-            }
-            v
-        } else {
-            vec![p.to_path_buf()]
-        };
-        for f in files {
-            let m = Model::load(&f).map_err(|e| anyhow::anyhow!("seed {}: {e}", f.display()))?;
-            mutagraph_ir::validate::validate(&m)
-                .map_err(|e| anyhow::anyhow!("seed {}: not a valid model: {e}", f.display()))?;
-            let name = f
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "seed".into());
-            push(name, m, &mut out);
-        }
-    }
-    if out.is_empty() {
-        bail!("no seed models (use --seeds zoo, a directory or .onnx files)");
-    }
-    Ok(out)
+fn mix(seed: u64, iteration: u64, stream: u64) -> u64 {
+    let mut r = SplitMix64::new(
+        seed ^ iteration.wrapping_mul(0xD1B5_4A32_D192_ED03)
+            ^ stream.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7),
+    );
+    r.next_u64()
 }
 
-/// Seed reduction (MEMO Alg. 1).
-fn reduce_seed(m: &Model) -> Model {
-    match mutagraph_mutators::reduce::reduce(m) {
-        Ok((r, _)) => r,
-        Err(_) => m.clone(),
-    }
+/// One mutant of a batch, ready to run.
+struct Job {
+    iteration: u64,
+    op: usize,
+    seed: usize,
+    bytes: Vec<u8>,
+    /// `None` when the inputs could not be generated (not executed).
+    inputs: Option<NamedValues>,
+    records: Vec<Record>,
+    diverse: bool,
 }
 
-/// The campaign.
-pub struct Campaign {
-    cfg: Config,
-    dirs: Dirs,
-    state: State,
-    members: Vec<Member>,
-    recipes: Recipes,
+/// The campaign in memory.
+struct Campaign {
+    out: PathBuf,
+    config: Config,
+    seeds: Vec<Seed>,
     ops: Vec<Box<dyn Mutator>>,
-    oracles: Vec<Box<dyn Oracle>>,
+    recipes: Recipes,
+    limits: Limits,
     scheduler: Box<dyn Scheduler>,
-    rng: SplitMix64,
-    seed_names: Vec<String>,
+    oracles: Vec<Box<dyn Oracle>>,
+    reference: Option<usize>,
+    state: State,
+    seed_coverage: Report,
+    /// Current model and trace of each pool slot.
+    models: Vec<(Model, Vec<Record>)>,
+    /// Worker pools: `[backend][lane]`.
+    pools: Vec<Vec<Pool>>,
 }
 
-/// The summary of one invocation.
-#[derive(Clone, Debug, Serialize)]
+/// What a finished session reports.
+#[derive(Clone, Debug)]
 pub struct Summary {
-    /// Iterations done by this invocation.
+    /// Iterations committed in total.
     pub iterations: u64,
-    /// Executions done by this invocation.
+    /// Executions in total.
     pub executions: u64,
-    /// Its wall time, seconds.
-    pub seconds: f64,
-    /// Coverage at the end.
-    pub coverage: Report,
-    /// Counters at the end.
-    pub counters: Counters,
+    /// Findings in total.
+    pub findings: u64,
 }
 
-impl Campaign {
-    /// Starts a new campaign in `out` or resumes the one there (`cfg` must then match the saved
-    /// configuration; pass `None` to take the saved one).
-    pub fn open(out: &Path, cfg: Option<Config>) -> Result<Campaign> {
-        let dirs = Dirs {
-            root: out.to_path_buf(),
-        };
-        let cfg_path = dirs.file("campaign.toml");
-        let state_path = dirs.file("state.json");
-        let saved: Option<Config> =
-            if cfg_path.exists() {
-                let text = std::fs::read_to_string(&cfg_path)
-                    .with_context(|| format!("reading {}", cfg_path.display()))?;
-                Some(toml::from_str(&text).with_context(|| {
-                    format!("{}: not a campaign configuration", cfg_path.display())
-                })?)
-            } else {
-                None
-            };
-        let cfg = match (saved, cfg) {
-            (Some(s), Some(c)) if s != c => bail!(
-                "{} holds a campaign with another configuration ({}); use a new --out or the same options",
-                out.display(),
-                cfg_path.display()
-            ),
-            (Some(s), _) => s,
-            (None, Some(c)) => c,
-            (None, None) => bail!("{}: no campaign to resume", out.display()),
-        };
-        for d in [dirs.corpus(), dirs.seeds(), dirs.findings()] {
-            std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
-        }
-        // Seeds: reduced once, then always read back from seeds/.
-        let resuming = state_path.exists();
-        let seeds: Vec<(String, Model)> = if resuming {
-            let order: Vec<String> = {
-                let text = std::fs::read(dirs.file("seeds/index.json"))
-                    .context("reading seeds/index.json")?;
-                serde_json::from_slice(&text).context("seeds/index.json")?
-            };
-            let mut v = Vec::new();
-            for n in order {
-                let p = dirs.seeds().join(format!("{n}.onnx"));
-                let m = Model::load(&p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-                v.push((n, m));
-            }
-            v
-        } else {
-            let mut v = load_seeds(&cfg.seeds)?;
-            if cfg.reduce {
-                for (_, m) in v.iter_mut() {
-                    *m = reduce_seed(m);
-                }
-            }
-            for (n, m) in &v {
-                m.save(dirs.seeds().join(format!("{n}.onnx")))?;
-            }
-            let names: Vec<&String> = v.iter().map(|(n, _)| n).collect();
-            write_json(&dirs.file("seeds/index.json"), &names)?;
-            let toml_text = toml::to_string_pretty(&cfg)?;
-            write_atomic(&cfg_path, toml_text.as_bytes())?;
-            v
-        };
-        let opset = seeds
-            .iter()
-            .map(|(_, m)| m.default_opset())
-            .min()
-            .unwrap_or(17);
-        let recipes = Recipes::for_opset(opset);
-        let universe = Arc::new(
-            recipes
-                .universe()
-                .map_err(|e| anyhow::anyhow!("coverage universe: {e}"))?,
-        );
-        let ops = operators::all();
-        let scheduler: Box<dyn Scheduler> = match cfg.search.as_str() {
-            "mcmc" => Box::new(Mcmc {
-                p: cfg
-                    .mcmc_p
-                    .unwrap_or_else(|| Mcmc::default_p(seeds.len() * ops.len())),
-            }),
-            "random" => Box::new(RandomSearch),
-            s => bail!("unknown search '{s}' (mcmc or random)"),
-        };
-        let tol = Tolerance::by_name(&cfg.tolerance)
-            .with_context(|| format!("unknown tolerance '{}'", cfg.tolerance))?;
-        let oracles: Vec<Box<dyn Oracle>> = vec![
-            Box::new(mutagraph_oracles::CrashOracle),
-            Box::new(mutagraph_oracles::NanOracle),
-            Box::new(mutagraph_oracles::InconsistencyOracle { tolerance: tol }),
-        ];
-        let seed_names: Vec<String> = seeds.iter().map(|(n, _)| n.clone()).collect();
-        let (state, members, rng) = if resuming {
-            let text = std::fs::read(&state_path)
-                .with_context(|| format!("reading {}", state_path.display()))?;
-            let mut st: State = serde_json::from_slice(&text)
-                .with_context(|| format!("{}: corrupt campaign state", state_path.display()))?;
-            st.coverage = st.coverage.rebase(universe.clone());
-            let names: Vec<String> = ops.iter().map(|o| o.name().to_string()).collect();
-            if st.operators != names {
+fn check_same<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    given: Option<T>,
+    saved: &T,
+) -> Result<()> {
+    match given {
+        Some(g) if &g != saved => bail!(
+            "the campaign in this directory was started with {what} = {saved:?}, not {g:?} \
+             (only --time, --iterations, -j and --quiet may change on resume; use another --out)"
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Runs (or resumes) a campaign.
+pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
+    let out = req.out.clone();
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let cfg_path = out.join("campaign.toml");
+    let ops = operators::all();
+    let op_names: Vec<String> = ops.iter().map(|o| o.name().to_string()).collect();
+    let saved: Option<Config> = if cfg_path.exists() {
+        let text = std::fs::read_to_string(&cfg_path)
+            .with_context(|| format!("reading {}", cfg_path.display()))?;
+        Some(toml::from_str(&text).with_context(|| format!("parsing {}", cfg_path.display()))?)
+    } else {
+        None
+    };
+    let timeout_s = pool_opts.timeout.as_secs_f64();
+    let mem_mib = pool_opts.mem_limit >> 20;
+    let mut config = match saved {
+        Some(c) => {
+            check_same(
+                "--seeds",
+                (!req.seeds.is_empty()).then(|| req.seeds.clone()),
+                &c.seeds,
+            )?;
+            check_same(
+                "--backends",
+                (!req.backends.is_empty()).then(|| req.backends.clone()),
+                &c.backends,
+            )?;
+            check_same("--seed", req.seed, &c.seed)?;
+            check_same("--search", req.search.clone(), &c.search)?;
+            check_same("--mcmc-p", req.mcmc_p, &c.mcmc_p)?;
+            if c.operators != op_names {
                 bail!(
-                    "{} was made with another operator set ({:?}); start a new campaign",
-                    state_path.display(),
-                    st.operators
+                    "the campaign in {} used operators {:?}; this build has {:?}",
+                    out.display(),
+                    c.operators,
+                    op_names
                 );
             }
-            let mut members = Vec::new();
-            for slot in &st.pool {
-                members.push(match &slot.id {
-                    None => {
-                        let (_, m) = seeds
-                            .iter()
-                            .find(|(n, _)| *n == slot.seed)
-                            .with_context(|| format!("seed '{}' is missing", slot.seed))?;
-                        Member {
-                            model: m.clone(),
-                            records: Vec::new(),
-                        }
-                    }
-                    Some(id) => {
-                        let p = dirs.corpus().join(format!("{id}.onnx"));
-                        let model =
-                            Model::load(&p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-                        let tp = dirs.corpus().join(format!("{id}.trace.json"));
-                        let t: Trace = serde_json::from_slice(
-                            &std::fs::read(&tp)
-                                .with_context(|| format!("reading {}", tp.display()))?,
-                        )
-                        .with_context(|| format!("{}: corrupt trace", tp.display()))?;
-                        Member {
-                            model,
-                            records: t.records,
-                        }
-                    }
-                });
+            c
+        }
+        None => {
+            if req.seeds.is_empty() {
+                bail!("--seeds is required to start a campaign");
             }
-            let rng = SplitMix64::new(st.rng);
-            (st, members, rng)
-        } else {
-            let mut rng = SplitMix64::new(cfg.seed);
-            let mut coverage = Coverage::new(universe.clone());
-            for (_, m) in &seeds {
-                coverage.add_model(m);
+            let backends = if req.backends.is_empty() {
+                DEFAULT_BACKENDS
+                    .iter()
+                    .filter(|b| mutagraph_backends::catalog::is_compiled(b))
+                    .map(|s| s.to_string())
+                    .collect()
+            } else {
+                req.backends.clone()
+            };
+            Config {
+                seeds: req.seeds.clone(),
+                backends,
+                seed: req.seed.unwrap_or(0),
+                search: req.search.clone().unwrap_or_else(|| "mcmc".into()),
+                mcmc_p: f64::NAN, // set once the seed count is known
+                operators: op_names.clone(),
+                jobs: 1,
+                iterations: None,
+                time_s: None,
+                tolerance: "approximate".into(),
+                run_timeout_s: timeout_s,
+                mem_limit_mib: mem_mib,
             }
-            let stats = SeedStats::new(seeds.len(), ops.len(), &mut rng);
-            let st = State {
-                format: 1,
-                rng: rng.state(),
-                pool: seeds
+        }
+    };
+    if let Some(j) = req.jobs {
+        config.jobs = j.max(1);
+    }
+    // Worker limits change outcomes, never the search: the current command line's apply.
+    config.run_timeout_s = timeout_s;
+    config.mem_limit_mib = mem_mib;
+    if req.iterations.is_some() {
+        config.iterations = req.iterations;
+    }
+    if let Some(t) = req.time {
+        config.time_s = Some(t.as_secs_f64());
+    }
+    if ops.is_empty() {
+        bail!("no mutation operators in this build");
+    }
+    for b in &config.backends {
+        if !mutagraph_backends::catalog::is_compiled(b)
+            && let Err(e) = mutagraph_backends::catalog::create(b, &Default::default())
+        {
+            bail!("{e}");
+        }
+    }
+    if mcmc::by_name(&config.search, 0.1).is_none() {
+        bail!("--search must be mcmc or random, not '{}'", config.search);
+    }
+    let seeds = load_seeds(&config.seeds)?;
+    let n_seeds = seeds.len() * ops.len();
+    if config.mcmc_p.is_nan() {
+        config.mcmc_p = req.mcmc_p.unwrap_or_else(|| mcmc::default_p(n_seeds));
+    }
+    if !(config.mcmc_p > 0.0 && config.mcmc_p < 1.0) {
+        bail!("--mcmc-p must be in (0, 1)");
+    }
+    let scheduler = mcmc::by_name(&config.search, config.mcmc_p).expect("checked");
+    let tolerance = mutagraph_backends::compare::Tolerance::by_name(&config.tolerance)
+        .ok_or_else(|| anyhow!("unknown tolerance '{}'", config.tolerance))?;
+
+    // Worker pools: one per backend and lane; the first lane answers the capabilities.
+    let mut pools: Vec<Vec<Pool>> = Vec::new();
+    for _ in &config.backends {
+        pools.push(
+            (0..config.jobs)
+                .map(|_| Pool::new(pool_opts.clone()))
+                .collect(),
+        );
+    }
+    // The generator's ops: those that exist at the seeds' opset (the lowest one).
+    let opset = seeds
+        .iter()
+        .map(|s| s.model.default_opset())
+        .min()
+        .unwrap_or(17);
+    let mut recipes = Recipes::for_opset(opset);
+    let mut supported: Vec<mutagraph_backends::backend::Capabilities> = Vec::new();
+    let has_other = config.backends.iter().any(|b| !is_reference(b));
+    for (b, lanes) in config.backends.iter().zip(&mut pools) {
+        if has_other && is_reference(b) {
+            continue;
+        }
+        let caps = lanes[0].capabilities(b).map_err(|e| {
+            anyhow!("backend '{b}': {e}{}", if b.starts_with("ort") {
+                " (ONNX Runtime is needed: `pip install onnxruntime==1.31.1`, or pass --ort-dylib)"
+            } else {
+                ""
+            })
+        })?;
+        supported.push(caps);
+    }
+    recipes.retain(|op| supported.iter().any(|c| c.supports("", op)));
+    let universe = Arc::new(
+        recipes
+            .universe()
+            .map_err(|e| anyhow!("coverage universe: {e}"))?,
+    );
+    let mut seed_cov = Coverage::new(universe.clone());
+    for s in &seeds {
+        seed_cov.add_model(&s.model);
+    }
+    let seed_coverage = seed_cov.report();
+
+    for d in ["seeds", "corpus", "findings"] {
+        std::fs::create_dir_all(out.join(d))
+            .with_context(|| format!("creating {}", out.join(d).display()))?;
+    }
+    let state_path = out.join("state.json");
+    let fresh = !state_path.exists();
+    let (state, models) = if fresh {
+        let pool: Vec<Slot> = (0..seeds.len())
+            .map(|i| Slot {
+                seed: i,
+                corpus: None,
+            })
+            .collect();
+        let state = State {
+            iteration: 0,
+            rng_seed: config.seed,
+            pool,
+            seeds: SeedStats::new(seeds.len(), ops.len()),
+            coverage: seed_cov,
+            counters: Counters {
+                per_operator: op_names
                     .iter()
-                    .map(|(n, _)| PoolSlot {
-                        seed: n.clone(),
-                        id: None,
-                    })
-                    .collect(),
-                operators: ops.iter().map(|o| o.name().to_string()).collect(),
-                seeds: stats,
-                coverage,
-                counters: Counters::default(),
-                per_operator: ops
-                    .iter()
-                    .map(|o| OpCounters {
-                        name: o.name().to_string(),
+                    .map(|n| OpCounters {
+                        name: n.clone(),
                         ..Default::default()
                     })
                     .collect(),
-                times: Times::default(),
-                finding_keys: BTreeMap::new(),
-                timeseries_len: 0,
-            };
-            let members = seeds
-                .iter()
-                .map(|(_, m)| Member {
-                    model: m.clone(),
-                    records: Vec::new(),
-                })
-                .collect();
-            (st, members, rng)
+                ..Default::default()
+            },
+            timings: Timings::default(),
+            elapsed_s: 0.0,
         };
-        Ok(Campaign {
-            cfg,
-            dirs,
-            state,
-            members,
-            recipes,
-            ops,
-            oracles,
-            scheduler,
-            rng,
-            seed_names,
+        let models = seeds
+            .iter()
+            .map(|s| (s.model.clone(), Vec::new()))
+            .collect();
+        (state, models)
+    } else {
+        let text = std::fs::read(&state_path)
+            .with_context(|| format!("reading {}", state_path.display()))?;
+        let mut state: State = serde_json::from_slice(&text)
+            .with_context(|| format!("parsing {}", state_path.display()))?;
+        // The saved coverage names its items; re-home them in this campaign's universe.
+        let mut cov = Coverage::new(universe.clone());
+        cov.merge(&state.coverage);
+        state.coverage = cov;
+        if state.pool.len() != seeds.len() || state.seeds.ops != ops.len() {
+            bail!(
+                "{} does not match the seeds and operators",
+                state_path.display()
+            );
+        }
+        let mut models = Vec::new();
+        for slot in &state.pool {
+            match &slot.corpus {
+                None => models.push((seeds[slot.seed].model.clone(), Vec::new())),
+                Some(id) => {
+                    let p = out.join("corpus").join(format!("{id}.onnx"));
+                    let m = Model::load(&p)
+                        .with_context(|| format!("resuming from {}", p.display()))?;
+                    let tp = out.join("corpus").join(format!("{id}.trace.json"));
+                    let t: Trace = serde_json::from_slice(
+                        &std::fs::read(&tp).with_context(|| format!("reading {}", tp.display()))?,
+                    )
+                    .with_context(|| format!("parsing {}", tp.display()))?;
+                    models.push((m, t.records));
+                }
+            }
+        }
+        (state, models)
+    };
+    let cfg_text = toml::to_string(&config)?;
+    write_atomic(&cfg_path, cfg_text.as_bytes())
+        .with_context(|| format!("writing {}", cfg_path.display()))?;
+    for s in &seeds {
+        let p = out.join("seeds").join(&s.file);
+        let bytes = s.model.to_bytes();
+        if std::fs::read(&p).ok().as_deref() != Some(bytes.as_slice()) {
+            write_atomic(&p, &bytes).with_context(|| format!("writing {}", p.display()))?;
+        }
+    }
+    let reference = config.backends.iter().position(|b| is_reference(b));
+    let mut c = Campaign {
+        out,
+        oracles: vec![
+            Box::new(mutagraph_oracles::Failures),
+            Box::new(mutagraph_oracles::NanInf),
+            Box::new(mutagraph_oracles::Inconsistency { tolerance }),
+        ],
+        config,
+        seeds,
+        ops,
+        recipes,
+        limits: Limits::default(),
+        scheduler,
+        reference,
+        state,
+        seed_coverage,
+        models,
+        pools,
+    };
+    c.main_loop(req.quiet, fresh)
+}
+
+impl Campaign {
+    fn main_loop(&mut self, quiet: bool, fresh: bool) -> Result<Summary> {
+        let session = Instant::now();
+        let elapsed0 = self.state.elapsed_s;
+        let ts_path = self.out.join("timeseries.csv");
+        let mut ts = open_timeseries(&ts_path, fresh)?;
+        let tty = std::io::stderr().is_terminal();
+        let status_every = if tty {
+            Duration::from_millis(500)
+        } else {
+            Duration::from_secs(10)
+        };
+        let mut last_status = Instant::now();
+        let mut last_row = Instant::now();
+        let mut last_commit = Instant::now();
+        let limit = self.config.time_s.map(Duration::from_secs_f64);
+        if fresh {
+            self.commit_state(elapsed0, true)?;
+        }
+        loop {
+            let done = self.state.iteration;
+            let remaining = match self.config.iterations {
+                Some(n) if done >= n => break,
+                Some(n) => n - done,
+                None => u64::MAX,
+            };
+            if limit.is_some_and(|l| session.elapsed() >= l) {
+                break;
+            }
+            let batch = (self.config.jobs as u64).min(remaining);
+            let jobs = self.generate(batch);
+            let t = Instant::now();
+            let results = self.execute(&jobs)?;
+            self.state.timings.backends_wait += t.elapsed().as_secs_f64();
+            self.judge_and_write(&jobs, results)?;
+            let elapsed = elapsed0 + session.elapsed().as_secs_f64();
+            self.state.elapsed_s = elapsed;
+            if last_commit.elapsed() >= COMMIT_EVERY {
+                let row = last_row.elapsed() >= Duration::from_secs(1);
+                self.commit_state(elapsed, row)?;
+                last_commit = Instant::now();
+                if row {
+                    last_row = Instant::now();
+                    self.timeseries_row(&mut ts, elapsed)?;
+                }
+            }
+            if !quiet && last_status.elapsed() >= status_every {
+                last_status = Instant::now();
+                self.status(tty, elapsed);
+            }
+        }
+        let elapsed = elapsed0 + session.elapsed().as_secs_f64();
+        self.state.elapsed_s = elapsed;
+        self.commit_state(elapsed, true)?;
+        self.timeseries_row(&mut ts, elapsed)?;
+        if !quiet {
+            self.status(tty, elapsed);
+            if tty {
+                eprintln!();
+            }
+        }
+        for lanes in &mut self.pools {
+            for p in lanes {
+                p.shutdown();
+            }
+        }
+        Ok(Summary {
+            iterations: self.state.iteration,
+            executions: self.state.counters.executions,
+            findings: self.state.counters.findings,
         })
     }
 
-    /// The state (for tests and reports).
-    pub fn state(&self) -> &State {
-        &self.state
+    /// Selects, mutates, exports and prepares inputs for `n` iterations; updates the search
+    /// (scheduler, pool, coverage) as it goes.
+    fn generate(&mut self, n: u64) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for k in 0..n {
+            let it = self.state.iteration + k;
+            let seed_master = self.state.rng_seed;
+            let t = Instant::now();
+            let mut sel_rng = SplitMix64::new(mix(seed_master, it, 1));
+            let seed = self.scheduler.select(&mut self.state.seeds, &mut sel_rng);
+            let (slot, op) = self.state.seeds.split(seed);
+            let tm = &mut self.state.timings;
+            tm.select += t.elapsed().as_secs_f64();
+            let counters = &mut self.state.counters;
+            counters.iterations += 1;
+            counters.per_operator[op].selected += 1;
+
+            let t = Instant::now();
+            let mut model = self.models[slot].0.clone();
+            let mut mrng = SplitMix64::new(mix(seed_master, it, 2));
+            let outcome = {
+                let mut ctx = Ctx {
+                    rng: &mut mrng,
+                    coverage: &self.state.coverage,
+                    recipes: &self.recipes,
+                    limits: &self.limits,
+                };
+                // An operator that panics (a bug of ours) costs one illegal mutant, not the
+                // campaign; the copy it worked on is dropped.
+                let mutator = &self.ops[op];
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    mutator.mutate(&mut model, &mut ctx)
+                }))
+                .unwrap_or_else(|_| Outcome::Rejected(format!("{} panicked", mutator.name())))
+            };
+            tm.mutate += t.elapsed().as_secs_f64();
+            let record = match outcome {
+                Outcome::Skipped(_) => {
+                    counters.skipped += 1;
+                    counters.per_operator[op].skipped += 1;
+                    continue;
+                }
+                Outcome::Rejected(_) => {
+                    counters.rejected += 1;
+                    counters.per_operator[op].illegal += 1;
+                    continue;
+                }
+                Outcome::Mutated(r) => r,
+            };
+            counters.mutants += 1;
+            counters.per_operator[op].mutated += 1;
+            let t = Instant::now();
+            let bytes = model.to_bytes();
+            tm.export += t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let ins = inputs::generate(&model, mix(seed_master, it, 3), &GenOptions::default());
+            tm.inputs += t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            // Every generated mutant joins M' (Alg. 2 line 12); it is diverse when it grew a
+            // MEMO family (types, pairs, parameters).
+            let delta = self.state.coverage.add_model(&model);
+            let diverse = delta.is_diverse();
+            let mut records = self.models[slot].1.clone();
+            records.push(record);
+            if diverse {
+                self.state.seeds.record_diverse(seed);
+                counters.diverse += 1;
+                counters.per_operator[op].diverse += 1;
+                // UpdateSeeds: the mutant replaces its parent (as it will be reloaded from the
+                // corpus on resume, so both paths mutate the same model).
+                let reloaded = Model::from_bytes(&bytes).unwrap_or_else(|_| model.clone());
+                self.models[slot] = (reloaded, records.clone());
+                self.state.pool[slot].corpus = Some(corpus_id(it));
+            }
+            tm.coverage += t.elapsed().as_secs_f64();
+            let inputs = match ins {
+                Ok(v) => Some(v),
+                Err(_) => {
+                    counters.inputs_failed += 1;
+                    counters.per_operator[op].illegal += 1;
+                    None
+                }
+            };
+            if inputs.is_some() || diverse {
+                jobs.push(Job {
+                    iteration: it,
+                    op,
+                    seed: self.state.pool[slot].seed,
+                    bytes,
+                    inputs,
+                    records,
+                    diverse,
+                });
+            }
+        }
+        self.state.iteration += n;
+        jobs
     }
 
-    /// The configuration.
-    pub fn config(&self) -> &Config {
-        &self.cfg
+    /// Runs every job on every backend: one thread per (backend, lane), backends concurrently.
+    fn execute(&mut self, jobs: &[Job]) -> Result<Vec<Vec<Option<RunReport>>>> {
+        let runnable: Vec<usize> = (0..jobs.len())
+            .filter(|&i| jobs[i].inputs.is_some())
+            .collect();
+        let nb = self.config.backends.len();
+        let mut results: Vec<Vec<Option<RunReport>>> = vec![vec![None; nb]; jobs.len()];
+        let backends = &self.config.backends;
+        let outcome: Vec<Result<Vec<(usize, usize, RunReport)>>> = std::thread::scope(|s| {
+            let mut handles = Vec::new();
+            for (b, lanes) in self.pools.iter_mut().enumerate() {
+                let nl = lanes.len();
+                for (l, pool) in lanes.iter_mut().enumerate() {
+                    let name = &backends[b];
+                    let mine: Vec<usize> = runnable
+                        .iter()
+                        .copied()
+                        .enumerate()
+                        .filter(|(k, _)| k % nl == l)
+                        .map(|(_, i)| i)
+                        .collect();
+                    if mine.is_empty() {
+                        continue;
+                    }
+                    handles.push(s.spawn(move || -> Result<Vec<(usize, usize, RunReport)>> {
+                        let mut v = Vec::new();
+                        for i in mine {
+                            let r = pool
+                                .run(
+                                    name,
+                                    &jobs[i].bytes,
+                                    jobs[i].inputs.as_ref().expect("runnable"),
+                                )
+                                .map_err(|e| anyhow!("backend '{name}': {e}"))?;
+                            v.push((i, b, r));
+                        }
+                        Ok(v)
+                    }));
+                }
+            }
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow!("executor thread panicked")))
+                })
+                .collect()
+        });
+        for r in outcome {
+            for (i, b, rep) in r? {
+                results[i][b] = Some(rep);
+            }
+        }
+        Ok(results)
     }
 
-    /// Names of the seeds.
-    pub fn seed_names(&self) -> &[String] {
-        &self.seed_names
-    }
-
-    fn save(&mut self, this_run: &RunClock) -> Result<()> {
-        let t = Instant::now();
-        self.state.rng = self.rng.state();
-        self.state.timeseries_len = std::fs::metadata(self.dirs.file("timeseries.csv"))
-            .map(|m| m.len())
-            .unwrap_or(0);
-        write_json(&self.dirs.file("stats.json"), &self.stats(this_run))?;
-        write_json(&self.dirs.file("state.json"), &self.state)?;
-        self.state.times.io += t.elapsed().as_secs_f64();
+    fn judge_and_write(
+        &mut self,
+        jobs: &[Job],
+        results: Vec<Vec<Option<RunReport>>>,
+    ) -> Result<()> {
+        for (job, runs) in jobs.iter().zip(results) {
+            let executed = runs.iter().all(|r| r.is_some());
+            if executed {
+                let t = Instant::now();
+                let runs: Vec<RunReport> = runs.into_iter().flatten().collect();
+                for r in &runs {
+                    let bt = self
+                        .state
+                        .timings
+                        .per_backend
+                        .entry(r.backend.clone())
+                        .or_default();
+                    bt.runs += 1;
+                    bt.wall_s += r.wall_ms / 1e3;
+                    bt.prepare_s += r.prepare_ms / 1e3;
+                    bt.run_s += r.run_ms / 1e3;
+                }
+                let counters = &mut self.state.counters;
+                counters.executions += 1;
+                counters.backend_runs += runs.len() as u64;
+                let nowhere = runs.iter().all(|r| {
+                    matches!(
+                        &r.outcome,
+                        RunOutcome::Error { stage, .. } | RunOutcome::Unsupported { stage, .. }
+                            if *stage != Stage::Run
+                    )
+                });
+                if nowhere {
+                    counters.load_failed_everywhere += 1;
+                    counters.per_operator[job.op].illegal += 1;
+                }
+                let mr = MutantRuns {
+                    runs,
+                    reference: self.reference,
+                };
+                let findings = mutagraph_oracles::judge_all(&self.oracles, &mr);
+                self.state.timings.oracles += t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                for f in &findings {
+                    self.record_finding(job, f, &mr)?;
+                }
+                self.state.timings.io += t.elapsed().as_secs_f64();
+            }
+            if job.diverse {
+                let t = Instant::now();
+                self.write_corpus(job)?;
+                self.state.timings.io += t.elapsed().as_secs_f64();
+            }
+        }
         Ok(())
     }
 
-    fn stats(&self, clock: &RunClock) -> serde_json::Value {
-        let c = &self.state.counters;
-        let t = &self.state.times;
-        let generated = c.mutated + c.rejected;
-        let illegal = c.rejected + c.illegal_load;
-        let elapsed = clock.started.elapsed().as_secs_f64();
-        serde_json::json!({
-            "search": self.scheduler.name(),
-            "backends": self.cfg.backends,
-            "counters": c,
-            "generated_mutants": generated,
-            "illegal_mutants": illegal,
-            "illegal_percent": if generated > 0 { 100.0 * illegal as f64 / generated as f64 } else { 0.0 },
-            "this_run": {
-                "seconds": elapsed,
-                "executions": c.executions - clock.executions0,
-                "executions_per_second": if elapsed > 0.0 { (c.executions - clock.executions0) as f64 / elapsed } else { 0.0 },
-            },
-            "executions_per_second": if t.wall > 0.0 { c.executions as f64 / t.wall } else { 0.0 },
-            "coverage": self.state.coverage.report(),
-            "operators": self.state.per_operator,
-            "time_seconds": t,
-            "outside_backends_percent": if t.wall > 0.0 { 100.0 * (1.0 - t.backends / t.wall) } else { 0.0 },
-            "pool": self.state.pool,
-        })
+    fn write_corpus(&self, job: &Job) -> Result<()> {
+        let id = corpus_id(job.iteration);
+        let dir = self.out.join("corpus");
+        let p = dir.join(format!("{id}.onnx"));
+        write_atomic(&p, &job.bytes).with_context(|| format!("writing {}", p.display()))?;
+        let seed = &self.seeds[job.seed];
+        let trace = Trace {
+            seed: seed.name.clone(),
+            seed_file: format!("seeds/{}", seed.file),
+            iteration: job.iteration,
+            records: job.records.clone(),
+        };
+        write_json(&dir.join(format!("{id}.trace.json")), &trace)
     }
 
-    fn timeseries_row(&mut self, clock: &RunClock) -> Result<()> {
-        let path = self.dirs.file("timeseries.csv");
-        let t = Instant::now();
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .with_context(|| format!("opening {}", path.display()))?;
-        if f.metadata().map(|m| m.len()).unwrap_or(0) == 0 {
-            writeln!(
-                f,
-                "elapsed_s,iterations,executions,executions_per_s,op_types_pct,op_pairs_pct,params_pct,inputs_pct,findings,illegal_pct,corpus"
-            )?;
+    fn record_finding(&mut self, job: &Job, f: &Finding, runs: &MutantRuns) -> Result<()> {
+        let c = &mut self.state.counters;
+        c.findings += 1;
+        *c.findings_by_kind
+            .entry(f.kind.name().to_string())
+            .or_default() += 1;
+        let op = f
+            .op_type
+            .clone()
+            .unwrap_or_else(|| self.ops[job.op].name().to_string());
+        for b in &f.backends {
+            let key = format!("{}/{}/{}", f.kind, b, op);
+            let n = c.findings_by_key.entry(key).or_default();
+            *n += 1;
+            if *n > FINDINGS_PER_KEY {
+                continue;
+            }
+            let dk = format!("{}-{}", f.kind, b);
+            let d = c.finding_dirs.entry(dk.clone()).or_default();
+            let dir = self.out.join("findings").join(format!("{dk}-{d}"));
+            *d += 1;
+            write_finding(&dir, job, f, runs, &self.seeds[job.seed].name, &op)?;
         }
+        Ok(())
+    }
+
+    fn stats(&self, elapsed: f64) -> Stats {
+        let c = &self.state.counters;
+        let tm = &self.state.timings;
+        Stats {
+            counters: c.clone(),
+            elapsed_s: elapsed,
+            execs_per_s: if elapsed > 0.0 {
+                c.executions as f64 / elapsed
+            } else {
+                0.0
+            },
+            illegal: c.illegal(),
+            illegal_percent: c.illegal_percent(),
+            coverage: self.state.coverage.report(),
+            seed_coverage: self.seed_coverage.clone(),
+            timings: tm.clone(),
+            outside_backends_percent: if elapsed > 0.0 {
+                (100.0 * (1.0 - tm.backends_wait / elapsed)).max(0.0)
+            } else {
+                0.0
+            },
+            pool: self.state.pool.clone(),
+        }
+    }
+
+    /// Stats (when `with_stats`), then state: the state is the commit point (the corpus files
+    /// and findings of the committed iterations are already on disk).
+    fn commit_state(&mut self, elapsed: f64, with_stats: bool) -> Result<()> {
+        let t = Instant::now();
+        if with_stats {
+            write_json(&self.out.join("stats.json"), &self.stats(elapsed))?;
+        }
+        write_json(&self.out.join("state.json"), &self.state)?;
+        self.state.timings.io += t.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    fn timeseries_row(&self, f: &mut std::fs::File, elapsed: f64) -> Result<()> {
         let c = &self.state.counters;
         let r = self.state.coverage.report();
-        let generated = c.mutated + c.rejected;
-        let illegal = if generated > 0 {
-            100.0 * (c.rejected + c.illegal_load) as f64 / generated as f64
-        } else {
-            0.0
-        };
-        let el = clock.started.elapsed().as_secs_f64();
-        let rate = if el > 0.0 {
-            (c.executions - clock.executions0) as f64 / el
-        } else {
-            0.0
-        };
-        writeln!(
-            f,
-            "{:.1},{},{},{:.2},{:.2},{:.2},{:.2},{:.2},{},{:.3},{}",
-            self.state.times.wall,
-            c.iterations,
+        let line = format!(
+            "{:.3},{},{:.3},{:.3},{:.3},{:.3},{:.3},{},{}\n",
+            elapsed,
             c.executions,
-            rate,
+            if elapsed > 0.0 {
+                c.executions as f64 / elapsed
+            } else {
+                0.0
+            },
             r.op_types.percent,
             r.op_pairs.percent,
             r.params.percent,
             r.inputs.percent,
             c.findings,
-            illegal,
-            c.corpus
-        )?;
-        self.state.times.io += t.elapsed().as_secs_f64();
+            c.illegal()
+        );
+        f.write_all(line.as_bytes())
+            .context("writing timeseries.csv")?;
         Ok(())
     }
 
-    fn status_line(&self, clock: &RunClock) -> String {
+    fn status(&self, tty: bool, elapsed: f64) {
         let c = &self.state.counters;
         let r = self.state.coverage.report();
-        let el = clock.started.elapsed().as_secs_f64();
-        let rate = if el > 0.0 {
-            (c.executions - clock.executions0) as f64 / el
-        } else {
-            0.0
-        };
-        let generated = (c.mutated + c.rejected).max(1);
-        format!(
-            "[{}] execs {} ({:.1}/s) | ops {:.0}% pairs {:.1}% params {:.1}% | corpus {} | findings {} | illegal {:.2}%",
-            hms(self.state.times.wall),
+        let line = format!(
+            "[{:>7.1}s] iter {} exec {} ({:.1}/s) cov op {:.1}% pair {:.1}% param {:.1}% | findings {} | illegal {:.1}%",
+            elapsed,
+            c.iterations,
             c.executions,
-            rate,
+            if elapsed > 0.0 {
+                c.executions as f64 / elapsed
+            } else {
+                0.0
+            },
             r.op_types.percent,
             r.op_pairs.percent,
             r.params.percent,
-            c.corpus,
             c.findings,
-            100.0 * (c.rejected + c.illegal_load) as f64 / generated as f64
-        )
+            c.illegal_percent()
+        );
+        if tty {
+            eprint!("\r{line}\x1b[K");
+        } else {
+            eprintln!("{line}");
+        }
     }
+}
 
-    /// Runs until the iteration total or the time budget is reached.
-    pub fn run(&mut self, opts: &RunOptions) -> Result<Summary> {
-        // Repair a time series cut by a kill: back to its length at the last state save.
-        let ts = self.dirs.file("timeseries.csv");
-        if let Ok(meta) = std::fs::metadata(&ts)
-            && meta.len() > self.state.timeseries_len
-        {
-            let f = std::fs::OpenOptions::new().write(true).open(&ts)?;
-            f.set_len(self.state.timeseries_len)?;
+/// Corpus id of the mutant of an iteration.
+pub fn corpus_id(iteration: u64) -> String {
+    format!("m{iteration:08}")
+}
+
+const TS_HEADER: &str = "elapsed_s,executions,execs_per_s,op_types_pct,op_pairs_pct,params_pct,inputs_pct,findings,illegal\n";
+
+/// Opens `timeseries.csv` for appending; a fresh campaign starts it, a resumed one drops a
+/// partial last line left by a kill.
+fn open_timeseries(path: &Path, fresh: bool) -> Result<std::fs::File> {
+    let ctx = || format!("opening {}", path.display());
+    if fresh || !path.exists() {
+        write_atomic(path, TS_HEADER.as_bytes()).with_context(ctx)?;
+    } else {
+        let bytes = std::fs::read(path).with_context(ctx)?;
+        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if keep != bytes.len() {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(ctx)?;
+            f.set_len(keep as u64).with_context(ctx)?;
         }
-        let clock = RunClock {
-            started: Instant::now(),
-            executions0: self.state.counters.executions,
-        };
-        let iterations0 = self.state.counters.iterations;
-        let wall0 = self.state.times.wall;
-        let mut exec = Executor::new(&self.cfg.backends, opts.jobs, &opts.pool);
-        let tty = std::io::stderr().is_terminal();
-        let mut last_save = Instant::now();
-        let mut last_row = Instant::now();
-        let mut last_status = Instant::now();
-        let done = |st: &State| {
-            opts.iterations.is_some_and(|n| st.counters.iterations >= n)
-                || opts.time.is_some_and(|t| clock.started.elapsed() >= t)
-        };
-        if self.state.timeseries_len == 0 {
-            self.timeseries_row(&clock)?;
+        if keep == 0 {
+            write_atomic(path, TS_HEADER.as_bytes()).with_context(ctx)?;
         }
-        let mut result = Ok(());
-        while !done(&self.state) {
-            if let Err(e) = self.batch(&mut exec) {
-                result = Err(e);
-                break;
-            }
-            self.state.times.wall = wall0 + clock.started.elapsed().as_secs_f64();
-            if last_row.elapsed() >= Duration::from_secs(1) {
-                self.timeseries_row(&clock)?;
-                last_row = Instant::now();
-            }
-            if last_save.elapsed() >= Duration::from_millis(250) {
-                self.save(&clock)?;
-                last_save = Instant::now();
-            }
-            if !opts.quiet {
-                let every = if tty {
-                    Duration::from_millis(500)
-                } else {
-                    Duration::from_secs(10)
-                };
-                if last_status.elapsed() >= every {
-                    let line = self.status_line(&clock);
-                    if tty {
-                        eprint!("\r{line}\x1b[K");
-                    } else {
-                        eprintln!("{line}");
-                    }
-                    last_status = Instant::now();
-                }
-            }
-        }
-        self.state.times.wall = wall0 + clock.started.elapsed().as_secs_f64();
-        self.timeseries_row(&clock)?;
-        self.save(&clock)?;
-        if !opts.quiet && tty {
-            eprintln!("\r{}\x1b[K", self.status_line(&clock));
-        }
-        drop(exec);
-        result?;
-        Ok(Summary {
-            iterations: self.state.counters.iterations - iterations0,
-            executions: self.state.counters.executions - clock.executions0,
-            seconds: clock.started.elapsed().as_secs_f64(),
-            coverage: self.state.coverage.report(),
-            counters: self.state.counters.clone(),
-        })
     }
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .with_context(ctx)
+}
 
-    /// One batch: select and mutate until `jobs` mutants (or `8 × jobs` selections), run them
-    /// together, then process the results in order. A batch depends only on the state at its
-    /// start, and runs stop only between batches, so a resumed campaign makes the same batches
-    /// as an uninterrupted one (with the same `-j`).
-    fn batch(&mut self, exec: &mut Executor) -> Result<()> {
-        struct Pending {
-            seed: usize,
-            model: Model,
-            record: Record,
-            iteration: u64,
-            bytes: Arc<Vec<u8>>,
-            inputs: Arc<NamedValues>,
+#[derive(Serialize)]
+struct FindingReport<'a> {
+    finding: &'a Finding,
+    iteration: u64,
+    seed: &'a str,
+    operator: &'a str,
+    key_op: &'a str,
+    trace: &'a [Record],
+    runs: Vec<RunSummary<'a>>,
+}
+
+#[derive(Serialize)]
+struct RunSummary<'a> {
+    backend: &'a str,
+    version: &'a str,
+    status: &'static str,
+    detail: String,
+    wall_ms: f64,
+    prepare_ms: f64,
+    run_ms: f64,
+    peak_rss: u64,
+    outputs: Vec<String>,
+}
+
+fn write_finding(
+    dir: &Path,
+    job: &Job,
+    f: &Finding,
+    runs: &MutantRuns,
+    seed: &str,
+    key_op: &str,
+) -> Result<()> {
+    std::fs::create_dir_all(dir.join("outputs"))
+        .with_context(|| format!("creating {}", dir.display()))?;
+    let w = |p: PathBuf, b: &[u8]| {
+        write_atomic(&p, b).with_context(|| format!("writing {}", p.display()))
+    };
+    w(dir.join("model.onnx"), &job.bytes)?;
+    for (i, (name, v)) in job.inputs.iter().flatten().enumerate() {
+        w(dir.join(format!("input_{i}.pb")), &v.encode(name))?;
+    }
+    for r in &runs.runs {
+        if let Some(o) = r.outcome.outputs() {
+            let d = dir.join("outputs").join(&r.backend);
+            std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+            for (i, (name, v)) in o.iter().enumerate() {
+                w(d.join(format!("output_{i}.pb")), &v.encode(name))?;
+            }
         }
-        let n_ops = self.ops.len();
-        let mut pending: Vec<Pending> = Vec::new();
-        let mut attempts = 0;
-        while pending.len() < exec.slots() && attempts < 8 * exec.slots() {
-            attempts += 1;
-            let t = Instant::now();
-            let seed = self.scheduler.select(&mut self.state.seeds, &mut self.rng);
-            let (m, o) = (seed / n_ops, seed % n_ops);
-            let iteration = self.state.counters.iterations;
-            self.state.counters.iterations += 1;
-            self.state.per_operator[o].selected += 1;
-            let mut model = self.members[m].model.clone();
-            let outcome = {
-                let mut ctx = Ctx {
-                    rng: &mut self.rng,
-                    coverage: &self.state.coverage,
-                    recipes: &self.recipes,
-                    limits: &self.cfg.limits,
-                };
-                self.ops[o].mutate(&mut model, &mut ctx)
-            };
-            self.state.times.mutate += t.elapsed().as_secs_f64();
-            let record = match outcome {
-                MutOutcome::Mutated(r) => r,
-                MutOutcome::Skipped(_) => {
-                    self.state.counters.skipped += 1;
-                    self.state.per_operator[o].skipped += 1;
-                    continue;
-                }
-                MutOutcome::Rejected(_) => {
-                    self.state.counters.rejected += 1;
-                    self.state.per_operator[o].rejected += 1;
-                    continue;
-                }
-            };
-            self.state.counters.mutated += 1;
-            self.state.per_operator[o].mutated += 1;
-            let t = Instant::now();
-            let bytes = Arc::new(model.to_bytes());
-            self.state.times.export += t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let generated = inputs::generate(&model, iteration, &GenOptions::default());
-            self.state.times.inputs += t.elapsed().as_secs_f64();
-            let Ok(values) = generated else {
-                self.state.counters.input_errors += 1;
-                continue;
-            };
-            pending.push(Pending {
-                seed,
-                model,
-                record,
-                iteration,
-                bytes,
-                inputs: Arc::new(values),
-            });
-        }
-        if pending.is_empty() {
-            return Ok(());
-        }
-        let jobs: Vec<Job> = pending
+    }
+    let rep = FindingReport {
+        finding: f,
+        iteration: job.iteration,
+        seed,
+        operator: job
+            .records
+            .last()
+            .map(|r| r.operator.as_str())
+            .unwrap_or(""),
+        key_op,
+        trace: &job.records,
+        runs: runs
+            .runs
             .iter()
-            .map(|p| Job {
-                model: p.bytes.clone(),
-                inputs: p.inputs.clone(),
+            .map(|r| RunSummary {
+                backend: &r.backend,
+                version: &r.version,
+                status: r.outcome.status(),
+                detail: r.outcome.detail(),
+                wall_ms: r.wall_ms,
+                prepare_ms: r.prepare_ms,
+                run_ms: r.run_ms,
+                peak_rss: r.peak_rss,
+                outputs: r
+                    .outcome
+                    .outputs()
+                    .map(|o| {
+                        o.iter()
+                            .map(|(n, v)| format!("{n}: {}", v.describe()))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             })
-            .collect();
-        let t = Instant::now();
-        let reports = exec
-            .run(&jobs)
-            .map_err(|e| anyhow::anyhow!("a backend worker could not be started: {e}"))?;
-        self.state.times.backends += t.elapsed().as_secs_f64();
-        for (p, runs) in pending.into_iter().zip(reports) {
-            self.state.counters.executions += 1;
-            let (m, o) = (p.seed / n_ops, p.seed % n_ops);
-            let illegal = !runs.is_empty()
-                && runs.iter().all(|r| {
-                    matches!(
-                        &r.outcome,
-                        Outcome::Error {
-                            stage: Stage::Load | Stage::Compile,
-                            ..
-                        } | Outcome::Unsupported { .. }
-                    )
-                })
-                && runs
-                    .iter()
-                    .any(|r| matches!(r.outcome, Outcome::Error { .. }));
-            if illegal {
-                self.state.counters.illegal_load += 1;
-                self.state.per_operator[o].illegal_load += 1;
-            }
-            // Oracles.
-            let t = Instant::now();
-            let view = MutantRuns {
-                runs: &runs,
-                reference: self.cfg.reference.as_deref(),
-            };
-            let findings: Vec<Finding> = self.oracles.iter().flat_map(|x| x.judge(&view)).collect();
-            self.state.times.oracles += t.elapsed().as_secs_f64();
-            let mut records = self.members[m].records.clone();
-            records.push(p.record.clone());
-            for f in &findings {
-                self.state.counters.findings += 1;
-                self.state.per_operator[o].findings += 1;
-                *self
-                    .state
-                    .counters
-                    .findings_by_kind
-                    .entry(f.kind.name().to_string())
-                    .or_default() += 1;
-                let key = format!("{}-{}-{}", f.kind, f.backend, p.record.operator);
-                let n = self.state.finding_keys.entry(key).or_default();
-                *n += 1;
-                if *n <= self.cfg.findings_per_key {
-                    let t = Instant::now();
-                    self.write_finding(f, &p.bytes, &p.inputs, &runs, m, &records, p.iteration)?;
-                    self.state.times.io += t.elapsed().as_secs_f64();
-                }
-            }
-            if illegal {
-                continue;
-            }
-            // Coverage, scheduler, pool.
-            let t = Instant::now();
-            let delta = self.state.coverage.add_model(&p.model);
-            let diverse = delta.is_diverse();
-            if diverse {
-                self.state.counters.diverse += 1;
-                self.state.per_operator[o].diverse += 1;
-                self.state.seeds.rewarded(p.seed);
-            }
-            self.state.times.coverage += t.elapsed().as_secs_f64();
-            if diverse {
-                let t = Instant::now();
-                let id = format!("{:06}", self.state.counters.corpus);
-                let trace = Trace {
-                    seed: self.state.pool[m].seed.clone(),
-                    parent: self.state.pool[m].id.clone(),
-                    iteration: p.iteration,
-                    new_coverage: delta,
-                    records: records.clone(),
-                };
-                write_atomic(&self.dirs.corpus().join(format!("{id}.onnx")), &p.bytes)?;
-                write_json(&self.dirs.corpus().join(format!("{id}.trace.json")), &trace)?;
-                self.state.counters.corpus += 1;
-                self.state.pool[m].id = Some(id);
-                self.members[m] = Member {
-                    model: p.model,
-                    records,
-                };
-                self.state.times.io += t.elapsed().as_secs_f64();
-            }
-        }
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn write_finding(
-        &self,
-        f: &Finding,
-        model: &[u8],
-        inputs: &NamedValues,
-        runs: &[RunReport],
-        member: usize,
-        records: &[Record],
-        iteration: u64,
-    ) -> Result<()> {
-        let name = format!("{iteration:08}-{}-{}", f.kind, f.backend);
-        let dir = self.dirs.findings().join(&name);
-        if dir.exists() {
-            // Written before a kill and redone on resume: the same iteration, the same mutant.
-            return Ok(());
-        }
-        let tmp = self.dirs.findings().join(format!(".{name}.tmp"));
-        let _ = std::fs::remove_dir_all(&tmp);
-        std::fs::create_dir_all(&tmp)?;
-        std::fs::write(tmp.join("model.onnx"), model)?;
-        for (i, (n, v)) in inputs.iter().enumerate() {
-            std::fs::write(tmp.join(format!("input_{i}.pb")), v.encode(n))?;
-        }
-        let runs_summary: Vec<serde_json::Value> = runs
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "backend": r.backend,
-                    "version": r.version,
-                    "status": r.outcome.status(),
-                    "detail": r.outcome.detail(),
-                    "wall_ms": r.wall_ms,
-                })
-            })
-            .collect();
-        let report = serde_json::json!({
-            "finding": f,
-            "iteration": iteration,
-            "seed": self.state.pool[member].seed,
-            "inputs": inputs.iter().map(|(n, _)| n).collect::<Vec<_>>(),
-            "runs": runs_summary,
-            "trace": records,
-        });
-        std::fs::write(tmp.join("report.json"), serde_json::to_vec_pretty(&report)?)?;
-        std::fs::rename(&tmp, &dir)
-            .with_context(|| format!("moving finding into {}", dir.display()))?;
-        Ok(())
-    }
-}
-
-struct RunClock {
-    started: Instant,
-    executions0: u64,
-}
-
-fn hms(s: f64) -> String {
-    let s = s as u64;
-    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-}
-
-/// Parses `90`, `90s`, `10m`, `1h`, `1h30m`.
-pub fn parse_duration(s: &str) -> Result<Duration> {
-    let s = s.trim();
-    let mut total = 0.0;
-    let mut num = String::new();
-    for c in s.chars() {
-        if c.is_ascii_digit() || c == '.' {
-            num.push(c);
-            continue;
-        }
-        let v: f64 = num
-            .parse()
-            .with_context(|| format!("'{s}' is not a duration (e.g. 90s, 10m, 1h)"))?;
-        total += v * match c {
-            's' => 1.0,
-            'm' => 60.0,
-            'h' => 3600.0,
-            _ => bail!("'{s}' is not a duration (e.g. 90s, 10m, 1h)"),
-        };
-        num.clear();
-    }
-    if !num.is_empty() {
-        total += num
-            .parse::<f64>()
-            .with_context(|| format!("'{s}' is not a duration (e.g. 90s, 10m, 1h)"))?;
-    }
-    if total <= 0.0 {
-        bail!("'{s}' is not a positive duration");
-    }
-    Ok(Duration::from_secs_f64(total))
+            .collect(),
+    };
+    write_json(&dir.join("report.json"), &rep)
 }
 
 #[cfg(test)]
@@ -981,13 +1263,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations() {
-        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+    fn durations_parse() {
         assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
         assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
-        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
-        assert!(parse_duration("ten").is_err());
-        assert!(parse_duration("0").is_err());
-        assert!(parse_duration("5x").is_err());
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert!(parse_duration("10x").is_err());
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn resumed_timeseries_drops_a_partial_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("timeseries.csv");
+        let mut f = open_timeseries(&p, true).unwrap();
+        f.write_all(b"1.0,1,1.0,1,1,1,1,0,0\n2.0,2,1.").unwrap();
+        drop(f);
+        let mut f = open_timeseries(&p, false).unwrap();
+        f.write_all(b"3.0,3,1.0,1,1,1,1,0,0\n").unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(
+            text,
+            format!("{TS_HEADER}1.0,1,1.0,1,1,1,1,0,0\n3.0,3,1.0,1,1,1,1,0,0\n")
+        );
+    }
+
+    #[test]
+    fn streams_differ_by_iteration_and_stream() {
+        assert_ne!(mix(1, 0, 1), mix(1, 1, 1));
+        assert_ne!(mix(1, 0, 1), mix(1, 0, 2));
+        assert_ne!(mix(1, 0, 1), mix(2, 0, 1));
+        assert_eq!(mix(7, 9, 3), mix(7, 9, 3));
+    }
+
+    #[test]
+    fn illegal_share_counts_attempted_mutants() {
+        let c = Counters {
+            iterations: 10,
+            skipped: 2,
+            rejected: 1,
+            load_failed_everywhere: 1,
+            ..Default::default()
+        };
+        assert_eq!(c.illegal(), 2);
+        assert_eq!(c.illegal_percent(), 25.0);
     }
 }

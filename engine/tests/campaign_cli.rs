@@ -1,0 +1,272 @@
+//! `mutagraph campaign` through the real binary: outputs, consistency, replay, exact resume.
+use mutagraph_mutators::mutation::{Record, replay_trace};
+use mutagraph_mutators::zoo;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const BACKENDS: &str = "reference,ort,tract,burn-ndarray";
+
+fn mg(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(o: Output) -> Output {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}\n(campaigns need ONNX Runtime: `pip install onnxruntime==1.31.1`)",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn campaign(out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "campaign",
+        "--seeds",
+        "zoo",
+        "--out",
+        out.to_str().unwrap(),
+        "--seed",
+        "1",
+        "--backends",
+        BACKENDS,
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    mg(&args)
+}
+
+fn json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+fn corpus(out: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(out.join("corpus"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.file_name().unwrap().to_str().unwrap().starts_with('.'))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_str().unwrap().to_string(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn u(v: &Value, k: &str) -> u64 {
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("{k} missing in {v}"))
+}
+
+/// The parts of the state that must not depend on how the campaign was split into sessions.
+fn search_state(s: &Value) -> Value {
+    serde_json::json!({
+        "iteration": s["iteration"],
+        "pool": s["pool"],
+        "seeds": s["seeds"],
+        "coverage": s["coverage"],
+        "counters": s["counters"],
+    })
+}
+
+#[test]
+fn campaign_writes_consistent_outputs_replays_and_resumes_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    ok(campaign(&a, &["--iterations", "40"]));
+    for f in [
+        "campaign.toml",
+        "stats.json",
+        "state.json",
+        "timeseries.csv",
+    ] {
+        assert!(a.join(f).is_file(), "{f} missing");
+    }
+    let cfg = std::fs::read_to_string(a.join("campaign.toml")).unwrap();
+    assert!(
+        cfg.contains("seed = 1") && cfg.contains("search = \"mcmc\""),
+        "{cfg}"
+    );
+    let stats = json(&a.join("stats.json"));
+    assert_eq!(u(&stats, "iterations"), 40);
+    assert_eq!(
+        u(&stats, "executions")
+            + u(&stats, "skipped")
+            + u(&stats, "rejected")
+            + u(&stats, "inputs_failed"),
+        40,
+        "{stats}"
+    );
+    assert_eq!(u(&stats, "backend_runs"), 4 * u(&stats, "executions"));
+    let files = corpus(&a);
+    let diverse = u(&stats, "diverse");
+    assert!(diverse > 0, "{stats}");
+    assert_eq!(files.len() as u64, 2 * diverse, "{:?}", files.keys());
+    let per_op: u64 = stats["per_operator"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| u(o, "selected"))
+        .sum();
+    assert_eq!(per_op, 40);
+    let cov = &stats["coverage"];
+    let seed_cov = &stats["seed_coverage"];
+    let total = |r: &Value| {
+        ["op_types", "op_pairs", "params"]
+            .iter()
+            .map(|f| u(&r[*f], "covered"))
+            .sum::<u64>()
+    };
+    assert!(total(cov) > total(seed_cov), "{cov} vs {seed_cov}");
+    assert!(stats["execs_per_s"].as_f64().unwrap() > 0.0);
+    let tm = &stats["timings"];
+    assert!(tm["backends_wait"].as_f64().unwrap() > 0.0, "{tm}");
+    // Timeseries: a header and at least one full row.
+    let ts = std::fs::read_to_string(a.join("timeseries.csv")).unwrap();
+    let mut lines = ts.lines();
+    assert!(lines.next().unwrap().starts_with("elapsed_s,executions"));
+    let last: Vec<&str> = ts.lines().last().unwrap().split(',').collect();
+    assert_eq!(last.len(), 9);
+    assert_eq!(last[1], u(&stats, "executions").to_string());
+
+    // Every corpus entry replays from its zoo seed to the same bytes.
+    for (name, bytes) in &files {
+        let Some(id) = name.strip_suffix(".onnx") else {
+            continue;
+        };
+        let t = json(&a.join("corpus").join(format!("{id}.trace.json")));
+        let seed = zoo::build(t["seed"].as_str().unwrap()).unwrap();
+        let records: Vec<Record> = serde_json::from_value(t["records"].clone()).unwrap();
+        assert!(!records.is_empty());
+        let (m, skipped) = replay_trace(&seed, &records, |_| true);
+        assert!(skipped.is_empty(), "{id}: {skipped:?}");
+        assert_eq!(&m.to_bytes(), bytes, "{id} does not replay");
+        assert!(a.join(t["seed_file"].as_str().unwrap()).is_file());
+    }
+    // The pool points at corpus entries or seeds.
+    let state = json(&a.join("state.json"));
+    for slot in state["pool"].as_array().unwrap() {
+        if let Some(id) = slot["corpus"].as_str() {
+            assert!(files.contains_key(&format!("{id}.onnx")), "{id}");
+        }
+    }
+
+    // 20 iterations, then resume to 40: the same search state and corpus.
+    let b = dir.path().join("b");
+    ok(campaign(&b, &["--iterations", "20"]));
+    let half = json(&b.join("stats.json"));
+    assert_eq!(u(&half, "iterations"), 20);
+    ok(campaign(&b, &["--iterations", "40"]));
+    let sb = json(&b.join("state.json"));
+    assert_eq!(search_state(&sb), search_state(&state));
+    assert_eq!(corpus(&b), files);
+
+    // Resuming with another search configuration is refused.
+    let o = campaign(&b, &["--iterations", "41", "--search", "random"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--search"), "{err}");
+}
+
+#[test]
+fn random_search_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    ok(campaign(
+        &out,
+        &["--iterations", "12", "--search", "random", "-j", "2"],
+    ));
+    let stats = json(&out.join("stats.json"));
+    assert_eq!(u(&stats, "iterations"), 12);
+    let cfg = std::fs::read_to_string(out.join("campaign.toml")).unwrap();
+    assert!(cfg.contains("search = \"random\""), "{cfg}");
+    assert!(u(&stats, "executions") > 0);
+}
+
+#[test]
+fn bad_seed_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("broken.onnx");
+    std::fs::write(&bad, b"this is not a model").unwrap();
+    let o = mg(&[
+        "campaign",
+        "--seeds",
+        bad.to_str().unwrap(),
+        "--out",
+        dir.path().join("o").to_str().unwrap(),
+        "--iterations",
+        "1",
+        "--backends",
+        "reference",
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("broken.onnx"), "{err}");
+}
+
+#[test]
+fn findings_are_written_bounded_per_key() {
+    // The `fault` backend runs any ordinary model as identity: its outputs never match the
+    // reference, so every execution is an inconsistency finding on `fault`.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("f");
+    let o = mg(&[
+        "campaign",
+        "--seeds",
+        "zoo",
+        "--out",
+        out.to_str().unwrap(),
+        "--seed",
+        "5",
+        "--backends",
+        "reference,ort,fault",
+        "--iterations",
+        "10",
+        "--quiet",
+    ]);
+    ok(o);
+    let stats = json(&out.join("stats.json"));
+    let execs = u(&stats, "executions");
+    assert!(execs > 3, "{stats}");
+    assert_eq!(
+        u(&stats["findings_by_kind"], "inconsistency"),
+        execs,
+        "{stats}"
+    );
+    let keys = stats["findings_by_key"].as_object().unwrap();
+    let mut expected_dirs = 0;
+    for (k, n) in keys {
+        assert!(k.starts_with("inconsistency/fault/"), "{k}");
+        expected_dirs += n.as_u64().unwrap().min(3);
+    }
+    assert_eq!(
+        keys.values().map(|n| n.as_u64().unwrap()).sum::<u64>(),
+        execs
+    );
+    let dirs: Vec<_> = std::fs::read_dir(out.join("findings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len() as u64, expected_dirs, "{dirs:?}");
+    for d in &dirs {
+        let name = d.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("inconsistency-fault-"), "{name}");
+        let model = std::fs::read(d.join("model.onnx")).unwrap();
+        mutagraph_mutators::ir::Model::from_bytes(&model).unwrap();
+        assert!(d.join("input_0.pb").is_file());
+        assert!(d.join("outputs/reference/output_0.pb").is_file());
+        assert!(d.join("outputs/fault/output_0.pb").is_file());
+        let rep = json(&d.join("report.json"));
+        assert_eq!(rep["finding"]["kind"], "inconsistency");
+        assert_eq!(rep["finding"]["backends"][0], "fault");
+        assert!(!rep["trace"].as_array().unwrap().is_empty());
+        assert_eq!(rep["runs"].as_array().unwrap().len(), 3);
+    }
+}
