@@ -1,4 +1,5 @@
-//! Mutations per second per operator, and the coverage update, on zoo models.
+//! Mutations per second per operator, seed selection (MCMC and random) and the coverage
+//! update, on zoo models.
 //!
 //! `cargo bench -p mutagraph-benches --bench mutators`
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -66,5 +67,31 @@ fn coverage(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, mutate, coverage);
+fn select(c: &mut Criterion) {
+    use mutagraph_engine::campaign::mcmc::{Mcmc, RandomSearch, Scheduler, SeedStats};
+    // A zoo campaign's seed space: 12 models × 21 operators, with some history.
+    let mut g = c.benchmark_group("select");
+    for (name, sched) in [
+        (
+            "mcmc-252-seeds",
+            Box::new(Mcmc { p: 0.02 }) as Box<dyn Scheduler>,
+        ),
+        ("random-252-seeds", Box::new(RandomSearch)),
+    ] {
+        let mut stats = SeedStats::new(12, 21);
+        let mut rng = SplitMix64::new(3);
+        for i in 0..2000usize {
+            let s = sched.select(&mut stats, &mut rng);
+            if i % 7 == 0 {
+                stats.record_diverse(s);
+            }
+        }
+        g.bench_function(name, |b| {
+            b.iter(|| black_box(sched.select(&mut stats, &mut rng)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, mutate, select, coverage);
 criterion_main!(benches);

@@ -2,7 +2,6 @@
 //! parses and points at complete corpus files, counts never go backwards, nothing written
 //! before is lost or changed.
 use mutagraph_mutators::mutation::{Record, replay_trace};
-use mutagraph_mutators::zoo;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -72,7 +71,8 @@ fn check_entry(out: &Path, id: &str) {
     let m = mutagraph_mutators::ir::Model::from_bytes(&bytes).unwrap();
     mutagraph_mutators::ir::validate::validate(&m).unwrap();
     let t = json(&out.join("corpus").join(format!("{id}.trace.json")));
-    let seed = zoo::build(t["seed"].as_str().unwrap()).unwrap();
+    let seed =
+        mutagraph_mutators::ir::Model::load(out.join(t["seed_file"].as_str().unwrap())).unwrap();
     let records: Vec<Record> = serde_json::from_value(t["records"].clone()).unwrap();
     let (r, skipped) = replay_trace(&seed, &records, |_| true);
     assert!(skipped.is_empty());

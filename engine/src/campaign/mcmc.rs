@@ -62,11 +62,18 @@ impl SeedStats {
         (self.model_score[m] + self.op_score[o]) as f64 / (self.selected[seed] + 1) as f64
     }
 
-    /// Seeds from the highest fitness to the lowest (ties: lower seed index first).
+    /// Seeds from the highest fitness to the lowest. Ties (at the start every fitness is 0)
+    /// go to the seed selected fewer times, then to the lower index, so that an unproductive
+    /// stretch explores the seeds evenly instead of favouring the first models and operators.
     pub fn sorted(&self) -> Vec<usize> {
         let fit: Vec<f64> = (0..self.len()).map(|s| self.fitness(s)).collect();
         let mut v: Vec<usize> = (0..self.len()).collect();
-        v.sort_by(|&a, &b| fit[b].total_cmp(&fit[a]).then(a.cmp(&b)));
+        v.sort_by(|&a, &b| {
+            fit[b]
+                .total_cmp(&fit[a])
+                .then(self.selected[a].cmp(&self.selected[b]))
+                .then(a.cmp(&b))
+        });
         v
     }
 
