@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 /// The state is committed at most this often (after the batch that crosses it): each commit
 /// costs fsyncs. A kill loses only uncommitted iterations, which the resumed run redoes
 /// identically (the search is deterministic).
-pub const COMMIT_EVERY: Duration = Duration::from_millis(250);
+pub const COMMIT_EVERY: Duration = Duration::from_millis(1000);
 
 /// Findings written to disk per (kind, backend, op) key; the others are only counted.
 pub const FINDINGS_PER_KEY: u64 = 3;
@@ -179,6 +179,9 @@ pub struct Counters {
     pub inputs_failed: u64,
     /// Executed mutants that no backend could load or compile.
     pub load_failed_everywhere: u64,
+    /// Pool slots started again from their seed (their model reached 3/4 of the node limit).
+    #[serde(default)]
+    pub pool_resets: u64,
     /// Diverse mutants (= corpus files).
     pub diverse: u64,
     /// Findings, all of them.
@@ -221,8 +224,12 @@ pub struct Timings {
     pub export: f64,
     /// Input generation.
     pub inputs: f64,
-    /// Waiting for the backends.
+    /// The main loop waiting for the backends (mutation of the next batch overlaps with the
+    /// backends' work, so this is less than the backends' busy time).
     pub backends_wait: f64,
+    /// Wall time during which backends were running (from dispatch to the last reply).
+    #[serde(default)]
+    pub backends_busy: f64,
     /// Oracles.
     pub oracles: f64,
     /// Coverage and scheduler updates.
@@ -327,9 +334,16 @@ pub struct Seed {
 }
 
 fn load_one(path: &Path) -> Result<Model> {
-    let m = Model::load(path).with_context(|| format!("seed {}", path.display()))?;
+    let mut m = Model::load(path).with_context(|| format!("seed {}", path.display()))?;
     validate::validate(&m).map_err(|e| anyhow!("seed {}: invalid model: {e}", path.display()))?;
+    typed(&mut m);
     Ok(m)
+}
+
+/// Runs shape inference on a model read from bytes: the operators choose their sites by the
+/// inferred types of values.
+fn typed(m: &mut Model) {
+    mutagraph_ir::infer::infer_model(m, Default::default());
 }
 
 /// Loads the seeds: `zoo`, a directory (its `*.onnx`, sorted), or a file.
@@ -677,8 +691,9 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 None => models.push((seeds[slot.seed].model.clone(), Vec::new())),
                 Some(id) => {
                     let p = out.join("corpus").join(format!("{id}.onnx"));
-                    let m = Model::load(&p)
+                    let mut m = Model::load(&p)
                         .with_context(|| format!("resuming from {}", p.display()))?;
+                    typed(&mut m);
                     let tp = out.join("corpus").join(format!("{id}.trace.json"));
                     let t: Trace = serde_json::from_slice(
                         &std::fs::read(&tp).with_context(|| format!("reading {}", tp.display()))?,
@@ -742,25 +757,58 @@ impl Campaign {
         if fresh {
             self.commit_state(elapsed0, true)?;
         }
+        // Batches are pipelined: while the backends run batch k, the main thread generates
+        // batch k + 1 (the search does not depend on the runs, so the order of results is the
+        // same as without overlap). No batch is generated ahead when a commit is due, so the
+        // committed state never covers iterations whose results are not on disk.
+        let mut ahead: Option<Vec<Job>> = None;
         loop {
-            let done = self.state.iteration;
-            let remaining = match self.config.iterations {
-                Some(n) if done >= n => break,
-                Some(n) => n - done,
-                None => u64::MAX,
+            let total = self.config.iterations;
+            let stop = |st: &State| {
+                total.is_some_and(|n| st.iteration >= n)
+                    || limit.is_some_and(|l| session.elapsed() >= l)
             };
-            if limit.is_some_and(|l| session.elapsed() >= l) {
-                break;
-            }
-            let batch = (self.config.jobs as u64).min(remaining);
-            let jobs = self.generate(batch);
+            let jobs = match ahead.take() {
+                Some(j) => j,
+                None => {
+                    if stop(&self.state) {
+                        break;
+                    }
+                    let n = self.batch_size();
+                    self.generate(n)?
+                }
+            };
+            let overlap = !stop(&self.state) && last_commit.elapsed() < COMMIT_EVERY;
+            let next_n = self.batch_size();
+            let mut pools = std::mem::take(&mut self.pools);
+            let backends = self.config.backends.clone();
             let t = Instant::now();
-            let results = self.execute(&jobs)?;
-            self.state.timings.backends_wait += t.elapsed().as_secs_f64();
-            self.judge_and_write(&jobs, results)?;
+            let (results, busy, next) = std::thread::scope(|s| {
+                let h = s.spawn(|| {
+                    let t = Instant::now();
+                    let r = execute_jobs(&mut pools, &backends, &jobs);
+                    (r, t.elapsed().as_secs_f64())
+                });
+                let next = if overlap && next_n > 0 {
+                    Some(self.generate(next_n))
+                } else {
+                    None
+                };
+                let w = Instant::now();
+                let (r, busy) = h
+                    .join()
+                    .unwrap_or_else(|_| (Err(anyhow!("executor thread panicked")), 0.0));
+                (r, busy, (next, w.elapsed().as_secs_f64()))
+            });
+            self.pools = pools;
+            let _ = t;
+            self.state.timings.backends_wait += next.1;
+            self.state.timings.backends_busy += busy;
+            ahead = next.0.transpose()?;
+            self.judge_and_write(&jobs, results?)?;
             let elapsed = elapsed0 + session.elapsed().as_secs_f64();
             self.state.elapsed_s = elapsed;
-            if last_commit.elapsed() >= COMMIT_EVERY {
+            if ahead.is_none() && last_commit.elapsed() >= COMMIT_EVERY {
                 let row = last_row.elapsed() >= Duration::from_secs(1);
                 self.commit_state(elapsed, row)?;
                 last_commit = Instant::now();
@@ -796,9 +844,18 @@ impl Campaign {
         })
     }
 
+    /// Iterations of the next batch (`-j`, or what is left of `--iterations`).
+    fn batch_size(&self) -> u64 {
+        let remaining = match self.config.iterations {
+            Some(n) => n.saturating_sub(self.state.iteration),
+            None => u64::MAX,
+        };
+        (self.config.jobs as u64).min(remaining)
+    }
+
     /// Selects, mutates, exports and prepares inputs for `n` iterations; updates the search
     /// (scheduler, pool, coverage) as it goes.
-    fn generate(&mut self, n: u64) -> Vec<Job> {
+    fn generate(&mut self, n: u64) -> Result<Vec<Job>> {
         let mut jobs = Vec::new();
         for k in 0..n {
             let it = self.state.iteration + k;
@@ -813,6 +870,16 @@ impl Campaign {
             counters.iterations += 1;
             counters.per_operator[op].selected += 1;
 
+            // A slot whose model has grown to three quarters of the node limit starts again
+            // from its seed: operators that add ops would mostly be skipped on it.
+            if self.models[slot].0.graph.node_count() * 4 >= self.limits.max_nodes * 3 {
+                let seed_model = self.seeds[self.state.pool[slot].seed].model.clone();
+                self.models[slot] = (seed_model, Vec::new());
+                self.state.pool[slot].corpus = None;
+                self.state.counters.pool_resets += 1;
+            }
+            let tm = &mut self.state.timings;
+            let counters = &mut self.state.counters;
             let t = Instant::now();
             let mut model = self.models[slot].0.clone();
             let mut mrng = SplitMix64::new(mix(seed_master, it, 2));
@@ -866,7 +933,13 @@ impl Campaign {
                 counters.per_operator[op].diverse += 1;
                 // UpdateSeeds: the mutant replaces its parent (as it will be reloaded from the
                 // corpus on resume, so both paths mutate the same model).
-                let reloaded = Model::from_bytes(&bytes).unwrap_or_else(|_| model.clone());
+                let reloaded = match Model::from_bytes(&bytes) {
+                    Ok(mut m) => {
+                        typed(&mut m);
+                        m
+                    }
+                    Err(_) => model.clone(),
+                };
                 self.models[slot] = (reloaded, records.clone());
                 self.state.pool[slot].corpus = Some(corpus_id(it));
             }
@@ -892,63 +965,14 @@ impl Campaign {
             }
         }
         self.state.iteration += n;
-        jobs
-    }
-
-    /// Runs every job on every backend: one thread per (backend, lane), backends concurrently.
-    fn execute(&mut self, jobs: &[Job]) -> Result<Vec<Vec<Option<RunReport>>>> {
-        let runnable: Vec<usize> = (0..jobs.len())
-            .filter(|&i| jobs[i].inputs.is_some())
-            .collect();
-        let nb = self.config.backends.len();
-        let mut results: Vec<Vec<Option<RunReport>>> = vec![vec![None; nb]; jobs.len()];
-        let backends = &self.config.backends;
-        let outcome: Vec<Result<Vec<(usize, usize, RunReport)>>> = std::thread::scope(|s| {
-            let mut handles = Vec::new();
-            for (b, lanes) in self.pools.iter_mut().enumerate() {
-                let nl = lanes.len();
-                for (l, pool) in lanes.iter_mut().enumerate() {
-                    let name = &backends[b];
-                    let mine: Vec<usize> = runnable
-                        .iter()
-                        .copied()
-                        .enumerate()
-                        .filter(|(k, _)| k % nl == l)
-                        .map(|(_, i)| i)
-                        .collect();
-                    if mine.is_empty() {
-                        continue;
-                    }
-                    handles.push(s.spawn(move || -> Result<Vec<(usize, usize, RunReport)>> {
-                        let mut v = Vec::new();
-                        for i in mine {
-                            let r = pool
-                                .run(
-                                    name,
-                                    &jobs[i].bytes,
-                                    jobs[i].inputs.as_ref().expect("runnable"),
-                                )
-                                .map_err(|e| anyhow!("backend '{name}': {e}"))?;
-                            v.push((i, b, r));
-                        }
-                        Ok(v)
-                    }));
-                }
-            }
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(anyhow!("executor thread panicked")))
-                })
-                .collect()
-        });
-        for r in outcome {
-            for (i, b, rep) in r? {
-                results[i][b] = Some(rep);
-            }
+        // The corpus entries are written now (while the backends run the previous batch);
+        // the state that names them is committed only after this batch is judged.
+        let t = Instant::now();
+        for job in jobs.iter().filter(|j| j.diverse) {
+            self.write_corpus(job)?;
         }
-        Ok(results)
+        self.state.timings.io += t.elapsed().as_secs_f64();
+        Ok(jobs)
     }
 
     fn judge_and_write(
@@ -997,11 +1021,6 @@ impl Campaign {
                 for f in &findings {
                     self.record_finding(job, f, &mr)?;
                 }
-                self.state.timings.io += t.elapsed().as_secs_f64();
-            }
-            if job.diverse {
-                let t = Instant::now();
-                self.write_corpus(job)?;
                 self.state.timings.io += t.elapsed().as_secs_f64();
             }
         }
@@ -1066,7 +1085,7 @@ impl Campaign {
             seed_coverage: self.seed_coverage.clone(),
             timings: tm.clone(),
             outside_backends_percent: if elapsed > 0.0 {
-                (100.0 * (1.0 - tm.backends_wait / elapsed)).max(0.0)
+                (100.0 * (1.0 - tm.backends_busy / elapsed)).max(0.0)
             } else {
                 0.0
             },
@@ -1256,6 +1275,65 @@ fn write_finding(
             .collect(),
     };
     write_json(&dir.join("report.json"), &rep)
+}
+
+/// Runs every job on every backend: one thread per (backend, lane), backends concurrently.
+fn execute_jobs(
+    pools: &mut [Vec<Pool>],
+    backends: &[String],
+    jobs: &[Job],
+) -> Result<Vec<Vec<Option<RunReport>>>> {
+    let runnable: Vec<usize> = (0..jobs.len())
+        .filter(|&i| jobs[i].inputs.is_some())
+        .collect();
+    let nb = backends.len();
+    let mut results: Vec<Vec<Option<RunReport>>> = vec![vec![None; nb]; jobs.len()];
+    let outcome: Vec<Result<Vec<(usize, usize, RunReport)>>> = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for (b, lanes) in pools.iter_mut().enumerate() {
+            let nl = lanes.len();
+            for (l, pool) in lanes.iter_mut().enumerate() {
+                let name = &backends[b];
+                let mine: Vec<usize> = runnable
+                    .iter()
+                    .copied()
+                    .enumerate()
+                    .filter(|(k, _)| k % nl == l)
+                    .map(|(_, i)| i)
+                    .collect();
+                if mine.is_empty() {
+                    continue;
+                }
+                handles.push(s.spawn(move || -> Result<Vec<(usize, usize, RunReport)>> {
+                    let mut v = Vec::new();
+                    for i in mine {
+                        let r = pool
+                            .run(
+                                name,
+                                &jobs[i].bytes,
+                                jobs[i].inputs.as_ref().expect("runnable"),
+                            )
+                            .map_err(|e| anyhow!("backend '{name}': {e}"))?;
+                        v.push((i, b, r));
+                    }
+                    Ok(v)
+                }));
+            }
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("executor thread panicked")))
+            })
+            .collect()
+    });
+    for r in outcome {
+        for (i, b, rep) in r? {
+            results[i][b] = Some(rep);
+        }
+    }
+    Ok(results)
 }
 
 #[cfg(test)]
