@@ -765,6 +765,22 @@ impl Coverage {
             .collect()
     }
 
+    /// Whether bucket `bucket` of attribute `attr` (the spec that exists at `opset`) of `op` is
+    /// covered; `None` when the universe has no such item.
+    pub fn has_param(&self, op: &str, attr: &str, opset: i64, bucket: usize) -> Option<bool> {
+        let u = &self.universe;
+        let io = *u.op_index.get(op)? as usize;
+        let spec = u.ops[io];
+        let k = spec
+            .attrs
+            .iter()
+            .position(|a| a.name == attr && a.exists_at(opset))?;
+        if bucket >= spec.attrs[k].buckets.len() {
+            return None;
+        }
+        Some(self.params.contains(u.attr_offsets[io][k] + bucket))
+    }
+
     /// Keys (`Op/port/dtype/rank/class`) of the covered input cells.
     pub fn covered_inputs(&self) -> Vec<String> {
         self.inputs

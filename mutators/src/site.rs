@@ -174,12 +174,14 @@ impl<'m> Site<'m> {
         self.constant_f64s(hint, dtype, dims, &vals)
     }
 
-    /// Adds `node` after checking it with the registry (attributes, `requires`, `infer`) and
-    /// the size limit; returns the types of its outputs. On error nothing is added.
-    pub fn add_node(&mut self, node: Node) -> Result<Vec<ValueType>, String> {
+    /// Checks `node` with the registry (opset, attributes, `requires`, `infer`) and the size
+    /// limit against the values of the model and of this edit, without adding it; returns the
+    /// types of its outputs and their folded constant values, if any.
+    #[allow(clippy::type_complexity)]
+    fn infer_node(&self, node: &Node) -> Result<(Vec<ValueType>, Option<Vec<Tensor>>), String> {
         let reg = Registry::global();
         let spec = reg
-            .for_node(&node)
+            .for_node(node)
             .ok_or_else(|| format!("unknown op {}", node.op_type))?;
         if spec.since() > self.opset {
             return Err(format!(
@@ -207,7 +209,7 @@ impl<'m> Site<'m> {
             .iter()
             .map(|i| self.const_value(i).cloned())
             .collect();
-        let ctx = InferCtx::new(&node, self.opset, inputs, consts);
+        let ctx = InferCtx::new(node, self.opset, inputs, consts);
         if let Some(req) = spec.requires {
             req(&ctx).map_err(|e| format!("{}: {e}", node.op_type))?;
         }
@@ -230,7 +232,19 @@ impl<'m> Site<'m> {
             }
         }
         let folded = spec.fold.and_then(|f| f(&ctx));
-        drop(ctx);
+        Ok((outs, folded))
+    }
+
+    /// The output types `node` would have here, or why the registry refuses it (nothing is
+    /// added).
+    pub fn check_node(&self, node: &Node) -> Result<Vec<ValueType>, String> {
+        self.infer_node(node).map(|(t, _)| t)
+    }
+
+    /// Adds `node` after checking it with the registry (attributes, `requires`, `infer`) and
+    /// the size limit; returns the types of its outputs. On error nothing is added.
+    pub fn add_node(&mut self, node: Node) -> Result<Vec<ValueType>, String> {
+        let (outs, folded) = self.infer_node(&node)?;
         if let Some(vals) = folded {
             for (name, t) in node.outputs.iter().zip(vals) {
                 if !name.is_empty() {
