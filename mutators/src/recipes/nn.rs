@@ -265,22 +265,30 @@ fn max_unpool(
     rng: &mut SplitMix64,
 ) -> Result<String, String> {
     let d = dims(t);
-    let mut w = window(rng, &d[2..], false);
-    w.auto_pad = None;
-    let mut a = Attrs::new();
-    w.attrs(rng, &mut a, true, false);
-    let pooled = site.op("MaxPool", &[x], a.clone(), 2)?;
-    // The default output shape can be smaller than `x` (when the pooling dropped a border);
-    // then the indices need `output_shape`.
-    let pd = site
-        .static_type(&pooled[0])
-        .and_then(|t| t.static_dims())
-        .ok_or("MaxPool output has no static shape")?;
-    let pads = w.pads.clone().unwrap_or(vec![0; 2 * (d.len() - 2)]);
     let n = d.len() - 2;
-    let default_fits = (0..n)
-        .all(|i| (pd[2 + i] - 1) * w.strides[i] + w.kernel[i] - pads[i] - pads[i + n] == d[2 + i]);
-    if !default_fits || chance(rng, 0.5) {
+    // MaxPool's indices address `x`'s layout; MaxUnpool reads them in its default layout and
+    // places them at the same coordinates of `output_shape`. The window is redrawn until the
+    // pooling keeps every border (else the indices fall outside; ONNX leaves that undefined).
+    let mut chosen = None;
+    for _ in 0..12 {
+        let mut w = window(rng, &d[2..], false);
+        w.auto_pad = None;
+        let mut a = Attrs::new();
+        w.attrs(rng, &mut a, true, false);
+        a.retain(|(k, _)| *k != "ceil_mode" && *k != "dilations");
+        let pads = w.pads.clone().unwrap_or(vec![0; 2 * n]);
+        let fits = (0..n).all(|i| {
+            let span = d[2 + i] + pads[i] + pads[i + n] - w.kernel[i];
+            span >= 0 && span % w.strides[i] == 0
+        });
+        if fits {
+            chosen = Some(a);
+            break;
+        }
+    }
+    let a = chosen.ok_or("no pooling window keeps the borders")?;
+    let pooled = site.op("MaxPool", &[x], a.clone(), 2)?;
+    if chance(rng, 0.5) {
         let os = site.constant_i64s("output_shape", &[d.len() as i64], &d);
         site.op1(op, &[&pooled[0], &pooled[1], &os], a)
     } else {

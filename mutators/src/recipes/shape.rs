@@ -595,6 +595,9 @@ fn gather_nd(
         0
     };
     let k = between(rng, 1, (r - b) as i64) as usize;
+    if d[b..b + k].contains(&0) {
+        return Err("GatherND would index an empty dimension".into());
+    }
     let extra = between(rng, 1, 3);
     let mut shape: Vec<i64> = d[..b].to_vec();
     shape.push(extra);
