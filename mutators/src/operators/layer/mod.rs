@@ -199,14 +199,40 @@ pub(crate) fn retune(
         return Outcome::Skipped("no op with such attributes".into());
     }
     ctx.shuffle(&mut cands);
-    cands.sort_by_key(|id| {
-        let on = model
-            .graph
-            .node(*id)
-            .and_then(|n| n.outputs.first())
-            .is_some_and(|o| spine.contains(o));
-        !on
-    });
+    // Ops with uncovered buckets among the wanted attributes first, then backbone ops.
+    let uncovered = |id: &NodeId| -> usize {
+        let Some(n) = model.graph.node(*id) else {
+            return 0;
+        };
+        let Some(spec) = reg.for_node(n) else {
+            return 0;
+        };
+        spec.attrs
+            .iter()
+            .filter(|a| a.exists_at(opset) && want(a))
+            .map(|a| {
+                (0..a.buckets.len())
+                    .filter(|&b| {
+                        ctx.coverage.has_param(&n.op_type, a.name, opset, b) == Some(false)
+                    })
+                    .count()
+            })
+            .sum()
+    };
+    let keys: Vec<(NodeId, bool, bool)> = cands
+        .iter()
+        .map(|id| {
+            let on = model
+                .graph
+                .node(*id)
+                .and_then(|n| n.outputs.first())
+                .is_some_and(|o| spine.contains(o));
+            (*id, uncovered(id) == 0, !on)
+        })
+        .collect();
+    let mut keyed = keys;
+    keyed.sort_by_key(|&(_, covered, off)| (covered, off));
+    let cands: Vec<NodeId> = keyed.into_iter().map(|(id, _, _)| id).collect();
     let n_ops = ctx.between(1, 5);
     let mut edits: Vec<(NodeId, Node, String)> = Vec::new();
     let patch = {
