@@ -50,6 +50,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+/// Marks an attribute spec without parameter items (see [`Universe::params_at_opset`]).
+const NO_PARAMS: usize = usize::MAX;
+
 /// Number of shape cells per (op, input port, dtype).
 pub const SHAPE_CELLS: usize = 1 + 5 * 3;
 
@@ -202,8 +205,10 @@ pub struct Universe {
     /// `a * n + b` set when `a → b` is connectable.
     connectable: BitSet,
     n_pairs: usize,
-    /// Per op, per attr spec: id of its first bucket.
+    /// Per op, per attr spec: id of its first bucket ([`NO_PARAMS`] when the spec is left out).
     attr_offsets: Vec<Vec<usize>>,
+    /// The opset the parameter family was restricted to, if any.
+    params_opset: Option<i64>,
     /// Per param id: (op, attr spec index, bucket).
     params: Vec<(u32, u16, u8)>,
     /// Per op, per input port: index into `ports` (None for untyped ports).
@@ -292,6 +297,31 @@ impl Universe {
         Ok(u)
     }
 
+    /// The same universe whose parameter family only has the attribute versions that exist at
+    /// `opset` (a campaign over seeds of one opset can reach no other version's buckets).
+    pub fn params_at_opset(mut self, opset: i64) -> Universe {
+        let mut attr_offsets = Vec::with_capacity(self.ops.len());
+        let mut params = Vec::new();
+        for (io, s) in self.ops.iter().enumerate() {
+            let mut offs = Vec::with_capacity(s.attrs.len());
+            for (k, a) in s.attrs.iter().enumerate() {
+                if !a.exists_at(opset) {
+                    offs.push(NO_PARAMS);
+                    continue;
+                }
+                offs.push(params.len());
+                for b in 0..a.buckets.len() {
+                    params.push((io as u32, k as u16, b as u8));
+                }
+            }
+            attr_offsets.push(offs);
+        }
+        self.attr_offsets = attr_offsets;
+        self.params = params;
+        self.params_opset = Some(opset);
+        self
+    }
+
     fn build(ops: Vec<&'static OpSpec>, restricted: Option<Vec<String>>) -> Universe {
         let n = ops.len();
         let op_index = ops
@@ -350,6 +380,7 @@ impl Universe {
             connectable,
             n_pairs,
             attr_offsets,
+            params_opset: None,
             params,
             op_ports,
             ports,
@@ -678,14 +709,18 @@ impl Coverage {
                 else {
                     continue;
                 };
-                if let Some(b) = spec.attrs[k].buckets.bucket_of(&a.value)
+                if offs[k] != NO_PARAMS
+                    && let Some(b) = spec.attrs[k].buckets.bucket_of(&a.value)
                     && self.params.insert(offs[k] + b)
                 {
                     d.params += 1;
                 }
             }
             for (k, s) in spec.attrs.iter().enumerate() {
-                if !s.exists_at(opset) || n.attributes.iter().any(|a| a.name == s.name) {
+                if !s.exists_at(opset)
+                    || offs[k] == NO_PARAMS
+                    || n.attributes.iter().any(|a| a.name == s.name)
+                {
                     continue;
                 }
                 if let Some(b) = s.default.as_ref().and_then(|v| s.buckets.bucket_of(v))
@@ -778,7 +813,11 @@ impl Coverage {
         if bucket >= spec.attrs[k].buckets.len() {
             return None;
         }
-        Some(self.params.contains(u.attr_offsets[io][k] + bucket))
+        let off = u.attr_offsets[io][k];
+        if off == NO_PARAMS {
+            return None;
+        }
+        Some(self.params.contains(off + bucket))
     }
 
     /// Keys (`Op/port/dtype/rank/class`) of the covered input cells.

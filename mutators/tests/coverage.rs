@@ -350,3 +350,37 @@ fn adding_a_100_node_model_is_fast() {
     let per = t.elapsed() / reps;
     println!("add_inferred on 100 nodes: {per:?}");
 }
+
+#[test]
+fn parameter_family_can_be_restricted_to_an_opset() {
+    use mutagraph_mutators::coverage::{Coverage, Universe};
+    let all = Universe::restricted(&["ReduceMean", "Relu"]).unwrap();
+    let full = all.sizes().params;
+    let at17 = Universe::restricted(&["ReduceMean", "Relu"])
+        .unwrap()
+        .params_at_opset(17);
+    let at18 = Universe::restricted(&["ReduceMean", "Relu"])
+        .unwrap()
+        .params_at_opset(18);
+    // ReduceMean's `axes` attribute exists up to opset 17 only.
+    assert!(at17.sizes().params < full || at18.sizes().params < full);
+    assert!(at18.sizes().params < at17.sizes().params);
+    // A model at opset 17 covers the `axes` bucket in the opset-17 universe only.
+    let mut b = mutagraph_mutators::builder::GraphBuilder::new("rm", 1);
+    let x = b.input("x", mutagraph_mutators::ir::DType::F32, &[2, 3]);
+    let y = b
+        .node(
+            "ReduceMean",
+            &[&x],
+            vec![("axes", mutagraph_mutators::ir::AttrValue::Ints(vec![1]))],
+            vec![vec![2, 1]],
+        )
+        .remove(0);
+    b.output(&y);
+    let m = b.finish().unwrap();
+    let mut c17 = Coverage::new(std::sync::Arc::new(at17));
+    assert!(c17.add_model(&m).params > 0);
+    assert!(c17.has_param("ReduceMean", "axes", 17, 0).is_some());
+    let c18 = Coverage::new(std::sync::Arc::new(at18));
+    assert_eq!(c18.has_param("ReduceMean", "axes", 17, 0), None);
+}

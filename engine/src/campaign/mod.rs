@@ -622,10 +622,13 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         supported.push(caps);
     }
     recipes.retain(|op| supported.iter().any(|c| c.supports("", op)));
+    // The universe: the recipes' op types, the pairs they can connect, and the parameter
+    // buckets of the attribute versions that exist at the seeds' opset.
     let universe = Arc::new(
         recipes
             .universe()
-            .map_err(|e| anyhow!("coverage universe: {e}"))?,
+            .map_err(|e| anyhow!("coverage universe: {e}"))?
+            .params_at_opset(opset),
     );
     let mut seed_cov = Coverage::new(universe.clone());
     for s in &seeds {
