@@ -468,6 +468,9 @@ fn split(
     let r = d.len();
     let ax = axis(rng, r);
     let n = d[(ax + r as i64) as usize % r];
+    if n < 1 {
+        return Err("Split of an empty dimension".into());
+    }
     let mut a = Attrs::new();
     if ax != 0 || chance(rng, 0.5) {
         a.push(("axis", ai(ax)));
