@@ -113,10 +113,96 @@ pub fn generate(model: &Model, seed: u64, opts: &GenOptions) -> Result<NamedValu
         if n > 1 << 28 {
             return Err(err(format!("shape {shape:?} is too large to generate")));
         }
-        let t = generate_tensor(&mut rng, tt.dtype, shape, opts).map_err(err)?;
+        let mut t = generate_tensor(&mut rng, tt.dtype, shape, opts).map_err(err)?;
+        if tt.dtype.is_float() {
+            let domain = domain_of(model, &name);
+            if domain != Domain::Any
+                && let Some(v) = t.to_f64s()
+            {
+                let v: Vec<f64> = v.into_iter().map(|x| domain.fit(x)).collect();
+                t = HostTensor::from_f64s(tt.dtype, t.shape.clone(), &v)
+                    .map_err(|e| err(e.to_string()))?;
+            }
+        }
         out.push((name, Value::Tensor(t)));
     }
     Ok(out)
+}
+
+/// The values a graph input may take so that the ops reading it stay in their domain (no log
+/// of negatives, no division by values near 0, no Floor / Round / Cast / comparison right at an
+/// edge where f32 rounding would flip the result).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Domain {
+    /// No constraint.
+    Any,
+    /// Positive, away from 0: `|x|` mapped into [0.1, 1].
+    Positive,
+    /// Away from 0, either sign.
+    NonZero,
+    /// At least 1.1 (Acosh).
+    AboveOne,
+    /// At least 1e-3 away from every multiple of 0.5.
+    OffEdges,
+}
+
+impl Domain {
+    /// Maps a value generated in [-1, 1) into the domain.
+    pub fn fit(self, x: f64) -> f64 {
+        match self {
+            Domain::Any => x,
+            Domain::Positive => 0.1 + 0.9 * x.abs().min(1.0),
+            Domain::NonZero => {
+                let m = 0.1 + 0.9 * x.abs().min(1.0);
+                if x < 0.0 { -m } else { m }
+            }
+            Domain::AboveOne => 1.1 + x.abs(),
+            Domain::OffEdges => {
+                let h = (x * 2.0).round() / 2.0;
+                let d = x - h;
+                if d.abs() < 1e-3 {
+                    h + if d < 0.0 { -1e-3 } else { 1e-3 }
+                } else {
+                    x
+                }
+            }
+        }
+    }
+}
+
+/// The domain of a graph input, from the ops that read it directly (the strictest wins).
+pub fn domain_of(model: &Model, input: &str) -> Domain {
+    let mut d = Domain::Any;
+    for n in model.graph.nodes() {
+        for (slot, i) in n.inputs.iter().enumerate() {
+            if i != input {
+                continue;
+            }
+            let want = match (n.op_type.as_str(), slot) {
+                ("Log" | "Sqrt" | "Reciprocal" | "Pow", 0) => Domain::Positive,
+                ("Div" | "Mod", 1) => Domain::NonZero,
+                ("Acosh", 0) => Domain::AboveOne,
+                (
+                    "Floor" | "Ceil" | "Round" | "Cast" | "Sign" | "Greater" | "Less" | "Equal"
+                    | "GreaterOrEqual" | "LessOrEqual" | "QuantizeLinear" | "ArgMax" | "ArgMin"
+                    | "TopK" | "Hardmax",
+                    _,
+                ) => Domain::OffEdges,
+                _ => Domain::Any,
+            };
+            let rank = |x: Domain| match x {
+                Domain::Any => 0,
+                Domain::OffEdges => 1,
+                Domain::NonZero => 2,
+                Domain::Positive => 3,
+                Domain::AboveOne => 4,
+            };
+            if rank(want) > rank(d) {
+                d = want;
+            }
+        }
+    }
+    d
 }
 
 /// Generates a tensor of `dtype` and `shape`.
@@ -229,5 +315,59 @@ mod tests {
         let mut c = Rng::new(8);
         let z = generate_tensor(&mut c, DType::F32, vec![4, 5], &o).unwrap();
         assert_ne!(x, z, "another seed gives other values");
+    }
+
+    #[test]
+    fn inputs_stay_in_the_domain_of_their_readers() {
+        for d in [
+            Domain::Positive,
+            Domain::NonZero,
+            Domain::AboveOne,
+            Domain::OffEdges,
+        ] {
+            for k in -1000..1000 {
+                let x = k as f64 / 1000.0;
+                let y = d.fit(x);
+                match d {
+                    Domain::Positive => assert!((0.1..=1.0).contains(&y), "{x} -> {y}"),
+                    Domain::NonZero => {
+                        assert!(y.abs() >= 0.1 && y.signum() == if x < 0.0 { -1.0 } else { 1.0 })
+                    }
+                    Domain::AboveOne => assert!(y >= 1.1),
+                    Domain::OffEdges => {
+                        let h = (y * 2.0).round() / 2.0;
+                        assert!((y - h).abs() >= 1e-3 - 1e-12, "{x} -> {y}");
+                        assert!((y - x).abs() <= 1e-3 + 1e-12);
+                    }
+                    Domain::Any => {}
+                }
+            }
+        }
+        let mut m = Model::new(17);
+        m.graph.inputs.push(mutagraph_ir::pb::ValueInfoProto {
+            name: Some("x".into()),
+            r#type: Some(
+                ValueType::Tensor(mutagraph_ir::types::TensorType::fixed(DType::F32, &[64]))
+                    .to_proto(),
+            ),
+            ..Default::default()
+        });
+        m.graph.outputs.push(mutagraph_ir::pb::ValueInfoProto {
+            name: Some("y".into()),
+            r#type: Some(
+                ValueType::Tensor(mutagraph_ir::types::TensorType::fixed(DType::F32, &[64]))
+                    .to_proto(),
+            ),
+            ..Default::default()
+        });
+        let mut p = mutagraph_ir::patch::Patch::new();
+        p.push(mutagraph_ir::patch::PatchOp::AddNode(
+            mutagraph_ir::graph::Node::new("Log", &["x"], &["y"]),
+        ));
+        m.apply(&p).unwrap();
+        assert_eq!(domain_of(&m, "x"), Domain::Positive);
+        let v = generate(&m, 3, &GenOptions::default()).unwrap();
+        let x = v[0].1.tensor().unwrap().to_f64s().unwrap();
+        assert!(x.iter().all(|&x| x >= 0.1), "{x:?}");
     }
 }

@@ -182,6 +182,12 @@ struct CampaignArgs {
     /// No status line.
     #[arg(long)]
     quiet: bool,
+    /// Do not minimize new findings in the background.
+    #[arg(long)]
+    no_minimize: bool,
+    /// How long the end of a session waits for pending minimizations.
+    #[arg(long, default_value = "60s")]
+    minimize_grace: String,
     #[command(flatten)]
     pool: PoolArgs,
 }
@@ -439,6 +445,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 search: a.search,
                 mcmc_p: a.mcmc_p,
                 quiet: a.quiet,
+                minimize: !a.no_minimize,
+                minimize_grace: mutagraph_engine::campaign::parse_duration(&a.minimize_grace)?,
             };
             let s = mutagraph_engine::campaign::run(req, a.pool.options()?)?;
             if !a.quiet {

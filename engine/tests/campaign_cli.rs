@@ -72,8 +72,26 @@ fn search_state(s: &Value) -> Value {
         "pool": s["pool"],
         "seeds": s["seeds"],
         "coverage": s["coverage"],
-        "counters": s["counters"],
+        "counters": search_counters(&s["counters"]),
     })
+}
+
+/// Counters without the ones that depend on timing (slowness confirmations, the background
+/// minimizer, localization re-runs) rather than on the search.
+fn search_counters(c: &Value) -> Value {
+    let mut c = c.clone();
+    for k in [
+        "findings",
+        "findings_by_kind",
+        "unique_findings",
+        "unstable",
+        "unlocalized",
+        "reruns",
+        "minimized",
+    ] {
+        c.as_object_mut().unwrap().remove(k);
+    }
+    c
 }
 
 #[test]
@@ -217,7 +235,7 @@ fn bad_seed_file_is_named() {
 }
 
 #[test]
-fn findings_are_written_bounded_per_key() {
+fn findings_are_deduplicated_into_bundles() {
     // The `fault` backend runs any ordinary model as identity: its outputs never match the
     // reference, so every execution is an inconsistency finding on `fault`.
     let dir = tempfile::tempdir().unwrap();
@@ -234,44 +252,63 @@ fn findings_are_written_bounded_per_key() {
         "reference,ort,fault",
         "--iterations",
         "10",
+        "--no-minimize",
         "--quiet",
     ]);
     ok(o);
     let stats = json(&out.join("stats.json"));
     let execs = u(&stats, "executions");
     assert!(execs > 3, "{stats}");
+    let findings = u(&stats, "findings");
     assert_eq!(
         u(&stats["findings_by_kind"], "inconsistency"),
-        execs,
+        findings,
         "{stats}"
     );
-    let keys = stats["findings_by_key"].as_object().unwrap();
-    let mut expected_dirs = 0;
-    for (k, n) in keys {
-        assert!(k.starts_with("inconsistency/fault/"), "{k}");
-        expected_dirs += n.as_u64().unwrap().min(3);
-    }
-    assert_eq!(
-        keys.values().map(|n| n.as_u64().unwrap()).sum::<u64>(),
-        execs
+    assert_eq!(findings + u(&stats, "unstable"), execs, "{stats}");
+    let state = json(&out.join("state.json"));
+    let sigs = state["signatures"].as_object().unwrap();
+    assert_eq!(sigs.len() as u64, u(&stats, "unique_findings"));
+    assert!(
+        sigs.len() < findings as usize,
+        "dedup merges repeats: {sigs:?}"
     );
     let dirs: Vec<_> = std::fs::read_dir(out.join("findings"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    assert_eq!(dirs.len() as u64, expected_dirs, "{dirs:?}");
+    assert_eq!(dirs.len(), sigs.len(), "{dirs:?}");
+    let mut hits = 0;
     for d in &dirs {
         let name = d.file_name().unwrap().to_str().unwrap();
         assert!(name.starts_with("inconsistency-fault-"), "{name}");
-        let model = std::fs::read(d.join("model.onnx")).unwrap();
+        let model = std::fs::read(d.join("original.onnx")).unwrap();
         mutagraph_mutators::ir::Model::from_bytes(&model).unwrap();
-        assert!(d.join("input_0.pb").is_file());
-        assert!(d.join("outputs/reference/output_0.pb").is_file());
-        assert!(d.join("outputs/fault/output_0.pb").is_file());
-        let rep = json(&d.join("report.json"));
-        assert_eq!(rep["finding"]["kind"], "inconsistency");
-        assert_eq!(rep["finding"]["backends"][0], "fault");
-        assert!(!rep["trace"].as_array().unwrap().is_empty());
-        assert_eq!(rep["runs"].as_array().unwrap().len(), 3);
+        for f in [
+            "inputs.npz",
+            "inputs/input_0.pb",
+            "outputs/reference/output_0.pb",
+            "outputs/fault/output_0.pb",
+            "expected.npz",
+            "actual.npz",
+            "repro.py",
+            "REPORT.md",
+        ] {
+            assert!(d.join(f).is_file(), "{name}: {f} missing");
+        }
+        let meta = json(&d.join("meta.json"));
+        assert_eq!(meta["kind"], "inconsistency");
+        assert_eq!(meta["backends"][0], "fault");
+        assert_eq!(meta["id"], name);
+        let sig = meta["signature"].as_str().unwrap();
+        assert_eq!(sigs[sig]["id"], name);
+        assert_eq!(sigs[sig]["hits"], meta["hits"]);
+        assert!(u(&meta["first_seen"], "iteration") <= u(&meta["last_seen"], "iteration"));
+        assert!(!meta["trace"].as_array().unwrap().is_empty());
+        assert_eq!(meta["runs"].as_array().unwrap().len(), 3);
+        let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();
+        assert!(report.contains("## Steps to reproduce") && report.contains("fault"));
+        hits += u(&meta, "hits");
     }
+    assert_eq!(hits, findings);
 }

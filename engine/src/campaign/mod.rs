@@ -22,10 +22,15 @@
 //! * `stats.json` and a `timeseries.csv` row about once a second; `state.json`, the resume
 //!   point, written last in each commit (every [`COMMIT_EVERY`], after the batch crossing it).
 pub mod mcmc;
+pub mod minimizer;
 
+use crate::bundle;
+use crate::findings::{Seen, SigEntry, localize_one};
 use anyhow::{Context, Result, anyhow, bail};
 use mcmc::{Scheduler, SeedStats};
+use minimizer::{MinimizeJob, Minimizer};
 use mutagraph_backends::backend::Stage;
+use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Outcome as RunOutcome, Pool, PoolOptions, RunReport};
@@ -37,9 +42,10 @@ use mutagraph_mutators::mutation::{Ctx, Limits, Mutator, Outcome, Record};
 use mutagraph_mutators::operators;
 use mutagraph_mutators::recipes::Recipes;
 use mutagraph_mutators::zoo;
+use mutagraph_oracles::localize::Verdict;
 use mutagraph_oracles::{Finding, MutantRuns, Oracle};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,8 +56,8 @@ use std::time::{Duration, Instant};
 /// identically (the search is deterministic).
 pub const COMMIT_EVERY: Duration = Duration::from_millis(1000);
 
-/// Findings written to disk per (kind, backend, op) key; the others are only counted.
-pub const FINDINGS_PER_KEY: u64 = 3;
+/// One executed mutant in this many is run a second time on every backend (flakiness).
+pub const FLAKY_EVERY: u64 = 64;
 
 /// The backends of a campaign unless told otherwise (those compiled in).
 pub const DEFAULT_BACKENDS: &[&str] = &["reference", "ort", "tract", "burn-ndarray"];
@@ -118,6 +124,10 @@ pub struct Request {
     pub mcmc_p: Option<f64>,
     /// `--quiet`.
     pub quiet: bool,
+    /// Minimize new findings in the background (`--no-minimize` turns it off).
+    pub minimize: bool,
+    /// How long the end of a session waits for pending minimizations.
+    pub minimize_grace: Duration,
 }
 
 /// Parses `90s`, `10m`, `1h`, `1.5s`, `250ms` or a plain number of seconds.
@@ -188,10 +198,21 @@ pub struct Counters {
     pub findings: u64,
     /// Findings by kind.
     pub findings_by_kind: BTreeMap<String, u64>,
-    /// Findings by `kind/backend/op` key.
-    pub findings_by_key: BTreeMap<String, u64>,
-    /// Finding directories written per `kind-backend`.
-    pub finding_dirs: BTreeMap<String, u64>,
+    /// Distinct signatures (= bug bundles under `findings/`).
+    #[serde(default)]
+    pub unique_findings: u64,
+    /// Findings dropped by localization as amplified rounding of the inputs (`unstable`).
+    #[serde(default)]
+    pub unstable: u64,
+    /// Numeric findings that localization could not pin on a node.
+    #[serde(default)]
+    pub unlocalized: u64,
+    /// Second runs made for the slowness and flakiness oracles.
+    #[serde(default)]
+    pub reruns: u64,
+    /// Bundles minimized.
+    #[serde(default)]
+    pub minimized: u64,
     /// Per operator, in `Config::operators` order.
     pub per_operator: Vec<OpCounters>,
 }
@@ -232,6 +253,9 @@ pub struct Timings {
     pub backends_busy: f64,
     /// Oracles.
     pub oracles: f64,
+    /// Re-runs and localization of findings, bundles (mostly backend runs).
+    #[serde(default)]
+    pub triage: f64,
     /// Coverage and scheduler updates.
     pub coverage: f64,
     /// Writing files.
@@ -282,6 +306,9 @@ pub struct State {
     pub timings: Timings,
     /// Wall time of the campaign over all sessions, seconds.
     pub elapsed_s: f64,
+    /// Deduplicated findings by signature.
+    #[serde(default)]
+    pub signatures: BTreeMap<String, SigEntry>,
 }
 
 /// `stats.json`.
@@ -435,6 +462,8 @@ struct Job {
     bytes: Vec<u8>,
     /// `None` when the inputs could not be generated (not executed).
     inputs: Option<NamedValues>,
+    /// The seed the inputs were generated from.
+    input_seed: u64,
     records: Vec<Record>,
     diverse: bool,
 }
@@ -456,6 +485,16 @@ struct Campaign {
     models: Vec<(Model, Vec<Record>)>,
     /// Worker pools: `[backend][lane]`.
     pools: Vec<Vec<Pool>>,
+    /// The pool of re-runs and localization (one worker per backend it needs).
+    triage: Pool,
+    /// The named tolerance of the inconsistency oracle and localization.
+    tolerance: Tolerance,
+    /// Signatures whose `meta.json` must be rewritten at the next commit.
+    dirty: BTreeSet<String>,
+    /// The background minimizer.
+    minimizer: Option<Minimizer>,
+    /// Seconds the end of a session waits for pending minimizations.
+    minimize_grace: Duration,
 }
 
 /// What a finished session reports.
@@ -667,6 +706,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             },
             timings: Timings::default(),
             elapsed_s: 0.0,
+            signatures: BTreeMap::new(),
         };
         let models = seeds
             .iter()
@@ -719,13 +759,24 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         }
     }
     let reference = config.backends.iter().position(|b| is_reference(b));
+    let minimizer = if req.minimize {
+        Some(Minimizer::start(
+            pool_opts.clone(),
+            config.backends.clone(),
+            reference.map(|r| config.backends[r].clone()),
+            tolerance,
+        ))
+    } else {
+        None
+    };
     let mut c = Campaign {
         out,
-        oracles: vec![
-            Box::new(mutagraph_oracles::Failures),
-            Box::new(mutagraph_oracles::NanInf),
-            Box::new(mutagraph_oracles::Inconsistency { tolerance }),
-        ],
+        oracles: mutagraph_oracles::default_oracles(tolerance),
+        triage: Pool::new(pool_opts.clone()),
+        tolerance,
+        dirty: BTreeSet::new(),
+        minimizer,
+        minimize_grace: req.minimize_grace,
         config,
         seeds,
         ops,
@@ -825,10 +876,16 @@ impl Campaign {
                 self.status(tty, elapsed);
             }
         }
+        if let Some(m) = &mut self.minimizer {
+            m.wait_idle(self.minimize_grace);
+            m.stop();
+        }
         let elapsed = elapsed0 + session.elapsed().as_secs_f64();
         self.state.elapsed_s = elapsed;
         self.commit_state(elapsed, true)?;
         self.timeseries_row(&mut ts, elapsed)?;
+        self.minimizer = None;
+        self.triage.shutdown();
         if !quiet {
             self.status(tty, elapsed);
             if tty {
@@ -921,7 +978,8 @@ impl Campaign {
             let bytes = model.to_bytes();
             tm.export += t.elapsed().as_secs_f64();
             let t = Instant::now();
-            let ins = inputs::generate(&model, mix(seed_master, it, 3), &GenOptions::default());
+            let input_seed = mix(seed_master, it, 3);
+            let ins = inputs::generate(&model, input_seed, &GenOptions::default());
             tm.inputs += t.elapsed().as_secs_f64();
             let t = Instant::now();
             // Every generated mutant joins M' (Alg. 2 line 12); it is diverse when it grew a
@@ -962,6 +1020,7 @@ impl Campaign {
                     seed: self.state.pool[slot].seed,
                     bytes,
                     inputs,
+                    input_seed,
                     records,
                     diverse,
                 });
@@ -985,47 +1044,63 @@ impl Campaign {
     ) -> Result<()> {
         for (job, runs) in jobs.iter().zip(results) {
             let executed = runs.iter().all(|r| r.is_some());
-            if executed {
-                let t = Instant::now();
-                let runs: Vec<RunReport> = runs.into_iter().flatten().collect();
-                for r in &runs {
-                    let bt = self
-                        .state
-                        .timings
-                        .per_backend
-                        .entry(r.backend.clone())
-                        .or_default();
-                    bt.runs += 1;
-                    bt.wall_s += r.wall_ms / 1e3;
-                    bt.prepare_s += r.prepare_ms / 1e3;
-                    bt.run_s += r.run_ms / 1e3;
-                }
-                let counters = &mut self.state.counters;
-                counters.executions += 1;
-                counters.backend_runs += runs.len() as u64;
-                let nowhere = runs.iter().all(|r| {
-                    matches!(
-                        &r.outcome,
-                        RunOutcome::Error { stage, .. } | RunOutcome::Unsupported { stage, .. }
-                            if *stage != Stage::Run
-                    )
-                });
-                if nowhere {
-                    counters.load_failed_everywhere += 1;
-                    counters.per_operator[job.op].illegal += 1;
-                }
-                let mr = MutantRuns {
-                    runs,
-                    reference: self.reference,
-                };
-                let findings = mutagraph_oracles::judge_all(&self.oracles, &mr);
-                self.state.timings.oracles += t.elapsed().as_secs_f64();
-                let t = Instant::now();
-                for f in &findings {
-                    self.record_finding(job, f, &mr)?;
-                }
-                self.state.timings.io += t.elapsed().as_secs_f64();
+            if !executed {
+                continue;
             }
+            let t = Instant::now();
+            let runs: Vec<RunReport> = runs.into_iter().flatten().collect();
+            for r in &runs {
+                let bt = self
+                    .state
+                    .timings
+                    .per_backend
+                    .entry(r.backend.clone())
+                    .or_default();
+                bt.runs += 1;
+                bt.wall_s += r.wall_ms / 1e3;
+                bt.prepare_s += r.prepare_ms / 1e3;
+                bt.run_s += r.run_ms / 1e3;
+            }
+            let counters = &mut self.state.counters;
+            counters.executions += 1;
+            counters.backend_runs += runs.len() as u64;
+            let nowhere = runs.iter().all(|r| {
+                matches!(
+                    &r.outcome,
+                    RunOutcome::Error { stage, .. } | RunOutcome::Unsupported { stage, .. }
+                        if *stage != Stage::Run
+                )
+            });
+            if nowhere {
+                counters.load_failed_everywhere += 1;
+                counters.per_operator[job.op].illegal += 1;
+            }
+            let mut mr = MutantRuns {
+                runs,
+                reference: self.reference,
+                reruns: Vec::new(),
+            };
+            // Second runs: slowness candidates (confirmation), and one executed mutant in
+            // FLAKY_EVERY on every backend (flakiness).
+            let slow = mutagraph_oracles::slow_candidates(&mr);
+            let sample = mix(self.state.rng_seed, job.iteration, 4).is_multiple_of(FLAKY_EVERY);
+            if !slow.is_empty() || sample {
+                let inputs = job.inputs.as_ref().expect("executed");
+                let again: Vec<String> = mr.others().map(|r| r.backend.clone()).collect();
+                for b in again {
+                    if let Ok(r) = self.triage.run(&b, &job.bytes, inputs) {
+                        mr.reruns.push(r);
+                        self.state.counters.reruns += 1;
+                    }
+                }
+            }
+            let findings = mutagraph_oracles::judge_all(&self.oracles, &mr);
+            self.state.timings.oracles += t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            for f in findings {
+                self.record_finding(job, f, &mr)?;
+            }
+            self.state.timings.triage += t.elapsed().as_secs_f64();
         }
         Ok(())
     }
@@ -1045,28 +1120,105 @@ impl Campaign {
         write_json(&dir.join(format!("{id}.trace.json")), &trace)
     }
 
-    fn record_finding(&mut self, job: &Job, f: &Finding, runs: &MutantRuns) -> Result<()> {
+    /// Localizes a finding, drops it when it is amplified rounding, and files it under its
+    /// signature: a new signature gets a bug bundle (and goes to the minimizer), a known one a
+    /// hit.
+    fn record_finding(&mut self, job: &Job, mut f: Finding, runs: &MutantRuns) -> Result<()> {
+        let inputs = job.inputs.as_ref().expect("executed");
+        let mut localization = None;
+        let mut intermediates = None;
+        if f.kind.is_numeric()
+            && let Some(r) = self.reference
+        {
+            let model =
+                Model::from_bytes(&job.bytes).map_err(|e| anyhow!("re-reading a mutant: {e}"))?;
+            let rname = self.config.backends[r].clone();
+            let (l, inter) =
+                localize_one(&mut self.triage, &rname, &f, &model, inputs, self.tolerance);
+            match l.verdict {
+                Verdict::Unstable => {
+                    self.state.counters.unstable += 1;
+                    return Ok(());
+                }
+                Verdict::Localized => f.location = l.location.clone(),
+                _ => self.state.counters.unlocalized += 1,
+            }
+            localization = Some(l);
+            intermediates = inter;
+        }
         let c = &mut self.state.counters;
         c.findings += 1;
         *c.findings_by_kind
             .entry(f.kind.name().to_string())
             .or_default() += 1;
-        let op = f
-            .op_type
-            .clone()
-            .unwrap_or_else(|| self.ops[job.op].name().to_string());
-        for b in &f.backends {
-            let key = format!("{}/{}/{}", f.kind, b, op);
-            let n = c.findings_by_key.entry(key).or_default();
-            *n += 1;
-            if *n > FINDINGS_PER_KEY {
-                continue;
+        let sig = f.signature();
+        let seen = Seen {
+            iteration: job.iteration,
+            elapsed_s: self.state.elapsed_s,
+        };
+        if let Some(e) = self.state.signatures.get_mut(&sig) {
+            e.hits += 1;
+            e.last_seen = seen;
+            self.dirty.insert(sig);
+            return Ok(());
+        }
+        let id = f.signature_id();
+        let entry = SigEntry {
+            id: id.clone(),
+            kind: f.kind,
+            hits: 1,
+            first_seen: seen.clone(),
+            last_seen: seen,
+        };
+        let dir = self.out.join("findings").join(&id);
+        let seed = &self.seeds[job.seed];
+        let found = bundle::Found {
+            finding: &f,
+            signature: &sig,
+            entry: &entry,
+            localization: localization.as_ref(),
+            model: &job.bytes,
+            inputs,
+            input_seed: job.input_seed,
+            runs,
+            seed: &seed.name,
+            iteration: job.iteration,
+            trace: &job.records,
+            config: serde_json::to_value(&self.config)?,
+            tolerance: self.tolerance,
+        };
+        bundle::write_new(&dir, &found)?;
+        c.unique_findings += 1;
+        self.state.signatures.insert(sig.clone(), entry);
+        if let Some(m) = &self.minimizer
+            && crate::findings::minimizable(f.kind)
+        {
+            m.submit(MinimizeJob {
+                signature: sig,
+                dir,
+                finding: f,
+                model: job.bytes.clone(),
+                inputs: inputs.clone(),
+                intermediates,
+                input_seed: job.input_seed,
+            });
+        }
+        Ok(())
+    }
+
+    /// Files the minimizer's results and rewrites the `meta.json` of signatures hit since the
+    /// last commit.
+    fn flush_findings(&mut self) -> Result<()> {
+        if let Some(m) = &self.minimizer {
+            for done in m.results() {
+                bundle::write_minimized(&done.dir, &done)?;
+                self.state.counters.minimized += 1;
             }
-            let dk = format!("{}-{}", f.kind, b);
-            let d = c.finding_dirs.entry(dk.clone()).or_default();
-            let dir = self.out.join("findings").join(format!("{dk}-{d}"));
-            *d += 1;
-            write_finding(&dir, job, f, runs, &self.seeds[job.seed].name, &op)?;
+        }
+        for sig in std::mem::take(&mut self.dirty) {
+            if let Some(e) = self.state.signatures.get(&sig) {
+                bundle::update_hits(&self.out.join("findings").join(&e.id), e)?;
+            }
         }
         Ok(())
     }
@@ -1088,7 +1240,7 @@ impl Campaign {
             seed_coverage: self.seed_coverage.clone(),
             timings: tm.clone(),
             outside_backends_percent: if elapsed > 0.0 {
-                (100.0 * (1.0 - tm.backends_busy / elapsed)).max(0.0)
+                (100.0 * (1.0 - (tm.backends_busy + tm.triage) / elapsed)).max(0.0)
             } else {
                 0.0
             },
@@ -1100,6 +1252,7 @@ impl Campaign {
     /// and findings of the committed iterations are already on disk).
     fn commit_state(&mut self, elapsed: f64, with_stats: bool) -> Result<()> {
         let t = Instant::now();
+        self.flush_findings()?;
         if with_stats {
             write_json(&self.out.join("stats.json"), &self.stats(elapsed))?;
         }
@@ -1190,94 +1343,6 @@ fn open_timeseries(path: &Path, fresh: bool) -> Result<std::fs::File> {
         .append(true)
         .open(path)
         .with_context(ctx)
-}
-
-#[derive(Serialize)]
-struct FindingReport<'a> {
-    finding: &'a Finding,
-    iteration: u64,
-    seed: &'a str,
-    operator: &'a str,
-    key_op: &'a str,
-    trace: &'a [Record],
-    runs: Vec<RunSummary<'a>>,
-}
-
-#[derive(Serialize)]
-struct RunSummary<'a> {
-    backend: &'a str,
-    version: &'a str,
-    status: &'static str,
-    detail: String,
-    wall_ms: f64,
-    prepare_ms: f64,
-    run_ms: f64,
-    peak_rss: u64,
-    outputs: Vec<String>,
-}
-
-fn write_finding(
-    dir: &Path,
-    job: &Job,
-    f: &Finding,
-    runs: &MutantRuns,
-    seed: &str,
-    key_op: &str,
-) -> Result<()> {
-    std::fs::create_dir_all(dir.join("outputs"))
-        .with_context(|| format!("creating {}", dir.display()))?;
-    let w = |p: PathBuf, b: &[u8]| {
-        write_atomic(&p, b).with_context(|| format!("writing {}", p.display()))
-    };
-    w(dir.join("model.onnx"), &job.bytes)?;
-    for (i, (name, v)) in job.inputs.iter().flatten().enumerate() {
-        w(dir.join(format!("input_{i}.pb")), &v.encode(name))?;
-    }
-    for r in &runs.runs {
-        if let Some(o) = r.outcome.outputs() {
-            let d = dir.join("outputs").join(&r.backend);
-            std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
-            for (i, (name, v)) in o.iter().enumerate() {
-                w(d.join(format!("output_{i}.pb")), &v.encode(name))?;
-            }
-        }
-    }
-    let rep = FindingReport {
-        finding: f,
-        iteration: job.iteration,
-        seed,
-        operator: job
-            .records
-            .last()
-            .map(|r| r.operator.as_str())
-            .unwrap_or(""),
-        key_op,
-        trace: &job.records,
-        runs: runs
-            .runs
-            .iter()
-            .map(|r| RunSummary {
-                backend: &r.backend,
-                version: &r.version,
-                status: r.outcome.status(),
-                detail: r.outcome.detail(),
-                wall_ms: r.wall_ms,
-                prepare_ms: r.prepare_ms,
-                run_ms: r.run_ms,
-                peak_rss: r.peak_rss,
-                outputs: r
-                    .outcome
-                    .outputs()
-                    .map(|o| {
-                        o.iter()
-                            .map(|(n, v)| format!("{n}: {}", v.describe()))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            })
-            .collect(),
-    };
-    write_json(&dir.join("report.json"), &rep)
 }
 
 /// Runs every job on every backend: one thread per (backend, lane), backends concurrently.

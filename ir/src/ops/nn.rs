@@ -117,7 +117,6 @@ struct Window {
 fn list_attr(ctx: &InferCtx, name: &str, n: usize, default: i64) -> Result<Vec<i64>, String> {
     match ctx.ints(name) {
         None => Ok(vec![default; n]),
-        Some([]) => Ok(vec![default; n]),
         Some(v) if v.len() == n => Ok(v.to_vec()),
         Some(v) => Err(format!(
             "'{name}' has {} values, expected {n} (one per spatial axis)",

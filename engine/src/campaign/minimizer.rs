@@ -1,0 +1,257 @@
+//! The campaign's background minimizer: a thread with its own worker pool that takes each new
+//! finding, delta-debugs its model while the signature stays the same
+//! ([`crate::findings::Reproducer`]) and hands the result back to the main thread, which is
+//! the only writer of the output directory.
+use crate::findings::{Reproducer, ValueMap};
+use mutagraph_backends::compare::Tolerance;
+use mutagraph_backends::value::NamedValues;
+use mutagraph_backends::worker::{Pool, PoolOptions};
+use mutagraph_ir::Model;
+use mutagraph_oracles::localize::Localization;
+use mutagraph_oracles::minimize::{self, Options};
+use mutagraph_oracles::{Crash, Finding, Hang, Inconsistency, MutantRuns, NanInf, Oracle};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Budget of one minimization: predicate calls.
+pub const MAX_CHECKS: usize = 400;
+/// Budget of one minimization: wall time.
+pub const TIME_LIMIT: Duration = Duration::from_secs(120);
+
+/// A finding to minimize.
+pub struct MinimizeJob {
+    /// Its signature.
+    pub signature: String,
+    /// Its bundle.
+    pub dir: PathBuf,
+    /// The finding as first seen.
+    pub finding: Finding,
+    /// The model that showed it.
+    pub model: Vec<u8>,
+    /// Its inputs.
+    pub inputs: NamedValues,
+    /// The reference's intermediate values on it, when known.
+    pub intermediates: Option<NamedValues>,
+    /// The seed of generated inputs.
+    pub input_seed: u64,
+}
+
+/// What minimization did, as recorded in `meta.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MinimizedInfo {
+    /// Main-graph nodes before.
+    pub nodes_before: usize,
+    /// Main-graph nodes after.
+    pub nodes_after: usize,
+    /// Predicate calls (each runs the backends).
+    pub checks: usize,
+    /// Candidates that failed validation (never run).
+    pub invalid_candidates: usize,
+    /// Wall time, seconds.
+    pub wall_s: f64,
+    /// Per pass: name, checks, nodes removed.
+    pub passes: Vec<(String, usize, usize)>,
+    /// The op type localization blames on the minimized model.
+    pub op_type: Option<String>,
+}
+
+/// A finished minimization.
+pub struct Done {
+    /// The bundle.
+    pub dir: PathBuf,
+    /// The signature.
+    pub signature: String,
+    /// The minimized model.
+    pub model: Vec<u8>,
+    /// Its inputs.
+    pub inputs: NamedValues,
+    /// Its runs.
+    pub runs: MutantRuns,
+    /// The finding on it.
+    pub finding: Finding,
+    /// Localization on it.
+    pub localization: Option<Localization>,
+    /// The statistics.
+    pub info: MinimizedInfo,
+}
+
+/// The oracles that minimization re-checks (the ones it handles: see
+/// [`crate::findings::minimizable`]).
+pub fn oracles(tolerance: Tolerance) -> Vec<Box<dyn Oracle>> {
+    vec![
+        Box::new(Crash),
+        Box::new(Hang),
+        Box::new(NanInf),
+        Box::new(Inconsistency { tolerance }),
+    ]
+}
+
+/// Minimizes one finding's model with `pool`. `None` when the original model no longer
+/// reproduces (then nothing is written).
+#[allow(clippy::too_many_arguments)]
+pub fn minimize_one(
+    pool: &mut Pool,
+    backends: &[String],
+    reference: Option<&str>,
+    tolerance: Tolerance,
+    job: &MinimizeJob,
+    opts: &Options,
+    stop: &AtomicBool,
+) -> Option<Done> {
+    let model = Model::from_bytes(&job.model).ok()?;
+    let run_on = Reproducer::backends_for(&job.finding, backends, reference);
+    let reference_idx = reference.map(|_| 0);
+    let mut rep = Reproducer {
+        pool,
+        backends: run_on,
+        reference: reference_idx,
+        oracles: oracles(tolerance),
+        tolerance,
+        target: job.signature.clone(),
+        values: ValueMap::new(&job.inputs, job.intermediates.as_ref(), job.input_seed),
+        calls: 0,
+    };
+    let t = Instant::now();
+    let mut invalid = 0usize;
+    let (small, report) = {
+        let mut pred = |m: &Model| !stop.load(Ordering::Relaxed) && rep.reproduces(m);
+        match minimize::minimize(&model, opts, &mut pred) {
+            Ok(r) => r,
+            Err(_) => {
+                invalid += 1;
+                (model.clone(), minimize::Report::default())
+            }
+        }
+    };
+    let check = rep.check(&small)?;
+    let (finding, localization) = check.finding?;
+    let info = MinimizedInfo {
+        nodes_before: model.graph.node_count(),
+        nodes_after: small.graph.node_count(),
+        checks: report.checks,
+        invalid_candidates: report.invalid_candidates + invalid,
+        wall_s: t.elapsed().as_secs_f64(),
+        passes: report
+            .passes
+            .iter()
+            .map(|p| (p.name.clone(), p.checks, p.removed))
+            .collect(),
+        op_type: finding.op_type().map(String::from),
+    };
+    Some(Done {
+        dir: job.dir.clone(),
+        signature: job.signature.clone(),
+        model: small.to_bytes(),
+        inputs: check.inputs,
+        runs: check.runs,
+        finding,
+        localization,
+        info,
+    })
+}
+
+/// The background thread.
+pub struct Minimizer {
+    tx: Option<Sender<MinimizeJob>>,
+    rx: Receiver<Done>,
+    pending: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Minimizer {
+    /// Starts the thread.
+    pub fn start(
+        pool_opts: PoolOptions,
+        backends: Vec<String>,
+        reference: Option<String>,
+        tolerance: Tolerance,
+    ) -> Minimizer {
+        let (tx, jobs) = channel::<MinimizeJob>();
+        let (done_tx, rx) = channel::<Done>();
+        let pending = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (p, s) = (pending.clone(), stop.clone());
+        let jobs = Mutex::new(jobs);
+        let handle = std::thread::spawn(move || {
+            let mut pool = Pool::new(pool_opts);
+            let opts = Options {
+                max_checks: MAX_CHECKS,
+                time_limit: Some(TIME_LIMIT),
+                ..Options::default()
+            };
+            while let Ok(job) = jobs.lock().expect("one reader").recv() {
+                if !s.load(Ordering::Relaxed) {
+                    let mut o = opts.clone();
+                    o.focus = job.finding.location.as_ref().map(|l| l.value.clone());
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        minimize_one(
+                            &mut pool,
+                            &backends,
+                            reference.as_deref(),
+                            tolerance,
+                            &job,
+                            &o,
+                            &s,
+                        )
+                    }));
+                    if let Ok(Some(done)) = r {
+                        let _ = done_tx.send(done);
+                    }
+                }
+                p.fetch_sub(1, Ordering::SeqCst);
+            }
+            pool.shutdown();
+        });
+        Minimizer {
+            tx: Some(tx),
+            rx,
+            pending,
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// Queues a job.
+    pub fn submit(&self, job: MinimizeJob) {
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        if let Some(tx) = &self.tx
+            && tx.send(job).is_err()
+        {
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Finished jobs since the last call.
+    pub fn results(&self) -> Vec<Done> {
+        self.rx.try_iter().collect()
+    }
+
+    /// Jobs queued or running.
+    pub fn pending(&self) -> usize {
+        self.pending.load(Ordering::SeqCst)
+    }
+
+    /// Waits until nothing is pending or `grace` has passed.
+    pub fn wait_idle(&self, grace: Duration) {
+        let t = Instant::now();
+        while self.pending() > 0 && t.elapsed() < grace {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Stops the thread (the running minimization ends at its next check) and joins it; the
+    /// results stay readable.
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.tx = None;
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! Localization (LEMON / Muffin style): the model is re-run with every intermediate value
+//! exposed as an output ([`mutagraph_backends::intermediates::expose_all`]) on the faulty
+//! backend and the reference; the first node (in topological order) whose output diverges is
+//! blamed. Before blaming it, the reference re-computes that node alone on the *backend's*
+//! input values: when it then reproduces the backend's output, the divergence is rounding of
+//! the inputs amplified by the op (a Floor at an edge, a comparison of near-equal values), not
+//! a bug of the op, and the finding is `unstable` (a false positive the campaign drops).
+//!
+//! The change rate R of the How-Far study (Eq. 1-2) is computed for every node:
+//! `R = |D - D_pre| / (D_pre + 1e-7)` with `D` the mean absolute difference of the node's
+//! output and `D_pre` the largest `D` among its inputs.
+use crate::checks::{agree, mean_abs_diff, new_nonfinite};
+use crate::finding::{Kind, Location};
+use mutagraph_backends::backend::Backend;
+use mutagraph_backends::compare::Tolerance;
+use mutagraph_backends::reference::Reference;
+use mutagraph_backends::value::NamedValues;
+use mutagraph_ir::graph::{Node, NodeId};
+use mutagraph_ir::infer::{Options, infer_model};
+use mutagraph_ir::model::Model;
+use mutagraph_ir::pb;
+use mutagraph_ir::types::ValueType;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+
+/// How-Far's threshold on the change rate R.
+pub const R_THRESHOLD: f64 = 1e3;
+
+/// The attributes that switch an op's semantics (as opposed to its geometry): they are part
+/// of a localized finding's signature.
+pub const KEY_ATTRS: &[&str] = &[
+    "mode",
+    "direction",
+    "coordinate_transformation_mode",
+    "nearest_mode",
+    "transA",
+    "transB",
+    "keepdims",
+    "ceil_mode",
+    "count_include_pad",
+    "select_last_index",
+    "noop_with_empty_axes",
+    "exclusive",
+    "reverse",
+    "layout",
+    "storage_order",
+    "to",
+];
+
+/// What localization concluded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The first diverging node was found and is to blame.
+    Localized,
+    /// The first diverging node, run by the reference on the backend's inputs, gives the
+    /// backend's output: amplified rounding, not a bug.
+    Unstable,
+    /// With every intermediate exposed, the outputs agree (the exposed model runs differently,
+    /// e.g. without fusion).
+    NotReproduced,
+    /// The exposed model could not be built or run.
+    Failed(String),
+}
+
+/// One node output compared.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ValueDiff {
+    /// The value.
+    pub value: String,
+    /// Its producer's op type.
+    pub op_type: String,
+    /// Mean absolute difference to the reference (How-Far's D).
+    pub d: Option<f64>,
+    /// How-Far's change rate R.
+    pub r: Option<f64>,
+    /// Beyond the tolerance (or new NaN/Inf, for NaN findings).
+    pub diverges: bool,
+}
+
+/// The result of localization.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Localization {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The blamed node (also set for `unstable`, naming the node that amplified rounding).
+    pub location: Option<Location>,
+    /// Node outputs in topological order up to and including the first divergence.
+    pub values: Vec<ValueDiff>,
+    /// The value with the largest change rate, and R.
+    pub max_r: Option<(String, f64)>,
+}
+
+/// The key attributes of a node, `name=value` comma-separated, in [`KEY_ATTRS`] order.
+pub fn key_attrs(node: &Node) -> String {
+    let mut parts = Vec::new();
+    for k in KEY_ATTRS {
+        if let Some(a) = node.attributes.iter().find(|a| a.name == *k) {
+            parts.push(format!("{k}={}", a.value.short()));
+        }
+    }
+    parts.join(",")
+}
+
+/// A model made of `nodes` of `model` (by id): inputs that no kept node produces become graph
+/// inputs (typed by inference; initializers stay initializers), the kept nodes' outputs that no
+/// kept node reads, or that were graph outputs, become the graph outputs.
+pub fn extract(model: &Model, nodes: &[NodeId]) -> Result<Model, mutagraph_ir::Error> {
+    let mut m = model.clone();
+    infer_model(&mut m, Options::default());
+    let keep: HashSet<NodeId> = nodes.iter().copied().collect();
+    let kept: Vec<Node> = m
+        .graph
+        .topo_order()?
+        .into_iter()
+        .filter(|id| keep.contains(id))
+        .filter_map(|id| m.graph.node(id).cloned())
+        .collect();
+    let produced: HashSet<&str> = kept
+        .iter()
+        .flat_map(|n| n.outputs.iter().map(String::as_str))
+        .collect();
+    let read: HashSet<&str> = kept.iter().flat_map(|n| n.present_inputs()).collect();
+    let old_outputs: HashSet<String> = m
+        .graph
+        .outputs
+        .iter()
+        .filter_map(|o| o.name.clone())
+        .collect();
+    let typed = |name: &str| -> Option<pb::ValueInfoProto> {
+        let ty = m.graph.value_type(name);
+        matches!(ty, ValueType::Tensor(_)).then(|| pb::ValueInfoProto {
+            name: Some(name.to_string()),
+            r#type: Some(ty.to_proto()),
+            ..Default::default()
+        })
+    };
+    let mut inputs = Vec::new();
+    let mut seen = HashSet::new();
+    for n in &kept {
+        for i in n.present_inputs() {
+            if produced.contains(i) || m.graph.initializers.contains_key(i) || !seen.insert(i) {
+                continue;
+            }
+            inputs.push(typed(i).ok_or_else(|| {
+                mutagraph_ir::Error::Invalid(format!("value '{i}' has no tensor type"))
+            })?);
+        }
+    }
+    let mut outputs = Vec::new();
+    for n in &kept {
+        for o in n.outputs.iter().filter(|o| !o.is_empty()) {
+            if !read.contains(o.as_str()) || old_outputs.contains(o) {
+                outputs.push(typed(o).ok_or_else(|| {
+                    mutagraph_ir::Error::Invalid(format!("value '{o}' has no tensor type"))
+                })?);
+            }
+        }
+    }
+    let mut g = mutagraph_ir::graph::Graph::new(m.graph.name.as_deref().unwrap_or("extract"));
+    g.inputs = inputs;
+    g.outputs = outputs;
+    g.initializers = m
+        .graph
+        .initializers
+        .iter()
+        .filter(|(k, _)| read.contains(k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut out = m.clone();
+    out.graph = g;
+    let mut patch = mutagraph_ir::patch::Patch::new();
+    for n in kept {
+        patch.push(mutagraph_ir::patch::PatchOp::AddNode(n));
+    }
+    out.apply(&patch)?;
+    Ok(out)
+}
+
+fn diverges(kind: Kind, want: &NamedValues, got: &NamedValues, tol: Tolerance) -> bool {
+    match kind {
+        Kind::Nan => new_nonfinite(want, got).0 > 0,
+        _ => agree(want, got, tol).is_err(),
+    }
+}
+
+fn pick(values: &NamedValues, name: &str) -> Option<NamedValues> {
+    values
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(n, v)| vec![(n.clone(), v.clone())])
+}
+
+/// Runs the reference interpreter in this process (it is ours and pure Rust; a panic is
+/// caught and reported as an error).
+pub fn run_reference(model: &Model, inputs: &NamedValues) -> Result<NamedValues, String> {
+    let bytes = model.to_bytes();
+    let inputs = inputs.clone();
+    std::panic::catch_unwind(move || {
+        let mut r = Reference::new();
+        let mut p = r.prepare(&bytes).map_err(|e| e.to_string())?;
+        p.run(&inputs).map_err(|e| e.to_string())
+    })
+    .unwrap_or_else(|_| Err("the reference interpreter panicked".into()))
+}
+
+/// Localizes a `kind` finding of a backend. `model` is the mutant, `inputs` its graph inputs,
+/// `reference` and `backend` the outputs of the model of [`expose_all`] (every node output) on
+/// the reference and on the backend.
+///
+/// [`expose_all`]: mutagraph_backends::intermediates::expose_all
+pub fn localize(
+    model: &Model,
+    kind: Kind,
+    inputs: &NamedValues,
+    reference: &NamedValues,
+    backend: &NamedValues,
+    tolerance: Tolerance,
+) -> Localization {
+    let fail = |m: String| Localization {
+        verdict: Verdict::Failed(m),
+        location: None,
+        values: Vec::new(),
+        max_r: None,
+    };
+    let order = match model.graph.topo_order() {
+        Ok(o) => o,
+        Err(e) => return fail(e.to_string()),
+    };
+    let mut d_of: HashMap<String, f64> = HashMap::new();
+    let mut values = Vec::new();
+    let mut max_r: Option<(String, f64)> = None;
+    let mut first: Option<NodeId> = None;
+    'nodes: for id in order {
+        let node = model.graph.node(id).expect("listed by topo_order");
+        let d_pre = node
+            .present_inputs()
+            .filter_map(|i| d_of.get(i))
+            .fold(0.0f64, |a, &b| a.max(b));
+        for o in node.outputs.iter().filter(|o| !o.is_empty()) {
+            let (Some(w), Some(h)) = (pick(reference, o), pick(backend, o)) else {
+                continue;
+            };
+            let d = mean_abs_diff(&w, &h);
+            let r = d.map(|d| (d - d_pre).abs() / (d_pre + 1e-7));
+            if let Some(d) = d {
+                d_of.insert(o.clone(), d);
+            }
+            if let Some(r) = r
+                && max_r.as_ref().is_none_or(|(_, m)| r > *m)
+            {
+                max_r = Some((o.clone(), r));
+            }
+            let div = diverges(kind, &w, &h, tolerance);
+            values.push(ValueDiff {
+                value: o.clone(),
+                op_type: node.op_type.clone(),
+                d,
+                r,
+                diverges: div,
+            });
+            if div {
+                first = Some(id);
+                break 'nodes;
+            }
+        }
+    }
+    let Some(id) = first else {
+        return Localization {
+            verdict: Verdict::NotReproduced,
+            location: None,
+            values,
+            max_r,
+        };
+    };
+    let node = model.graph.node(id).expect("found above");
+    let location = Location {
+        op_type: node.op_type.clone(),
+        value: node.outputs.first().cloned().unwrap_or_default(),
+        attrs: key_attrs(node),
+    };
+    // The reference on the backend's inputs of this node.
+    let verdict = match extract(model, &[id]) {
+        Ok(single) => {
+            let feed: NamedValues = single
+                .graph
+                .real_inputs()
+                .iter()
+                .filter_map(|vi| {
+                    let n = vi.name.clone()?;
+                    pick(backend, &n)
+                        .or_else(|| pick(inputs, &n))
+                        .and_then(|v| v.into_iter().next())
+                })
+                .collect();
+            if feed.len() != single.graph.real_inputs().len() {
+                Verdict::Localized
+            } else {
+                match run_reference(&single, &feed) {
+                    Ok(again) => {
+                        let mine: NamedValues = again
+                            .iter()
+                            .filter(|(n, _)| pick(backend, n).is_some())
+                            .cloned()
+                            .collect();
+                        let theirs: NamedValues = mine
+                            .iter()
+                            .filter_map(|(n, _)| pick(backend, n))
+                            .flatten()
+                            .collect();
+                        if !mine.is_empty() && !diverges(kind, &mine, &theirs, tolerance) {
+                            Verdict::Unstable
+                        } else {
+                            Verdict::Localized
+                        }
+                    }
+                    Err(_) => Verdict::Localized,
+                }
+            }
+        }
+        Err(_) => Verdict::Localized,
+    };
+    Localization {
+        verdict,
+        location: Some(location),
+        values,
+        max_r,
+    }
+}
