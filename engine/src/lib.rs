@@ -3,4 +3,5 @@ pub mod campaign;
 pub mod conformcmd;
 pub mod coveragecmd;
 pub mod inspect;
+pub mod report;
 pub mod runcmd;
