@@ -5,4 +5,5 @@ pub mod conformcmd;
 pub mod coveragecmd;
 pub mod findings;
 pub mod inspect;
+pub mod report;
 pub mod runcmd;
