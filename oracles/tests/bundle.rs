@@ -1,0 +1,729 @@
+//! Bug-bundle writers: `.npz` round trips (in Rust and through numpy), `.pb` inputs, the
+//! generated `repro.py` run end to end with the Python `onnxruntime` package, and `report.md`.
+//!
+//! The Python checks need `python3` with numpy and onnxruntime
+//! (`pip install numpy onnxruntime`); they fail, never skip, when those are missing.
+use half::{bf16, f16};
+use mutagraph_backends::value::{Data, HostTensor, Value};
+use mutagraph_ir::dtype::DType;
+use mutagraph_ir::types::{TensorType, ValueType};
+use mutagraph_mutators::builder::GraphBuilder;
+use mutagraph_oracles::bundle::*;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Every kind of tensor `write_npz` takes, with names that need encoding.
+fn every_dtype() -> Vec<(String, HostTensor)> {
+    let t = HostTensor::new;
+    vec![
+        (
+            "f32".into(),
+            t(
+                vec![2, 3],
+                Data::F32(vec![1.5, -0.0, f32::MAX, f32::MIN_POSITIVE, 1e-40, -7.25]),
+            ),
+        ),
+        (
+            "f64/with:slash".into(),
+            t(vec![3], Data::F64(vec![std::f64::consts::PI, -1e300, 0.1])),
+        ),
+        (
+            "f16".into(),
+            t(
+                vec![2, 1],
+                Data::F16(vec![f16::from_f32(0.5), f16::from_f32(-65504.0)]),
+            ),
+        ),
+        (
+            "bf16".into(),
+            t(
+                vec![2],
+                Data::BF16(vec![bf16::from_f32(1.0), bf16::from_f32(-3.0e38)]),
+            ),
+        ),
+        ("i8".into(), t(vec![3], Data::I8(vec![-128, 0, 127]))),
+        ("i16".into(), t(vec![2], Data::I16(vec![-32768, 32767]))),
+        (
+            "i32".into(),
+            t(vec![2], Data::I32(vec![i32::MIN, i32::MAX])),
+        ),
+        (
+            "i64".into(),
+            t(vec![2], Data::I64(vec![i64::MIN, i64::MAX])),
+        ),
+        ("u8".into(), t(vec![2], Data::U8(vec![0, 255]))),
+        ("u16".into(), t(vec![2], Data::U16(vec![0, 65535]))),
+        ("u32".into(), t(vec![2], Data::U32(vec![0, u32::MAX]))),
+        ("u64".into(), t(vec![2], Data::U64(vec![0, u64::MAX]))),
+        (
+            "bool".into(),
+            t(vec![2, 2], Data::Bool(vec![true, false, false, true])),
+        ),
+        (
+            "strings é".into(),
+            t(
+                vec![3],
+                Data::String(vec![
+                    b"abc".to_vec(),
+                    b"".to_vec(),
+                    "é€".as_bytes().to_vec(),
+                ]),
+            ),
+        ),
+        ("scalar".into(), t(vec![], Data::F32(vec![42.0]))),
+        ("scalar_i64".into(), t(vec![], Data::I64(vec![-3]))),
+        ("empty".into(), t(vec![0, 3], Data::F32(vec![]))),
+        ("empty_strings".into(), t(vec![0], Data::String(vec![]))),
+        (
+            "nonfinite".into(),
+            t(
+                vec![3],
+                Data::F32(vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY]),
+            ),
+        ),
+    ]
+}
+
+/// What `read_npz` should give back: bf16 comes back as f32.
+fn as_read(t: &HostTensor) -> HostTensor {
+    match &t.data {
+        Data::BF16(v) => HostTensor::new(
+            t.shape.clone(),
+            Data::F32(v.iter().map(|x| x.to_f32()).collect()),
+        ),
+        _ => t.clone(),
+    }
+}
+
+/// Equality that treats NaN as equal to NaN (bitwise for floats).
+fn same(a: &HostTensor, b: &HostTensor) -> bool {
+    match (&a.data, &b.data) {
+        (Data::F32(x), Data::F32(y)) => {
+            a.shape == b.shape
+                && x.len() == y.len()
+                && x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits())
+        }
+        _ => a == b,
+    }
+}
+
+#[test]
+fn npz_round_trip_every_dtype() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("all.npz");
+    let arrays = every_dtype();
+    write_npz(&path, &arrays).unwrap();
+    let back = read_npz(&path).unwrap();
+    assert_eq!(back.len(), arrays.len());
+    for ((name, t), (name2, t2)) in arrays.iter().zip(&back) {
+        assert_eq!(name, name2);
+        assert!(same(&as_read(t), t2), "{name}: {t2:?} != {t:?}");
+    }
+    // Deterministic bytes; no temporary file left behind.
+    let first = std::fs::read(&path).unwrap();
+    write_npz(&path, &arrays).unwrap();
+    assert_eq!(first, std::fs::read(&path).unwrap());
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(files.len(), 1);
+}
+
+#[test]
+fn npz_errors_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.npz");
+    let x = HostTensor::new(vec![1], Data::F32(vec![1.0]));
+    let dup = vec![("x".to_string(), x.clone()), ("x".to_string(), x.clone())];
+    let err = write_npz(&path, &dup).unwrap_err();
+    assert!(matches!(err, BundleError::Unwritable { .. }), "{err}");
+    assert!(err.to_string().contains("bad.npz"), "{err}");
+    let raw = HostTensor {
+        dtype: DType::F8E5M2,
+        shape: vec![1],
+        data: Data::Raw(vec![0]),
+    };
+    let err = write_npz(&path, &[("r".into(), raw)]).unwrap_err();
+    assert!(err.to_string().contains("'r'"), "{err}");
+    assert!(!path.exists());
+
+    let err = read_npz(&dir.path().join("missing.npz")).unwrap_err();
+    assert!(matches!(err, BundleError::Io { .. }));
+    assert!(err.to_string().contains("missing.npz"), "{err}");
+    std::fs::write(&path, b"not a zip at all").unwrap();
+    let err = read_npz(&path).unwrap_err();
+    assert!(matches!(err, BundleError::Malformed { .. }));
+    assert_eq!(err.path(), path);
+}
+
+#[test]
+fn write_pb_inputs_writes_tensor_protos() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("test_data_set_0");
+    let values = vec![
+        (
+            "a:0".to_string(),
+            Value::Tensor(HostTensor::new(vec![2], Data::F32(vec![1.0, 2.0]))),
+        ),
+        (
+            "b".to_string(),
+            Value::Tensor(HostTensor::new(vec![], Data::I64(vec![5]))),
+        ),
+    ];
+    let written = write_pb_inputs(&sub, &values, "input").unwrap();
+    assert_eq!(
+        written,
+        vec![sub.join("input_0.pb"), sub.join("input_1.pb")]
+    );
+    let ty = ValueType::Tensor(TensorType::unranked(DType::F32));
+    for (path, (_, value)) in written.iter().zip(&values) {
+        let bytes = std::fs::read(path).unwrap();
+        assert_eq!(&Value::decode(&bytes, &ty).unwrap(), value);
+        assert_eq!(
+            bytes,
+            value.encode(if path.ends_with("input_0.pb") {
+                "a:0"
+            } else {
+                "b"
+            })
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python
+
+/// Runs `python3` with arguments; fails the test with what to install when python3 or a
+/// module is missing.
+fn python(args: &[&str], cwd: &Path) -> Output {
+    Command::new("python3")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run python3 ({e}): install Python 3 and `pip install numpy onnxruntime`")
+        })
+}
+
+fn require_python_modules(modules: &str) {
+    let out = python(&["-c", &format!("import {modules}")], Path::new("."));
+    assert!(
+        out.status.success(),
+        "python3 lacks {modules}: run `pip install numpy onnxruntime`\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn numpy_loads_what_we_write() {
+    require_python_modules("numpy");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("all.npz");
+    let arrays = every_dtype();
+    write_npz(&path, &arrays).unwrap();
+    // For each array: the decoded key, dtype, shape and the values (floats as their bits).
+    let script = r#"
+import json, sys, urllib.parse
+import numpy as np
+out = []
+with np.load(sys.argv[1], allow_pickle=False) as z:
+    for k in z.files:
+        a = z[k]
+        if a.dtype.kind == "f":
+            vals = a.reshape(-1).view("<u%d" % a.dtype.itemsize).tolist()
+        else:
+            vals = a.reshape(-1).tolist()
+        out.append({"key": urllib.parse.unquote(k), "raw_key": k, "dtype": a.dtype.str,
+                    "shape": list(a.shape), "values": vals})
+print(json.dumps(out))
+"#;
+    let out = python(&["-c", script, path.to_str().unwrap()], dir.path());
+    assert!(out.status.success(), "{}", text(&out));
+    let got: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got.len(), arrays.len());
+    for ((name, t), g) in arrays.iter().zip(&got) {
+        assert_eq!(g["key"], name.as_str());
+        assert!(!g["raw_key"].as_str().unwrap().contains(['/', ':', ' ']));
+        let want_dtype = match &t.data {
+            Data::F32(_) | Data::BF16(_) => "<f4".to_string(),
+            Data::F64(_) => "<f8".into(),
+            Data::F16(_) => "<f2".into(),
+            Data::I8(_) => "|i1".into(),
+            Data::I16(_) => "<i2".into(),
+            Data::I32(_) => "<i4".into(),
+            Data::I64(_) => "<i8".into(),
+            Data::U8(_) => "|u1".into(),
+            Data::U16(_) => "<u2".into(),
+            Data::U32(_) => "<u4".into(),
+            Data::U64(_) => "<u8".into(),
+            Data::Bool(_) => "|b1".into(),
+            Data::String(v) => format!(
+                "<U{}",
+                v.iter()
+                    .map(|s| std::str::from_utf8(s).unwrap().chars().count())
+                    .max()
+                    .unwrap_or(0)
+                    .max(1)
+            ),
+            Data::Raw(_) => unreachable!(),
+        };
+        assert_eq!(g["dtype"], want_dtype.as_str(), "{name}");
+        let shape: Vec<usize> = serde_json::from_value(g["shape"].clone()).unwrap();
+        assert_eq!(shape, t.shape, "{name}");
+        let values = &g["values"];
+        let want: serde_json::Value = match &t.data {
+            Data::F32(v) => v.iter().map(|x| x.to_bits()).collect(),
+            Data::BF16(v) => v.iter().map(|x| x.to_f32().to_bits()).collect(),
+            Data::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+            Data::F16(v) => v.iter().map(|x| x.to_bits()).collect(),
+            Data::I8(v) => v.iter().copied().collect(),
+            Data::I16(v) => v.iter().copied().collect(),
+            Data::I32(v) => v.iter().copied().collect(),
+            Data::I64(v) => v.iter().copied().collect(),
+            Data::U8(v) => v.iter().copied().collect(),
+            Data::U16(v) => v.iter().copied().collect(),
+            Data::U32(v) => v.iter().copied().collect(),
+            Data::U64(v) => v.iter().copied().collect(),
+            Data::Bool(v) => v.iter().copied().collect(),
+            Data::String(v) => v
+                .iter()
+                .map(|s| String::from_utf8(s.clone()).unwrap())
+                .collect(),
+            Data::Raw(_) => unreachable!(),
+        };
+        assert_eq!(values, &want, "{name}");
+    }
+}
+
+#[test]
+fn we_read_what_numpy_savez_writes() {
+    require_python_modules("numpy");
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import numpy as np
+np.savez("plain.npz", **{
+    "x%3A0": np.arange(6, dtype=np.float32).reshape(2, 3),
+    "raw:name": np.array([1, -2], dtype=np.int64),
+    "s": np.array(["ab", "c"]),
+    "b": np.array(True),
+    "h": np.array([0.5], dtype=np.float16),
+    "e": np.zeros((0, 3), dtype=np.uint16),
+})
+np.savez_compressed("packed.npz", x=np.ones(3))
+"#;
+    let out = python(&["-c", script], dir.path());
+    assert!(out.status.success(), "{}", text(&out));
+    let got = read_npz(&dir.path().join("plain.npz")).unwrap();
+    let want = vec![
+        (
+            "x:0".to_string(),
+            HostTensor::new(vec![2, 3], Data::F32(vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0])),
+        ),
+        (
+            "raw:name".into(),
+            HostTensor::new(vec![2], Data::I64(vec![1, -2])),
+        ),
+        (
+            "s".into(),
+            HostTensor::new(vec![2], Data::String(vec![b"ab".to_vec(), b"c".to_vec()])),
+        ),
+        ("b".into(), HostTensor::new(vec![], Data::Bool(vec![true]))),
+        (
+            "h".into(),
+            HostTensor::new(vec![1], Data::F16(vec![f16::from_f32(0.5)])),
+        ),
+        ("e".into(), HostTensor::new(vec![0, 3], Data::U16(vec![]))),
+    ];
+    assert_eq!(got, want);
+    let err = read_npz(&dir.path().join("packed.npz")).unwrap_err();
+    assert!(err.to_string().contains("savez_compressed"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// repro.py
+
+const INPUT: &str = "in:0/x";
+
+/// A bundle directory with `minimized.onnx` (`y = Relu(in:0/x)`, float[2, 3]) and
+/// `inputs.npz`; returns the output name.
+fn relu_bundle(dir: &Path) -> String {
+    let mut b = GraphBuilder::new("relu", 1);
+    let x = b.input(INPUT, DType::F32, &[2, 3]);
+    let y = b.relu(&x);
+    b.output(&y);
+    let model = b.finish().unwrap();
+    model.save(dir.join("minimized.onnx")).unwrap();
+    write_npz(
+        &dir.join("inputs.npz"),
+        &[(
+            INPUT.to_string(),
+            HostTensor::new(vec![2, 3], Data::F32(vec![-1.0, 2.0, -3.0, 4.0, -5.0, 6.0])),
+        )],
+    )
+    .unwrap();
+    y
+}
+
+fn f32s(v: &[f32]) -> HostTensor {
+    HostTensor::new(vec![2, 3], Data::F32(v.to_vec()))
+}
+
+const RELU: [f32; 6] = [0.0, 2.0, 0.0, 4.0, 0.0, 6.0];
+
+fn spec(kind: &str, faulty: &str, faulty_npz: Option<&str>) -> ReproSpec {
+    ReproSpec {
+        title: format!("{faulty}: Relu output differs from the reference"),
+        kind: kind.into(),
+        faulty: vec![faulty.into()],
+        model_file: "minimized.onnx".into(),
+        inputs_npz: "inputs.npz".into(),
+        expected_npz: Some("expected.npz".into()),
+        faulty_npz: faulty_npz.map(String::from),
+        rtol: 1e-5,
+        atol: 1e-6,
+    }
+}
+
+/// Writes `repro.py` for `spec` and runs it from another directory (paths must be relative to
+/// the script); returns (exit code, output).
+fn run_repro(dir: &Path, spec: &ReproSpec, extra: &[&str]) -> (i32, String) {
+    require_python_modules("numpy, onnxruntime");
+    let script = dir.join("repro.py");
+    std::fs::write(&script, render_repro_py(spec)).unwrap();
+    let mut args = vec![script.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = python(&args, dir.parent().unwrap());
+    let t = text(&out);
+    let last = t.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+    assert!(
+        last.starts_with("REPRODUCED: ") || last.starts_with("NOT REPRODUCED: "),
+        "no verdict line:\n{t}"
+    );
+    (out.status.code().unwrap_or(-1), t)
+}
+
+#[test]
+fn repro_py_compiles() {
+    require_python_modules("numpy");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("repro.py");
+    let mut s = spec("inconsistency", "ort", None);
+    s.title = "a \"quoted\" title\\ with ''' and \n a newline".into();
+    s.expected_npz = None;
+    std::fs::write(&script, render_repro_py(&s)).unwrap();
+    let out = python(&["-m", "py_compile", script.to_str().unwrap()], dir.path());
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn repro_ort_correct_reference_is_not_reproduced() {
+    let dir = tempfile::tempdir().unwrap();
+    let y = relu_bundle(dir.path());
+    write_npz(&dir.path().join("expected.npz"), &[(y, f32s(&RELU))]).unwrap();
+    let (code, out) = run_repro(dir.path(), &spec("inconsistency", "ort", None), &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("NOT REPRODUCED: "), "{out}");
+    assert!(out.contains("matches the reference"), "{out}");
+    assert!(
+        out.contains("graph_optimization_level=ORT_ENABLE_ALL"),
+        "{out}"
+    );
+}
+
+#[test]
+fn repro_ort_wrong_reference_is_reproduced() {
+    let dir = tempfile::tempdir().unwrap();
+    let y = relu_bundle(dir.path());
+    let mut wrong = RELU;
+    wrong[3] = 4.5;
+    write_npz(
+        &dir.path().join("expected.npz"),
+        &[(y.clone(), f32s(&wrong))],
+    )
+    .unwrap();
+    write_npz(&dir.path().join("actual.npz"), &[(y, f32s(&RELU))]).unwrap();
+    let (code, out) = run_repro(
+        dir.path(),
+        &spec("inconsistency", "ort-noopt", Some("actual.npz")),
+        &[],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\nREPRODUCED: "), "{out}");
+    assert!(out.contains("1 of 6 elements beyond"), "{out}");
+    assert!(
+        out.contains("graph_optimization_level=ORT_DISABLE_ALL"),
+        "{out}"
+    );
+    // The expected values and the recorded ones are printed.
+    assert!(out.contains("[0.0, 2.0, 0.0, 4.5, 0.0, 6.0]"), "{out}");
+    assert!(out.contains("recorded output"), "{out}");
+}
+
+#[test]
+fn repro_other_backend_shows_recorded_outputs_and_ort_cross_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let y = relu_bundle(dir.path());
+    write_npz(
+        &dir.path().join("expected.npz"),
+        &[(y.clone(), f32s(&RELU))],
+    )
+    .unwrap();
+    let mut bad = RELU;
+    bad[1] = -2.0;
+    write_npz(&dir.path().join("actual.npz"), &[(y.clone(), f32s(&bad))]).unwrap();
+    let s = spec("inconsistency", "tract", Some("actual.npz"));
+    let (code, out) = run_repro(dir.path(), &s, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("ORT agrees with the reference"), "{out}");
+    assert!(out.contains("cannot run tract"), "{out}");
+    assert!(out.contains("[0.0, -2.0, 0.0, 4.0, 0.0, 6.0]"), "{out}");
+
+    // Recorded outputs equal to the reference: the bundle is not self-consistent.
+    write_npz(&dir.path().join("actual.npz"), &[(y, f32s(&RELU))]).unwrap();
+    let (code, out) = run_repro(dir.path(), &s, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("NOT REPRODUCED: "), "{out}");
+}
+
+#[test]
+fn repro_nan_and_crash_and_other_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let y = relu_bundle(dir.path());
+    // NaN input: Relu(NaN) is NaN, the (claimed) reference is finite.
+    write_npz(
+        &dir.path().join("inputs.npz"),
+        &[(
+            INPUT.to_string(),
+            f32s(&[f32::NAN, 2.0, -3.0, 4.0, -5.0, 6.0]),
+        )],
+    )
+    .unwrap();
+    write_npz(&dir.path().join("expected.npz"), &[(y, f32s(&RELU))]).unwrap();
+    let (code, out) = run_repro(dir.path(), &spec("nan", "ort", None), &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("NaN/Inf where the reference is finite"),
+        "{out}"
+    );
+
+    // A crash kind: ORT runs fine on the model...
+    let (code, out) = run_repro(dir.path(), &spec("crash", "ort", None), &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("ran without error"), "{out}");
+    // ... but raises on a broken model given with --model (path relative to the cwd).
+    std::fs::write(dir.path().join("broken.onnx"), b"\x08\x07garbage").unwrap();
+    let broken = dir.path().join("broken.onnx");
+    let (code, out) = run_repro(
+        dir.path(),
+        &spec("crash", "ort", None),
+        &["--model", broken.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("REPRODUCED: onnxruntime (ort) failed"),
+        "{out}"
+    );
+
+    // Hang: a run that gives no result in time is stopped and reproduces it.
+    let (code, out) = run_repro(
+        dir.path(),
+        &spec("hang", "ort", None),
+        &["--timeout", "0.001"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("REPRODUCED: onnxruntime (ort) did not finish"),
+        "{out}"
+    );
+    // Flaky: ORT's Relu gives the same result every run.
+    let (code, out) = run_repro(dir.path(), &spec("flaky", "ort", None), &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("identical results in 5 runs"), "{out}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// report.md
+
+fn full_report() -> ReportSpec {
+    ReportSpec {
+        title: "tract: Conv output differs from the reference".into(),
+        faulty: "tract".into(),
+        faulty_version: "0.23.9".into(),
+        others: vec![
+            BackendStatus {
+                name: "ort".into(),
+                version: "1.22.0".into(),
+                status: "agrees with the reference".into(),
+            },
+            BackendStatus {
+                name: "reference".into(),
+                version: "0.1.0".into(),
+                status: "ok | ground truth".into(),
+            },
+        ],
+        platform: "Linux x86_64".into(),
+        kind: "inconsistency".into(),
+        stage: Some("run".into()),
+        summary: "The output of a 3x3 Conv with pads differs.".into(),
+        localized: Some(LocalizedOp {
+            op_type: "Conv".into(),
+            node_output: "conv_1".into(),
+            attributes: "kernel_shape=[3, 3]".into(),
+        }),
+        model: ModelDescription {
+            file: "minimized.onnx".into(),
+            opset: "ai.onnx 17".into(),
+            inputs: vec![ValueLine {
+                name: "x".into(),
+                ty: "float32[1, 1, 4, 4]".into(),
+            }],
+            outputs: vec![ValueLine {
+                name: "conv_1".into(),
+                ty: "float32[1, 1, 4, 4]".into(),
+            }],
+            nodes: vec![NodeLine {
+                op_type: "Conv".into(),
+                inputs: vec!["x".into(), "w".into()],
+                outputs: vec!["conv_1".into()],
+                attributes: "kernel_shape=[3, 3], pads=[1, 1, 1, 1]".into(),
+            }],
+        },
+        comparisons: vec![Comparison {
+            output: "a|b".into(),
+            expected: "[1.0, 2.0] | more".into(),
+            actual: "[1.0, 9.0]".into(),
+            max_abs: Some(7.0),
+            max_rel: Some(3.5),
+        }],
+        error: Some("thread panicked at ```src/x.rs```".into()),
+        steps: vec![
+            (
+                "With ONNX Runtime and numpy".into(),
+                "pip install onnxruntime numpy && python repro.py".into(),
+            ),
+            ("With tract".into(), "tract minimized.onnx run".into()),
+        ],
+        provenance: Some(Provenance {
+            seed: "resnet_block".into(),
+            iteration: 1234,
+            operators: vec!["LMerge".into(), "CShape".into()],
+            hits: 7,
+            first_seen: "iteration 1234".into(),
+            last_seen: "iteration 5000".into(),
+        }),
+        minimization: Some(Minimization {
+            nodes_before: 40,
+            nodes_after: 1,
+        }),
+    }
+}
+
+#[test]
+fn report_renders_every_section() {
+    let md = render_report_md(&full_report());
+    let headings: Vec<&str> = md.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(
+        headings,
+        [
+            "# tract: Conv output differs from the reference",
+            "## Summary",
+            "## Environment",
+            "## Minimal model",
+            "## Steps to reproduce",
+            "## Expected vs actual",
+            "## Details",
+            "## Provenance",
+        ]
+    );
+    assert!(
+        md.contains("| `tract` (faulty) | 0.23.9 | inconsistency |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| `reference` | 0.1.0 | ok \\| ground truth |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("conv_1 = Conv(x, w)  {kernel_shape=[3, 3], pads=[1, 1, 1, 1]}"),
+        "{md}"
+    );
+    assert!(md.contains("- `x`: `float32[1, 1, 4, 4]`"), "{md}");
+    assert!(
+        md.contains("| `a\\|b` | [1.0, 2.0] \\| more | [1.0, 9.0] | 7.000e0 | 3.500e0 |"),
+        "{md}"
+    );
+    // Every table row has the header's number of unescaped cell separators.
+    for line in md.lines().filter(|l| l.starts_with('|')) {
+        let cells = line.replace("\\|", "").matches('|').count();
+        assert!(cells == 4 || cells == 6, "{line}");
+    }
+    assert!(
+        md.contains("   ```sh\n   pip install onnxruntime numpy && python repro.py\n   ```"),
+        "{md}"
+    );
+    // The error text holds ``` so its fence is longer.
+    assert!(
+        md.contains("````text\nthread panicked at ```src/x.rs```\n````"),
+        "{md}"
+    );
+    assert!(md.contains("Minimized from 40 to 1 nodes."), "{md}");
+    assert!(
+        md.contains("- Mutation operators: `LMerge`, `CShape`"),
+        "{md}"
+    );
+    assert!(md.contains("- Hits: 7"), "{md}");
+    assert!(md.ends_with("iteration 5000\n"), "{md}");
+}
+
+#[test]
+fn report_omits_optional_sections() {
+    let mut spec = full_report();
+    spec.comparisons.clear();
+    spec.localized = None;
+    spec.error = None;
+    spec.minimization = None;
+    spec.provenance = None;
+    spec.stage = None;
+    let md = render_report_md(&spec);
+    for absent in [
+        "## Expected vs actual",
+        "## Details",
+        "## Provenance",
+        "Stage:",
+        "Localized",
+    ] {
+        assert!(!md.contains(absent), "{absent} in\n{md}");
+    }
+    for present in [
+        "## Summary",
+        "## Environment",
+        "## Minimal model",
+        "## Steps to reproduce",
+    ] {
+        assert!(md.contains(present), "{present} missing in\n{md}");
+    }
+    // Only the error makes a Details section.
+    spec.error = Some("boom".into());
+    assert!(render_report_md(&spec).contains("## Details\n\nError:\n\n```text\nboom\n```"));
+}
+
+#[test]
+fn report_escapes_markdown_in_text() {
+    let mut spec = full_report();
+    spec.title = "Op<T> *fails* on [x] | y".into();
+    spec.summary = "a_b\nsecond".into();
+    let md = render_report_md(&spec);
+    assert!(
+        md.starts_with("# Op&lt;T&gt; \\*fails\\* on [x] \\| y\n"),
+        "{md}"
+    );
+    spec.title = "see [here](http://x)".into();
+    assert!(render_report_md(&spec).starts_with("# see \\[here](http://x)\n"));
+    assert!(md.contains("a\\_b second"), "{md}");
+}
