@@ -16,7 +16,8 @@ use mutagraph_ir::Model;
 use mutagraph_ir::model::write_atomic;
 use mutagraph_mutators::mutation::Record;
 use mutagraph_oracles::bundle::{
-    ReportSpec, ReproSpec, render_report_md, render_repro_py, write_npz,
+    BackendStatus, Comparison, LocalizedOp, Minimization, ModelDescription, NodeLine, Provenance,
+    ReportSpec, ReproSpec, ValueLine, render_report_md, render_repro_py,
 };
 use mutagraph_oracles::localize::Localization;
 use mutagraph_oracles::{Finding, Kind, MutantRuns};
@@ -143,6 +144,15 @@ fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
     write_atomic(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))
 }
 
+fn write_npz(path: &Path, values: &NamedValues) -> Result<()> {
+    let arrays: Vec<(String, mutagraph_backends::value::HostTensor)> = values
+        .iter()
+        .filter_map(|(n, v)| Some((n.clone(), v.tensor()?.clone())))
+        .collect();
+    mutagraph_oracles::bundle::write_npz(path, &arrays)?;
+    Ok(())
+}
+
 fn w(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
@@ -247,56 +257,57 @@ pub fn write_minimized(dir: &Path, d: &Done) -> Result<()> {
     write_json(&dir.join("meta.json"), &meta)
 }
 
-/// A model in a few lines: inputs, one line per node, outputs.
-pub fn model_text(bytes: &[u8]) -> String {
+/// The model as the report lists it: inputs, one line per node, outputs.
+pub fn describe_model(bytes: &[u8], file: &str) -> ModelDescription {
     let Ok(mut m) = Model::from_bytes(bytes) else {
-        return "(the model could not be decoded)".into();
+        return ModelDescription {
+            file: file.into(),
+            opset: "?".into(),
+            ..Default::default()
+        };
     };
     mutagraph_ir::infer::infer_model(&mut m, Default::default());
     let ty = |n: &str| m.graph.value_type(n).to_string();
-    let mut s = format!("opset {}\n", m.default_opset());
+    let mut d = ModelDescription {
+        file: file.into(),
+        opset: m.default_opset().to_string(),
+        ..Default::default()
+    };
     for i in m.graph.real_inputs() {
         let n = i.name.clone().unwrap_or_default();
-        s.push_str(&format!("input  {n}: {}\n", ty(&n)));
+        d.inputs.push(ValueLine { ty: ty(&n), name: n });
     }
     if let Ok(order) = m.graph.topo_order() {
         for id in order {
             let n = m.graph.node(id).expect("listed");
-            let attrs: Vec<String> = n
-                .attributes
-                .iter()
-                .map(|a| format!("{}={}", a.name, a.value.short()))
-                .collect();
-            let ins: Vec<String> = n
-                .inputs
-                .iter()
-                .map(|i| {
-                    if m.graph.initializers.contains_key(i) {
-                        format!("{i} (weight {})", ty(i))
-                    } else {
-                        i.clone()
-                    }
-                })
-                .collect();
-            s.push_str(&format!(
-                "{} = {}({}){}  # {}\n",
-                n.outputs.join(", "),
-                n.op_type,
-                ins.join(", "),
-                if attrs.is_empty() {
-                    String::new()
-                } else {
-                    format!(" [{}]", attrs.join(", "))
-                },
-                n.outputs.first().map(|o| ty(o)).unwrap_or_default()
-            ));
+            d.nodes.push(NodeLine {
+                op_type: n.op_type.clone(),
+                inputs: n
+                    .inputs
+                    .iter()
+                    .map(|i| {
+                        if m.graph.initializers.contains_key(i) {
+                            format!("{i} (weight {})", ty(i))
+                        } else {
+                            i.clone()
+                        }
+                    })
+                    .collect(),
+                outputs: n.outputs.iter().map(|o| format!("{o}: {}", ty(o))).collect(),
+                attributes: n
+                    .attributes
+                    .iter()
+                    .map(|a| format!("{}={}", a.name, a.value.short()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
         }
     }
     for o in &m.graph.outputs {
         let n = o.name.clone().unwrap_or_default();
-        s.push_str(&format!("output {n}: {}\n", ty(&n)));
+        d.outputs.push(ValueLine { ty: ty(&n), name: n });
     }
-    s
+    d
 }
 
 fn first_values(v: &mutagraph_backends::value::Value) -> String {
@@ -360,7 +371,7 @@ fn render_docs(
         atol: tol.atol,
     };
     w(&dir.join("repro.py"), render_repro_py(&repro).as_bytes())?;
-    let mut values = Vec::new();
+    let mut comparisons = Vec::new();
     if let (Some(want), Some(got)) = (
         runs.reference_outputs(),
         runs.runs
@@ -370,16 +381,22 @@ fn render_docs(
     ) {
         for (n, wv) in want {
             if let Some((_, gv)) = got.iter().find(|(g, _)| g == n) {
-                let err = mutagraph_oracles::checks::mean_abs_diff(
-                    &vec![(n.clone(), wv.clone())],
-                    &vec![(n.clone(), gv.clone())],
-                );
-                values.push((
-                    n.clone(),
-                    first_values(wv),
-                    first_values(gv),
-                    err.map(|e| format!("mean {e:.3e}")).unwrap_or("—".into()),
-                ));
+                let m = mutagraph_backends::compare::compare(
+                    wv,
+                    gv,
+                    mutagraph_backends::compare::CompareOptions {
+                        tolerance: tol,
+                        check_dtype: false,
+                    },
+                )
+                .metrics;
+                comparisons.push(Comparison {
+                    output: n.clone(),
+                    expected: first_values(wv),
+                    actual: first_values(gv),
+                    max_abs: Some(m.max_abs),
+                    max_rel: Some(m.max_rel),
+                });
             }
         }
     }
@@ -418,62 +435,62 @@ fn render_docs(
             }
         ))
     });
-    let min = meta
-        .minimized
-        .as_ref()
-        .map(|m| {
-            format!(
-                "minimized from {} to {} nodes in {} checks ({:.1} s)",
-                m.nodes_before, m.nodes_after, m.checks, m.wall_s
-            )
-        })
-        .unwrap_or_else(|| "not minimized yet".into());
     let report = ReportSpec {
         title,
-        summary: format!(
-            "{} ({} / {}). {}",
-            meta.message,
-            meta.kind,
-            meta.symptom,
-            if meta.kind.is_numeric() {
-                "The expected values come from an f64 reference interpreter; other runtimes are listed below."
-            } else {
-                "Other runtimes run the same model and inputs without this failure."
-            }
-        ),
-        environment: runs
+        faulty: faulty.clone(),
+        faulty_version: meta.backend_versions.get(&faulty).cloned().unwrap_or_default(),
+        others: runs
             .runs
             .iter()
-            .map(|r| {
-                (
-                    r.backend.clone(),
-                    r.version.clone(),
-                    match r.outcome.status() {
-                        "ok" => "ok".to_string(),
-                        s => format!("{s}: {}", r.outcome.detail()),
-                    },
-                )
+            .filter(|r| r.backend != faulty)
+            .map(|r| BackendStatus {
+                name: r.backend.clone(),
+                version: r.version.clone(),
+                status: match r.outcome.status() {
+                    "ok" => "ok".to_string(),
+                    s => format!("{s}: {}", r.outcome.detail()),
+                },
             })
             .collect(),
-        model_text: model_text(model),
-        steps,
-        values,
+        platform: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        kind: meta.kind.name().into(),
+        stage: meta.stage.map(|s| s.to_string()),
+        summary: format!(
+            "{} ({}). {}{}",
+            meta.message,
+            meta.symptom,
+            if meta.kind.is_numeric() {
+                "The expected values come from an f64 reference interpreter."
+            } else {
+                "Other runtimes run the same model and inputs without this failure."
+            },
+            loc.map(|l| format!(" {l}")).unwrap_or_default()
+        ),
+        localized: meta
+            .localization
+            .as_ref()
+            .and_then(|l| l.location.as_ref())
+            .map(|l| LocalizedOp {
+                op_type: l.op_type.clone(),
+                node_output: l.value.clone(),
+                attributes: l.attrs.clone(),
+            }),
+        model: describe_model(model, model_file),
+        comparisons,
         error: (meta.kind == Kind::Crash).then(|| meta.message.clone()),
-        localization: loc,
-        provenance: vec![
-            format!(
-                "found by a mutagraph campaign: seed model `{}`, iteration {}, mutations {}",
-                meta.seed,
-                meta.iteration,
-                meta.operators.join(" → ")
-            ),
-            format!(
-                "hits {}; first seen at {:.1} s, last at {:.1} s (at the time of writing)",
-                meta.hits, meta.first_seen.elapsed_s, meta.last_seen.elapsed_s
-            ),
-            min,
-            format!("signature `{}`", meta.signature),
-        ],
+        steps,
+        provenance: Some(Provenance {
+            seed: meta.seed.clone(),
+            iteration: meta.iteration,
+            operators: meta.operators.clone(),
+            hits: meta.hits,
+            first_seen: format!("{:.1} s", meta.first_seen.elapsed_s),
+            last_seen: format!("{:.1} s", meta.last_seen.elapsed_s),
+        }),
+        minimization: meta.minimized.as_ref().map(|m| Minimization {
+            nodes_before: m.nodes_before,
+            nodes_after: m.nodes_after,
+        }),
     };
     w(&dir.join("REPORT.md"), render_report_md(&report).as_bytes())
 }

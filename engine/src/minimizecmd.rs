@@ -1,0 +1,277 @@
+//! `mutagraph minimize BUNDLE|MODEL [--check CMD]`: delta debugging of a failing model.
+//!
+//! * A bug bundle (a `findings/<id>/` directory): its original model and inputs, minimized
+//!   while the bundle's signature stays; the bundle gets `minimized.onnx` and the rest
+//!   (see [`crate::bundle`]).
+//! * A model file: run on the backends, judged; the first finding (or the one chosen with
+//!   `--kind` / `--backend`) is the signature to keep.
+//! * `--check CMD`: an external interestingness test instead: the candidate's path is appended
+//!   to `CMD` (run by `sh -c`, also in `$MUTAGRAPH_MODEL`); exit status 0 = still interesting.
+use crate::bundle;
+use crate::campaign::minimizer::{Done, MinimizeJob, MinimizedInfo, minimize_one, oracles};
+use crate::findings::{Reproducer, ValueMap, localize_one};
+use anyhow::{Context, Result, anyhow, bail};
+use mutagraph_backends::compare::Tolerance;
+use mutagraph_backends::inputs::{self, GenOptions};
+use mutagraph_backends::worker::{Pool, PoolOptions};
+use mutagraph_ir::Model;
+use mutagraph_oracles::localize::Verdict;
+use mutagraph_oracles::minimize::{Options, minimize};
+use mutagraph_oracles::{Finding, MutantRuns, judge_all};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// What to minimize and how.
+pub struct Request {
+    /// A bundle directory or a model file.
+    pub target: PathBuf,
+    /// External interestingness command.
+    pub check: Option<String>,
+    /// Backends (default: the bundle's campaign backends, or the default set).
+    pub backends: Vec<String>,
+    /// Output model (default: the bundle's `minimized.onnx`, or `<model>.min.onnx`).
+    pub out: Option<PathBuf>,
+    /// Budget.
+    pub max_checks: usize,
+    /// Budget.
+    pub time_limit: Option<Duration>,
+    /// Seed of generated inputs (model files).
+    pub seed: u64,
+    /// Keep the finding of this kind (model files).
+    pub kind: Option<String>,
+    /// Keep the finding on this backend (model files).
+    pub backend: Option<String>,
+    /// Tolerance.
+    pub tolerance: Tolerance,
+}
+
+/// What it did.
+pub struct Outcome {
+    /// The minimized model's path.
+    pub out: PathBuf,
+    /// Statistics.
+    pub info: MinimizedInfo,
+    /// The signature kept (`None` with `--check`).
+    pub signature: Option<String>,
+}
+
+fn external(cmd: &str, dir: &Path, n: &mut usize, m: &Model) -> bool {
+    *n += 1;
+    let p = dir.join(format!("candidate-{n}.onnx"));
+    if m.save(&p).is_err() {
+        return false;
+    }
+    let quoted = format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
+    let ok = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{cmd} {quoted}"))
+        .env("MUTAGRAPH_MODEL", &p)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let _ = std::fs::remove_file(&p);
+    ok
+}
+
+/// Runs the command.
+pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
+    let is_bundle = req.target.is_dir();
+    let (model_path, meta) = if is_bundle {
+        let meta = bundle::read_meta(&req.target)?;
+        (req.target.join("original.onnx"), Some(meta))
+    } else {
+        (req.target.clone(), None)
+    };
+    let mut model = Model::load(&model_path).map_err(|e| e.in_file(&model_path))?;
+    mutagraph_ir::infer::infer_model(&mut model, Default::default());
+    mutagraph_ir::validate::validate(&model)
+        .map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
+    let opts = Options {
+        max_checks: req.max_checks,
+        time_limit: req.time_limit,
+        focus: meta
+            .as_ref()
+            .and_then(|m| m.finding.location.as_ref().map(|l| l.value.clone())),
+    };
+    let out = req.out.clone().unwrap_or_else(|| {
+        if is_bundle {
+            req.target.join("minimized.onnx")
+        } else {
+            model_path.with_extension("min.onnx")
+        }
+    });
+
+    // External check: no backends of ours.
+    if let Some(cmd) = &req.check {
+        let tmp = tempfile::tempdir().context("creating a temporary directory")?;
+        let mut n = 0;
+        if !external(cmd, tmp.path(), &mut n, &model) {
+            bail!(
+                "{}: the check command does not find the original model interesting (exit status \
+                 non-zero): nothing to minimize",
+                model_path.display()
+            );
+        }
+        let t = Instant::now();
+        let mut pred = |m: &Model| external(cmd, tmp.path(), &mut n, m);
+        let (small, r) = minimize(&model, &opts, &mut pred)
+            .map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
+        small.save(&out).map_err(|e| e.in_file(&out))?;
+        return Ok(Outcome {
+            out,
+            signature: None,
+            info: MinimizedInfo {
+                nodes_before: r.nodes_before,
+                nodes_after: r.nodes_after,
+                checks: r.checks,
+                invalid_candidates: r.invalid_candidates,
+                wall_s: t.elapsed().as_secs_f64(),
+                passes: r
+                    .passes
+                    .iter()
+                    .map(|p| (p.name.clone(), p.checks, p.removed))
+                    .collect(),
+                op_type: None,
+            },
+        });
+    }
+
+    let mut pool = Pool::new(pool_opts);
+    let (backends, finding, inputs, intermediates, input_seed) = match &meta {
+        Some(meta) => {
+            let backends: Vec<String> = if req.backends.is_empty() {
+                meta.config["backends"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|b| b.as_str().map(String::from))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            } else {
+                req.backends.clone()
+            };
+            let ins = inputs::read(&model, &req.target.join("inputs"))
+                .map_err(|e| anyhow!("{}: {e}", req.target.display()))?;
+            (backends, meta.finding.clone(), ins, None, meta.input_seed)
+        }
+        None => {
+            let backends = if req.backends.is_empty() {
+                mutagraph_backends::catalog::default_set()
+                    .into_iter()
+                    .map(String::from)
+                    .collect()
+            } else {
+                req.backends.clone()
+            };
+            let ins = inputs::generate(&model, req.seed, &GenOptions::default())
+                .map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
+            let bytes = model.to_bytes();
+            let reference = backends.iter().position(|b| b.starts_with("reference"));
+            let mut runs = Vec::new();
+            for b in &backends {
+                runs.push(
+                    pool.run(b, &bytes, &ins)
+                        .map_err(|e| anyhow!("backend '{b}': {e}"))?,
+                );
+            }
+            let mr = MutantRuns {
+                runs,
+                reference,
+                reruns: Vec::new(),
+            };
+            let found: Vec<Finding> = judge_all(&oracles(req.tolerance), &mr)
+                .into_iter()
+                .filter(|f| req.kind.as_deref().is_none_or(|k| f.kind.name() == k))
+                .filter(|f| {
+                    req.backend
+                        .as_deref()
+                        .is_none_or(|b| f.backends.iter().any(|x| x == b))
+                })
+                .collect();
+            let Some(mut f) = found.into_iter().next() else {
+                bail!(
+                    "{}: no finding on backends {} with these inputs (seed {}); nothing to minimize",
+                    model_path.display(),
+                    backends.join(",")
+                    ,
+                    req.seed
+                );
+            };
+            let mut inter = None;
+            if f.kind.is_numeric()
+                && let Some(r) = reference
+            {
+                let (l, i) = localize_one(&mut pool, &backends[r], &f, &model, &ins, req.tolerance);
+                if l.verdict == Verdict::Localized {
+                    f.location = l.location;
+                }
+                inter = i;
+            }
+            (backends, f, ins, inter, req.seed)
+        }
+    };
+    let reference = backends
+        .iter()
+        .find(|b| b.starts_with("reference"))
+        .cloned();
+    let job = MinimizeJob {
+        signature: finding.signature(),
+        dir: req.target.clone(),
+        finding: finding.clone(),
+        model: model.to_bytes(),
+        inputs: inputs.clone(),
+        intermediates,
+        input_seed,
+    };
+    let mut o = opts.clone();
+    o.focus = finding.location.as_ref().map(|l| l.value.clone());
+    // The bundle's intermediates are not stored: recompute them for the value map.
+    let job = if job.intermediates.is_none() && finding.kind.is_numeric() {
+        if let Some(r) = &reference {
+            let (_, inter) = localize_one(&mut pool, r, &finding, &model, &inputs, req.tolerance);
+            MinimizeJob {
+                intermediates: inter,
+                ..job
+            }
+        } else {
+            job
+        }
+    } else {
+        job
+    };
+    let stop = AtomicBool::new(false);
+    let done: Done = minimize_one(
+        &mut pool,
+        &backends,
+        reference.as_deref(),
+        req.tolerance,
+        &job,
+        &o,
+        &stop,
+    )
+    .ok_or_else(|| {
+        anyhow!(
+            "{}: the finding `{}` does not reproduce on the original model any more",
+            req.target.display(),
+            job.signature
+        )
+    })?;
+    pool.shutdown();
+    if is_bundle && req.out.is_none() {
+        bundle::write_minimized(&req.target, &done)?;
+    } else {
+        mutagraph_ir::model::write_atomic(&out, &done.model)
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    let _ = ValueMap::default();
+    let _: Option<Reproducer> = None;
+    Ok(Outcome {
+        out,
+        info: done.info,
+        signature: Some(job.signature),
+    })
+}
