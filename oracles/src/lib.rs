@@ -6,6 +6,8 @@
 //! and inputs) and returns [`Finding`]s: plain data, serialized into the campaign's reports.
 pub use mutagraph_ir as ir;
 
+pub mod minimize;
+
 use mutagraph_backends::compare::{CompareOptions, Metrics, Tolerance, compare};
 use mutagraph_backends::value::{NamedValues, Value};
 use mutagraph_backends::worker::{Outcome, RunReport};
