@@ -275,7 +275,10 @@ pub fn describe_model(bytes: &[u8], file: &str) -> ModelDescription {
     };
     for i in m.graph.real_inputs() {
         let n = i.name.clone().unwrap_or_default();
-        d.inputs.push(ValueLine { ty: ty(&n), name: n });
+        d.inputs.push(ValueLine {
+            ty: ty(&n),
+            name: n,
+        });
     }
     if let Ok(order) = m.graph.topo_order() {
         for id in order {
@@ -293,7 +296,11 @@ pub fn describe_model(bytes: &[u8], file: &str) -> ModelDescription {
                         }
                     })
                     .collect(),
-                outputs: n.outputs.iter().map(|o| format!("{o}: {}", ty(o))).collect(),
+                outputs: n
+                    .outputs
+                    .iter()
+                    .map(|o| format!("{o}: {}", ty(o)))
+                    .collect(),
                 attributes: n
                     .attributes
                     .iter()
@@ -305,7 +312,10 @@ pub fn describe_model(bytes: &[u8], file: &str) -> ModelDescription {
     }
     for o in &m.graph.outputs {
         let n = o.name.clone().unwrap_or_default();
-        d.outputs.push(ValueLine { ty: ty(&n), name: n });
+        d.outputs.push(ValueLine {
+            ty: ty(&n),
+            name: n,
+        });
     }
     d
 }
@@ -438,7 +448,11 @@ fn render_docs(
     let report = ReportSpec {
         title,
         faulty: faulty.clone(),
-        faulty_version: meta.backend_versions.get(&faulty).cloned().unwrap_or_default(),
+        faulty_version: meta
+            .backend_versions
+            .get(&faulty)
+            .cloned()
+            .unwrap_or_default(),
         others: runs
             .runs
             .iter()

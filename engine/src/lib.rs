@@ -4,7 +4,7 @@ pub mod campaign;
 pub mod conformcmd;
 pub mod coveragecmd;
 pub mod findings;
-pub mod minimizecmd;
 pub mod inspect;
+pub mod minimizecmd;
 pub mod report;
 pub mod runcmd;

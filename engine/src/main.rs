@@ -144,6 +144,49 @@ enum Cmd {
     },
     /// Run a coverage-guided mutation campaign (MEMO MCMC search); resumes an existing --out.
     Campaign(CampaignArgs),
+    /// Minimize a failing model: a bug bundle (findings/<id>/) keeping its signature, a model
+    /// keeping its first finding, or any model with --check CMD.
+    Minimize {
+        /// A bug bundle directory or an .onnx model.
+        target: PathBuf,
+        /// External interestingness test: CMD gets the candidate's path appended (also in
+        /// $MUTAGRAPH_MODEL); exit status 0 = still interesting.
+        #[arg(long)]
+        check: Option<String>,
+        /// Backends (default: the bundle's campaign backends, or every CPU backend).
+        #[arg(long, value_delimiter = ',')]
+        backends: Vec<String>,
+        /// Where the minimized model goes (default: BUNDLE/minimized.onnx with the rest of the
+        /// bundle updated, or MODEL.min.onnx).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Budget: predicate calls.
+        #[arg(long, default_value_t = 400)]
+        max_checks: usize,
+        /// Budget: wall time (e.g. 2m).
+        #[arg(long)]
+        time_limit: Option<String>,
+        /// Seed of generated inputs (model files).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Keep the finding of this kind (crash, nan, inconsistency, hang).
+        #[arg(long)]
+        kind: Option<String>,
+        /// Keep the finding on this backend.
+        #[arg(long)]
+        backend: Option<String>,
+        /// Tolerance of the inconsistency oracle.
+        #[arg(long, default_value = "approximate")]
+        tolerance: String,
+        #[command(flatten)]
+        pool: PoolArgs,
+    },
+    /// Render a campaign's report: OUT_DIR/report.html (self-contained, with plots and the
+    /// findings table) and OUT_DIR/report.md (printed).
+    Report {
+        /// The campaign's output directory.
+        dir: PathBuf,
+    },
     /// Serve one backend over the worker protocol on stdin/stdout (used by the engine).
     #[command(hide = true)]
     Worker,
@@ -258,6 +301,67 @@ fn backend_list(given: Vec<String>) -> Result<Vec<String>> {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
+        Cmd::Minimize {
+            target,
+            check,
+            backends,
+            out,
+            max_checks,
+            time_limit,
+            seed,
+            kind,
+            backend,
+            tolerance,
+            pool,
+        } => {
+            let tol = mutagraph_backends::compare::Tolerance::by_name(&tolerance)
+                .ok_or_else(|| anyhow::anyhow!("unknown tolerance '{tolerance}'"))?;
+            let req = mutagraph_engine::minimizecmd::Request {
+                target: target.clone(),
+                check,
+                backends,
+                out,
+                max_checks,
+                time_limit: time_limit
+                    .as_deref()
+                    .map(mutagraph_engine::campaign::parse_duration)
+                    .transpose()?,
+                seed,
+                kind,
+                backend,
+                tolerance: tol,
+            };
+            let o = mutagraph_engine::minimizecmd::run(req, pool.options()?)?;
+            let i = &o.info;
+            println!(
+                "{}: nodes {} -> {} in {} checks ({} invalid candidates skipped), {:.1} s; written to {}",
+                target.display(),
+                i.nodes_before,
+                i.nodes_after,
+                i.checks,
+                i.invalid_candidates,
+                i.wall_s,
+                o.out.display()
+            );
+            if let Some(sig) = &o.signature {
+                println!("  kept: {sig}");
+            }
+            for (name, checks, removed) in &i.passes {
+                if *checks > 0 || *removed > 0 {
+                    println!("  {name}: {checks} checks, {removed} nodes removed");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Report { dir } => {
+            let r = mutagraph_engine::report::render(&dir)?;
+            print!("{}", r.markdown_text);
+            for w in &r.warnings {
+                eprintln!("warning: {w}");
+            }
+            eprintln!("wrote {} and {}", r.html.display(), r.markdown.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Reduce { input, output } => {
             let m = Model::load(&input).map_err(|e| e.in_file(&input))?;
             let (r, report) = mutagraph_mutators::reduce::reduce(&m)

@@ -9,7 +9,7 @@
 //!   to `CMD` (run by `sh -c`, also in `$MUTAGRAPH_MODEL`); exit status 0 = still interesting.
 use crate::bundle;
 use crate::campaign::minimizer::{Done, MinimizeJob, MinimizedInfo, minimize_one, oracles};
-use crate::findings::{Reproducer, ValueMap, localize_one};
+use crate::findings::localize_one;
 use anyhow::{Context, Result, anyhow, bail};
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};
@@ -95,6 +95,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
         focus: meta
             .as_ref()
             .and_then(|m| m.finding.location.as_ref().map(|l| l.value.clone())),
+        ..Options::default()
     };
     let out = req.out.clone().unwrap_or_else(|| {
         if is_bundle {
@@ -132,7 +133,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
                 passes: r
                     .passes
                     .iter()
-                    .map(|p| (p.name.clone(), p.checks, p.removed))
+                    .map(|p| (p.name.clone(), p.checks, p.nodes_removed))
                     .collect(),
                 op_type: None,
             },
@@ -196,8 +197,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
                 bail!(
                     "{}: no finding on backends {} with these inputs (seed {}); nothing to minimize",
                     model_path.display(),
-                    backends.join(",")
-                    ,
+                    backends.join(","),
                     req.seed
                 );
             };
@@ -267,8 +267,6 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
         mutagraph_ir::model::write_atomic(&out, &done.model)
             .with_context(|| format!("writing {}", out.display()))?;
     }
-    let _ = ValueMap::default();
-    let _: Option<Reproducer> = None;
     Ok(Outcome {
         out,
         info: done.info,

@@ -121,10 +121,10 @@ pub fn minimize_one(
     let (small, report) = {
         let mut pred = |m: &Model| !stop.load(Ordering::Relaxed) && rep.reproduces(m);
         match minimize::minimize(&model, opts, &mut pred) {
-            Ok(r) => r,
+            Ok((m, r)) => (m, Some(r)),
             Err(_) => {
                 invalid += 1;
-                (model.clone(), minimize::Report::default())
+                (model.clone(), None)
             }
         }
     };
@@ -133,13 +133,13 @@ pub fn minimize_one(
     let info = MinimizedInfo {
         nodes_before: model.graph.node_count(),
         nodes_after: small.graph.node_count(),
-        checks: report.checks,
-        invalid_candidates: report.invalid_candidates + invalid,
+        checks: report.as_ref().map_or(0, |r| r.checks),
+        invalid_candidates: report.as_ref().map_or(0, |r| r.invalid_candidates) + invalid,
         wall_s: t.elapsed().as_secs_f64(),
         passes: report
-            .passes
             .iter()
-            .map(|p| (p.name.clone(), p.checks, p.removed))
+            .flat_map(|r| &r.passes)
+            .map(|p| (p.name.clone(), p.checks, p.nodes_removed))
             .collect(),
         op_type: finding.op_type().map(String::from),
     };

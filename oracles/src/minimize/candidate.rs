@@ -1,0 +1,435 @@
+//! Building candidate models from the current one: sub-models carved out of a node set (with
+//! dead code eliminated, cut values turned into typed graph inputs or constant initializers),
+//! and the final typing and validation every candidate goes through.
+use crate::ir::attr::{AttrLookup, AttrValue};
+use crate::ir::graph::{Graph, Node, NodeId};
+use crate::ir::patch::{Patch, PatchOp};
+use crate::ir::registry::{InferCtx, Registry};
+use crate::ir::tensor::{Tensor, TensorExt};
+use crate::ir::types::{TensorType, ValueType};
+use crate::ir::{Model, infer, pb, validate};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Constants larger than this many elements are not materialized from folding (initializers
+/// and `Constant` tensors are taken whatever their size).
+const MAX_FOLD_ELEMENTS: i64 = 4096;
+
+/// Why a candidate is not a valid model (it is counted, never shown to the predicate).
+#[derive(Clone, Debug)]
+pub(crate) struct Invalid(pub String);
+
+/// Which values the carved model outputs.
+#[derive(Clone, Debug)]
+pub(crate) enum OutputRule {
+    /// The current outputs still produced, plus every value produced by a kept node and read
+    /// by a removed one (so removing a suffix keeps its producers observable).
+    Frontier,
+    /// The current outputs still produced (after renames), nothing more.
+    Original,
+    /// Exactly these values (each must be produced by a kept node).
+    Explicit(Vec<String>),
+}
+
+/// Values a node reads: present inputs, then names its subgraphs capture, without repeats.
+pub(crate) fn reads(n: &Node) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for i in n.present_inputs() {
+        if !out.iter().any(|o| o == i) {
+            out.push(i.to_string());
+        }
+    }
+    for (_, g) in n.subgraphs() {
+        for c in g.captured_names() {
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Names captured by some node's subgraph in `g`.
+pub(crate) fn captured(g: &Graph) -> HashSet<String> {
+    g.nodes()
+        .flat_map(|n| n.subgraphs().flat_map(|(_, s)| s.captured_names()))
+        .collect()
+}
+
+/// Node-produced values of `m` whose value is a known constant (a `Constant`'s tensor, or what
+/// the registry's folding finds from initializers and static shapes), as named tensors. Only
+/// tensors matching the inferred type of their value are kept.
+pub(crate) fn constants(m: &Model) -> HashMap<String, Tensor> {
+    let g = &m.graph;
+    let reg = Registry::global();
+    let opset = m.default_opset();
+    let mut known: HashMap<String, Tensor> = g
+        .initializers
+        .iter()
+        .filter(|(_, t)| t.num_elements() <= MAX_FOLD_ELEMENTS && !t.is_external())
+        .map(|(k, t)| (k.clone(), t.clone()))
+        .collect();
+    let mut out = HashMap::new();
+    let Ok(order) = g.topo_order() else {
+        return out;
+    };
+    for id in order {
+        let Some(n) = g.node(id) else { continue };
+        let mut produced: Vec<(String, Tensor)> = Vec::new();
+        if n.op_type == "Constant"
+            && n.domain().is_empty()
+            && let Some(AttrValue::Tensor(t)) = n.attr("value")
+            && let Some(o) = n.outputs.first().filter(|o| !o.is_empty())
+        {
+            produced.push((o.clone(), t.clone()));
+        } else if n.subgraphs().next().is_none()
+            && let Some(fold) = reg.for_node(n).and_then(|s| s.fold)
+        {
+            let inputs = n
+                .inputs
+                .iter()
+                .map(|i| (!i.is_empty()).then(|| g.value_type(i)))
+                .collect();
+            let consts = n.inputs.iter().map(|i| known.get(i).cloned()).collect();
+            let ctx = InferCtx::new(n, opset, inputs, consts);
+            if let Some(vals) = fold(&ctx) {
+                for (name, t) in n.outputs.iter().zip(vals) {
+                    if !name.is_empty() && t.num_elements() <= MAX_FOLD_ELEMENTS {
+                        produced.push((name.clone(), t));
+                    }
+                }
+            }
+        }
+        for (name, mut t) in produced {
+            let fits = match g.value_type(&name) {
+                ValueType::Tensor(tt) => {
+                    tt.dtype == t.dtype()
+                        && tt.static_dims().is_none_or(|d| d == t.dims)
+                        && tt.rank().is_none_or(|r| r == t.dims.len())
+                }
+                ValueType::Unknown => true,
+                _ => false,
+            };
+            if !fits || !t.dtype().is_known() {
+                continue;
+            }
+            t.name = Some(name.clone());
+            if t.num_elements() <= MAX_FOLD_ELEMENTS && !t.is_external() {
+                known.insert(name.clone(), t.clone());
+            }
+            out.insert(name, t);
+        }
+    }
+    out
+}
+
+/// A graph input / output declaration.
+fn info(name: &str, t: &ValueType) -> pb::ValueInfoProto {
+    pb::ValueInfoProto {
+        name: Some(name.to_string()),
+        r#type: (*t != ValueType::Unknown).then(|| t.to_proto()),
+        ..Default::default()
+    }
+}
+
+/// True when a value of this type can be declared as a graph input.
+pub(crate) fn declarable(t: &ValueType) -> bool {
+    match t {
+        ValueType::Tensor(tt) | ValueType::SparseTensor(tt) => tt.dtype.is_known(),
+        ValueType::Unknown => false,
+        _ => t.is_fully_known(),
+    }
+}
+
+/// The sub-model of `cur` made of the nodes in `keep` (ids not in `cur` are ignored), after
+/// the renames (`old → new`: every node input and graph output reading `old` reads `new`),
+/// with outputs chosen by `rule`, dead nodes (no output depends on them) removed, values read
+/// from removed nodes made constant initializers (when `consts` knows them) or typed graph
+/// inputs, and unused inputs and initializers dropped. The result is validated.
+pub(crate) fn carve(
+    cur: &Model,
+    consts: &HashMap<String, Tensor>,
+    keep: &BTreeSet<NodeId>,
+    renames: &[(String, String)],
+    rule: &OutputRule,
+) -> Result<Model, Invalid> {
+    let g = &cur.graph;
+    let order = g.topo_order().map_err(|e| Invalid(e.to_string()))?;
+    let rename = |v: &str| -> String {
+        renames
+            .iter()
+            .find(|(o, _)| o == v)
+            .map_or_else(|| v.to_string(), |(_, n)| n.clone())
+    };
+    let node_reads: HashMap<NodeId, Vec<String>> = order
+        .iter()
+        .filter_map(|&id| g.node(id))
+        .map(|n| {
+            let mut r: Vec<String> = Vec::new();
+            for v in reads(n) {
+                let v = rename(&v);
+                if !r.contains(&v) {
+                    r.push(v);
+                }
+            }
+            (n.id, r)
+        })
+        .collect();
+    let mut producer: HashMap<String, NodeId> = HashMap::new();
+    for &id in &order {
+        if keep.contains(&id)
+            && let Some(n) = g.node(id)
+        {
+            for o in n.outputs.iter().filter(|o| !o.is_empty()) {
+                producer.insert(o.clone(), id);
+            }
+        }
+    }
+    // Outputs.
+    let mut outs: Vec<String> = Vec::new();
+    let push = |v: String, outs: &mut Vec<String>| {
+        if !outs.contains(&v) {
+            outs.push(v);
+        }
+    };
+    match rule {
+        OutputRule::Frontier | OutputRule::Original => {
+            for o in &g.outputs {
+                let v = rename(o.name.as_deref().unwrap_or(""));
+                if producer.contains_key(&v) {
+                    push(v, &mut outs);
+                }
+            }
+            if matches!(rule, OutputRule::Frontier) {
+                for id in order.iter().filter(|id| !keep.contains(id)) {
+                    for r in &node_reads[id] {
+                        if producer.contains_key(r) {
+                            push(r.clone(), &mut outs);
+                        }
+                    }
+                }
+            }
+        }
+        OutputRule::Explicit(list) => {
+            for v in list {
+                if !producer.contains_key(v) {
+                    return Err(Invalid(format!("output '{v}' is not produced")));
+                }
+                push(v.clone(), &mut outs);
+            }
+        }
+    }
+    if outs.is_empty() {
+        return Err(Invalid("no outputs left".into()));
+    }
+    // Dead code: keep what the outputs depend on.
+    let mut needed: BTreeSet<NodeId> = BTreeSet::new();
+    let mut stack: Vec<NodeId> = outs.iter().map(|o| producer[o]).collect();
+    while let Some(id) = stack.pop() {
+        if needed.insert(id) {
+            for r in &node_reads[&id] {
+                if let Some(&p) = producer.get(r) {
+                    stack.push(p);
+                }
+            }
+        }
+    }
+    // Values the kept nodes read from outside, in topological order of their first reader.
+    let mut external: Vec<String> = Vec::new();
+    for id in order.iter().filter(|id| needed.contains(id)) {
+        for r in &node_reads[id] {
+            if !producer.contains_key(r) && !external.contains(r) {
+                external.push(r.clone());
+            }
+        }
+    }
+    let sparse: HashSet<&str> = g
+        .sparse_initializers
+        .iter()
+        .filter_map(|s| s.values.as_ref().and_then(|v| v.name.as_deref()))
+        .collect();
+    let declared_inputs: HashSet<&str> =
+        g.inputs.iter().filter_map(|v| v.name.as_deref()).collect();
+    let mut keep_inits: HashSet<&str> = HashSet::new();
+    let mut keep_inputs: HashSet<&str> = HashSet::new();
+    let mut new_inits: Vec<Tensor> = Vec::new();
+    let mut new_inputs: Vec<pb::ValueInfoProto> = Vec::new();
+    for v in &external {
+        let in_init = g.initializers.contains_key(v);
+        if in_init {
+            keep_inits.insert(v);
+        }
+        if declared_inputs.contains(v.as_str()) {
+            keep_inputs.insert(v);
+        }
+        if in_init || declared_inputs.contains(v.as_str()) || sparse.contains(v.as_str()) {
+            continue;
+        }
+        if let Some(t) = consts.get(v) {
+            new_inits.push(t.clone());
+            continue;
+        }
+        let t = g.value_type(v);
+        if !declarable(&t) {
+            return Err(Invalid(format!(
+                "value '{v}' would be an input of unknown type"
+            )));
+        }
+        new_inputs.push(info(v, &t));
+    }
+    // One patch.
+    let mut p = Patch::new();
+    for id in g.node_ids() {
+        if !needed.contains(&id) {
+            p.push(PatchOp::RemoveNode(id));
+        }
+    }
+    let mut seen: HashSet<&str> = HashSet::new();
+    for o in &g.outputs {
+        if let Some(name) = o.name.as_deref()
+            && seen.insert(name)
+        {
+            p.push(PatchOp::RemoveOutput(name.to_string()));
+        }
+    }
+    for (old, new) in renames {
+        p.push(PatchOp::ReplaceUses {
+            old: old.clone(),
+            new: new.clone(),
+        });
+    }
+    for o in &outs {
+        let mut decl = g
+            .outputs
+            .iter()
+            .find(|d| d.name.as_deref() == Some(o.as_str()))
+            .cloned()
+            .unwrap_or_else(|| info(o, &ValueType::Unknown));
+        let t = g.value_type(o);
+        if t != ValueType::Unknown {
+            decl.r#type = Some(t.to_proto());
+        }
+        p.push(PatchOp::AddOutput(decl));
+    }
+    let mut seen: HashSet<&str> = HashSet::new();
+    for v in &g.inputs {
+        if let Some(name) = v.name.as_deref()
+            && seen.insert(name)
+        {
+            p.push(PatchOp::RemoveInput(name.to_string()));
+        }
+    }
+    let mut seen: HashSet<&str> = HashSet::new();
+    for v in &g.inputs {
+        if let Some(name) = v.name.as_deref()
+            && keep_inputs.contains(name)
+            && seen.insert(name)
+        {
+            p.push(PatchOp::AddInput(v.clone()));
+        }
+    }
+    for v in new_inputs {
+        p.push(PatchOp::AddInput(v));
+    }
+    for name in g.initializers.keys() {
+        if !keep_inits.contains(name.as_str()) {
+            p.push(PatchOp::RemoveInitializer(name.clone()));
+        }
+    }
+    for t in new_inits {
+        p.push(PatchOp::AddInitializer(t));
+    }
+    let mut m = cur.clone();
+    m.apply(&p).map_err(|e| Invalid(e.to_string()))?;
+    finalize(m)
+}
+
+/// Keeps the dtype and drops the shape of tensor declarations.
+fn forget_shapes(decls: &mut [pb::ValueInfoProto]) {
+    for v in decls {
+        if let Some(tp) = &v.r#type
+            && let ValueType::Tensor(t) = ValueType::from_proto(tp)
+        {
+            v.r#type = Some(ValueType::Tensor(TensorType::unranked(t.dtype)).to_proto());
+        }
+    }
+}
+
+/// Forgets the shapes declared for outputs and intermediate values, in the main graph and in
+/// the subgraphs its nodes hold (after an input shape changed, so that inference rather than
+/// stale declarations types them).
+pub(crate) fn forget_declared_shapes(m: &mut Model) -> Result<(), Invalid> {
+    let g = &mut m.graph;
+    forget_shapes(&mut g.outputs);
+    forget_shapes(&mut g.value_info);
+    let mut p = Patch::new();
+    for n in g.nodes() {
+        if n.subgraphs().next().is_none() {
+            continue;
+        }
+        let mut n2 = n.clone();
+        for a in &mut n2.attributes {
+            let subs: Vec<&mut Graph> = match &mut a.value {
+                AttrValue::Graph(sg) => vec![sg.as_mut()],
+                AttrValue::Graphs(gs) => gs.iter_mut().collect(),
+                _ => Vec::new(),
+            };
+            for sg in subs {
+                forget_shapes(&mut sg.outputs);
+                forget_shapes(&mut sg.value_info);
+            }
+        }
+        p.push(PatchOp::ReplaceNode(n.id, n2));
+    }
+    if !p.ops.is_empty() {
+        m.apply(&p).map_err(|e| Invalid(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// The last step of every candidate: drops declarations of values that no longer exist, runs
+/// shape inference and [`validate::check`], types the outputs (and kept declarations) from
+/// inference, and requires every real graph input to be typed.
+pub(crate) fn finalize(mut m: Model) -> Result<Model, Invalid> {
+    let defined: HashSet<String> = m
+        .graph
+        .nodes()
+        .flat_map(|n| n.outputs.iter().filter(|o| !o.is_empty()).cloned())
+        .collect();
+    m.graph
+        .value_info
+        .retain(|v| v.name.as_deref().is_some_and(|n| defined.contains(n)));
+    let rep = infer::infer_model(&mut m, infer::Options::default());
+    if let Some((node, msg)) = rep.errors.first() {
+        return Err(Invalid(format!("inference: node {node}: {msg}")));
+    }
+    let d = validate::check(&m);
+    if let Some(e) = d.errors.first() {
+        return Err(Invalid(e.clone()));
+    }
+    let g = &mut m.graph;
+    for v in g.outputs.iter_mut().chain(g.value_info.iter_mut()) {
+        let name = v.name.clone().unwrap_or_default();
+        if let Some(t) = g.types.get(&name).filter(|t| **t != ValueType::Unknown) {
+            let declared = v
+                .r#type
+                .as_ref()
+                .map(ValueType::from_proto)
+                .unwrap_or(ValueType::Unknown);
+            v.r#type = Some(infer::refine(t, &declared).to_proto());
+        }
+    }
+    for v in g.real_inputs() {
+        if v.r#type.is_none() {
+            return Err(Invalid(format!(
+                "graph input '{}' has no type",
+                v.name.as_deref().unwrap_or("")
+            )));
+        }
+    }
+    Ok(m)
+}
+
+/// Main-graph node ids in topological order (empty if the graph has a cycle).
+pub(crate) fn topo(m: &Model) -> Vec<NodeId> {
+    m.graph.topo_order().unwrap_or_default()
+}
