@@ -1,0 +1,127 @@
+//! Localization: the first diverging node is blamed, unless the reference reproduces the
+//! backend's output from the backend's own inputs (amplified rounding: `unstable`).
+use mutagraph_backends::compare::Tolerance;
+use mutagraph_backends::intermediates::expose_all;
+use mutagraph_backends::value::{Data, HostTensor, NamedValues, Value};
+use mutagraph_ir::dtype::DType;
+use mutagraph_ir::graph::Node;
+use mutagraph_ir::model::Model;
+use mutagraph_ir::patch::{Patch, PatchOp};
+use mutagraph_ir::pb;
+use mutagraph_ir::types::{TensorType, ValueType};
+use mutagraph_oracles::Kind;
+use mutagraph_oracles::localize::{Verdict, extract, localize, run_reference};
+
+fn vi(name: &str, n: i64) -> pb::ValueInfoProto {
+    pb::ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(ValueType::Tensor(TensorType::fixed(DType::F32, &[n])).to_proto()),
+        ..Default::default()
+    }
+}
+
+/// x -> Relu(r) -> Neg(n) -> Abs(y)
+fn chain(ops: &[(&str, &str, &str)], n: i64) -> Model {
+    let mut m = Model::new(17);
+    m.graph.inputs.push(vi("x", n));
+    m.graph.outputs.push(vi(ops.last().unwrap().2, n));
+    let mut p = Patch::new();
+    for (op, i, o) in ops {
+        p.push(PatchOp::AddNode(Node::new(op, &[i], &[o])));
+    }
+    m.apply(&p).unwrap();
+    m
+}
+
+fn t(v: &[f32]) -> Value {
+    Value::Tensor(HostTensor::new(vec![v.len()], Data::F32(v.to_vec())))
+}
+
+fn set(values: &mut NamedValues, name: &str, v: &[f32]) {
+    let slot = values.iter_mut().find(|(n, _)| n == name).unwrap();
+    slot.1 = t(v);
+}
+
+#[test]
+fn the_first_diverging_node_is_blamed_with_its_change_rate() {
+    let m = chain(&[("Relu", "x", "r"), ("Neg", "r", "n"), ("Abs", "n", "y")], 3);
+    let inputs = vec![("x".to_string(), t(&[-1.0, 0.5, 2.0]))];
+    let (exposed, list) = expose_all(&m).unwrap();
+    assert_eq!(list.len(), 2, "r and n are exposed besides y");
+    let want = run_reference(&exposed, &inputs).unwrap();
+    let mut got = want.clone();
+    // The backend's Neg is wrong on one element; Abs passes it on.
+    set(&mut got, "n", &[-0.0, -0.5, -3.0]);
+    set(&mut got, "y", &[0.0, 0.5, 3.0]);
+    let l = localize(&m, Kind::Inconsistency, &inputs, &want, &got, Tolerance::APPROXIMATE);
+    assert_eq!(l.verdict, Verdict::Localized);
+    let loc = l.location.unwrap();
+    assert_eq!((loc.op_type.as_str(), loc.value.as_str()), ("Neg", "n"));
+    // Values up to the divergence, with How-Far's D and R: Relu agrees (D = 0), Neg is off
+    // by 1/3 on average, so R = (1/3) / 1e-7.
+    let names: Vec<&str> = l.values.iter().map(|v| v.value.as_str()).collect();
+    assert_eq!(names, ["r", "n"]);
+    assert!(!l.values[0].diverges && l.values[1].diverges);
+    let (v, r) = l.max_r.unwrap();
+    assert_eq!(v, "n");
+    assert!(r > 1e3, "{r}");
+}
+
+#[test]
+fn amplified_rounding_is_unstable_not_a_bug() {
+    // x -> Sqrt(s) -> Floor(y): the backend's Sqrt is a hair above 1 where the reference is a
+    // hair below; Floor turns that into 1 vs 0. Run on the backend's Sqrt output, the
+    // reference's Floor gives the backend's answer: rounding, not a Floor bug.
+    let m = chain(&[("Sqrt", "x", "s"), ("Floor", "s", "y")], 1);
+    let inputs = vec![("x".to_string(), t(&[0.99999994]))];
+    let want: NamedValues = vec![
+        ("y".to_string(), t(&[0.0])),
+        ("s".to_string(), t(&[0.99999997])),
+    ];
+    let got: NamedValues = vec![
+        ("y".to_string(), t(&[1.0])),
+        ("s".to_string(), t(&[1.0000001])),
+    ];
+    let l = localize(&m, Kind::Inconsistency, &inputs, &want, &got, Tolerance::APPROXIMATE);
+    assert_eq!(l.verdict, Verdict::Unstable);
+    assert_eq!(l.location.unwrap().op_type, "Floor");
+    // The same divergence with a backend Floor that is simply wrong is localized.
+    let got: NamedValues = vec![
+        ("y".to_string(), t(&[1.0])),
+        ("s".to_string(), t(&[0.99999997])),
+    ];
+    let l = localize(&m, Kind::Inconsistency, &inputs, &want, &got, Tolerance::APPROXIMATE);
+    assert_eq!(l.verdict, Verdict::Localized);
+}
+
+#[test]
+fn agreeing_intermediates_are_not_reproduced_and_nan_uses_new_nonfinite() {
+    let m = chain(&[("Relu", "x", "r"), ("Neg", "r", "y")], 2);
+    let inputs = vec![("x".to_string(), t(&[1.0, 2.0]))];
+    let (exposed, _) = expose_all(&m).unwrap();
+    let want = run_reference(&exposed, &inputs).unwrap();
+    let l = localize(&m, Kind::Inconsistency, &inputs, &want, &want, Tolerance::APPROXIMATE);
+    assert_eq!(l.verdict, Verdict::NotReproduced);
+    let mut got = want.clone();
+    set(&mut got, "r", &[1.0, f32::NAN]);
+    set(&mut got, "y", &[-1.0, f32::NAN]);
+    let l = localize(&m, Kind::Nan, &inputs, &want, &got, Tolerance::APPROXIMATE);
+    assert_eq!(l.verdict, Verdict::Localized);
+    assert_eq!(l.location.unwrap().op_type, "Relu");
+}
+
+#[test]
+fn extract_makes_a_typed_single_node_model() {
+    let m = chain(&[("Relu", "x", "r"), ("Neg", "r", "n"), ("Abs", "n", "y")], 3);
+    let neg = m.graph.producer("n").unwrap();
+    let one = extract(&m, &[neg]).unwrap();
+    assert_eq!(one.graph.node_count(), 1);
+    let ins: Vec<_> = one.graph.real_inputs().iter().map(|v| v.name.clone().unwrap()).collect();
+    assert_eq!(ins, ["r"]);
+    let outs: Vec<_> = one.graph.outputs.iter().map(|v| v.name.clone().unwrap()).collect();
+    assert_eq!(outs, ["n"]);
+    let back = Model::from_bytes(&one.to_bytes()).unwrap();
+    mutagraph_ir::validate::validate(&back).unwrap();
+    let out = run_reference(&one, &vec![("r".to_string(), t(&[1.0, 0.0, 2.0]))]).unwrap();
+    assert_eq!(out[0].1.tensor().unwrap().to_f64s().unwrap(), vec![-1.0, 0.0, -2.0]);
+}
