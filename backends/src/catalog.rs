@@ -25,6 +25,11 @@ pub const ALL: &[&str] = &[
     "burn-cuda",
 ];
 
+/// The planted-bug backends ([`crate::planted`]): the reference with one op carrying a known
+/// bug, for testing that campaigns find, localize and minimize bugs. Always compiled in, never
+/// in the default set (nor in [`ALL`]).
+pub const PLANTED: &[&str] = crate::planted::NAMES;
+
 /// The default set for `run`, `conformance` and campaigns: every CPU backend compiled in.
 pub fn default_set() -> Vec<&'static str> {
     ALL.iter()
@@ -40,6 +45,7 @@ pub fn default_set() -> Vec<&'static str> {
 pub fn is_compiled(name: &str) -> bool {
     match name {
         "reference" | "reference-f64" | "fault" => true,
+        n if PLANTED.contains(&n) => true,
         "ort" | "ort-noopt" => cfg!(feature = "ort"),
         "ort-cuda" => cfg!(feature = "ort-cuda"),
         "tract" | "tract-opt" => cfg!(feature = "tract"),
@@ -85,6 +91,10 @@ pub fn create(name: &str, config: &Config) -> Result<Box<dyn Backend>, CreateErr
         "reference" => Ok(Box::new(crate::reference::Reference::new())),
         "reference-f64" => Ok(Box::new(crate::reference::Reference::new_f64())),
         "fault" => Ok(Box::new(crate::fault::Fault)),
+        n if PLANTED.contains(&n) => match crate::planted::by_name(n) {
+            Some(b) => Ok(Box::new(b)),
+            None => Err(CreateError::Unknown(n.to_string())),
+        },
         "ort" | "ort-noopt" | "ort-cuda" => {
             #[cfg(feature = "ort")]
             {

@@ -6,6 +6,7 @@
 //! - [`catalog`]: backends by name.
 //! - [`worker`]: the worker process protocol, the serve loop and the pool with timeouts and
 //!   memory caps; every run ends as one [`worker::Outcome`].
+//! - [`planted`]: the reference with one op carrying a known bug (tests of the campaign).
 //! - [`compare`]: error metrics and named tolerances; [`suite`]: the ONNX backend test suite;
 //!   [`conformance`]: running it.
 pub use mutagraph_ir as ir;
@@ -17,6 +18,7 @@ pub mod conformance;
 pub mod fault;
 pub mod inputs;
 pub mod intermediates;
+pub mod planted;
 pub mod probe;
 pub mod reference;
 pub mod suite;

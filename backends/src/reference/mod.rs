@@ -13,7 +13,7 @@ use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::{Graph, Node};
 use mutagraph_ir::model::Model;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 mod control;
 mod elementwise;
@@ -29,6 +29,9 @@ pub mod tensor;
 
 use tensor::{Buf, R, T, err, kind, unsup};
 
+/// Window geometry of a conv or pool (for variants of the interpreter that reuse it).
+pub use nn::{Geo, geometry};
+
 /// A run-time value of the interpreter.
 #[derive(Clone, Debug, PartialEq)]
 pub enum V {
@@ -43,12 +46,18 @@ pub enum V {
 /// An op implementation: context, node, inputs (None for absent optional ones) -> outputs.
 pub type OpFn = fn(&Cx, &Node, &[Option<&V>]) -> R<Vec<V>>;
 
+/// An op table: op key (`Op`, or `domain::Op` outside the default domain) -> implementation.
+pub type OpTable = BTreeMap<&'static str, OpFn>;
+
 /// What an op sees besides its node and inputs.
 pub struct Cx<'a> {
     /// The default-domain opset of the model.
     pub opset: i64,
     /// The values visible at this node (for subgraphs of control-flow ops).
     pub scope: &'a Scope<'a>,
+    /// The op table in use: the reference's [`table`], or one with overrides (subgraphs are
+    /// evaluated with the same table).
+    pub ops: &'a OpTable,
 }
 
 /// Values by name, with the enclosing graph's scope as parent.
@@ -68,8 +77,8 @@ impl<'a> Scope<'a> {
 }
 
 /// The op table.
-pub fn table() -> &'static BTreeMap<&'static str, OpFn> {
-    static TABLE: OnceLock<BTreeMap<&'static str, OpFn>> = OnceLock::new();
+pub fn table() -> &'static OpTable {
+    static TABLE: OnceLock<OpTable> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut t = BTreeMap::new();
         elementwise::register(&mut t);
@@ -151,13 +160,23 @@ pub fn eval_graph(
     parent: Option<&Scope>,
     inputs: Vec<(String, V)>,
 ) -> R<Vec<V>> {
+    eval_graph_with(table(), opset, g, parent, inputs)
+}
+
+/// [`eval_graph`] with the op table `ops` (subgraphs use it too).
+pub fn eval_graph_with(
+    ops: &OpTable,
+    opset: i64,
+    g: &Graph,
+    parent: Option<&Scope>,
+    inputs: Vec<(String, V)>,
+) -> R<Vec<V>> {
     let vars = init_values(g).map_err(err)?;
     let mut scope = Scope { vars, parent };
     for (k, v) in inputs {
         scope.vars.insert(k, v);
     }
     let order = g.topo_order().map_err(|e| err(e.to_string()))?;
-    let ops = table();
     for id in order {
         let node = g
             .node(id)
@@ -181,6 +200,7 @@ pub fn eval_graph(
             let cx = Cx {
                 opset,
                 scope: &scope,
+                ops,
             };
             f(&cx, node, &ins).map_err(|mut e| {
                 e.message = format!("{}: {}", node.label(), e.message);
@@ -234,7 +254,7 @@ pub fn eval_subgraph(cx: &Cx, g: &Graph, inputs: Vec<V>) -> R<Vec<V>> {
         .map(|vi| vi.name.clone().unwrap_or_default())
         .zip(inputs)
         .collect();
-    eval_graph(cx.opset, g, Some(cx.scope), named)
+    eval_graph_with(cx.ops, cx.opset, g, Some(cx.scope), named)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -328,25 +348,69 @@ fn v_to_value(v: &V, keep_f64: bool) -> R<Value> {
 // The backend.
 
 /// The reference interpreter.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Reference {
     /// Hand floating-point outputs back as f64 instead of their declared type.
     pub keep_f64: bool,
+    /// A variant with its own name, version and op table; `None`: the reference itself.
+    variant: Option<Arc<Variant>>,
+}
+
+/// A named interpreter whose op table overrides some of the reference's entries.
+struct Variant {
+    name: String,
+    version: String,
+    ops: OpTable,
 }
 
 impl Reference {
     /// A new interpreter (outputs in their declared element types).
     pub fn new() -> Reference {
-        Reference { keep_f64: false }
+        Reference {
+            keep_f64: false,
+            variant: None,
+        }
     }
 
     /// A new interpreter whose floating-point outputs come back as f64 (ground-truth mode).
     pub fn new_f64() -> Reference {
-        Reference { keep_f64: true }
+        Reference {
+            keep_f64: true,
+            variant: None,
+        }
+    }
+
+    /// An interpreter named `name` (version `version`) that runs the reference's op table with
+    /// the entries of `overrides` replacing (or adding to) it; outputs in their declared element
+    /// types. Its capabilities are the keys of the merged table. The plain reference is not
+    /// affected (it keeps its static table).
+    pub fn with_overrides(
+        name: impl Into<String>,
+        version: impl Into<String>,
+        overrides: OpTable,
+    ) -> Reference {
+        let mut ops = table().clone();
+        ops.extend(overrides);
+        Reference {
+            keep_f64: false,
+            variant: Some(Arc::new(Variant {
+                name: name.into(),
+                version: version.into(),
+                ops,
+            })),
+        }
+    }
+
+    /// The op table this interpreter runs.
+    pub fn ops(&self) -> &OpTable {
+        match &self.variant {
+            Some(v) => &v.ops,
+            None => table(),
+        }
     }
 }
 
-fn check_ops(g: &Graph, ops: &BTreeMap<&'static str, OpFn>) -> Result<(), BackendError> {
+fn check_ops(g: &Graph, ops: &OpTable) -> Result<(), BackendError> {
     for n in g.nodes() {
         let key = Capabilities::key(n.domain(), &n.op_type);
         if !ops.contains_key(key.as_str()) {
@@ -382,18 +446,24 @@ pub const DTYPES: &[DType] = &[
 
 impl Backend for Reference {
     fn name(&self) -> &str {
-        if self.keep_f64 {
+        if let Some(v) = &self.variant {
+            &v.name
+        } else if self.keep_f64 {
             "reference-f64"
         } else {
             "reference"
         }
     }
     fn version(&self) -> String {
-        env!("CARGO_PKG_VERSION").to_string()
+        match &self.variant {
+            Some(v) => v.version.clone(),
+            None => env!("CARGO_PKG_VERSION").to_string(),
+        }
     }
     fn capabilities(&mut self) -> Capabilities {
         let name = self.name().to_string();
-        Capabilities::from_ops(&name, &self.version(), &op_names(), DTYPES)
+        let ops: Vec<&str> = self.ops().keys().copied().collect();
+        Capabilities::from_ops(&name, &self.version(), &ops, DTYPES)
     }
     fn prepare(&mut self, model: &[u8]) -> Result<Box<dyn Prepared>, BackendError> {
         let model = Model::from_bytes(model)
@@ -403,11 +473,12 @@ impl Backend for Reference {
             .graph
             .topo_order()
             .map_err(|e| BackendError::failed(Stage::Load, e.to_string()))?;
-        check_ops(&model.graph, table())?;
+        check_ops(&model.graph, self.ops())?;
         Ok(Box::new(RefPrepared {
             opset: model.default_opset(),
             model,
             keep_f64: self.keep_f64,
+            variant: self.variant.clone(),
         }))
     }
 }
@@ -416,6 +487,7 @@ struct RefPrepared {
     model: Model,
     opset: i64,
     keep_f64: bool,
+    variant: Option<Arc<Variant>>,
 }
 
 impl Prepared for RefPrepared {
@@ -431,7 +503,11 @@ impl Prepared for RefPrepared {
                 return Err(err(format!("graph input '{name}' not given")));
             }
         }
-        let outs = eval_graph(self.opset, g, None, bound)?;
+        let ops = match &self.variant {
+            Some(v) => &v.ops,
+            None => table(),
+        };
+        let outs = eval_graph_with(ops, self.opset, g, None, bound)?;
         let mut result = Vec::new();
         for (o, v) in g.outputs.iter().zip(outs) {
             result.push((
@@ -460,6 +536,7 @@ mod tests {
         let cx = Cx {
             opset: 18,
             scope: &scope,
+            ops: table(),
         };
         let refs: Vec<Option<&V>> = ins.iter().map(Some).collect();
         table()[op](&cx, node, &refs)

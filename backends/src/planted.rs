@@ -1,0 +1,181 @@
+//! Planted-bug backends: the reference interpreter with exactly one op replaced by an
+//! implementation that carries a known, realistic bug. They exist to test that a campaign finds,
+//! localizes and minimizes real-looking bugs: the campaign cannot tell them from a library, and
+//! the test knows the answer.
+//!
+//! Each is a [`Reference`] made with [`Reference::with_overrides`]: outputs in their declared
+//! element types, the capabilities of the reference, version [`VERSION`]. They are created by
+//! name through [`crate::catalog::create`] (names in [`crate::catalog::PLANTED`]) and are never
+//! part of the default backend set.
+//!
+//! | name | op | bug |
+//! |---|---|---|
+//! | [`CONV_PAD`] | `Conv` | a begin pad `p > 0` is applied as `p - 1` (and its end pad as `+ 1`) |
+//! | [`SOFTMAX`] | `Softmax` | no max subtraction, f32 arithmetic: NaN once an input exceeds ≈ 88.7 |
+//! | [`REDUCE_MEAN`] | `ReduceMean` | a negative axis `a` is normalized to `a + rank - 1` |
+use crate::reference::tensor::{R, T, err, norm_axis, numel, split_at_axis};
+use crate::reference::{Cx, OpFn, OpTable, Reference, V, geometry, inp, one, opt, table};
+use mutagraph_ir::attr::{AttrLookup, AttrValue};
+use mutagraph_ir::graph::Node;
+
+/// The version every planted backend reports.
+pub const VERSION: &str = "planted-1";
+
+/// Name of the backend whose `Conv` has an off-by-one in its padding ([`conv_pad`]).
+pub const CONV_PAD: &str = "planted-conv-pad";
+/// Name of the backend whose `Softmax` overflows ([`softmax`]).
+pub const SOFTMAX: &str = "planted-softmax";
+/// Name of the backend whose `ReduceMean` mis-normalizes negative axes ([`reduce_mean`]).
+pub const REDUCE_MEAN: &str = "planted-reducemean";
+
+/// Every planted backend's name.
+pub const NAMES: &[&str] = &[CONV_PAD, SOFTMAX, REDUCE_MEAN];
+
+/// The planted backend named `name` (one of [`NAMES`]).
+pub fn by_name(name: &str) -> Option<Reference> {
+    match name {
+        CONV_PAD => Some(conv_pad()),
+        SOFTMAX => Some(softmax()),
+        REDUCE_MEAN => Some(reduce_mean()),
+        _ => None,
+    }
+}
+
+fn planted(name: &str, op: &'static str, f: OpFn) -> Reference {
+    Reference::with_overrides(name, VERSION, OpTable::from([(op, f)]))
+}
+
+/// The reference's own implementation of `op`.
+fn base(op: &str) -> R<OpFn> {
+    table()
+        .get(op)
+        .copied()
+        .ok_or_else(|| err(format!("the reference has no {op}")))
+}
+
+/// `planted-conv-pad`: the reference with [`conv_off_by_one`] as `Conv`.
+pub fn conv_pad() -> Reference {
+    planted(CONV_PAD, "Conv", conv_off_by_one)
+}
+
+/// `Conv` with an off-by-one in its padding. The pads are resolved as ONNX says (explicit
+/// `pads`, or `auto_pad`); then every spatial dimension whose begin pad `p` is positive is
+/// computed with begin pad `p - 1` and end pad `e + 1`. The output shape is unchanged (the total
+/// pad is the same) but the window is shifted by one input position along that dimension, so
+/// the values differ; convolutions whose begin pads are all zero are computed correctly.
+pub fn conv_off_by_one(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
+    let conv = base("Conv")?;
+    let (x, w) = (inp(ins, 0)?, inp(ins, 1)?);
+    if x.rank() < 3 || w.rank() != x.rank() {
+        return conv(cx, n, ins);
+    }
+    // A geometry the reference refuses is refused the same way by the reference's Conv.
+    let Ok(geo) = geometry(n, &x.shape[2..], &w.shape[2..], false) else {
+        return conv(cx, n, ins);
+    };
+    if geo.pb.iter().all(|&p| p <= 0) {
+        return conv(cx, n, ins);
+    }
+    let shift = |p: i64| i64::from(p > 0);
+    let begin = geo.pb.iter().map(|&p| p - shift(p));
+    let end = geo.pe.iter().zip(&geo.pb).map(|(&e, &p)| e + shift(p));
+    let pads: Vec<i64> = begin.chain(end).collect();
+    let node = n
+        .clone()
+        .with_attr("auto_pad", AttrValue::String(b"NOTSET".to_vec()))
+        .with_attr("pads", AttrValue::Ints(pads));
+    conv(cx, &node, ins)
+}
+
+/// `planted-softmax`: the reference with [`softmax_unstable`] as `Softmax`.
+pub fn softmax() -> Reference {
+    planted(SOFTMAX, "Softmax", softmax_unstable)
+}
+
+/// `Softmax` without the max subtraction, in f32 arithmetic whatever the element type:
+/// `y_k = exp(x_k as f32) / Σ_j exp(x_j as f32)` (the sum accumulated in f32, in axis order).
+/// The groups are those of ONNX (before opset 13 the input is coerced to 2-D at `axis`, default
+/// 1; from 13 the op runs along `axis`, default -1). For moderate inputs it agrees with the
+/// reference within f32 rounding; once an input along the axis exceeds ≈ 88.72 (where `exp`
+/// overflows f32) that input's output is `Inf / Inf = NaN` and the others of its group are 0;
+/// inputs below ≈ -103 underflow, so a group of only such inputs gives `0 / 0 = NaN`.
+pub fn softmax_unstable(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
+    let t = inp(ins, 0)?;
+    let v = t.fs()?;
+    let r = t.rank();
+    let (outer, len, inner) = if cx.opset < 13 {
+        let a = n.int("axis", 1);
+        let a = if a < 0 { a + r as i64 } else { a };
+        if a < 0 || a as usize > r {
+            return Err(err(format!("axis {a} for rank {r}")));
+        }
+        let a = a as usize;
+        (numel(&t.shape[..a]), numel(&t.shape[a..]), 1)
+    } else {
+        split_at_axis(&t.shape, norm_axis(n.int("axis", -1), r)?)
+    };
+    let mut out = vec![0.0; v.len()];
+    let mut e = vec![0f32; len];
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * len + k) * inner + i;
+            let mut sum = 0f32;
+            for (k, ek) in e.iter_mut().enumerate() {
+                *ek = (v[at(k)] as f32).exp();
+                sum += *ek;
+            }
+            for (k, &ek) in e.iter().enumerate() {
+                out[at(k)] = f64::from(ek / sum);
+            }
+        }
+    }
+    one(T::f(t.dt, t.shape.clone(), out))
+}
+
+/// `planted-reducemean`: the reference with [`reduce_mean_bad_axis`] as `ReduceMean`.
+pub fn reduce_mean() -> Reference {
+    planted(REDUCE_MEAN, "ReduceMean", reduce_mean_bad_axis)
+}
+
+/// `ReduceMean` that normalizes a negative axis `a` to `a + rank - 1` instead of `a + rank`
+/// (the `axes` attribute before opset 18, the `axes` input from 18). Non-negative axes and the
+/// default "all axes" are correct. A wrong axis that falls out of range (`a = -rank`), or that
+/// repeats another listed axis, is a run-stage error, as in an implementation that checks the
+/// axes after normalizing them.
+pub fn reduce_mean_bad_axis(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
+    let mean = base("ReduceMean")?;
+    let rank = inp(ins, 0)?.rank() as i64;
+    let wrong = |axes: &[i64]| -> R<Option<Vec<i64>>> {
+        if axes.iter().all(|&a| a >= 0) {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(axes.len());
+        for &a in axes {
+            let b = if a < 0 { a + rank - 1 } else { a };
+            if b < 0 {
+                return Err(err(format!(
+                    "axis {a} normalized to {b}: out of range for rank {rank}"
+                )));
+            }
+            out.push(b);
+        }
+        Ok(Some(out))
+    };
+    if cx.opset < 18 {
+        match n.ints("axes").map(wrong).transpose()?.flatten() {
+            Some(axes) => mean(cx, &n.clone().with_attr("axes", AttrValue::Ints(axes)), ins),
+            None => mean(cx, n, ins),
+        }
+    } else {
+        let given = opt(ins, 1)?.map(|t| t.ints()).transpose()?;
+        match given.as_deref().map(wrong).transpose()?.flatten() {
+            Some(axes) => {
+                let axes = V::T(T::vec_i64(axes));
+                let mut ins = ins.to_vec();
+                ins[1] = Some(&axes);
+                mean(cx, n, &ins)
+            }
+            None => mean(cx, n, ins),
+        }
+    }
+}
