@@ -137,45 +137,51 @@ pub fn reduce_mean() -> Reference {
     planted(REDUCE_MEAN, "ReduceMean", reduce_mean_bad_axis)
 }
 
-/// `ReduceMean` that normalizes a negative axis `a` to `a + rank - 1` instead of `a + rank`
-/// (the `axes` attribute before opset 18, the `axes` input from 18). Non-negative axes and the
-/// default "all axes" are correct. A wrong axis that falls out of range (`a = -rank`), or that
-/// repeats another listed axis, is a run-stage error, as in an implementation that checks the
-/// axes after normalizing them.
+/// `ReduceMean` that sums over the right axes but divides by the lengths of the wrong ones when
+/// an axis is negative: the divisor's code normalizes a negative axis `a` to `a + rank - 1`
+/// (wrapping to the last axis when that falls below 0) instead of `a + rank`. The `axes`
+/// attribute before opset 18, the `axes` input from 18. Shapes are right; values are wrong
+/// wherever the two axes differ in length. Non-negative axes and "all axes" are correct.
 pub fn reduce_mean_bad_axis(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
     let mean = base("ReduceMean")?;
-    let rank = inp(ins, 0)?.rank() as i64;
-    let wrong = |axes: &[i64]| -> R<Option<Vec<i64>>> {
-        if axes.iter().all(|&a| a >= 0) {
-            return Ok(None);
-        }
-        let mut out = Vec::with_capacity(axes.len());
-        for &a in axes {
-            let b = if a < 0 { a + rank - 1 } else { a };
-            if b < 0 {
-                return Err(err(format!(
-                    "axis {a} normalized to {b}: out of range for rank {rank}"
-                )));
-            }
-            out.push(b);
-        }
-        Ok(Some(out))
-    };
-    if cx.opset < 18 {
-        match n.ints("axes").map(wrong).transpose()?.flatten() {
-            Some(axes) => mean(cx, &n.clone().with_attr("axes", AttrValue::Ints(axes)), ins),
-            None => mean(cx, n, ins),
-        }
+    let x = inp(ins, 0)?;
+    let rank = x.rank() as i64;
+    let shape = x.shape.clone();
+    let axes: Option<Vec<i64>> = if cx.opset < 18 {
+        n.ints("axes").map(|a| a.to_vec())
     } else {
-        let given = opt(ins, 1)?.map(|t| t.ints()).transpose()?;
-        match given.as_deref().map(wrong).transpose()?.flatten() {
-            Some(axes) => {
-                let axes = V::T(T::vec_i64(axes));
-                let mut ins = ins.to_vec();
-                ins[1] = Some(&axes);
-                mean(cx, n, &ins)
-            }
-            None => mean(cx, n, ins),
-        }
+        opt(ins, 1)?.map(|t| t.ints()).transpose()?
+    };
+    let out = mean(cx, n, ins)?;
+    let Some(axes) = axes.filter(|a| a.iter().any(|&v| v < 0)) else {
+        return Ok(out);
+    };
+    let len = |a: i64| -> f64 {
+        let i = a.rem_euclid(rank.max(1)) as usize;
+        shape.get(i).copied().unwrap_or(1) as f64
+    };
+    let right: f64 = axes
+        .iter()
+        .map(|&a| len(if a < 0 { a + rank } else { a }))
+        .product();
+    let wrong: f64 = axes
+        .iter()
+        .map(|&a| {
+            let b = if a < 0 { a + rank - 1 } else { a };
+            len(if b < 0 { rank - 1 } else { b })
+        })
+        .product();
+    if wrong == 0.0 || right == wrong {
+        return Ok(out);
     }
+    let scale = right / wrong;
+    out.into_iter()
+        .map(|v| match v {
+            V::T(t) => {
+                let vals: Vec<f64> = t.floats()?.into_iter().map(|e| e * scale).collect();
+                Ok(V::T(T::from_f64s(t.dt, t.shape.clone(), vals)?))
+            }
+            other => Ok(other),
+        })
+        .collect()
 }

@@ -44,7 +44,10 @@ fn set(values: &mut NamedValues, name: &str, v: &[f32]) {
 
 #[test]
 fn the_first_diverging_node_is_blamed_with_its_change_rate() {
-    let m = chain(&[("Relu", "x", "r"), ("Neg", "r", "n"), ("Abs", "n", "y")], 3);
+    let m = chain(
+        &[("Relu", "x", "r"), ("Neg", "r", "n"), ("Abs", "n", "y")],
+        3,
+    );
     let inputs = vec![("x".to_string(), t(&[-1.0, 0.5, 2.0]))];
     let (exposed, list) = expose_all(&m).unwrap();
     assert_eq!(list.len(), 2, "r and n are exposed besides y");
@@ -53,7 +56,14 @@ fn the_first_diverging_node_is_blamed_with_its_change_rate() {
     // The backend's Neg is wrong on one element; Abs passes it on.
     set(&mut got, "n", &[-0.0, -0.5, -3.0]);
     set(&mut got, "y", &[0.0, 0.5, 3.0]);
-    let l = localize(&m, Kind::Inconsistency, &inputs, &want, &got, Tolerance::APPROXIMATE);
+    let l = localize(
+        &m,
+        Kind::Inconsistency,
+        &inputs,
+        &want,
+        &got,
+        Tolerance::APPROXIMATE,
+    );
     assert_eq!(l.verdict, Verdict::Localized);
     let loc = l.location.unwrap();
     assert_eq!((loc.op_type.as_str(), loc.value.as_str()), ("Neg", "n"));
@@ -82,7 +92,14 @@ fn amplified_rounding_is_unstable_not_a_bug() {
         ("y".to_string(), t(&[1.0])),
         ("s".to_string(), t(&[1.0000001])),
     ];
-    let l = localize(&m, Kind::Inconsistency, &inputs, &want, &got, Tolerance::APPROXIMATE);
+    let l = localize(
+        &m,
+        Kind::Inconsistency,
+        &inputs,
+        &want,
+        &got,
+        Tolerance::APPROXIMATE,
+    );
     assert_eq!(l.verdict, Verdict::Unstable);
     assert_eq!(l.location.unwrap().op_type, "Floor");
     // The same divergence with a backend Floor that is simply wrong is localized.
@@ -90,7 +107,14 @@ fn amplified_rounding_is_unstable_not_a_bug() {
         ("y".to_string(), t(&[1.0])),
         ("s".to_string(), t(&[0.99999997])),
     ];
-    let l = localize(&m, Kind::Inconsistency, &inputs, &want, &got, Tolerance::APPROXIMATE);
+    let l = localize(
+        &m,
+        Kind::Inconsistency,
+        &inputs,
+        &want,
+        &got,
+        Tolerance::APPROXIMATE,
+    );
     assert_eq!(l.verdict, Verdict::Localized);
 }
 
@@ -100,7 +124,14 @@ fn agreeing_intermediates_are_not_reproduced_and_nan_uses_new_nonfinite() {
     let inputs = vec![("x".to_string(), t(&[1.0, 2.0]))];
     let (exposed, _) = expose_all(&m).unwrap();
     let want = run_reference(&exposed, &inputs).unwrap();
-    let l = localize(&m, Kind::Inconsistency, &inputs, &want, &want, Tolerance::APPROXIMATE);
+    let l = localize(
+        &m,
+        Kind::Inconsistency,
+        &inputs,
+        &want,
+        &want,
+        Tolerance::APPROXIMATE,
+    );
     assert_eq!(l.verdict, Verdict::NotReproduced);
     let mut got = want.clone();
     set(&mut got, "r", &[1.0, f32::NAN]);
@@ -112,16 +143,32 @@ fn agreeing_intermediates_are_not_reproduced_and_nan_uses_new_nonfinite() {
 
 #[test]
 fn extract_makes_a_typed_single_node_model() {
-    let m = chain(&[("Relu", "x", "r"), ("Neg", "r", "n"), ("Abs", "n", "y")], 3);
+    let m = chain(
+        &[("Relu", "x", "r"), ("Neg", "r", "n"), ("Abs", "n", "y")],
+        3,
+    );
     let neg = m.graph.producer("n").unwrap();
     let one = extract(&m, &[neg]).unwrap();
     assert_eq!(one.graph.node_count(), 1);
-    let ins: Vec<_> = one.graph.real_inputs().iter().map(|v| v.name.clone().unwrap()).collect();
+    let ins: Vec<_> = one
+        .graph
+        .real_inputs()
+        .iter()
+        .map(|v| v.name.clone().unwrap())
+        .collect();
     assert_eq!(ins, ["r"]);
-    let outs: Vec<_> = one.graph.outputs.iter().map(|v| v.name.clone().unwrap()).collect();
+    let outs: Vec<_> = one
+        .graph
+        .outputs
+        .iter()
+        .map(|v| v.name.clone().unwrap())
+        .collect();
     assert_eq!(outs, ["n"]);
     let back = Model::from_bytes(&one.to_bytes()).unwrap();
     mutagraph_ir::validate::validate(&back).unwrap();
     let out = run_reference(&one, &vec![("r".to_string(), t(&[1.0, 0.0, 2.0]))]).unwrap();
-    assert_eq!(out[0].1.tensor().unwrap().to_f64s().unwrap(), vec![-1.0, 0.0, -2.0]);
+    assert_eq!(
+        out[0].1.tensor().unwrap().to_f64s().unwrap(),
+        vec![-1.0, 0.0, -2.0]
+    );
 }
