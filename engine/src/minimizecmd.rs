@@ -226,23 +226,10 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
         inputs: inputs.clone(),
         intermediates,
         input_seed,
+        trace: None,
     };
     let mut o = opts.clone();
     o.focus = finding.location.as_ref().map(|l| l.value.clone());
-    // The bundle's intermediates are not stored: recompute them for the value map.
-    let job = if job.intermediates.is_none() && finding.kind.is_numeric() {
-        if let Some(r) = &reference {
-            let (_, inter) = localize_one(&mut pool, r, &finding, &model, &inputs, req.tolerance);
-            MinimizeJob {
-                intermediates: inter,
-                ..job
-            }
-        } else {
-            job
-        }
-    } else {
-        job
-    };
     let stop = AtomicBool::new(false);
     let done: Done = minimize_one(
         &mut pool,

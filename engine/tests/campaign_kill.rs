@@ -141,6 +141,19 @@ fn kill_nine_and_resume_loses_nothing() {
             assert!(v >= prev, "round {round}: {k} went back from {prev} to {v}");
             last.insert(k, v);
         }
+        // Every bug bundle the state names is whole: meta.json parses and names it, the model
+        // loads.
+        for (sig, e) in state["signatures"].as_object().unwrap() {
+            let b = out.join("findings").join(e["id"].as_str().unwrap());
+            let meta = json(&b.join("meta.json"));
+            assert_eq!(
+                meta["signature"].as_str(),
+                Some(sig.as_str()),
+                "round {round}"
+            );
+            mutagraph_mutators::ir::Model::load(b.join("original.onnx"))
+                .unwrap_or_else(|e| panic!("round {round}: {}: {e}", b.display()));
+        }
         for slot in state["pool"].as_array().unwrap() {
             if let Some(id) = slot["corpus"].as_str() {
                 check_entry(&out, id);

@@ -7,6 +7,7 @@ use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Pool, PoolOptions};
 use mutagraph_ir::Model;
+use mutagraph_mutators::mutation::{Record, replay_trace};
 use mutagraph_oracles::localize::Localization;
 use mutagraph_oracles::minimize::{self, Options};
 use mutagraph_oracles::{Crash, Finding, Hang, Inconsistency, MutantRuns, NanInf, Oracle};
@@ -39,6 +40,9 @@ pub struct MinimizeJob {
     pub intermediates: Option<NamedValues>,
     /// The seed of generated inputs.
     pub input_seed: u64,
+    /// The seed model the mutant was made from, and the mutation records that made it: the
+    /// first pass drops records (replaying the rest on the seed) while the bug stays.
+    pub trace: Option<(Vec<u8>, Vec<Record>)>,
 }
 
 /// What minimization did, as recorded in `meta.json`.
@@ -104,6 +108,15 @@ pub fn minimize_one(
     stop: &AtomicBool,
 ) -> Option<Done> {
     let model = Model::from_bytes(&job.model).ok()?;
+    // The reference's intermediate values feed the inputs that cuts create; recompute them
+    // when the job does not carry them (a resumed campaign, a bundle).
+    let intermediates = match (&job.intermediates, reference) {
+        (Some(i), _) => Some(i.clone()),
+        (None, Some(r)) if job.finding.kind.is_numeric() => {
+            crate::findings::localize_one(pool, r, &job.finding, &model, &job.inputs, tolerance).1
+        }
+        _ => None,
+    };
     let run_on = Reproducer::backends_for(&job.finding, backends, reference);
     let reference_idx = reference.map(|_| 0);
     let mut rep = Reproducer {
@@ -113,11 +126,41 @@ pub fn minimize_one(
         oracles: oracles(tolerance),
         tolerance,
         target: job.signature.clone(),
-        values: ValueMap::new(&job.inputs, job.intermediates.as_ref(), job.input_seed),
+        values: ValueMap::new(&job.inputs, intermediates.as_ref(), job.input_seed),
         calls: 0,
     };
     let t = Instant::now();
     let mut invalid = 0usize;
+    // Pass 0: drop mutation records, one at a time, latest first (a later record may build on
+    // an earlier one).
+    let mut record_checks = 0usize;
+    let mut dropped = 0usize;
+    let mut model = model;
+    if let Some((seed_bytes, records)) = &job.trace
+        && let Ok(seed) = Model::from_bytes(seed_bytes)
+        && records.len() > 1
+    {
+        let mut keep = vec![true; records.len()];
+        for i in (0..records.len()).rev() {
+            if stop.load(Ordering::Relaxed) || record_checks >= opts.max_checks / 4 {
+                break;
+            }
+            keep[i] = false;
+            let (mut m, skipped) = replay_trace(&seed, records, |k| keep[k]);
+            mutagraph_ir::infer::infer_model(&mut m, Default::default());
+            let ok = skipped.is_empty() && mutagraph_ir::validate::validate(&m).is_ok() && {
+                record_checks += 1;
+                rep.reproduces(&m)
+            };
+            if ok {
+                dropped += 1;
+                model = m;
+            } else {
+                keep[i] = true;
+            }
+        }
+    }
+    let nodes_before = job_nodes(&job.model);
     let (small, report) = {
         let mut pred = |m: &Model| !stop.load(Ordering::Relaxed) && rep.reproduces(m);
         match minimize::minimize(&model, opts, &mut pred) {
@@ -130,17 +173,24 @@ pub fn minimize_one(
     };
     let check = rep.check(&small)?;
     let (finding, localization) = check.finding?;
-    let info = MinimizedInfo {
-        nodes_before: model.graph.node_count(),
-        nodes_after: small.graph.node_count(),
-        checks: report.as_ref().map_or(0, |r| r.checks),
-        invalid_candidates: report.as_ref().map_or(0, |r| r.invalid_candidates) + invalid,
-        wall_s: t.elapsed().as_secs_f64(),
-        passes: report
+    let mut passes: Vec<(String, usize, usize)> = vec![(
+        format!("records ({dropped} dropped)"),
+        record_checks,
+        nodes_before.saturating_sub(model.graph.node_count()),
+    )];
+    passes.extend(
+        report
             .iter()
             .flat_map(|r| &r.passes)
-            .map(|p| (p.name.clone(), p.checks, p.nodes_removed))
-            .collect(),
+            .map(|p| (p.name.clone(), p.checks, p.nodes_removed)),
+    );
+    let info = MinimizedInfo {
+        nodes_before,
+        nodes_after: small.graph.node_count(),
+        checks: report.as_ref().map_or(0, |r| r.checks) + record_checks,
+        invalid_candidates: report.as_ref().map_or(0, |r| r.invalid_candidates) + invalid,
+        wall_s: t.elapsed().as_secs_f64(),
+        passes,
         op_type: finding.op_type().map(String::from),
     };
     Some(Done {
@@ -254,4 +304,8 @@ impl Minimizer {
             let _ = h.join();
         }
     }
+}
+
+fn job_nodes(bytes: &[u8]) -> usize {
+    Model::from_bytes(bytes).map_or(0, |m| m.graph.node_count())
 }

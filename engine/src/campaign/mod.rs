@@ -789,6 +789,9 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         models,
         pools,
     };
+    if !fresh {
+        c.requeue_unminimized();
+    }
     c.main_loop(req.quiet, fresh)
 }
 
@@ -1201,9 +1204,44 @@ impl Campaign {
                 inputs: inputs.clone(),
                 intermediates,
                 input_seed: job.input_seed,
+                trace: Some((self.seeds[job.seed].model.to_bytes(), job.records.clone())),
             });
         }
         Ok(())
+    }
+
+    /// On resume: bundles whose minimization a stop interrupted go back to the minimizer.
+    fn requeue_unminimized(&self) {
+        let Some(m) = &self.minimizer else { return };
+        for (sig, e) in &self.state.signatures {
+            if !crate::findings::minimizable(e.kind) {
+                continue;
+            }
+            let dir = self.out.join("findings").join(&e.id);
+            let Ok(meta) = bundle::read_meta(&dir) else {
+                continue;
+            };
+            if meta.minimized.is_some() {
+                continue;
+            }
+            let Ok(model) = Model::load(dir.join("original.onnx")) else {
+                continue;
+            };
+            let Ok(inputs) = inputs::read(&model, &dir.join("inputs")) else {
+                continue;
+            };
+            let seed = self.seeds.iter().find(|s| s.name == meta.seed);
+            m.submit(MinimizeJob {
+                signature: sig.clone(),
+                dir,
+                finding: meta.finding.clone(),
+                model: model.to_bytes(),
+                inputs,
+                intermediates: None,
+                input_seed: meta.input_seed,
+                trace: seed.map(|s| (s.model.to_bytes(), meta.trace.clone())),
+            });
+        }
     }
 
     /// Files the minimizer's results and rewrites the `meta.json` of signatures hit since the

@@ -1,0 +1,115 @@
+//! `mutagraph minimize` through the binary: an external `--check`, a bug bundle, bad input.
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn mg(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(o: Output) -> Output {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[test]
+fn an_external_check_keeps_what_it_asks_for() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(mg(&["zoo", "--out", dir.path().to_str().unwrap()]));
+    let model = dir.path().join("transformer_encoder.onnx");
+    let out = dir.path().join("small.onnx");
+    // Interesting: a Softmax reads a MatMul's output. python3 with the onnx package (CI
+    // installs it: `pip install onnx`).
+    let check = "python3 -c \"import onnx,sys; m=onnx.load(sys.argv[1]); p={o: n.op_type for n in \
+                 m.graph.node for o in n.output}; sys.exit(0 if any(n.op_type=='Softmax' and \
+                 p.get(n.input[0])=='MatMul' for n in m.graph.node) else 1)\"";
+    let o = ok(mg(&[
+        "minimize",
+        model.to_str().unwrap(),
+        "--check",
+        check,
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains(" -> 2 in "), "{text}");
+    let m = mutagraph_mutators::ir::Model::load(&out).unwrap();
+    let ops: Vec<&str> = m.graph.nodes().map(|n| n.op_type.as_str()).collect();
+    assert_eq!(ops.len(), 2, "{ops:?}");
+    assert!(ops.contains(&"Softmax") && ops.contains(&"MatMul"));
+}
+
+#[test]
+fn a_bundle_is_minimized_in_place_keeping_its_signature() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("c");
+    ok(mg(&[
+        "campaign",
+        "--seeds",
+        "zoo",
+        "--out",
+        c.to_str().unwrap(),
+        "--seed",
+        "3",
+        "--iterations",
+        "20",
+        "--backends",
+        "reference,planted-conv-pad",
+        "--no-minimize",
+        "--quiet",
+    ]));
+    let bundles: Vec<_> = std::fs::read_dir(c.join("findings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(bundles.len(), 1, "{bundles:?}");
+    let b = &bundles[0];
+    assert!(json(&b.join("meta.json"))["minimized"].is_null());
+    assert!(!b.join("minimized.onnx").exists());
+    let o = ok(mg(&["minimize", b.to_str().unwrap()]));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("kept: inconsistency|planted-conv-pad||values|op=Conv"),
+        "{text}"
+    );
+    let meta = json(&b.join("meta.json"));
+    let min = &meta["minimized"];
+    assert!(min["nodes_after"].as_u64().unwrap() <= 3, "{meta}");
+    assert_eq!(min["op_type"], "Conv");
+    for f in [
+        "minimized.onnx",
+        "minimized_inputs.npz",
+        "minimized_expected.npz",
+    ] {
+        assert!(b.join(f).is_file(), "{f}");
+    }
+    let report = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
+    assert!(report.contains("minimized.onnx"), "{report}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let o = mg(&["minimize", "/nonexistent/model.onnx"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/nonexistent/model.onnx"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let o = mg(&["report", dir.path().to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("stats.json"), "{err}");
+}
