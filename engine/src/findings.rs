@@ -180,7 +180,7 @@ impl Reproducer<'_> {
             reruns: Vec::new(),
         };
         let mut found = None;
-        for mut f in judge_all(&self.oracles, &mr) {
+        for mut f in mutagraph_oracles::merge_variants(judge_all(&self.oracles, &mr), &mr) {
             let mut loc = None;
             if f.kind.is_numeric()
                 && let Some(r) = self.reference

@@ -184,15 +184,16 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
                 reference,
                 reruns: Vec::new(),
             };
-            let found: Vec<Finding> = judge_all(&oracles(req.tolerance), &mr)
-                .into_iter()
-                .filter(|f| req.kind.as_deref().is_none_or(|k| f.kind.name() == k))
-                .filter(|f| {
-                    req.backend
-                        .as_deref()
-                        .is_none_or(|b| f.backends.iter().any(|x| x == b))
-                })
-                .collect();
+            let found: Vec<Finding> =
+                mutagraph_oracles::merge_variants(judge_all(&oracles(req.tolerance), &mr), &mr)
+                    .into_iter()
+                    .filter(|f| req.kind.as_deref().is_none_or(|k| f.kind.name() == k))
+                    .filter(|f| {
+                        req.backend
+                            .as_deref()
+                            .is_none_or(|b| f.backends.iter().any(|x| x == b))
+                    })
+                    .collect();
             let Some(mut f) = found.into_iter().next() else {
                 bail!(
                     "{}: no finding on backends {} with these inputs (seed {}); nothing to minimize",

@@ -519,3 +519,51 @@ pub fn default_oracles(tolerance: Tolerance) -> Vec<Box<dyn Oracle>> {
         Box::new(Flaky),
     ]
 }
+
+/// The library a backend name belongs to (`ort-noopt` → `ort`, `tract-opt` → `tract`).
+pub fn family(backend: &str) -> &str {
+    backend.split('-').next().unwrap_or(backend)
+}
+
+/// Merges findings of variants of one library (`ort` and `ort-noopt`, `tract` and `tract-opt`)
+/// that are the same failure on the same mutant: same kind, stage and symptom, and the same
+/// normalized message (failures) or bit-identical outputs (numeric findings). The merged
+/// finding names every variant, so a kernel bug shared by both variants is reported once,
+/// and an optimizer bug (one variant only) keeps its own signature.
+pub fn merge_variants(findings: Vec<Finding>, runs: &MutantRuns) -> Vec<Finding> {
+    let outputs = |b: &str| {
+        runs.runs
+            .iter()
+            .find(|r| r.backend == b)
+            .and_then(|r| r.outcome.outputs())
+    };
+    let mut out: Vec<Finding> = Vec::new();
+    'next: for f in findings {
+        for g in out.iter_mut() {
+            let (a, b) = (&g.backends[0], &f.backends[0]);
+            if g.kind != f.kind
+                || g.stage != f.stage
+                || g.symptom != f.symptom
+                || family(a) != family(b)
+                || g.backends.contains(b)
+            {
+                continue;
+            }
+            let same = if f.kind.is_numeric() {
+                match (outputs(a), outputs(b)) {
+                    (Some(x), Some(y)) => agree(x, y, Tolerance::EXACT).is_ok(),
+                    _ => false,
+                }
+            } else {
+                crate::finding::normalize_message(&g.message)
+                    == crate::finding::normalize_message(&f.message)
+            };
+            if same {
+                g.backends.push(b.clone());
+                continue 'next;
+            }
+        }
+        out.push(f);
+    }
+    out
+}

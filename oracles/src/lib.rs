@@ -15,7 +15,8 @@ pub mod localize;
 pub mod minimize;
 
 pub use checks::{
-    Crash, Flaky, Hang, Inconsistency, Memory, NanInf, Slow, default_oracles, slow_candidates,
+    Crash, Flaky, Hang, Inconsistency, Memory, NanInf, Slow, default_oracles, merge_variants,
+    slow_candidates,
 };
 pub use finding::{Finding, Kind, Location, normalize_message};
 

@@ -282,3 +282,38 @@ fn d_mad_matches_cradle() {
     };
     assert!((mean_abs_diff(&a, &b).unwrap() - 0.75).abs() < 1e-9);
 }
+
+#[test]
+fn variants_of_one_library_failing_alike_are_one_finding() {
+    use mutagraph_oracles::merge_variants;
+    let err = |m: &str| Outcome::Error {
+        stage: Stage::Compile,
+        message: m.into(),
+    };
+    let r = runs(vec![
+        report("reference", out(&[1.0, 2.0])),
+        report("ort", out(&[1.0, 3.0])),
+        report("ort-noopt", out(&[1.0, 3.0])),
+        report("tract", out(&[1.0, 4.0])),
+        report("tract-opt", out(&[1.0, 5.0])),
+        report("burn-ndarray", err("node \"a1\" failed")),
+        report("burn-wgpu", err("node \"b2\" failed")),
+    ]);
+    let f = merge_variants(judge(&r), &r);
+    let names: Vec<Vec<&str>> = f
+        .iter()
+        .map(|x| x.backends.iter().map(String::as_str).collect())
+        .collect();
+    // ort and ort-noopt computed the same wrong values: one finding. tract and tract-opt differ
+    // from each other: two. The burn variants fail with the same normalized message: one.
+    assert_eq!(
+        names,
+        vec![
+            vec!["burn-ndarray", "burn-wgpu"],
+            vec!["ort", "ort-noopt"],
+            vec!["tract"],
+            vec!["tract-opt"],
+        ]
+    );
+    assert!(f[1].signature().contains("|ort+ort-noopt|"));
+}

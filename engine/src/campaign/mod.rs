@@ -1097,7 +1097,10 @@ impl Campaign {
                     }
                 }
             }
-            let findings = mutagraph_oracles::judge_all(&self.oracles, &mr);
+            let findings = mutagraph_oracles::merge_variants(
+                mutagraph_oracles::judge_all(&self.oracles, &mr),
+                &mr,
+            );
             self.state.timings.oracles += t.elapsed().as_secs_f64();
             let t = Instant::now();
             for f in findings {
