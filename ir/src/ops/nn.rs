@@ -1335,6 +1335,10 @@ fn register_conv(r: &mut Registry) {
         .infer(|c| Ok(vec![tensor(c.dtype(0), conv_transpose_shape(c)?)]))
         .requires(|c| {
             conv_transpose_shape(c)?;
+            let auto = c.string("auto_pad", "NOTSET");
+            if auto != "NOTSET" && c.ints("pads").is_some() {
+                return Err(format!("pads cannot be given with auto_pad {auto}"));
+            }
             let g = c.int("group", 1);
             let ws = shape_of(c, 1);
             if let (Some(cin), Some(wc)) = (
@@ -1640,6 +1644,23 @@ fn register_norm(r: &mut Registry) {
                 }
                 if c.opset >= 9 || c.int("spatial", 1) == 1 {
                     channel_params_check(c, &[1, 2, 3, 4])?;
+                }
+                if c.opset >= 14 {
+                    // Training mode outputs the running statistics; inference mode only Y.
+                    let outs = c.node.outputs.iter().filter(|o| !o.is_empty()).count();
+                    match (c.int("training_mode", 0), outs) {
+                        (0, n) if n > 1 => {
+                            return Err(format!(
+                                "BatchNormalization with training_mode 0 has 1 output, not {n}"
+                            ));
+                        }
+                        (1, 1) => {
+                            return Err("BatchNormalization with training_mode 1 outputs \
+                                        running_mean and running_var too"
+                                .into());
+                        }
+                        _ => {}
+                    }
                 }
                 Ok(())
             }),

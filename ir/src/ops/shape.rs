@@ -2214,7 +2214,13 @@ pub fn register(r: &mut Registry) {
             .types("T1", ONEHOT_IDX)
             .types("T2", ONEHOT_IDX)
             .types("T3", CLASSIC15)
-            .infer(infer_one_hot),
+            .infer(infer_one_hot)
+            .requires(
+                |c| match c.inputs.first().and_then(|t| t.as_ref()?.tensor()?.rank()) {
+                    Some(0) => Err("OneHot indices must have rank 1 or more".into()),
+                    _ => Ok(()),
+                },
+            ),
     );
     r.add(
         OpSpec::new("EyeLike", &[9, 22], Category::Misc)
