@@ -9,9 +9,10 @@ use mutagraph_backends::worker::protocol::WireConfig;
 use mutagraph_backends::worker::{Pool, PoolOptions};
 use mutagraph_engine::inspect::inspect;
 use mutagraph_engine::{conformcmd, runcmd};
-use mutagraph_ir::{Model, Registry, validate};
+use mutagraph_ir::model::write_atomic;
+use mutagraph_ir::{Model, Registry, text, validate};
 use mutagraph_mutators::zoo;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -39,11 +40,12 @@ enum Cmd {
         #[arg(long)]
         no_fail: bool,
     },
-    /// Re-export a model through the IR (validated first).
+    /// Re-export a model through the IR (validated first). Files ending in `.onnxtxt` are
+    /// read or written in ONNX's textual syntax, any other file as protobuf.
     Convert {
-        /// Input model.
+        /// Input model (`.onnxtxt`: text).
         input: PathBuf,
-        /// Output model (written atomically).
+        /// Output model, written atomically (`.onnxtxt`: text).
         output: PathBuf,
         /// Write even when validation fails.
         #[arg(long)]
@@ -595,15 +597,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
             output,
             force,
         } => {
-            let m = Model::load(&input)?;
+            let m = if is_text(&input) {
+                let src = std::fs::read_to_string(&input)
+                    .with_context(|| format!("reading {}", input.display()))?;
+                text::parse_model(&src).map_err(|e| anyhow::anyhow!("{}:{e}", input.display()))?
+            } else {
+                Model::load(&input)?
+            };
             if let Err(e) = validate::validate(&m) {
                 if !force {
                     bail!("{}: {e} (use --force to write it anyway)", input.display());
                 }
                 eprintln!("warning: {}: {e}", input.display());
             }
-            m.save(&output)
-                .with_context(|| format!("writing {}", output.display()))?;
+            if is_text(&output) {
+                write_atomic(&output, text::print_model(&m).as_bytes())
+            } else {
+                m.save(&output)
+            }
+            .with_context(|| format!("writing {}", output.display()))?;
             eprintln!(
                 "wrote {} ({} nodes)",
                 output.display(),
@@ -662,4 +674,9 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Files in ONNX's textual syntax (`convert` reads and writes them as text).
+fn is_text(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "onnxtxt")
 }

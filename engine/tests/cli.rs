@@ -70,6 +70,38 @@ fn convert_round_trips_and_never_clobbers_on_error() {
 }
 
 #[test]
+fn convert_reads_and_writes_the_text_syntax() {
+    let dir = mutagraph_tests::scratch("cli_convert_text");
+    let model = suite("node/test_lstm_defaults");
+    let txt = dir.join("lstm.onnxtxt");
+    let o = mg(&["convert", &model, txt.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&txt).unwrap();
+    assert!(text.contains("= LSTM <"), "{text}");
+    let back = dir.join("back.onnx");
+    let o = mg(&["convert", txt.to_str().unwrap(), back.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let original = mutagraph_ir::Model::load(&model).unwrap();
+    let expected = mutagraph_ir::text::normalize(&original).to_bytes();
+    assert_eq!(std::fs::read(&back).unwrap(), expected);
+    // Text to text.
+    let again = dir.join("again.onnxtxt");
+    let o = mg(&["convert", txt.to_str().unwrap(), again.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), text);
+    // A syntax error names the file, the line and the column.
+    let bad = dir.join("bad.onnxtxt");
+    std::fs::write(&bad, "g (float x) => (float y) {\n  y = Neg (x\n}\n").unwrap();
+    let o = mg(&["convert", bad.to_str().unwrap(), back.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.onnxtxt:3:1: expected ')' after the inputs of node 'Neg'"),
+        "{err}"
+    );
+}
+
+#[test]
 fn ops_lists_at_least_100_ops() {
     let o = mg(&["ops"]);
     assert!(o.status.success());

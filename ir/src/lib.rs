@@ -9,6 +9,7 @@
 //! * [`infer`]: type and shape inference over a graph with the registry.
 //! * [`validate`]: structural and typing checks.
 //! * [`patch`]: edits, applied all at once and validated.
+//! * [`text`]: ONNX's textual syntax (`parse_model`, `print_model`).
 
 pub mod attr;
 pub mod dtype;
@@ -22,6 +23,7 @@ pub mod ops;
 pub mod patch;
 pub mod registry;
 pub mod tensor;
+pub mod text;
 pub mod types;
 pub mod validate;
 
