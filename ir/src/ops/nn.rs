@@ -140,12 +140,16 @@ impl Window {
         if let Some(k) = kernel.iter().find(|k| **k < 1) {
             return Err(format!("kernel size {k} is not positive"));
         }
+        let auto_pad = ctx.string("auto_pad", "NOTSET");
+        if auto_pad != "NOTSET" && ctx.ints("pads").is_some() {
+            return Err(format!("pads cannot be given with auto_pad {auto_pad}"));
+        }
         Ok(Window {
             kernel,
             strides,
             dilations,
             pads,
-            auto_pad: ctx.string("auto_pad", "NOTSET"),
+            auto_pad,
             ceil: ctx.int("ceil_mode", 0) != 0,
         })
     }
