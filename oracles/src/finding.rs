@@ -124,8 +124,8 @@ impl Finding {
         self.location.as_ref().map(|l| l.op_type.as_str())
     }
 
-    /// The dedup signature: kind, faulty backends, stage, symptom, and the localized op type
-    /// with its key attributes, or else the normalized message. Two findings with the same
+    /// The dedup signature: kind, faulty backends, stage, and the localized op type with its
+    /// key attributes, or else the symptom and the normalized message. Two findings with the same
     /// signature are the same bug as far as the campaign can tell.
     pub fn signature(&self) -> String {
         let mut backends = self.backends.clone();
@@ -137,12 +137,19 @@ impl Finding {
             None if self.kind.is_numeric() => "op=?".to_string(),
             None => format!("msg={}", normalize_message(&self.message)),
         };
+        // A localized finding is one bug of that op whatever its sub-symptom (NaN in part of
+        // the output or all of it, values or shape): the op stands for it.
+        let symptom = if self.location.is_some() {
+            ""
+        } else {
+            self.symptom.as_str()
+        };
         format!(
             "{}|{}|{}|{}|{}",
             self.kind,
             backends.join("+"),
             stage,
-            self.symptom,
+            symptom,
             place
         )
     }
@@ -285,7 +292,7 @@ mod tests {
         });
         assert_eq!(
             h.signature(),
-            "inconsistency|ort||values|op=Conv[auto_pad=NOTSET]"
+            "inconsistency|ort|||op=Conv[auto_pad=NOTSET]"
         );
         assert!(h.signature_id().starts_with("inconsistency-ort-conv-"));
         assert_ne!(h.signature_id(), f.signature_id());
