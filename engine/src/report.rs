@@ -1117,7 +1117,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .bar span{display:block;height:100%;background:#1f77b4}
 .files a{font-size:.85em;margin-right:.5em}
 .kind{font-weight:600}
-.msg{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em;word-break:break-word}
+.msg{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em;word-break:break-word;min-width:28em;max-width:40em}
 figure{margin:1em 0}
 figcaption{font-weight:600;margin-bottom:.3em}
 svg.chart{width:100%;max-width:760px;height:auto;font-size:11px}
