@@ -1,5 +1,12 @@
 //! LLM layer: CrossProbe program transfer, YANHUI knowledge-aware generation, ATOC oracles.
 //!
-//! This crate is reserved by the workspace layout; its contents arrive with their own issue.
-//! It re-exports the IR so that dependents can already name it.
+//! - [`template`]: versioned prompt templates (`templates/<name>.v<N>.txt`).
+//! - [`llm`]: the chat client and its providers.
+//! - [`crossprobe`], [`yanhui`], [`atoc`]: the three techniques.
 pub use mutagraph_ir as ir;
+
+pub mod atoc;
+pub mod crossprobe;
+pub mod llm;
+pub mod template;
+pub mod yanhui;

@@ -1,0 +1,1 @@
+//! ATOC: LLM-built test oracles from operator specifications, with confidence voting.

@@ -1,0 +1,2 @@
+//! CrossProbe: transfer of bug-triggering programs between frameworks (alignment database,
+//! screening, distinction prompts).
