@@ -7,7 +7,7 @@ use mutagraph_backends::intermediates::expose_all;
 use mutagraph_backends::value::{HostTensor, NamedValues, Value};
 use mutagraph_backends::worker::{Pool, RunReport};
 use mutagraph_ir::Model;
-use mutagraph_oracles::localize::{Localization, Verdict, localize};
+use mutagraph_oracles::localize::{Blamed, Localization, Verdict, localize_blamed};
 use mutagraph_oracles::{Finding, Kind, MutantRuns, Oracle, judge_all};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -186,7 +186,16 @@ impl Reproducer<'_> {
                 && let Some(r) = self.reference
             {
                 let rname = self.backends[r].clone();
-                let (l, _) = localize_one(self.pool, &rname, &f, model, &inputs, self.tolerance);
+                let truth = agreeing(&mr).map(str::to_string);
+                let (l, _) = localize_one(
+                    self.pool,
+                    &rname,
+                    &f,
+                    model,
+                    &inputs,
+                    self.tolerance,
+                    truth.as_deref(),
+                );
                 if l.verdict == Verdict::Localized {
                     f.location = l.location.clone();
                 }
@@ -211,6 +220,17 @@ impl Reproducer<'_> {
 }
 
 /// Localizes `f` with one pool running both the reference and the faulty backend.
+/// A backend other than the reference that ran the mutant: the truth for localizing a
+/// finding that blames the reference (the others agree with each other against it).
+pub fn agreeing(runs: &MutantRuns) -> Option<&str> {
+    runs.others()
+        .find(|r| r.outcome.outputs().is_some())
+        .map(|r| r.backend.as_str())
+}
+
+/// Localizes a numeric finding (see [`localize_blamed`]); `agreeing` names a backend that
+/// agrees with the others when the finding blames the reference.
+#[allow(clippy::too_many_arguments)]
 pub fn localize_one(
     pool: &mut Pool,
     reference: &str,
@@ -218,6 +238,7 @@ pub fn localize_one(
     model: &Model,
     inputs: &NamedValues,
     tolerance: Tolerance,
+    agreeing: Option<&str>,
 ) -> (Localization, Option<NamedValues>) {
     // Pool is `&mut`; run the reference and the backend one after the other on it.
     let exposed = match expose_all(model) {
@@ -234,8 +255,28 @@ pub fn localize_one(
             );
         }
     };
+    // A finding that blames the reference (backends agreeing against it) is localized with
+    // one of those backends as the truth.
+    let (truth, faulty, blamed) = if f.backends[0] == reference {
+        match agreeing {
+            Some(b) => (b, reference, Blamed::Reference),
+            None => {
+                return (
+                    Localization {
+                        verdict: Verdict::Failed("no backend to compare the reference with".into()),
+                        location: None,
+                        values: Vec::new(),
+                        max_r: None,
+                    },
+                    None,
+                );
+            }
+        }
+    } else {
+        (reference, f.backends[0].as_str(), Blamed::Backend)
+    };
     let mut outs = Vec::new();
-    for b in [reference, f.backends[0].as_str()] {
+    for b in [truth, faulty] {
         match pool.run(b, &exposed, inputs) {
             Ok(r) => outs.push(r.outcome.outputs().cloned()),
             Err(_) => outs.push(None),
@@ -243,8 +284,13 @@ pub fn localize_one(
     }
     match (&outs[0], &outs[1]) {
         (Some(w), Some(g)) => (
-            localize(model, f.kind, inputs, w, g, tolerance),
-            Some(w.clone()),
+            localize_blamed(model, f.kind, inputs, w, g, tolerance, blamed),
+            // The reference's intermediates (kept for cut inputs in minimization).
+            Some(if blamed == Blamed::Reference {
+                g.clone()
+            } else {
+                w.clone()
+            }),
         ),
         _ => (
             Localization {

@@ -206,7 +206,16 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
             if f.kind.is_numeric()
                 && let Some(r) = reference
             {
-                let (l, i) = localize_one(&mut pool, &backends[r], &f, &model, &ins, req.tolerance);
+                let truth = crate::findings::agreeing(&mr).map(str::to_string);
+                let (l, i) = localize_one(
+                    &mut pool,
+                    &backends[r],
+                    &f,
+                    &model,
+                    &ins,
+                    req.tolerance,
+                    truth.as_deref(),
+                );
                 if l.verdict == Verdict::Localized {
                     f.location = l.location;
                 }

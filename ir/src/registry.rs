@@ -695,10 +695,86 @@ impl OpSpec {
             .find(|(n, _)| *n == tc)
             .map(|(_, v)| v.as_slice())
     }
+    /// Allowed dtypes of input `slot` at `opset`: [`OpSpec::allowed`] of its type variable,
+    /// narrowed to what the op's schema version active at `opset` allows for that port (ONNX
+    /// widened many type lists over time: bool for ReduceMax only from opset 20, bfloat16 for
+    /// most math ops from 13). Ops outside the table (custom domains) get [`OpSpec::allowed`].
+    pub fn input_allowed_at(&self, slot: usize, opset: i64) -> Option<Vec<DType>> {
+        self.port_allowed_at(false, slot, opset)
+    }
+    /// [`OpSpec::input_allowed_at`] for output `slot`.
+    pub fn output_allowed_at(&self, slot: usize, opset: i64) -> Option<Vec<DType>> {
+        self.port_allowed_at(true, slot, opset)
+    }
+    fn port_allowed_at(&self, out: bool, slot: usize, opset: i64) -> Option<Vec<DType>> {
+        let tc = if out {
+            self.output_tc(slot)
+        } else {
+            self.input_tc(slot)
+        };
+        let base = self.allowed(tc)?;
+        if !self.domain.is_empty() {
+            return Some(base.to_vec());
+        }
+        match schema_port_types(self.op_type, out, slot, opset) {
+            Some(at) => Some(base.iter().copied().filter(|d| at.contains(d)).collect()),
+            None => Some(base.to_vec()),
+        }
+    }
     /// Total number of parameter buckets of this op.
     pub fn bucket_count(&self) -> usize {
         self.attrs.iter().map(|a| a.buckets.len()).sum()
     }
+}
+
+/// Per op: its schema versions, each with the dtypes of its input and output ports; from
+/// `ir/data/type_constraints.tsv` (facts of the ONNX schemas, written by
+/// `tests/python/gen_type_constraints.py`).
+type PortTypes = Vec<Vec<DType>>;
+type TypeTable = HashMap<&'static str, Vec<(i64, PortTypes, PortTypes)>>;
+
+fn type_table() -> &'static TypeTable {
+    static TABLE: OnceLock<TypeTable> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t: TypeTable = HashMap::new();
+        for line in include_str!("../data/type_constraints.tsv").lines() {
+            if line.starts_with('#') || line.trim().is_empty() {
+                continue;
+            }
+            let f: Vec<&str> = line.split('\t').collect();
+            let [op, since, side, port, list] = f[..] else {
+                continue;
+            };
+            let (Ok(since), Ok(port)) = (since.parse::<i64>(), port.parse::<usize>()) else {
+                continue;
+            };
+            let dtypes: Vec<DType> = list.split(',').filter_map(DType::from_name).collect();
+            let versions = t.entry(op).or_default();
+            if versions.last().is_none_or(|(v, _, _)| *v != since) {
+                versions.push((since, Vec::new(), Vec::new()));
+            }
+            let (_, ins, outs) = versions.last_mut().expect("pushed above");
+            let ports = if side == "out" { outs } else { ins };
+            if ports.len() <= port {
+                ports.resize(port + 1, Vec::new());
+            }
+            ports[port] = dtypes;
+        }
+        for versions in t.values_mut() {
+            versions.sort_by_key(|(v, _, _)| *v);
+        }
+        t
+    })
+}
+
+/// The dtypes the ONNX schema of `op` active at `opset` allows on a port (the last port of a
+/// variadic list stands for the rest), if the table knows.
+fn schema_port_types(op: &str, out: bool, slot: usize, opset: i64) -> Option<&'static [DType]> {
+    let versions = type_table().get(op)?;
+    let (_, ins, outs) = versions.iter().rev().find(|(v, _, _)| *v <= opset)?;
+    let ports = if out { outs } else { ins };
+    let p = ports.get(slot).or_else(|| ports.last())?;
+    (!p.is_empty()).then_some(p.as_slice())
 }
 
 fn port_tc(ports: &[Port], i: usize) -> &'static str {

@@ -71,7 +71,7 @@ pub fn check(m: &Model) -> Diagnostics {
         d.warnings
             .push(format!("no spec for op {op} ({n} nodes): not checked"));
     }
-    check_types(&copy.graph, "main graph", &mut d);
+    check_types(&copy.graph, "main graph", opset, &mut d);
     d
 }
 
@@ -240,7 +240,7 @@ fn arity_text(lo: usize, hi: Option<usize>) -> String {
 }
 
 /// Dtype constraints of every node, using the inferred types of its inputs.
-fn check_types(g: &Graph, path: &str, d: &mut Diagnostics) {
+fn check_types(g: &Graph, path: &str, opset: i64, d: &mut Diagnostics) {
     let reg = Registry::global();
     for n in g.nodes() {
         if let Some(spec) = reg.for_node(n) {
@@ -250,7 +250,7 @@ fn check_types(g: &Graph, path: &str, d: &mut Diagnostics) {
                     continue;
                 }
                 let tc = spec.input_tc(slot);
-                let Some(allowed) = spec.allowed(tc) else {
+                let Some(allowed) = spec.input_allowed_at(slot, opset) else {
                     continue;
                 };
                 let ValueType::Tensor(t) = g.value_type(name) else {
@@ -286,6 +286,7 @@ fn check_types(g: &Graph, path: &str, d: &mut Diagnostics) {
             check_types(
                 sub,
                 &format!("{path} > {} attribute '{attr}'", n.label()),
+                opset,
                 d,
             );
         }

@@ -209,11 +209,39 @@ impl<'m> Site<'m> {
             .iter()
             .map(|i| self.const_value(i).cloned())
             .collect();
+        // Element types the op's schema at this opset allows (valid by construction: a recipe
+        // that picks a type the model's opset does not allow is refused here).
+        for (slot, t) in inputs.iter().enumerate() {
+            let Some(ValueType::Tensor(t)) = t else {
+                continue;
+            };
+            if let Some(allowed) = spec.input_allowed_at(slot, self.opset)
+                && t.dtype.is_known()
+                && !allowed.contains(&t.dtype)
+            {
+                return Err(format!(
+                    "{} input {slot} is {}, which opset {} does not allow",
+                    node.op_type, t.dtype, self.opset
+                ));
+            }
+        }
         let ctx = InferCtx::new(node, self.opset, inputs, consts);
         if let Some(req) = spec.requires {
             req(&ctx).map_err(|e| format!("{}: {e}", node.op_type))?;
         }
         let outs = (spec.infer)(&ctx).map_err(|e| format!("{}: {e}", node.op_type))?;
+        for (slot, t) in outs.iter().enumerate() {
+            let ValueType::Tensor(t) = t else { continue };
+            if let Some(allowed) = spec.output_allowed_at(slot, self.opset)
+                && t.dtype.is_known()
+                && !allowed.contains(&t.dtype)
+            {
+                return Err(format!(
+                    "{} output {slot} would be {}, which opset {} does not allow",
+                    node.op_type, t.dtype, self.opset
+                ));
+            }
+        }
         for (o, t) in node.outputs.iter().zip(&outs) {
             if o.is_empty() {
                 continue;

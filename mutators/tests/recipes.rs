@@ -456,9 +456,20 @@ fn inferred_types_match_execution() {
                         ))
                     });
                     if got != want {
+                        let attrs: Vec<String> = model
+                            .graph
+                            .nodes()
+                            .filter(|n| n.op_type == r.op_type())
+                            .flat_map(|n| {
+                                n.attributes
+                                    .iter()
+                                    .map(|a| format!("{}={}", a.name, a.value.short()))
+                            })
+                            .collect();
                         bad.push(format!(
-                            "{} on {d:?}{dims:?}: inferred {want:?}, ran {got:?}",
-                            r.op_type()
+                            "{} on {d:?}{dims:?} ({}): inferred {want:?}, ran {got:?}",
+                            r.op_type(),
+                            attrs.join(", ")
                         ));
                     }
                 }

@@ -14,7 +14,7 @@ use crate::finding::{Kind, Location};
 use mutagraph_backends::backend::Backend;
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::reference::Reference;
-use mutagraph_backends::value::NamedValues;
+use mutagraph_backends::value::{HostTensor, NamedValues};
 use mutagraph_ir::graph::{Node, NodeId};
 use mutagraph_ir::infer::{Options, infer_model};
 use mutagraph_ir::model::Model;
@@ -47,6 +47,10 @@ pub enum Verdict {
     /// The first diverging node, run by the reference on the backend's inputs, gives the
     /// backend's output: amplified rounding, not a bug.
     Unstable,
+    /// The blamed node was given values for which ONNX does not pin its result down (NaN
+    /// reaching an op whose NaN handling is unspecified, a float-to-integer Cast of values
+    /// outside the target's range): backends may differ without a bug. The reason says which.
+    Undefined(String),
     /// With every intermediate exposed, the outputs agree (the exposed model runs differently,
     /// e.g. without fusion).
     NotReproduced,
@@ -208,6 +212,42 @@ pub fn localize(
     backend: &NamedValues,
     tolerance: Tolerance,
 ) -> Localization {
+    localize_blamed(
+        model,
+        kind,
+        inputs,
+        reference,
+        backend,
+        tolerance,
+        Blamed::Backend,
+    )
+}
+
+/// Who a finding blames, which decides how the blamed node is re-checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blamed {
+    /// A backend: `truth` is the reference, `faulty` the backend. The reference re-runs the
+    /// blamed node on the backend's inputs; reproducing the backend's output means `unstable`.
+    Backend,
+    /// The reference, against backends that agree with each other: `truth` is one of them,
+    /// `faulty` the reference. The reference re-runs the blamed node on the backend's inputs;
+    /// reproducing the backend's output means the inputs, not the reference's op, differed
+    /// (`unstable`).
+    Reference,
+}
+
+/// [`localize`] with the blamed side made explicit: `truth` and `faulty` are the exposed
+/// outputs of the side taken as right and of the blamed side.
+pub fn localize_blamed(
+    model: &Model,
+    kind: Kind,
+    inputs: &NamedValues,
+    truth: &NamedValues,
+    faulty: &NamedValues,
+    tolerance: Tolerance,
+    blamed: Blamed,
+) -> Localization {
+    let (reference, backend) = (truth, faulty);
     let fail = |m: String| Localization {
         verdict: Verdict::Failed(m),
         location: None,
@@ -270,51 +310,177 @@ pub fn localize(
         value: node.outputs.first().cloned().unwrap_or_default(),
         attrs: key_attrs(node),
     };
-    // The reference on the backend's inputs of this node.
-    let verdict = match extract(model, &[id]) {
-        Ok(single) => {
-            let feed: NamedValues = single
-                .graph
-                .real_inputs()
-                .iter()
-                .filter_map(|vi| {
-                    let n = vi.name.clone()?;
-                    pick(backend, &n)
-                        .or_else(|| pick(inputs, &n))
-                        .and_then(|v| v.into_iter().next())
-                })
-                .collect();
-            if feed.len() != single.graph.real_inputs().len() {
-                Verdict::Localized
-            } else {
-                match run_reference(&single, &feed) {
-                    Ok(again) => {
-                        let mine: NamedValues = again
-                            .iter()
-                            .filter(|(n, _)| pick(backend, n).is_some())
-                            .cloned()
-                            .collect();
-                        let theirs: NamedValues = mine
-                            .iter()
-                            .filter_map(|(n, _)| pick(backend, n))
-                            .flatten()
-                            .collect();
-                        if !mine.is_empty() && !diverges(kind, &mine, &theirs, tolerance) {
-                            Verdict::Unstable
-                        } else {
-                            Verdict::Localized
+    // The values the blamed side fed this node: for a blamed backend, its own; for a blamed
+    // reference, the agreeing backend's (the reference's own inputs would trivially reproduce).
+    let side = match blamed {
+        Blamed::Backend => backend,
+        Blamed::Reference => reference,
+    };
+    let verdict =
+        match extract(model, &[id]) {
+            Ok(single) => {
+                let feed: NamedValues = single
+                    .graph
+                    .real_inputs()
+                    .iter()
+                    .filter_map(|vi| {
+                        let n = vi.name.clone()?;
+                        pick(side, &n)
+                            .or_else(|| pick(inputs, &n))
+                            .and_then(|v| v.into_iter().next())
+                    })
+                    .collect();
+                let seen: Vec<(String, HostTensor)> =
+                    feed.iter()
+                        .filter_map(|(n, v)| Some((n.clone(), v.tensor()?.clone())))
+                        .chain(single.graph.initializers.iter().filter_map(|(n, t)| {
+                            Some((n.clone(), HostTensor::from_proto(t).ok()?))
+                        }))
+                        .collect();
+                if let Some(why) = undefined_behaviour(node, &seen) {
+                    Verdict::Undefined(why)
+                } else if feed.len() != single.graph.real_inputs().len() {
+                    Verdict::Localized
+                } else {
+                    match run_reference(&single, &feed) {
+                        Ok(again) => {
+                            // Compared with the side that fed the node: a blamed backend's output
+                            // (rounding amplified) or the truth's (the reference's op is right).
+                            let mine: NamedValues = again
+                                .iter()
+                                .filter(|(n, _)| pick(side, n).is_some())
+                                .cloned()
+                                .collect();
+                            let theirs: NamedValues = mine
+                                .iter()
+                                .filter_map(|(n, _)| pick(side, n))
+                                .flatten()
+                                .collect();
+                            if !mine.is_empty() && !diverges(kind, &mine, &theirs, tolerance) {
+                                match blamed {
+                                    Blamed::Backend => Verdict::Unstable,
+                                    // The reference's op, on the truth's inputs, gives the truth's
+                                    // output: what differed was its inputs, i.e. rounding upstream.
+                                    Blamed::Reference => Verdict::Unstable,
+                                }
+                            } else {
+                                Verdict::Localized
+                            }
                         }
+                        Err(_) => Verdict::Localized,
                     }
-                    Err(_) => Verdict::Localized,
                 }
             }
-        }
-        Err(_) => Verdict::Localized,
-    };
+            Err(_) => Verdict::Localized,
+        };
     Localization {
         verdict,
         location: Some(location),
         values,
         max_r,
     }
+}
+
+/// Ops whose handling of NaN inputs ONNX leaves open: they select or compare (max, min,
+/// clipping, sorting, thresholds), so whether a NaN wins, loses or propagates is the
+/// implementation's choice. Recurrent ops are listed because their gates clip and compare.
+pub const NAN_UNSPECIFIED: &[&str] = &[
+    "Relu",
+    "LeakyRelu",
+    "PRelu",
+    "ThresholdedRelu",
+    "Clip",
+    "Max",
+    "Min",
+    "HardSigmoid",
+    "HardSwish",
+    "Shrink",
+    "Celu",
+    "Elu",
+    "Selu",
+    "Softplus",
+    "Sigmoid",
+    "MaxPool",
+    "GlobalMaxPool",
+    "MaxRoiPool",
+    "ReduceMax",
+    "ReduceMin",
+    "ArgMax",
+    "ArgMin",
+    "TopK",
+    "Hardmax",
+    "Sign",
+    "Where",
+    "Less",
+    "LessOrEqual",
+    "Greater",
+    "GreaterOrEqual",
+    "Equal",
+    "LSTM",
+    "GRU",
+    "RNN",
+    "MeanVarianceNormalization",
+    "LayerNormalization",
+    "InstanceNormalization",
+    "BatchNormalization",
+    "Softmax",
+    "LogSoftmax",
+    "Resize",
+    "QuantizeLinear",
+    "DynamicQuantizeLinear",
+];
+
+/// Why ONNX does not define the result of `node` on the input values `seen`, if it does not.
+pub fn undefined_behaviour(node: &Node, seen: &[(String, HostTensor)]) -> Option<String> {
+    let value = |name: &str| seen.iter().find(|(n, _)| n == name).map(|(_, t)| t);
+    let data_inputs: Vec<&HostTensor> = node.present_inputs().filter_map(value).collect();
+    let has_nan = data_inputs
+        .iter()
+        .any(|t| t.dtype.is_float() && t.nan_inf_counts().0 > 0);
+    if has_nan && NAN_UNSPECIFIED.contains(&node.op_type.as_str()) {
+        return Some(format!(
+            "NaN reaches {}, whose NaN handling ONNX does not specify",
+            node.op_type
+        ));
+    }
+    if matches!(node.op_type.as_str(), "Cast" | "CastLike") {
+        let to = match node.op_type.as_str() {
+            "Cast" => node
+                .attributes
+                .iter()
+                .find(|a| a.name == "to")
+                .and_then(|a| match a.value {
+                    mutagraph_ir::attr::AttrValue::Int(c) => {
+                        Some(mutagraph_ir::DType::from_code(c as i32))
+                    }
+                    _ => None,
+                }),
+            _ => node.inputs.get(1).and_then(|n| value(n)).map(|t| t.dtype),
+        }?;
+        let x = data_inputs.first()?;
+        if x.dtype.is_float() && to.is_int() {
+            let (lo, hi) = int_range(to)?;
+            let vals = x.to_f64s()?;
+            if vals
+                .iter()
+                .any(|v| !v.is_finite() || v.trunc() < lo || v.trunc() > hi)
+            {
+                return Some(format!(
+                    "Cast of {} values outside the range of {to} (or NaN/Inf), which ONNX leaves \
+                     implementation-defined",
+                    x.dtype
+                ));
+            }
+        }
+    }
+    None
+}
+
+fn int_range(d: mutagraph_ir::DType) -> Option<(f64, f64)> {
+    let bits = d.bits()? as i32;
+    Some(if d.is_signed_int() {
+        (-(2f64.powi(bits - 1)), 2f64.powi(bits - 1) - 1.0)
+    } else {
+        (0.0, 2f64.powi(bits) - 1.0)
+    })
 }

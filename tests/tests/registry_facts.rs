@@ -96,3 +96,20 @@ fn registry_matches_onnx_schemas() {
     );
     assert!(reg.len() >= 100, "only {} ops", reg.len());
 }
+
+/// The per-opset port type table the registry narrows its type lists with
+/// (`ir/data/type_constraints.tsv`) is exactly what the installed onnx package's schemas say.
+#[test]
+fn type_constraint_table_matches_onnx_schemas() {
+    let table = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../ir/data/type_constraints.tsv"
+    );
+    let o = python("gen_type_constraints.py", &["--check", table]);
+    assert!(
+        o.status.success(),
+        "{}{}\nregenerate with: python3 tests/python/gen_type_constraints.py ir/data/type_constraints.tsv",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

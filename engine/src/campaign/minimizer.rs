@@ -113,7 +113,16 @@ pub fn minimize_one(
     let intermediates = match (&job.intermediates, reference) {
         (Some(i), _) => Some(i.clone()),
         (None, Some(r)) if job.finding.kind.is_numeric() => {
-            crate::findings::localize_one(pool, r, &job.finding, &model, &job.inputs, tolerance).1
+            crate::findings::localize_one(
+                pool,
+                r,
+                &job.finding,
+                &model,
+                &job.inputs,
+                tolerance,
+                None,
+            )
+            .1
         }
         _ => None,
     };

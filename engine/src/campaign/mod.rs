@@ -204,6 +204,10 @@ pub struct Counters {
     /// Findings dropped by localization as amplified rounding of the inputs (`unstable`).
     #[serde(default)]
     pub unstable: u64,
+    /// Findings dropped because the blamed node got values for which ONNX leaves the result
+    /// open (NaN into an op with unspecified NaN handling, out-of-range float-to-int casts).
+    #[serde(default)]
+    pub undefined: u64,
     /// Numeric findings that localization could not pin on a node.
     #[serde(default)]
     pub unlocalized: u64,
@@ -1139,11 +1143,23 @@ impl Campaign {
             let model =
                 Model::from_bytes(&job.bytes).map_err(|e| anyhow!("re-reading a mutant: {e}"))?;
             let rname = self.config.backends[r].clone();
-            let (l, inter) =
-                localize_one(&mut self.triage, &rname, &f, &model, inputs, self.tolerance);
+            let truth = crate::findings::agreeing(runs).map(str::to_string);
+            let (l, inter) = localize_one(
+                &mut self.triage,
+                &rname,
+                &f,
+                &model,
+                inputs,
+                self.tolerance,
+                truth.as_deref(),
+            );
             match l.verdict {
                 Verdict::Unstable => {
                     self.state.counters.unstable += 1;
+                    return Ok(());
+                }
+                Verdict::Undefined(_) => {
+                    self.state.counters.undefined += 1;
                     return Ok(());
                 }
                 Verdict::Localized => f.location = l.location.clone(),

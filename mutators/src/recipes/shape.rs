@@ -1156,7 +1156,7 @@ fn quantize(
         a.push(("block_size", ai(0)));
     }
     let n: i64 = sshape.iter().product();
-    let sd = if op == "QuantizeLinear" {
+    let sd = if op == "QuantizeLinear" && site.opset() >= 19 {
         t.dtype
     } else {
         DType::F32
@@ -1259,7 +1259,7 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     list.push(R::boxed(
         "OneHot",
         Dt::Reg,
-        (0, MAX_RANK - 1),
+        (1, MAX_RANK - 1),
         one_hot_outs,
         one_hot,
     ));

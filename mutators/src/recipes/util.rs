@@ -56,14 +56,18 @@ impl R {
             Dt::Reg | Dt::RegAt(_) => {
                 let slot = if let Dt::RegAt(i) = dt { i } else { 0 };
                 match Registry::global().get("", op) {
-                    Some(spec) => match spec.allowed(spec.input_tc(slot)) {
-                        Some(a) => GEN_DTYPES
-                            .iter()
-                            .copied()
-                            .filter(|d| a.contains(d))
-                            .collect(),
-                        None => GEN_DTYPES.to_vec(),
-                    },
+                    // The dtypes of the seed zoo's opset: a model at another opset gets a
+                    // build refused by the site's dtype check rather than an invalid mutant.
+                    Some(spec) => {
+                        match spec.input_allowed_at(slot, crate::builder::DEFAULT_OPSET) {
+                            Some(a) => GEN_DTYPES
+                                .iter()
+                                .copied()
+                                .filter(|d| a.contains(d))
+                                .collect(),
+                            None => GEN_DTYPES.to_vec(),
+                        }
+                    }
                     None => Vec::new(),
                 }
             }

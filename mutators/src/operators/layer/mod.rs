@@ -347,6 +347,15 @@ fn retune_node(
         let mut new = node.clone();
         new.attributes.retain(|x| x.name != a.name);
         new = new.with_attr(a.name, v.clone());
+        // `pads` and a non-NOTSET `auto_pad` exclude each other (Conv, ConvTranspose, pools):
+        // the one set now wins.
+        match (a.name, &v) {
+            ("auto_pad", AttrValue::String(s)) if s.as_slice() != b"NOTSET" => {
+                new.attributes.retain(|x| x.name != "pads");
+            }
+            ("pads", _) => new.attributes.retain(|x| x.name != "auto_pad"),
+            _ => {}
+        }
         // Check it under fresh output names.
         let mut probe = new.clone();
         let fresh: Vec<String> = probe
