@@ -6,5 +6,6 @@ pub mod coveragecmd;
 pub mod findings;
 pub mod inspect;
 pub mod minimizecmd;
+pub mod prompt;
 pub mod report;
 pub mod runcmd;

@@ -214,7 +214,8 @@ fn arg_extreme(n: &Node, ins: &[Option<&V>], max: bool) -> Out {
     let v = t.floats()?;
     let (outer, len, inner) = split_at_axis(&t.shape, axis);
     if len == 0 {
-        return Err(err("ArgMax/ArgMin over an empty axis"));
+        // ONNX does not say what the index of the largest of no elements is.
+        return Err(unsup("ArgMax/ArgMin over an empty axis"));
     }
     let mut out = Vec::with_capacity(outer * inner);
     for o in 0..outer {
@@ -402,12 +403,13 @@ fn op_topk(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
             let mut order: Vec<usize> = (0..len).collect();
             order.sort_by(|&a, &b| {
                 let (x, y) = (v[at(a)], v[at(b)]);
+                // A total order (NaN above everything, -0 equal to +0), so sorting never panics.
                 let c = if largest {
-                    y.partial_cmp(&x)
+                    nan_last(y, x)
                 } else {
-                    x.partial_cmp(&y)
+                    nan_last(x, y)
                 };
-                c.unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
+                c.then(a.cmp(&b))
             });
             for (j, &src) in order.iter().take(k).enumerate() {
                 pos[(o * k + j) * inner + i] = at(src);
@@ -552,4 +554,10 @@ mod tests {
         assert_eq!(kept, vec![2, 1]);
         assert_eq!(map, vec![0, 0, 0, 1, 1, 1]);
     }
+}
+
+/// Compares floats with NaN greater than every number and equal to NaN: a total order.
+pub(super) fn nan_last(x: f64, y: f64) -> std::cmp::Ordering {
+    x.partial_cmp(&y)
+        .unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()))
 }

@@ -924,7 +924,7 @@ fn cmp_elems(buf: &Buf, a: &[usize], b: &[usize]) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     for (&i, &j) in a.iter().zip(b) {
         let o = match buf {
-            Buf::F(v) => v[i].partial_cmp(&v[j]).unwrap_or(Ordering::Equal),
+            Buf::F(v) => super::reduce::nan_last(v[i], v[j]),
             Buf::I(v) => v[i].cmp(&v[j]),
             Buf::B(v) => v[i].cmp(&v[j]),
             Buf::S(v) => v[i].cmp(&v[j]),

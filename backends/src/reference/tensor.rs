@@ -234,25 +234,29 @@ impl T {
     pub fn rank(&self) -> usize {
         self.shape.len()
     }
-    /// The float elements (error when not a float tensor).
+    /// The float elements. Validation has checked the op's type constraints, so another kind
+    /// here is an element type this interpreter's op does not implement: `unsupported`.
     pub fn fs(&self) -> R<&[f64]> {
         match &self.buf {
             Buf::F(v) => Ok(v),
-            _ => Err(err(format!("expected a float tensor, got {}", self.dt))),
+            _ => Err(unsup(format!("expected a float tensor, got {}", self.dt))),
         }
     }
-    /// The integer elements (error when not an integer tensor).
+    /// The integer elements (`unsupported` otherwise, as for [`Self::fs`]).
     pub fn is(&self) -> R<&[i64]> {
         match &self.buf {
             Buf::I(v) => Ok(v),
-            _ => Err(err(format!("expected an integer tensor, got {}", self.dt))),
+            _ => Err(unsup(format!(
+                "expected an integer tensor, got {}",
+                self.dt
+            ))),
         }
     }
     /// The boolean elements.
     pub fn bs(&self) -> R<&[bool]> {
         match &self.buf {
             Buf::B(v) => Ok(v),
-            _ => Err(err(format!("expected a bool tensor, got {}", self.dt))),
+            _ => Err(unsup(format!("expected a bool tensor, got {}", self.dt))),
         }
     }
     /// Elements as f64 whatever the kind (strings refused).

@@ -976,6 +976,35 @@ fn infer_scatter(ctx: &InferCtx) -> Infer {
     out(x.dtype, x.shape)
 }
 
+/// `updates` must have the shape `indices.shape[:-1] + data.shape[indices.shape[-1]:]`.
+fn scatter_nd_requires(ctx: &InferCtx) -> Result<(), String> {
+    let (Some(d), Some(i), Some(u)) = (
+        ctx.tensor(0)?.shape,
+        ctx.tensor(1)?.shape,
+        ctx.tensor(2)?.shape,
+    ) else {
+        return Ok(());
+    };
+    let Some(Dim::Known(k)) = i.last().cloned() else {
+        return Ok(());
+    };
+    let k = k as usize;
+    if i.is_empty() || k > d.len() {
+        return Err(format!(
+            "indices' last dimension {k} exceeds the data rank {}",
+            d.len()
+        ));
+    }
+    let want: Vec<Dim> = i[..i.len() - 1].iter().chain(&d[k..]).cloned().collect();
+    let known = |v: &[Dim]| v.iter().all(|x| matches!(x, Dim::Known(_)));
+    if known(&want) && known(&u) && want != u {
+        return Err(format!(
+            "updates have shape {u:?}, expected {want:?} (indices' leading dims + data's trailing dims)"
+        ));
+    }
+    Ok(())
+}
+
 fn infer_scatter_nd(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
     out(x.dtype, x.shape)
@@ -1910,7 +1939,8 @@ pub fn register(r: &mut Registry) {
             )
             .types("T", CLASSIC16)
             .types(I64T, I64_ONLY)
-            .infer(infer_scatter_nd),
+            .infer(infer_scatter_nd)
+            .requires(scatter_nd_requires),
     );
     r.add(
         OpSpec::new(

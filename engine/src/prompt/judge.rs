@@ -1,0 +1,395 @@
+//! The validation loop of LLM-written tests: parse → validate and infer → run on every
+//! backend → classify, with repair prompts for syntax errors and invalid graphs.
+//!
+//! Classes, in the order they are decided:
+//! - `syntax`: the answer holds no graph, or the ONNX text does not parse (the error carries
+//!   line and column);
+//! - `invalid`: it parses but fails validation / shape inference, or no backend runs it;
+//! - `duplicate`: the same graph (printed canonically) was judged before in this run;
+//! - `bug`: the oracles report a finding (backends disagree, one crashes, NaN, hang): the
+//!   bug candidate goes to the findings store (a bundle under `findings/`);
+//! - `valid`: every backend agrees with the reference.
+//!
+//! A `syntax` or `invalid` answer gets a repair prompt (the error, with line and column where
+//! there is one) for at most [`MAX_REPAIRS`] rounds.
+use crate::bundle::{self, Found};
+use crate::campaign::minimizer::oracles;
+use crate::findings::{Seen, SigEntry, localize_one};
+use anyhow::Result;
+use mutagraph_backends::compare::Tolerance;
+use mutagraph_backends::inputs::{self, GenOptions};
+use mutagraph_backends::worker::Pool;
+use mutagraph_ir::Model;
+use mutagraph_oracles::localize::Verdict;
+use mutagraph_oracles::{Finding, MutantRuns, judge_all, merge_variants};
+use mutagraph_prompts::llm::{ChatRequest, Llm, Message, Role};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+/// Repair rounds after the first answer.
+pub const MAX_REPAIRS: u32 = 3;
+
+/// What an answer turned out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Class {
+    /// No graph, or ONNX text that does not parse.
+    Syntax,
+    /// Parses, but is not a valid model, or no backend runs it.
+    Invalid,
+    /// A graph already judged in this run.
+    Duplicate,
+    /// The oracles report a finding.
+    Bug,
+    /// Runs everywhere and agrees with the reference.
+    Valid,
+}
+
+impl Class {
+    /// Whether a repair prompt is worth sending.
+    pub fn repairable(self) -> bool {
+        matches!(self, Class::Syntax | Class::Invalid)
+    }
+}
+
+/// The judgement of one answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Judged {
+    /// The class.
+    pub class: Class,
+    /// The error (syntax, validation, every backend's failure) or a summary of the findings.
+    pub detail: String,
+    /// The graph's op types (empty unless it parsed).
+    pub op_types: Vec<String>,
+    /// The findings' signatures (class `bug`).
+    pub signatures: Vec<String>,
+    /// Bundle directories written for new signatures.
+    pub bundles: Vec<PathBuf>,
+    /// The ONNX text that was judged.
+    pub text: Option<String>,
+}
+
+impl Judged {
+    fn new(class: Class, detail: impl Into<String>) -> Judged {
+        Judged {
+            class,
+            detail: detail.into(),
+            op_types: Vec::new(),
+            signatures: Vec::new(),
+            bundles: Vec::new(),
+            text: None,
+        }
+    }
+}
+
+/// Runs graphs on the backends and judges them; remembers graphs and signatures across calls.
+pub struct Judge<'p> {
+    pool: &'p mut Pool,
+    backends: Vec<String>,
+    reference: Option<usize>,
+    tolerance: Tolerance,
+    input_seed: u64,
+    seen_graphs: HashSet<String>,
+    /// Signatures found so far, with hits.
+    pub signatures: BTreeMap<String, u64>,
+    /// Where bug bundles go (`<out>/findings/<id>/`); none: not written.
+    pub findings_dir: Option<PathBuf>,
+    /// Recorded in each bundle's meta.json as the "seed" (e.g. `crossprobe:03-conv.py`).
+    pub origin: String,
+    judged: u64,
+}
+
+impl<'p> Judge<'p> {
+    /// A judge over `backends` (the reference, if listed, is the ground truth).
+    pub fn new(pool: &'p mut Pool, backends: Vec<String>, tolerance: Tolerance) -> Judge<'p> {
+        let reference = backends.iter().position(|b| b.starts_with("reference"));
+        Judge {
+            pool,
+            backends,
+            reference,
+            tolerance,
+            input_seed: 1,
+            seen_graphs: HashSet::new(),
+            signatures: BTreeMap::new(),
+            findings_dir: None,
+            origin: String::new(),
+            judged: 0,
+        }
+    }
+
+    /// Judges one ONNX text graph.
+    pub fn judge_text(&mut self, text: &str) -> Judged {
+        let mut model = match mutagraph_ir::text::parse_model(text) {
+            Ok(m) => m,
+            Err(e) => {
+                let mut j = Judged::new(Class::Syntax, e.to_string());
+                j.text = Some(text.to_string());
+                return j;
+            }
+        };
+        let mut j = self.judge_model(&mut model);
+        j.text = Some(text.to_string());
+        j
+    }
+
+    /// Judges a parsed model.
+    pub fn judge_model(&mut self, model: &mut Model) -> Judged {
+        self.judged += 1;
+        mutagraph_ir::infer::infer_model(model, Default::default());
+        let op_types: Vec<String> = model.graph.nodes().map(|n| n.op_type.clone()).collect();
+        let with_ops = |mut j: Judged| {
+            j.op_types = op_types.clone();
+            j
+        };
+        if let Err(e) = mutagraph_ir::validate::validate(model) {
+            return with_ops(Judged::new(Class::Invalid, e.to_string()));
+        }
+        let canonical = mutagraph_ir::text::print_model(model);
+        if !self.seen_graphs.insert(canonical) {
+            return with_ops(Judged::new(
+                Class::Duplicate,
+                "the same graph was judged before",
+            ));
+        }
+        // Graph inputs, including weights declared without values, get generated values kept
+        // in each reading op's domain.
+        let ins = match inputs::generate(model, self.input_seed, &GenOptions::default()) {
+            Ok(i) => i,
+            Err(e) => return with_ops(Judged::new(Class::Invalid, format!("inputs: {e}"))),
+        };
+        let bytes = model.to_bytes();
+        let mut runs = Vec::new();
+        for b in &self.backends {
+            match self.pool.run(b, &bytes, &ins) {
+                Ok(r) => runs.push(r),
+                Err(e) => {
+                    return with_ops(Judged::new(
+                        Class::Invalid,
+                        format!("backend '{b}' could not be started: {e}"),
+                    ));
+                }
+            }
+        }
+        let mr = MutantRuns {
+            runs,
+            reference: self.reference,
+            reruns: Vec::new(),
+        };
+        if mr.runs.iter().all(|r| r.outcome.outputs().is_none()) {
+            let why: Vec<String> = mr
+                .runs
+                .iter()
+                .map(|r| format!("{}: {}", r.backend, outcome_text(&r.outcome)))
+                .collect();
+            return with_ops(Judged::new(
+                Class::Invalid,
+                format!("no backend runs it: {}", why.join("; ")),
+            ));
+        }
+        let mut findings: Vec<Finding> = Vec::new();
+        let mut bundles = Vec::new();
+        for mut f in merge_variants(judge_all(&oracles(self.tolerance), &mr), &mr) {
+            let mut loc = None;
+            if f.kind.is_numeric()
+                && let Some(r) = self.reference
+            {
+                let truth = crate::findings::agreeing(&mr).map(str::to_string);
+                let rname = self.backends[r].clone();
+                let (l, _) = localize_one(
+                    self.pool,
+                    &rname,
+                    &f,
+                    model,
+                    &ins,
+                    self.tolerance,
+                    truth.as_deref(),
+                );
+                match l.verdict {
+                    // Rounding or behaviour ONNX leaves open: not a bug candidate.
+                    Verdict::Unstable | Verdict::Undefined(_) => continue,
+                    Verdict::Localized => f.location = l.location.clone(),
+                    _ => {}
+                }
+                loc = Some(l);
+            }
+            let sig = f.signature();
+            let hits = self.signatures.entry(sig.clone()).or_default();
+            *hits += 1;
+            if *hits == 1
+                && let Some(dir) = &self.findings_dir
+            {
+                let seen = Seen {
+                    iteration: self.judged,
+                    elapsed_s: 0.0,
+                };
+                let entry = SigEntry {
+                    id: f.signature_id(),
+                    kind: f.kind,
+                    hits: 1,
+                    first_seen: seen.clone(),
+                    last_seen: seen,
+                };
+                let bdir = dir.join(&entry.id);
+                let found = Found {
+                    finding: &f,
+                    signature: &sig,
+                    entry: &entry,
+                    localization: loc.as_ref(),
+                    model: &bytes,
+                    inputs: &ins,
+                    input_seed: self.input_seed,
+                    runs: &mr,
+                    seed: &self.origin,
+                    iteration: self.judged,
+                    trace: &[],
+                    config: serde_json::json!({ "backends": self.backends, "origin": self.origin }),
+                    tolerance: self.tolerance,
+                };
+                // A bundle that cannot be written is reported in the detail, not fatal.
+                match bundle::write_new(&bdir, &found) {
+                    Ok(()) => bundles.push(bdir),
+                    Err(e) => f.message.push_str(&format!(" (bundle not written: {e:#})")),
+                }
+            }
+            findings.push(f);
+        }
+        if findings.is_empty() {
+            return with_ops(Judged::new(Class::Valid, "every backend agrees"));
+        }
+        let mut j = Judged::new(Class::Bug, describe(&findings));
+        j.signatures = findings.iter().map(|f| f.signature()).collect();
+        j.bundles = bundles;
+        with_ops(j)
+    }
+}
+
+fn outcome_text(o: &mutagraph_backends::worker::Outcome) -> String {
+    use mutagraph_backends::worker::Outcome as O;
+    let short = |m: &str| m.chars().take(300).collect::<String>();
+    match o {
+        O::Unsupported { message, .. } | O::Error { message, .. } => {
+            format!("{}: {}", o.status(), short(message))
+        }
+        O::Crash { message, .. } | O::OutOfMemory { message, .. } => {
+            format!("{}: {}", o.status(), short(message))
+        }
+        _ => o.status().to_string(),
+    }
+}
+
+fn describe(findings: &[Finding]) -> String {
+    findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{} on {}: {}",
+                f.kind.name(),
+                f.backends.join("+"),
+                f.message
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// One exchange of a loop.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Round {
+    /// 0 for the first answer, then the repair rounds.
+    pub round: u32,
+    /// The model's answer (empty when the request failed).
+    pub answer: String,
+    /// Its judgement (`None` when the request failed).
+    pub judged: Option<Judged>,
+    /// The request's error, if it failed.
+    pub error: Option<String>,
+}
+
+/// A whole loop: the first answer and its repairs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LoopResult {
+    /// Every round.
+    pub rounds: Vec<Round>,
+}
+
+impl LoopResult {
+    /// The last judgement, if any request succeeded.
+    pub fn last(&self) -> Option<&Judged> {
+        self.rounds.iter().rev().find_map(|r| r.judged.as_ref())
+    }
+    /// The class of the last judgement.
+    pub fn class(&self) -> Option<Class> {
+        self.last().map(|j| j.class)
+    }
+}
+
+/// How an answer's graph is taken out of the text and how a repair is asked for.
+pub struct LoopSpec<'a> {
+    /// The first request's messages.
+    pub first: Vec<Message>,
+    /// Extracts the ONNX text from an answer.
+    pub extract: &'a dyn Fn(&str) -> Option<String>,
+    /// The repair messages for (previous answer, error, round).
+    pub repair: &'a dyn Fn(&str, &str, u32) -> Result<Vec<Message>>,
+    /// Sampling.
+    pub temperature: f32,
+    /// Seed of the first request (repairs use seed + round).
+    pub seed: u64,
+    /// Template id, recorded with the request.
+    pub template: Option<String>,
+}
+
+/// Asks, judges, and repairs up to [`MAX_REPAIRS`] times.
+pub fn run_loop(llm: &dyn Llm, spec: &LoopSpec<'_>, judge: &mut Judge<'_>) -> LoopResult {
+    let mut rounds = Vec::new();
+    let mut messages = spec.first.clone();
+    for round in 0..=MAX_REPAIRS {
+        let req = ChatRequest {
+            messages: messages.clone(),
+            temperature: spec.temperature,
+            seed: Some(spec.seed + u64::from(round)),
+            max_tokens: Some(1024),
+            template: spec.template.clone(),
+        };
+        let answer = match llm.chat(&req) {
+            Ok(a) => a.content,
+            Err(e) => {
+                rounds.push(Round {
+                    round,
+                    answer: String::new(),
+                    judged: None,
+                    error: Some(e.to_string()),
+                });
+                break;
+            }
+        };
+        let judged = match (spec.extract)(&answer) {
+            Some(text) => judge.judge_text(&text),
+            None => Judged::new(
+                Class::Syntax,
+                "the answer holds no ONNX text graph (expected a ```onnx fenced block)",
+            ),
+        };
+        let repair = judged.class.repairable() && round < MAX_REPAIRS;
+        let err = judged.detail.clone();
+        rounds.push(Round {
+            round,
+            answer: answer.clone(),
+            judged: Some(judged),
+            error: None,
+        });
+        if !repair {
+            break;
+        }
+        match (spec.repair)(&answer, &err, round + 1) {
+            Ok(m) => {
+                // The conversation so far, then the repair request.
+                messages.push(Message::assistant(answer));
+                messages.extend(m.into_iter().filter(|m| m.role != Role::System));
+            }
+            Err(_) => break,
+        }
+    }
+    LoopResult { rounds }
+}

@@ -1,0 +1,184 @@
+//! The validation loop of LLM-written tests: parse → validate → run on every backend →
+//! classify, with repair rounds for syntax errors and invalid graphs. The model is scripted.
+use mutagraph_backends::compare::Tolerance;
+use mutagraph_backends::worker::{Pool, PoolOptions};
+use mutagraph_engine::prompt::judge::{Class, Judge, LoopSpec, MAX_REPAIRS, run_loop};
+use mutagraph_prompts::llm::{ChatRequest, ChatResponse, Llm, LlmError, Message};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// Answers from a script, one per request; records the requests.
+struct Scripted {
+    answers: Mutex<Vec<String>>,
+    seen: Mutex<Vec<ChatRequest>>,
+}
+
+impl Scripted {
+    fn new(answers: &[&str]) -> Scripted {
+        Scripted {
+            answers: Mutex::new(answers.iter().rev().map(|s| s.to_string()).collect()),
+            seen: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Llm for Scripted {
+    fn name(&self) -> String {
+        "scripted".into()
+    }
+    fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.seen.lock().unwrap().push(req.clone());
+        let content = self
+            .answers
+            .lock()
+            .unwrap()
+            .pop()
+            .ok_or_else(|| LlmError::Transport("script exhausted".into()))?;
+        Ok(ChatResponse {
+            content,
+            model: "scripted".into(),
+            prompt_tokens: None,
+            completion_tokens: None,
+        })
+    }
+}
+
+fn pool() -> Pool {
+    Pool::new(PoolOptions::new(PathBuf::from(env!(
+        "CARGO_BIN_EXE_mutagraph"
+    ))))
+}
+
+fn fenced(graph: &str) -> String {
+    format!("Here is the test.\n```onnx\n{graph}\n```\n")
+}
+
+fn extract(answer: &str) -> Option<String> {
+    let start = answer.find("```onnx\n")? + "```onnx\n".len();
+    let end = answer[start..].find("```")? + start;
+    Some(answer[start..end].to_string())
+}
+
+const HEADER: &str = r#"<ir_version: 8, opset_import: ["" : 17]>"#;
+
+fn relu() -> String {
+    format!("{HEADER}\ng (float[2,3] X) => (float[2,3] Y) {{\n  Y = Relu(X)\n}}")
+}
+
+#[test]
+fn syntax_errors_are_repaired_with_line_and_column_then_judged_valid() {
+    let broken = format!("{HEADER}\ng (float[2,3] X) => (float[2,3] Y) {{\n  Y = Relu(X\n}}");
+    let llm = Scripted::new(&["I cannot write ONNX.", &fenced(&broken), &fenced(&relu())]);
+    let mut pool = pool();
+    let mut judge = Judge::new(
+        &mut pool,
+        vec!["reference".into(), "ort".into()],
+        Tolerance::APPROXIMATE,
+    );
+    let repairs = Mutex::new(Vec::new());
+    let repair = |prev: &str, err: &str, round: u32| {
+        repairs
+            .lock()
+            .unwrap()
+            .push((prev.to_string(), err.to_string(), round));
+        Ok(vec![Message::user(format!(
+            "Round {round}: fix this error: {err}"
+        ))])
+    };
+    let spec = LoopSpec {
+        first: vec![Message::user("write a Relu test")],
+        extract: &extract,
+        repair: &repair,
+        temperature: 0.0,
+        seed: 11,
+        template: Some("test.v1".into()),
+    };
+    let r = run_loop(&llm, &spec, &mut judge);
+    let classes: Vec<Class> = r
+        .rounds
+        .iter()
+        .filter_map(|x| x.judged.as_ref().map(|j| j.class))
+        .collect();
+    assert_eq!(
+        classes,
+        vec![Class::Syntax, Class::Syntax, Class::Valid],
+        "{r:#?}"
+    );
+    let repairs = repairs.into_inner().unwrap();
+    assert_eq!(repairs.len(), 2);
+    assert!(
+        repairs[0].1.contains("no ONNX text graph"),
+        "{}",
+        repairs[0].1
+    );
+    // The parser's error names line 3 of the graph text.
+    assert!(repairs[1].1.starts_with("3:"), "{}", repairs[1].1);
+    assert_eq!(repairs[1].2, 2);
+    // Every request carried the conversation and a distinct seed.
+    let seen = llm.seen.lock().unwrap();
+    assert_eq!(seen.len(), 3);
+    assert_eq!(
+        seen.iter().map(|r| r.seed.unwrap()).collect::<Vec<_>>(),
+        vec![11, 12, 13]
+    );
+    assert!(seen[2].messages.len() > seen[1].messages.len());
+    assert_eq!(r.last().unwrap().op_types, vec!["Relu".to_string()]);
+}
+
+#[test]
+fn repairs_stop_after_three_rounds() {
+    let llm = Scripted::new(&["no", "no", "no", "no", "never asked"]);
+    let mut pool = pool();
+    let mut judge = Judge::new(&mut pool, vec!["reference".into()], Tolerance::APPROXIMATE);
+    let repair = |_: &str, e: &str, _: u32| Ok(vec![Message::user(e.to_string())]);
+    let spec = LoopSpec {
+        first: vec![Message::user("x")],
+        extract: &extract,
+        repair: &repair,
+        temperature: 0.7,
+        seed: 0,
+        template: None,
+    };
+    let r = run_loop(&llm, &spec, &mut judge);
+    assert_eq!(r.rounds.len() as u32, 1 + MAX_REPAIRS);
+    assert_eq!(r.class(), Some(Class::Syntax));
+    assert_eq!(
+        llm.answers.lock().unwrap().len(),
+        1,
+        "the fifth answer is never requested"
+    );
+}
+
+#[test]
+fn invalid_duplicate_and_bug_candidates_are_told_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut pool = pool();
+    let mut judge = Judge::new(
+        &mut pool,
+        vec!["reference".into(), "planted-conv-pad".into()],
+        Tolerance::APPROXIMATE,
+    );
+    judge.findings_dir = Some(dir.path().join("findings"));
+    judge.origin = "test".into();
+    // Type error: Add of float and int64.
+    let invalid =
+        format!("{HEADER}\ng (float[2] A, int64[2] B) => (float[2] C) {{\n  C = Add(A, B)\n}}");
+    let j = judge.judge_text(&invalid);
+    assert_eq!(j.class, Class::Invalid, "{}", j.detail);
+    // Valid, then the same graph again.
+    assert_eq!(judge.judge_text(&relu()).class, Class::Valid);
+    assert_eq!(judge.judge_text(&relu()).class, Class::Duplicate);
+    // A padded Conv: the planted backend shifts its padding: a bug candidate with a bundle.
+    let conv = format!(
+        "{HEADER}\ng (float[1,1,5,5] X, float[1,1,3,3] W) => (float[1,1,5,5] Y) {{\n  Y = Conv <pads: ints = [1, 1, 1, 1]> (X, W)\n}}"
+    );
+    let j = judge.judge_text(&conv);
+    assert_eq!(j.class, Class::Bug, "{}", j.detail);
+    assert_eq!(j.bundles.len(), 1);
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(j.bundles[0].join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["backends"][0], "planted-conv-pad");
+    assert_eq!(meta["op_type"], "Conv");
+    assert!(j.bundles[0].join("repro.py").exists());
+    assert_eq!(judge.signatures.len(), 1);
+}
