@@ -111,8 +111,8 @@ fn syntax_errors_are_repaired_with_line_and_column_then_judged_valid() {
         "{}",
         repairs[0].1
     );
-    // The parser's error names line 3 of the graph text.
-    assert!(repairs[1].1.starts_with("3:"), "{}", repairs[1].1);
+    // The parser's error names the line and column (the unclosed call ends at line 4's '}').
+    assert!(repairs[1].1.starts_with("4:1:"), "{}", repairs[1].1);
     assert_eq!(repairs[1].2, 2);
     // Every request carried the conversation and a distinct seed.
     let seen = llm.seen.lock().unwrap();
