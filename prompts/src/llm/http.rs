@@ -40,7 +40,12 @@ impl HttpLlm {
             )));
         }
         let timeout = config.timeout()?;
-        let agent: ureq::Agent = ureq::Agent::config_builder()
+        let mut builder = ureq::Agent::config_builder();
+        // Proxies from the environment apply to remote servers, never to this machine.
+        if is_loopback(base) {
+            builder = builder.proxy(None);
+        }
+        let agent: ureq::Agent = builder
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
             .user_agent(concat!("mutagraph/", env!("CARGO_PKG_VERSION")))
@@ -161,6 +166,18 @@ impl Llm for HttpLlm {
     }
 }
 
+/// Whether the URL's host is this machine (`localhost`, `127.x.y.z`, `[::1]`).
+fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or("");
+    let host_port = authority.rsplit('@').next().unwrap_or("");
+    if host_port.starts_with("[::1]") {
+        return true;
+    }
+    let host = host_port.split(':').next().unwrap_or("");
+    host.eq_ignore_ascii_case("localhost") || host.starts_with("127.")
+}
+
 /// Decodes an OpenAI chat-completion body: `choices[0].message.content` and `usage`.
 /// `fallback_model` names the model when the body does not.
 pub fn decode_completion(text: &str, fallback_model: &str) -> Result<ChatResponse, LlmError> {
@@ -205,4 +222,45 @@ pub fn decode_completion(text: &str, fallback_model: &str) -> Result<ChatRespons
         prompt_tokens: tokens("prompt_tokens"),
         completion_tokens: tokens("completion_tokens"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost/v1",
+            "http://LOCALHOST:11434",
+            "http://[::1]:8000/v1",
+            "http://user:pw@127.0.0.2:1/v1",
+        ] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in [
+            "https://api.example.com/v1",
+            "http://10.0.0.1:8080/v1",
+            "http://127example.com/v1",
+        ] {
+            assert!(!is_loopback(url), "{url}");
+        }
+    }
+
+    #[test]
+    fn decode_reads_content_model_and_usage() {
+        let body = r#"{"model":"m1","choices":[{"message":{"role":"assistant","content":"hi"}}],
+                       "usage":{"prompt_tokens":3,"completion_tokens":1}}"#;
+        let r = decode_completion(body, "fallback").unwrap();
+        assert_eq!(r.content, "hi");
+        assert_eq!(r.model, "m1");
+        assert_eq!(r.prompt_tokens, Some(3));
+        assert_eq!(r.completion_tokens, Some(1));
+        let r = decode_completion(r#"{"choices":[{"message":{"content":""}}]}"#, "fb").unwrap();
+        assert_eq!(r.model, "fb");
+        assert_eq!(r.prompt_tokens, None);
+        let e = decode_completion(r#"{"error":{"message":"overloaded"}}"#, "fb").unwrap_err();
+        assert!(e.to_string().contains("overloaded"), "{e}");
+    }
 }

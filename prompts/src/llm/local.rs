@@ -136,7 +136,7 @@ impl LocalLlm {
     }
 
     fn sampler(temperature: f32, seed: u64) -> LlamaSampler {
-        if !(temperature > 0.0) {
+        if temperature.is_nan() || temperature <= 0.0 {
             return LlamaSampler::greedy();
         }
         let seed32 = (seed ^ (seed >> 32)) as u32;
