@@ -42,7 +42,7 @@ fn question(temperature: f32, seed: u64) -> ChatRequest {
 fn smollm2_answers_deterministically() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let path = gguf();
-    let llm = LocalLlm::load_file(&path, 512, 2, 64).unwrap();
+    let llm = LocalLlm::load_file(&path, 512, 1, 64).unwrap();
     assert!(llm.name().starts_with("local:SmolLM2"), "{}", llm.name());
 
     // The model's own chat template (ChatML for SmolLM2) with the assistant turn opened.
@@ -112,7 +112,7 @@ fn connect_local_from_config() {
         provider: Provider::Local,
         gguf: Some(gguf()),
         n_ctx: 256,
-        n_threads: Some(2),
+        n_threads: Some(1),
         max_tokens: Some(8),
         temperature: Some(0.0),
         ..LlmConfig::default()

@@ -105,7 +105,7 @@ pub struct LlmConfig {
     pub gguf: Option<PathBuf>,
     /// Context size in tokens for `local` (prompt and answer together).
     pub n_ctx: u32,
-    /// CPU threads for `local`; all available cores when unset.
+    /// CPU threads for `local`; when unset, the available cores less one (at least one).
     pub n_threads: Option<u32>,
 }
 

@@ -57,9 +57,11 @@ impl LocalLlm {
                 )
             })?,
         };
+        // llama.cpp's workers spin while they wait for each other, so one core is left free
+        // for the rest of the process (and the machine) unless the config says otherwise.
         let threads = config.n_threads.unwrap_or_else(|| {
             std::thread::available_parallelism()
-                .map(|n| n.get() as u32)
+                .map(|n| (n.get() as u32).saturating_sub(1).max(1))
                 .unwrap_or(1)
         });
         Self::load_file(
