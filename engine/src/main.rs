@@ -189,6 +189,17 @@ enum Cmd {
         /// The campaign's output directory.
         dir: PathBuf,
     },
+    /// The LLM layer: CrossProbe transfer of bug snippets, YANHUI generation from bug history,
+    /// ATOC oracles, and `render` to see any prompt without calling a model. Model options
+    /// (and the worker options) go before the subcommand.
+    Prompt {
+        #[command(subcommand)]
+        cmd: mutagraph_engine::prompt::cli::PromptCmd,
+        #[command(flatten)]
+        llm: mutagraph_engine::prompt::LlmArgs,
+        #[command(flatten)]
+        pool: PoolArgs,
+    },
     /// Serve one backend over the worker protocol on stdin/stdout (used by the engine).
     #[command(hide = true)]
     Worker,
@@ -354,6 +365,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Prompt { cmd, llm, pool } => {
+            mutagraph_engine::prompt::cli::run(cmd, &llm, pool.options()?)
         }
         Cmd::Report { dir } => {
             let r = mutagraph_engine::report::render(&dir)?;
