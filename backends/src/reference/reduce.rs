@@ -529,6 +529,12 @@ pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
     }
 }
 
+/// Compares floats with NaN greater than every number and equal to NaN: a total order.
+pub(super) fn nan_last(x: f64, y: f64) -> std::cmp::Ordering {
+    x.partial_cmp(&y)
+        .unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -554,10 +560,4 @@ mod tests {
         assert_eq!(kept, vec![2, 1]);
         assert_eq!(map, vec![0, 0, 0, 1, 1, 1]);
     }
-}
-
-/// Compares floats with NaN greater than every number and equal to NaN: a total order.
-pub(super) fn nan_last(x: f64, y: f64) -> std::cmp::Ordering {
-    x.partial_cmp(&y)
-        .unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()))
 }

@@ -67,7 +67,9 @@ pub fn run(cmd: PromptCmd, _llm: &LlmArgs, _pool: PoolOptions) -> Result<ExitCod
             }
             RenderWhat::Template { name, vars } => {
                 let t = template::get(&name).map_err(|e| anyhow!("{e}"))?;
-                let text = t.render(&vars.into_iter().collect()).map_err(|e| anyhow!("{e}"))?;
+                let text = t
+                    .render(&vars.into_iter().collect())
+                    .map_err(|e| anyhow!("{e}"))?;
                 print!("{text}");
                 Ok(ExitCode::SUCCESS)
             }
@@ -76,7 +78,11 @@ pub fn run(cmd: PromptCmd, _llm: &LlmArgs, _pool: PoolOptions) -> Result<ExitCod
 }
 
 /// A judge over the default backends, writing bug bundles under `out/findings/`.
-pub fn judge_for<'p>(pool: &'p mut Pool, backends: &[String], out: Option<&PathBuf>) -> Result<Judge<'p>> {
+pub fn judge_for<'p>(
+    pool: &'p mut Pool,
+    backends: &[String],
+    out: Option<&PathBuf>,
+) -> Result<Judge<'p>> {
     if backends.is_empty() {
         bail!("no backends");
     }

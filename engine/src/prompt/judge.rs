@@ -324,6 +324,9 @@ impl LoopResult {
     }
 }
 
+/// Builds the repair request from (previous answer, error, round).
+pub type RepairFn<'a> = dyn Fn(&str, &str, u32) -> Result<Vec<Message>> + 'a;
+
 /// How an answer's graph is taken out of the text and how a repair is asked for.
 pub struct LoopSpec<'a> {
     /// The first request's messages.
@@ -331,7 +334,7 @@ pub struct LoopSpec<'a> {
     /// Extracts the ONNX text from an answer.
     pub extract: &'a dyn Fn(&str) -> Option<String>,
     /// The repair messages for (previous answer, error, round).
-    pub repair: &'a dyn Fn(&str, &str, u32) -> Result<Vec<Message>>,
+    pub repair: &'a RepairFn<'a>,
     /// Sampling.
     pub temperature: f32,
     /// Seed of the first request (repairs use seed + round).

@@ -1344,14 +1344,15 @@ fn register_conv(r: &mut Registry) {
                 return Err(format!("pads cannot be given with auto_pad {auto}"));
             }
             // output_shape makes pads unused for the shape, but they must still be well formed.
-            if let (Some(p), Some(r)) = (c.ints("pads"), shape_of(c, 0).map(|s| s.len())) {
-                if r >= 2 && p.len() != 2 * (r - 2) {
-                    return Err(format!(
-                        "'pads' has {} values, expected {} (begin and end per spatial axis)",
-                        p.len(),
-                        2 * (r - 2)
-                    ));
-                }
+            if let (Some(p), Some(r)) = (c.ints("pads"), shape_of(c, 0).map(|s| s.len()))
+                && r >= 2
+                && p.len() != 2 * (r - 2)
+            {
+                return Err(format!(
+                    "'pads' has {} values, expected {} (begin and end per spatial axis)",
+                    p.len(),
+                    2 * (r - 2)
+                ));
             }
             let g = c.int("group", 1);
             let ws = shape_of(c, 1);
