@@ -729,6 +729,9 @@ fn space_to_depth(
     let d = dims(t);
     let m = d[2].min(d[3]);
     let cands: Vec<i64> = [1, 2, 3, 4].into_iter().filter(|&b| b <= m).collect();
+    if cands.is_empty() {
+        return Err(format!("{op}: a spatial dimension is empty"));
+    }
     let b = pick(rng, &cands);
     let mut v = x.to_string();
     let (h, w) = (d[2] / b * b, d[3] / b * b);
