@@ -1,8 +1,8 @@
 //! ATOC: answer parsing, the confidence vote, the oracle prompt, the specification read from
 //! the installed `onnx` package (and its cache), and k requests against the stub server.
 use mutagraph_prompts::atoc::{
-    self, ACCEPT, Case, Decision, FixedSpecs, OpSpecText, SpecCache,
-    SpecError, SpecSource, parse_answer, vote,
+    self, ACCEPT, Case, Decision, FixedSpecs, OpSpecText, SpecCache, SpecError, SpecSource,
+    parse_answer, vote,
 };
 use mutagraph_prompts::llm::stub::{StubReply, StubServer};
 use mutagraph_prompts::llm::{HttpLlm, LlmConfig, Provider};
@@ -38,7 +38,9 @@ fn case() -> Case {
 }
 
 fn answer(fin: &str) -> String {
-    format!("```json\n{{\"result\": [[0.5, 0.5]], \"score\": 0.8, \"final\": \"{fin}\", \"explanation\": \"x\"}}\n```")
+    format!(
+        "```json\n{{\"result\": [[0.5, 0.5]], \"score\": 0.8, \"final\": \"{fin}\", \"explanation\": \"x\"}}\n```"
+    )
 }
 
 #[test]
@@ -112,7 +114,10 @@ fn confidence_vote() {
     assert_eq!(v.decision, Decision::Unknown);
     // All failed.
     let v = vote(&votes(&[], 3));
-    assert_eq!((v.decision, v.confidence, v.leader), (Decision::Unknown, 0.0, None));
+    assert_eq!(
+        (v.decision, v.confidence, v.leader),
+        (Decision::Unknown, 0.0, None)
+    );
     // A tie.
     let v = vote(&votes(&["ort", "tract"], 0));
     assert_eq!(v.decision, Decision::Unknown);
@@ -123,15 +128,25 @@ fn confidence_vote() {
 }
 
 fn golden(name: &str, text: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
     }
     let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("{}: {e} (run with UPDATE_GOLDEN=1 to write it)", path.display())
+        panic!(
+            "{}: {e} (run with UPDATE_GOLDEN=1 to write it)",
+            path.display()
+        )
     });
-    assert_eq!(text, want, "{} differs (UPDATE_GOLDEN=1 rewrites it)", path.display());
+    assert_eq!(
+        text,
+        want,
+        "{} differs (UPDATE_GOLDEN=1 rewrites it)",
+        path.display()
+    );
 }
 
 #[test]
@@ -176,7 +191,11 @@ fn reads_the_installed_onnx_schema_and_caches_it() {
     let axis = s.attributes.iter().find(|a| a.name == "axis").unwrap();
     assert_eq!(axis.kind, "int");
     assert_eq!(axis.default, Some(serde_json::json!(-1)));
-    assert!(s.type_constraints[0].allowed.contains(&"tensor(float)".to_string()));
+    assert!(
+        s.type_constraints[0]
+            .allowed
+            .contains(&"tensor(float)".to_string())
+    );
     let file = cache.file("", "Softmax", 17);
     assert!(file.is_file(), "{} is written", file.display());
     // The second read comes from the cache: no Python needed.
@@ -224,7 +243,10 @@ fn ask_votes_over_k_seeded_requests() {
         .collect();
     assert_eq!(seeds, vec![40, 41, 42, 43, 44]);
     let body = &reqs[0].body;
-    assert!(body.contains("TEST-DOC"), "the specification reaches the prompt");
+    assert!(
+        body.contains("TEST-DOC"),
+        "the specification reaches the prompt"
+    );
     assert!(body.contains("1000.0"), "the inputs reach the prompt");
 
     // A split vote: 3 of 5 is 0.6, unknown; an unparsable answer and a server error count.
@@ -244,6 +266,10 @@ fn ask_votes_over_k_seeded_requests() {
     let asked = atoc::ask(&llm, &fake_spec(), &case(), 5, 0, 0.8).unwrap();
     assert_eq!(asked.verdict.decision, Decision::Unknown);
     assert_eq!(asked.verdict.failed, 2);
-    assert!((asked.verdict.confidence - 0.4).abs() < 1e-12, "{:?}", asked.verdict);
+    assert!(
+        (asked.verdict.confidence - 0.4).abs() < 1e-12,
+        "{:?}",
+        asked.verdict
+    );
     assert!(asked.answers[3].starts_with("error: "));
 }

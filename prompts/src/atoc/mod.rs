@@ -10,7 +10,9 @@ pub mod spec;
 pub mod vote;
 
 pub use spec::{FixedSpecs, OpSpecText, SpecCache, SpecError, SpecSource};
-pub use vote::{ACCEPT, Answer, Decision, ParseError, Verdict, normalize_final, parse_answer, vote};
+pub use vote::{
+    ACCEPT, Answer, Decision, ParseError, Verdict, normalize_final, parse_answer, vote,
+};
 
 use crate::llm::{ChatRequest, Llm, Message, sample_k};
 use crate::template::{self, TemplateError, Vars};
@@ -40,7 +42,11 @@ pub struct Case {
 impl Case {
     /// The answers `final` may take: each backend, `all-wrong`, `error-expected`.
     pub fn choices(&self) -> Vec<String> {
-        let mut c: Vec<String> = self.outputs.iter().map(|(b, _)| normalize_final(b)).collect();
+        let mut c: Vec<String> = self
+            .outputs
+            .iter()
+            .map(|(b, _)| normalize_final(b))
+            .collect();
         c.push("all-wrong".into());
         c.push("error-expected".into());
         c

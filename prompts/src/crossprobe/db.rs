@@ -151,7 +151,9 @@ impl AlignmentDb {
                 cands.push(format!("{p}{last}"));
             }
         }
-        cands.iter().find_map(|c| self.by_api.get(c).map(|&i| &self.pairs[i]))
+        cands
+            .iter()
+            .find_map(|c| self.by_api.get(c).map(|&i| &self.pairs[i]))
     }
 }
 

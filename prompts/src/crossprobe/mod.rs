@@ -15,8 +15,8 @@ pub mod snippet;
 
 pub use db::{AlignmentDb, DbError, Pair, SupportFn, SupportSource, SupportTable, canonical_api};
 pub use prompt::{
-    OPSET, distinction, extract_onnx_text, preserved_calls, preserves_functionality,
-    repair_prompt, transfer_prompt,
+    OPSET, distinction, extract_onnx_text, preserved_calls, preserves_functionality, repair_prompt,
+    transfer_prompt,
 };
 pub use screen::{Kept, Screening, screen};
 pub use snippet::{Call, Snippet, SnippetError, load, parse, python_blocks};

@@ -12,7 +12,10 @@ fn system() -> Result<Message, TemplateError> {
     let mut v = Vars::new();
     v.insert("opset".into(), OPSET.to_string());
     Ok(Message::system(
-        template::get("crossprobe-system")?.render(&v)?.trim().to_string(),
+        template::get("crossprobe-system")?
+            .render(&v)?
+            .trim()
+            .to_string(),
     ))
 }
 
@@ -72,7 +75,12 @@ pub fn transfer_prompt(
     let calls = screening
         .kept
         .iter()
-        .map(|k| format!("- line {}: {} -> ONNX {}", k.call.line, k.call.api, k.pair.onnx))
+        .map(|k| {
+            format!(
+                "- line {}: {} -> ONNX {}",
+                k.call.line, k.call.api, k.pair.onnx
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n");
     let dropped = screening

@@ -85,10 +85,49 @@ pub fn python_blocks(md: &str) -> Option<String> {
 }
 
 const KEYWORDS: &[&str] = &[
-    "if", "elif", "while", "for", "return", "print", "assert", "with", "not", "and", "or", "in",
-    "lambda", "range", "len", "int", "float", "str", "list", "tuple", "dict", "set", "super",
-    "isinstance", "type", "enumerate", "zip", "max", "min", "abs", "sum", "round", "bool",
-    "open", "format", "getattr", "hasattr", "setattr", "repr", "map", "sorted", "any", "all",
+    "if",
+    "elif",
+    "while",
+    "for",
+    "return",
+    "print",
+    "assert",
+    "with",
+    "not",
+    "and",
+    "or",
+    "in",
+    "lambda",
+    "range",
+    "len",
+    "int",
+    "float",
+    "str",
+    "list",
+    "tuple",
+    "dict",
+    "set",
+    "super",
+    "isinstance",
+    "type",
+    "enumerate",
+    "zip",
+    "max",
+    "min",
+    "abs",
+    "sum",
+    "round",
+    "bool",
+    "open",
+    "format",
+    "getattr",
+    "hasattr",
+    "setattr",
+    "repr",
+    "map",
+    "sorted",
+    "any",
+    "all",
 ];
 
 /// Parses Python code: resolves `import` / `from ... import` aliases and lists the calls.
@@ -137,7 +176,11 @@ pub fn parse(code: &str) -> Snippet {
             }
         }
     }
-    let uses = |root: &str| aliases.values().any(|v| v == root || v.starts_with(&format!("{root}.")));
+    let uses = |root: &str| {
+        aliases
+            .values()
+            .any(|v| v == root || v.starts_with(&format!("{root}.")))
+    };
     let framework = if uses("torch") {
         "pytorch"
     } else if uses("tf") {
@@ -206,7 +249,8 @@ pub fn parse(code: &str) -> Snippet {
             // A dotted name, possibly after a `.` on a value (`x.sum`, `foo().bar`).
             let start = i;
             let after_value = start > 0 && chars[start - 1] == '.';
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.')
+            while i < chars.len()
+                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.')
             {
                 i += 1;
             }
@@ -244,7 +288,10 @@ pub fn parse(code: &str) -> Snippet {
             let args: String = chars[j + 1..k.min(chars.len())].iter().collect();
             let parts: Vec<&str> = name.split('.').collect();
             let (api, method) = if after_value {
-                (format!("{method_prefix}.{}", parts.last().unwrap_or(&"")), true)
+                (
+                    format!("{method_prefix}.{}", parts.last().unwrap_or(&"")),
+                    true,
+                )
             } else if let Some(target) = aliases.get(parts[0]) {
                 let mut a = target.clone();
                 for p in &parts[1..] {
@@ -253,7 +300,10 @@ pub fn parse(code: &str) -> Snippet {
                 }
                 (a, false)
             } else if parts.len() > 1 {
-                (format!("{method_prefix}.{}", parts.last().unwrap_or(&"")), true)
+                (
+                    format!("{method_prefix}.{}", parts.last().unwrap_or(&"")),
+                    true,
+                )
             } else {
                 (name.clone(), false)
             };
