@@ -64,17 +64,44 @@ fn distance_rules() {
     assert_eq!(path_distance("onnx.nn.Conv", "onnx.nn.Conv"), 0);
     assert_eq!(path_distance("onnx.nn.Conv", "onnx.nn.Pool"), 1);
     assert_eq!(path_distance("onnx.nn.Conv", "ort.kernel"), 3);
-    assert_eq!(type_distance("Error/RuntimeError/ShapeError", "Error/RuntimeError/IndexError"), 1);
-    assert_eq!(type_distance("Error/ArithmeticError/ZeroDivisionError", "Error/RuntimeError/ShapeError"), 2);
-    assert_eq!(type_distance("dtype/float/float16", "dtype/float/float16"), 0);
+    assert_eq!(
+        type_distance(
+            "Error/RuntimeError/ShapeError",
+            "Error/RuntimeError/IndexError"
+        ),
+        1
+    );
+    assert_eq!(
+        type_distance(
+            "Error/ArithmeticError/ZeroDivisionError",
+            "Error/RuntimeError/ShapeError"
+        ),
+        2
+    );
+    assert_eq!(
+        type_distance("dtype/float/float16", "dtype/float/float16"),
+        0
+    );
     assert_eq!(type_distance("dtype/float/float16", "dtype/int/int8"), 2);
     let a: Vec<String> = vec!["onnx.nn.Conv".into(), "ort.optimizer.fusion".into()];
     let b: Vec<String> = vec!["onnx.nn.Conv".into()];
     // a→b: 0 + 3; b→a: 0 → 3.
     assert_eq!(api_distance(&a, &b), 3);
 
-    let x = case("x", "crash", &["onnx.nn.Conv"], "Error/RuntimeError/ShapeError", &["dtype/float/float32"]);
-    let y = case("y", "wrong", &["onnx.nn.Pool"], "Error/RuntimeError/IndexError", &["dtype/float/float16"]);
+    let x = case(
+        "x",
+        "crash",
+        &["onnx.nn.Conv"],
+        "Error/RuntimeError/ShapeError",
+        &["dtype/float/float32"],
+    );
+    let y = case(
+        "y",
+        "wrong",
+        &["onnx.nn.Pool"],
+        "Error/RuntimeError/IndexError",
+        &["dtype/float/float16"],
+    );
     // category 1 + api 1 + exception 1 + dtype 1.
     assert_eq!(distance(&x, &y), 4);
     assert_eq!(distance(&y, &x), 4);
@@ -85,12 +112,42 @@ fn distance_rules() {
 fn clustering_at_threshold_six() {
     assert_eq!(THRESHOLD, 6);
     let kb = KnowledgeBase::with_cases(vec![
-        case("a1", "crash", &["onnx.nn.Conv"], "E/R/Shape", &["dtype/float/f32"]),
-        case("b1", "wrong", &["ort.optimizer.fusion.x", "onnx.math.Add"], "M/Num", &["dtype/int/i8"]),
-        case("a2", "crash", &["onnx.nn.Pool"], "E/R/Index", &["dtype/float/f32"]),
-        case("b2", "wrong", &["ort.optimizer.fusion.y", "onnx.math.Mul"], "M/Num", &["dtype/int/i8"]),
+        case(
+            "a1",
+            "crash",
+            &["onnx.nn.Conv"],
+            "E/R/Shape",
+            &["dtype/float/f32"],
+        ),
+        case(
+            "b1",
+            "wrong",
+            &["ort.optimizer.fusion.x", "onnx.math.Add"],
+            "M/Num",
+            &["dtype/int/i8"],
+        ),
+        case(
+            "a2",
+            "crash",
+            &["onnx.nn.Pool"],
+            "E/R/Index",
+            &["dtype/float/f32"],
+        ),
+        case(
+            "b2",
+            "wrong",
+            &["ort.optimizer.fusion.y", "onnx.math.Mul"],
+            "M/Num",
+            &["dtype/int/i8"],
+        ),
         // Close to a1 (distance 4) but far from a2 (distance 8): complete linkage keeps it out.
-        case("a3", "crash", &["onnx.nn.Conv"], "E/R/Shape", &["dtype/int/i8", "dtype/float/f16"]),
+        case(
+            "a3",
+            "crash",
+            &["onnx.nn.Conv"],
+            "E/R/Shape",
+            &["dtype/int/i8", "dtype/float/f16"],
+        ),
     ]);
     assert_eq!(distance(&kb.cases()[0], &kb.cases()[4]), 3);
     let cl = cluster(&kb, THRESHOLD);
@@ -98,18 +155,30 @@ fn clustering_at_threshold_six() {
         .iter()
         .map(|c| c.members.iter().map(|s| s.as_str()).collect())
         .collect();
-    assert_eq!(members, vec![vec!["a1", "a2", "a3"], vec!["b1", "b2"]], "{cl:?}");
+    assert_eq!(
+        members,
+        vec![vec!["a1", "a2", "a3"], vec!["b1", "b2"]],
+        "{cl:?}"
+    );
     assert_eq!(cl[0].id, "c-a1");
     // A tighter threshold splits them.
     assert!(cluster(&kb, 1).len() > 2);
 
     let kb = KnowledgeBase::builtin().unwrap();
     let cl = cluster(&kb, THRESHOLD);
-    assert!(cl.len() > 1 && cl.len() < kb.cases().len(), "{} clusters", cl.len());
+    assert!(
+        cl.len() > 1 && cl.len() < kb.cases().len(),
+        "{} clusters",
+        cl.len()
+    );
     let total: usize = cl.iter().map(|c| c.members.len()).sum();
     assert_eq!(total, kb.cases().len());
     let usable = yanhui::usable(&cl, 2);
-    assert!(usable.len() >= 4, "{} clusters with 2+ members", usable.len());
+    assert!(
+        usable.len() >= 4,
+        "{} clusters with 2+ members",
+        usable.len()
+    );
     // Deterministic.
     assert_eq!(cl, cluster(&kb, THRESHOLD));
 }
@@ -149,7 +218,10 @@ fn cases_from_findings() {
     std::fs::create_dir_all(&bad).unwrap();
     std::fs::write(bad.join("meta.json"), "{not json").unwrap();
     let e = kb.load_findings(dir.path()).unwrap_err().to_string();
-    assert!(e.contains("crash-x/meta.json") && e.contains("not JSON"), "{e}");
+    assert!(
+        e.contains("crash-x/meta.json") && e.contains("not JSON"),
+        "{e}"
+    );
 }
 
 fn golden(name: &str, text: &str) {
@@ -187,7 +259,10 @@ fn generation_prompt() {
         let c = kb.get(m).unwrap();
         assert!(user.contains(&c.title), "{m}");
     }
-    golden("yanhui-generate.txt", &format!("{}\n-----\n{user}\n", msgs[0].content));
+    golden(
+        "yanhui-generate.txt",
+        &format!("{}\n-----\n{user}\n", msgs[0].content),
+    );
     // Another seed leads with another example; n is clamped to 2..=5 and the cluster size.
     let other = yanhui::generate_prompt(&cl, &kb, 3, 1).unwrap();
     assert_ne!(other[1].content, *user);

@@ -1,9 +1,11 @@
 //! The `mutagraph prompt` subcommands.
-use super::LlmArgs;
 use super::judge::Judge;
+use super::{LlmArgs, generate, oracle, session, transfer};
 use anyhow::{Result, anyhow, bail};
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::worker::{Pool, PoolOptions};
+use mutagraph_prompts::atoc::{self, Decision, SpecCache, SpecSource};
+use mutagraph_prompts::crossprobe::{AlignmentDb, SupportTable};
 use mutagraph_prompts::llm::Message;
 use mutagraph_prompts::template;
 use std::path::PathBuf;
@@ -12,13 +14,84 @@ use std::process::ExitCode;
 /// `mutagraph prompt ...`.
 #[derive(clap::Subcommand, Debug)]
 pub enum PromptCmd {
-    /// Show a prompt without calling a model: `template NAME [--var k=v]...`, `list`, or the
+    /// Show a prompt without calling a model: `list`, `template NAME [--var k=v]...`, or the
     /// prompt another subcommand would send (`transfer FILE`, `generate [--cluster ID]`,
     /// `oracle CASE`).
     Render {
         #[command(subcommand)]
         what: RenderWhat,
     },
+    /// CrossProbe: transfer bug snippets from PyTorch / TensorFlow (`.py`, or `.md` issues
+    /// with python blocks; directories are expanded) into ONNX tests, judged on the backends.
+    Transfer {
+        /// Snippet files or directories of them.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// YANHUI: generate tests from clusters of historical bugs (shipped cases, plus the
+    /// findings of `--findings DIR`), judged on the backends.
+    Generate {
+        #[command(flatten)]
+        kb_args: GenArgs,
+        /// How many tests to generate (clusters are taken in turn).
+        #[arg(short = 'n', long, default_value_t = 5)]
+        n: usize,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// The knowledge base's clusters at YANHUI's threshold (6).
+    Clusters {
+        /// Campaign or findings directories whose bundles join the knowledge base.
+        #[arg(long)]
+        findings: Vec<PathBuf>,
+    },
+    /// ATOC: ask k times which backend is right on a test case (a bug bundle directory or a
+    /// JSON case file), from the op's specification; prints the verdict as JSON.
+    Oracle {
+        /// A bundle directory (`findings/<id>/`) or a case file.
+        case: PathBuf,
+        /// Answers to vote over.
+        #[arg(short, long, default_value_t = 5)]
+        k: usize,
+    },
+}
+
+/// What a generating command runs on and where it writes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Output directory: `<command>-report.json` and bug bundles under `findings/`.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Backends, comma-separated (default: reference,ort,tract,burn-ndarray).
+    #[arg(long, value_delimiter = ',')]
+    pub backends: Vec<String>,
+}
+
+/// How YANHUI picks its examples.
+#[derive(clap::Args, Debug, Clone)]
+pub struct GenArgs {
+    /// Only this cluster (ids from `mutagraph prompt clusters`).
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// Examples per prompt (2-5).
+    #[arg(long, default_value_t = 3)]
+    pub examples: usize,
+    /// Campaign or findings directories whose bundles join the knowledge base.
+    #[arg(long)]
+    pub findings: Vec<PathBuf>,
+}
+
+fn default_backends(given: &[String]) -> Vec<String> {
+    if given.is_empty() {
+        crate::campaign::DEFAULT_BACKENDS
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        given.to_vec()
+    }
 }
 
 /// What `prompt render` shows.
@@ -33,6 +106,27 @@ pub enum RenderWhat {
         /// Variables, `key=value` (repeatable; `key=@FILE` reads the value from FILE).
         #[arg(long = "var", value_parser = parse_var)]
         vars: Vec<(String, String)>,
+    },
+    /// The CrossProbe prompt of one snippet (after screening).
+    Transfer {
+        /// A `.py` snippet or a `.md` issue.
+        file: PathBuf,
+        /// Backends whose support the screening counts on (default: the default backends).
+        #[arg(long, value_delimiter = ',')]
+        backends: Vec<String>,
+    },
+    /// The YANHUI prompt of generation `--index` (default 0).
+    Generate {
+        #[command(flatten)]
+        kb_args: GenArgs,
+        /// Which generation (clusters are taken in turn).
+        #[arg(long, default_value_t = 0)]
+        index: usize,
+    },
+    /// The ATOC prompt of a case (reads the op's specification from the onnx package).
+    Oracle {
+        /// A bundle directory or a case file.
+        case: PathBuf,
     },
 }
 
@@ -55,29 +149,145 @@ pub fn print_messages(messages: &[Message]) {
     }
 }
 
+fn support(backends: &[String]) -> Result<(SupportTable, Vec<String>)> {
+    let table = SupportTable::builtin().map_err(|e| anyhow!("{e}"))?;
+    Ok((table, transfer::families(backends)))
+}
+
+fn spec_for(case: &atoc::Case) -> Result<atoc::OpSpecText> {
+    SpecCache::user()
+        .spec(&case.domain, &case.op, case.opset)
+        .map_err(|e| anyhow!("{e}"))
+}
+
 /// Runs a `prompt` subcommand.
-pub fn run(cmd: PromptCmd, _llm: &LlmArgs, _pool: PoolOptions) -> Result<ExitCode> {
+pub fn run(cmd: PromptCmd, llm: &LlmArgs, pool: PoolOptions) -> Result<ExitCode> {
+    let temperature = llm.temperature.unwrap_or(0.7);
     match cmd {
-        PromptCmd::Render { what } => match what {
-            RenderWhat::List => {
-                for t in template::all() {
-                    println!("{}  variables: {}", t.id(), t.variables().join(", "));
-                }
-                Ok(ExitCode::SUCCESS)
+        PromptCmd::Render { what } => render(what, llm.seed),
+        PromptCmd::Transfer { inputs, run } => {
+            let files = transfer::expand(&inputs)?;
+            let backends = default_backends(&run.backends);
+            let (table, families) = support(&backends)?;
+            let support = transfer::Restricted::new(&table, families);
+            let model = llm.connect()?;
+            let mut pool = Pool::new(pool);
+            let mut judge = judge_for(&mut pool, &backends, run.out.as_ref())?;
+            let report =
+                transfer::run(&*model, &files, &mut judge, &support, llm.seed, temperature)?;
+            finish(&report, run.out.as_deref())
+        }
+        PromptCmd::Generate { kb_args, n, run } => {
+            let kb = generate::knowledge(&kb_args.findings)?;
+            let clusters = generate::chosen(&kb, kb_args.cluster.as_deref())?;
+            let backends = default_backends(&run.backends);
+            let model = llm.connect()?;
+            let mut pool = Pool::new(pool);
+            let mut judge = judge_for(&mut pool, &backends, run.out.as_ref())?;
+            let report = generate::run(
+                &*model,
+                &kb,
+                &clusters,
+                n,
+                kb_args.examples,
+                &mut judge,
+                llm.seed,
+                temperature,
+            )?;
+            finish(&report, run.out.as_deref())
+        }
+        PromptCmd::Clusters { findings } => {
+            generate::print_clusters(&generate::knowledge(&findings)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        PromptCmd::Oracle { case, k } => {
+            let c = oracle::load_case(&case)?;
+            let spec = spec_for(&c)?;
+            let model = llm.connect()?;
+            let asked = atoc::ask(&*model, &spec, &c, k, llm.seed, temperature)
+                .map_err(|e| anyhow!("{e}"))?;
+            println!("{}", serde_json::to_string_pretty(&asked)?);
+            match &asked.verdict.decision {
+                Decision::Decided(v) => eprintln!(
+                    "verdict: {v} (confidence {:.0} %)",
+                    100.0 * asked.verdict.confidence
+                ),
+                Decision::Unknown => eprintln!(
+                    "verdict: unknown (best {:?} at {:.0} %, below {:.0} %)",
+                    asked.verdict.leader,
+                    100.0 * asked.verdict.confidence,
+                    100.0 * atoc::ACCEPT
+                ),
             }
-            RenderWhat::Template { name, vars } => {
-                let t = template::get(&name).map_err(|e| anyhow!("{e}"))?;
-                let text = t
-                    .render(&vars.into_iter().collect())
-                    .map_err(|e| anyhow!("{e}"))?;
-                print!("{text}");
-                Ok(ExitCode::SUCCESS)
-            }
-        },
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
-/// A judge over the default backends, writing bug bundles under `out/findings/`.
+fn render(what: RenderWhat, seed: u64) -> Result<ExitCode> {
+    match what {
+        RenderWhat::List => {
+            for t in template::all() {
+                println!("{}  variables: {}", t.id(), t.variables().join(", "));
+            }
+        }
+        RenderWhat::Template { name, vars } => {
+            let t = template::get(&name).map_err(|e| anyhow!("{e}"))?;
+            let text = t
+                .render(&vars.into_iter().collect())
+                .map_err(|e| anyhow!("{e}"))?;
+            print!("{text}");
+        }
+        RenderWhat::Transfer { file, backends } => {
+            let backends = default_backends(&backends);
+            let (table, families) = support(&backends)?;
+            let support = transfer::Restricted::new(&table, families);
+            let db = AlignmentDb::builtin().map_err(|e| anyhow!("{e}"))?;
+            let p = transfer::prepare(&file, &db, &support)?;
+            if !p.screening.transferable {
+                eprintln!(
+                    "{}: {} (the prompt would not be sent)",
+                    file.display(),
+                    transfer::screened_out(&p.screening)
+                );
+                return Ok(ExitCode::from(1));
+            }
+            print_messages(&transfer::first_messages(&p, &db)?);
+        }
+        RenderWhat::Generate { kb_args, index } => {
+            let kb = generate::knowledge(&kb_args.findings)?;
+            let clusters = generate::chosen(&kb, kb_args.cluster.as_deref())?;
+            print_messages(&generate::messages(
+                &clusters,
+                &kb,
+                index,
+                kb_args.examples,
+                seed,
+            )?);
+        }
+        RenderWhat::Oracle { case } => {
+            let c = oracle::load_case(&case)?;
+            let spec = spec_for(&c)?;
+            print_messages(&atoc::oracle_prompt(&spec, &c).map_err(|e| anyhow!("{e}"))?);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the summary and writes the report.
+fn finish(report: &session::RunReport, out: Option<&std::path::Path>) -> Result<ExitCode> {
+    session::print_summary(report);
+    match out {
+        Some(dir) => {
+            let path = session::write_report(dir, report)?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => eprintln!("(pass --out DIR to keep the report and the bug bundles)"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A judge over the given backends, writing bug bundles under `out/findings/`.
 pub fn judge_for<'p>(
     pool: &'p mut Pool,
     backends: &[String],

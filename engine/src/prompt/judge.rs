@@ -118,6 +118,11 @@ impl<'p> Judge<'p> {
         }
     }
 
+    /// The backends graphs run on.
+    pub fn backends(&self) -> &[String] {
+        &self.backends
+    }
+
     /// Judges one ONNX text graph.
     pub fn judge_text(&mut self, text: &str) -> Judged {
         let mut model = match mutagraph_ir::text::parse_model(text) {

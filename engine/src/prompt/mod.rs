@@ -1,8 +1,12 @@
 //! `mutagraph prompt ...`: the LLM layer on the command line (render, transfer, generate,
 //! oracle) and the validation loop that judges what a model writes.
 pub mod cli;
+pub mod generate;
 pub mod judge;
 pub mod metrics;
+pub mod oracle;
+pub mod session;
+pub mod transfer;
 
 use anyhow::{Context, Result, anyhow};
 use mutagraph_prompts::llm::{self, Llm, LlmConfig, Provider};

@@ -78,7 +78,10 @@ pub fn oracle_prompt(spec: &OpSpecText, case: &Case) -> Result<Vec<Message>, Tem
     vars.insert("choices".into(), case.choices().join(", "));
     vars.insert("question".into(), question);
     let user = template::get("atoc-oracle")?.render(&vars)?;
-    Ok(vec![Message::system(system), Message::user(user)])
+    Ok(vec![
+        Message::system(system.trim().to_string()),
+        Message::user(user.trim().to_string()),
+    ])
 }
 
 /// The outcome of asking: the verdict and every raw answer (or request error).

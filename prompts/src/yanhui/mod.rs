@@ -174,7 +174,9 @@ pub fn pick_examples<'k>(
     }
     let n = n.clamp(2, 5).min(members.len());
     let start = (seed % members.len() as u64) as usize;
-    (0..n).map(|i| members[(start + i) % members.len()]).collect()
+    (0..n)
+        .map(|i| members[(start + i) % members.len()])
+        .collect()
 }
 
 /// The generation prompt for one cluster.
@@ -249,7 +251,10 @@ pub fn case_from_finding(meta: &serde_json::Value, model: Option<&str>) -> Resul
                 .collect()
         })
         .unwrap_or_default();
-    let backend = backends.first().cloned().unwrap_or_else(|| "unknown".into());
+    let backend = backends
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "unknown".into());
     let project = backend.split('-').next().unwrap_or("unknown").to_string();
     let stage = meta
         .get("stage")

@@ -1,0 +1,132 @@
+//! What every generating `prompt` command shares: the judge over the backends, one loop per
+//! case, the run's report (`<out>/<command>-report.json`, written atomically) and the summary
+//! printed at the end.
+use super::judge::{Judge, LoopResult, LoopSpec, run_loop};
+use super::metrics::{CaseReport, Metrics};
+use anyhow::{Context, Result};
+use mutagraph_prompts::llm::Llm;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The report of one run of a generating command.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunReport {
+    /// `transfer` or `generate`.
+    pub command: String,
+    /// The model that answered (`provider:model`).
+    pub llm: String,
+    /// Seed of the first request.
+    pub seed: u64,
+    /// Backends the graphs ran on.
+    pub backends: Vec<String>,
+    /// Totals.
+    pub metrics: Metrics,
+    /// Every case.
+    pub cases: Vec<CaseReport>,
+}
+
+/// Runs the loop for one case and reports it; `preserved` says whether the final graph text
+/// keeps what the case is about.
+pub fn run_case(
+    llm: &dyn Llm,
+    spec: &LoopSpec<'_>,
+    judge: &mut Judge<'_>,
+    case: &str,
+    preserved: &dyn Fn(&str) -> bool,
+) -> CaseReport {
+    judge.origin = case.to_string();
+    let result: LoopResult = run_loop(llm, spec, judge);
+    let functionality_preserving = result
+        .last()
+        .and_then(|j| j.text.as_deref())
+        .is_some_and(preserved);
+    CaseReport {
+        case: case.to_string(),
+        skipped: None,
+        result: Some(result),
+        functionality_preserving,
+    }
+}
+
+/// A case that was not sent to the model, with the reason.
+pub fn skipped(case: &str, why: String) -> CaseReport {
+    CaseReport {
+        case: case.to_string(),
+        skipped: Some(why),
+        result: None,
+        functionality_preserving: false,
+    }
+}
+
+/// One line per case, then the totals.
+pub fn print_summary(report: &RunReport) {
+    for c in &report.cases {
+        let what = match (&c.skipped, &c.result) {
+            (Some(why), _) => format!("skipped: {why}"),
+            (None, Some(r)) => {
+                let class = r
+                    .class()
+                    .map(|c| format!("{c:?}").to_lowercase())
+                    .unwrap_or_else(|| "no answer".into());
+                let detail = r
+                    .last()
+                    .map(|j| first_line(&j.detail))
+                    .or_else(|| r.rounds.last().and_then(|x| x.error.clone()))
+                    .unwrap_or_default();
+                format!(
+                    "{class} after {} round(s){}{}",
+                    r.rounds.len(),
+                    if c.functionality_preserving {
+                        ", aligned op kept"
+                    } else {
+                        ""
+                    },
+                    if detail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {detail}")
+                    }
+                )
+            }
+            (None, None) => "not run".into(),
+        };
+        println!("{:<40} {what}", c.case);
+    }
+    let m = &report.metrics;
+    println!(
+        "\n{} cases ({} screened out): {} outputs, {} request errors, {} syntactically valid \
+         ({} after repair), {} run on a backend, {} functionality-preserving, {} valid, \
+         {} duplicates, {} bug candidates, {} unique bugs",
+        m.cases,
+        m.screened_out,
+        m.outputs,
+        m.request_errors,
+        m.syntactically_valid,
+        m.repaired,
+        m.semantically_valid,
+        m.functionality_preserving,
+        m.valid,
+        m.duplicates,
+        m.bug_candidates,
+        m.unique_bugs
+    );
+}
+
+fn first_line(s: &str) -> String {
+    let l = s.lines().next().unwrap_or("");
+    if l.chars().count() > 100 {
+        format!("{}...", l.chars().take(100).collect::<String>())
+    } else {
+        l.to_string()
+    }
+}
+
+/// Writes `<out>/<command>-report.json` atomically and returns its path.
+pub fn write_report(out: &Path, report: &RunReport) -> Result<PathBuf> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let path = out.join(format!("{}-report.json", report.command));
+    let text = serde_json::to_string_pretty(report)?;
+    mutagraph_ir::model::write_atomic(&path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
