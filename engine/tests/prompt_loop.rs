@@ -138,6 +138,7 @@ fn repairs_stop_after_three_rounds() {
         temperature: 0.7,
         seed: 0,
         template: None,
+        max_tokens: 1024,
     };
     let r = run_loop(&llm, &spec, &mut judge);
     assert_eq!(r.rounds.len() as u32, 1 + MAX_REPAIRS);

@@ -163,6 +163,11 @@ fn spec_for(case: &atoc::Case) -> Result<atoc::OpSpecText> {
 /// Runs a `prompt` subcommand.
 pub fn run(cmd: PromptCmd, llm: &LlmArgs, pool: PoolOptions) -> Result<ExitCode> {
     let temperature = llm.temperature.unwrap_or(0.7);
+    let sampling = session::Sampling {
+        seed: llm.seed,
+        temperature,
+        max_tokens: llm.max_tokens.unwrap_or(1024),
+    };
     match cmd {
         PromptCmd::Render { what } => render(what, llm.seed),
         PromptCmd::Transfer { inputs, run } => {
@@ -174,7 +179,7 @@ pub fn run(cmd: PromptCmd, llm: &LlmArgs, pool: PoolOptions) -> Result<ExitCode>
             let mut pool = Pool::new(pool);
             let mut judge = judge_for(&mut pool, &backends, run.out.as_ref())?;
             let report =
-                transfer::run(&*model, &files, &mut judge, &support, llm.seed, temperature)?;
+                transfer::run(&*model, &files, &mut judge, &support, sampling)?;
             finish(&report, run.out.as_deref())
         }
         PromptCmd::Generate { kb_args, n, run } => {
@@ -191,8 +196,7 @@ pub fn run(cmd: PromptCmd, llm: &LlmArgs, pool: PoolOptions) -> Result<ExitCode>
                 n,
                 kb_args.examples,
                 &mut judge,
-                llm.seed,
-                temperature,
+                sampling,
             )?;
             finish(&report, run.out.as_deref())
         }

@@ -88,9 +88,9 @@ pub fn run(
     n: usize,
     examples: usize,
     judge: &mut Judge<'_>,
-    seed: u64,
-    temperature: f32,
+    sampling: session::Sampling,
 ) -> Result<RunReport> {
+    let seed = sampling.seed;
     let mut cases = Vec::new();
     for i in 0..n {
         let c = &clusters[i % clusters.len()];
@@ -104,7 +104,8 @@ pub fn run(
             first,
             extract: &extract,
             repair: &repair,
-            temperature,
+            temperature: sampling.temperature,
+            max_tokens: sampling.max_tokens,
             seed: seed.wrapping_add(100 * i as u64),
             template: Some("yanhui-generate.v1".into()),
         };

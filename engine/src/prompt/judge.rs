@@ -346,6 +346,8 @@ pub struct LoopSpec<'a> {
     pub seed: u64,
     /// Template id, recorded with the request.
     pub template: Option<String>,
+    /// Most tokens per answer.
+    pub max_tokens: u32,
 }
 
 /// Asks, judges, and repairs up to [`MAX_REPAIRS`] times.
@@ -357,7 +359,7 @@ pub fn run_loop(llm: &dyn Llm, spec: &LoopSpec<'_>, judge: &mut Judge<'_>) -> Lo
             messages: messages.clone(),
             temperature: spec.temperature,
             seed: Some(spec.seed + u64::from(round)),
-            max_tokens: Some(1024),
+            max_tokens: Some(spec.max_tokens),
             template: spec.template.clone(),
         };
         let answer = match llm.chat(&req) {

@@ -8,6 +8,16 @@ use mutagraph_prompts::llm::Llm;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// How answers are sampled.
+#[derive(Clone, Copy, Debug)]
+pub struct Sampling {
+    /// Seed of the first request.
+    pub seed: u64,
+    pub temperature: f32,
+    /// Most tokens per answer.
+    pub max_tokens: u32,
+}
+
 /// The report of one run of a generating command.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunReport {

@@ -124,9 +124,9 @@ pub fn run(
     files: &[PathBuf],
     judge: &mut Judge<'_>,
     support: &dyn SupportSource,
-    seed: u64,
-    temperature: f32,
+    sampling: session::Sampling,
 ) -> Result<RunReport> {
+    let seed = sampling.seed;
     let db = AlignmentDb::builtin().map_err(|e| anyhow!("{e}"))?;
     let mut cases: Vec<CaseReport> = Vec::new();
     for (i, f) in files.iter().enumerate() {
@@ -152,7 +152,8 @@ pub fn run(
             first,
             extract: &extract,
             repair: &repair,
-            temperature,
+            temperature: sampling.temperature,
+            max_tokens: sampling.max_tokens,
             seed: seed.wrapping_add(100 * i as u64),
             template: Some("crossprobe-transfer.v1".into()),
         };
