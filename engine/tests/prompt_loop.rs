@@ -92,6 +92,7 @@ fn syntax_errors_are_repaired_with_line_and_column_then_judged_valid() {
         temperature: 0.0,
         seed: 11,
         template: Some("test.v1".into()),
+        max_tokens: 1024,
     };
     let r = run_loop(&llm, &spec, &mut judge);
     let classes: Vec<Class> = r
