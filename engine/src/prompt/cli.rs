@@ -178,8 +178,7 @@ pub fn run(cmd: PromptCmd, llm: &LlmArgs, pool: PoolOptions) -> Result<ExitCode>
             let model = llm.connect()?;
             let mut pool = Pool::new(pool);
             let mut judge = judge_for(&mut pool, &backends, run.out.as_ref())?;
-            let report =
-                transfer::run(&*model, &files, &mut judge, &support, sampling)?;
+            let report = transfer::run(&*model, &files, &mut judge, &support, sampling)?;
             finish(&report, run.out.as_deref())
         }
         PromptCmd::Generate { kb_args, n, run } => {
