@@ -106,6 +106,9 @@ pub enum Buckets {
     FloatRanges(Vec<(f64, f64)>),
     /// INTS lists: empty / all 0 / all 1 / uniform other / mixed.
     IntsShape,
+    /// INTS lists whose empty form is left out (ambiguous, e.g. a reduction's attribute
+    /// `axes`): all 0 / all 1 / uniform other / mixed.
+    IntsNonEmpty,
     /// FLOATS lists: empty / all equal / mixed.
     FloatsShape,
 }
@@ -119,6 +122,7 @@ impl Buckets {
             Buckets::IntRanges(r) => r.len(),
             Buckets::FloatRanges(r) => r.len(),
             Buckets::IntsShape => 5,
+            Buckets::IntsNonEmpty => 4,
             Buckets::FloatsShape => 3,
         }
     }
@@ -148,6 +152,10 @@ impl Buckets {
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
+            Buckets::IntsNonEmpty => ["all0", "all1", "uniform", "mixed"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             Buckets::FloatsShape => ["empty", "uniform", "mixed"]
                 .iter()
                 .map(|s| s.to_string())
@@ -169,6 +177,15 @@ impl Buckets {
             (Buckets::FloatRanges(r), AttrValue::Float(x)) => {
                 let x = *x as f64;
                 r.iter().position(|(a, b)| *a <= x && x < *b)
+            }
+            (Buckets::IntsNonEmpty, AttrValue::Ints(v)) => {
+                if v.is_empty() {
+                    None
+                } else {
+                    Buckets::IntsShape
+                        .bucket_of(&AttrValue::Ints(v.clone()))
+                        .map(|b| b - 1)
+                }
             }
             (Buckets::IntsShape, AttrValue::Ints(v)) => Some(if v.is_empty() {
                 0
@@ -309,6 +326,11 @@ impl AttrSpec {
     pub fn float_buckets(mut self, b: &[(f64, f64)]) -> AttrSpec {
         assert!(b.len() <= 5);
         self.buckets = Buckets::FloatRanges(b.to_vec());
+        self
+    }
+    /// INTS buckets without the empty list (generators never write it).
+    pub fn non_empty(mut self) -> AttrSpec {
+        self.buckets = Buckets::IntsNonEmpty;
         self
     }
     /// No parameter buckets.

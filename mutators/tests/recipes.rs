@@ -277,6 +277,7 @@ fn valid_bucket(label: &str) -> bool {
         };
         match (&a.buckets, &a.legal) {
             (Buckets::IntsShape, Legal::IntRange(lo, _)) => !(i == 1 && *lo >= 1),
+            (Buckets::IntsNonEmpty, Legal::IntRange(lo, _)) => !(i == 0 && *lo >= 1),
             (Buckets::IntRanges(r), Legal::IntRange(lo, hi)) => r[i].1 >= *lo && r[i].0 <= *hi,
             (Buckets::FloatRanges(r), Legal::FloatRange(lo, hi)) => r[i].1 > *lo && r[i].0 <= *hi,
             _ => true,

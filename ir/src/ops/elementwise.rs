@@ -59,7 +59,6 @@ const SELU_B: &[(f64, f64)] = &[
 ];
 /// Celu alpha (0 is invalid): negative / (0,1) / one / (1,10) / large.
 const CELU_B: &[(f64, f64)] = &[
-    (f64::NEG_INFINITY, 0.0),
     (1e-12, 1.0),
     (1.0, 1.000001),
     (1.000001, 10.0),
@@ -482,7 +481,7 @@ pub fn register(r: &mut Registry) {
             .input("input", "T")
             .output("output", "T")
             .attr(AttrSpec::float("bias", 0.0).float_buckets(OFFSET_B))
-            .attr(AttrSpec::float("lambd", 0.5).float_buckets(OFFSET_B))
+            .attr(AttrSpec::float("lambd", 0.5).float_buckets(&OFFSET_B[1..]))
             .types("T", NUMERIC)
             .infer(unary)
             .requires(requires_ew),

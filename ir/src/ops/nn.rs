@@ -18,7 +18,7 @@ const F8: &[DType] = &[
 ];
 const GROUP_BUCKETS: &[(i64, i64)] = &[(1, 1), (2, 4), (5, MAX)];
 const EPS_BUCKETS: &[(f64, f64)] = &[
-    (f64::NEG_INFINITY, 1e-7),
+    (0.0, 1e-7),
     (1e-7, 1e-4),
     (1e-4, 1e-2),
     (1e-2, f64::INFINITY),
@@ -1042,8 +1042,7 @@ fn rnn_spec(op: &'static str, versions: &[i64]) -> OpSpec {
         .attr(AttrSpec::of("activation_beta", AttrKind::Floats))
         .attr(acts)
         .attr(AttrSpec::of("clip", AttrKind::Float).float_buckets(&[
-            (f64::NEG_INFINITY, 0.0),
-            (0.0, 1.0),
+            (1e-3, 1.0),
             (1.0, 10.0),
             (10.0, f64::INFINITY),
         ]))
@@ -1823,7 +1822,7 @@ fn register_norm(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("MeanVarianceNormalization", &[9, 13], Category::Norm)
-            .attr(ints_default("axes", &[0, 2, 3]))
+            .attr(ints_default("axes", &[0, 2, 3]).non_empty())
             .input("X", "T")
             .output("Y", "T")
             .types("T", FLOAT)

@@ -41,7 +41,11 @@ fn reduce_op(
         .opt_input("axes", "tensor(int64)")
         .output("reduced", "T")
         .attr(AttrSpec::int("keepdims", 1).one_of_ints(&[0, 1]))
-        .attr(AttrSpec::of("axes", AttrKind::Ints).versions(1, Some(axes_input)))
+        .attr(
+            AttrSpec::of("axes", AttrKind::Ints)
+                .non_empty()
+                .versions(1, Some(axes_input)),
+        )
         .attr(
             AttrSpec::int("noop_with_empty_axes", 0)
                 .one_of_ints(&[0, 1])
@@ -136,8 +140,11 @@ pub fn register(r: &mut Registry) {
                     .versions(11, None),
             )
             .attr(
+                // sorted = 0 leaves the order of the results open: mutants never ask for it
+                // (no bucket), so that results can be compared element by element.
                 AttrSpec::int("sorted", 1)
                     .one_of_ints(&[0, 1])
+                    .int_buckets(&[(1, 1)])
                     .versions(11, None),
             )
             .types("T", NUMERIC)
@@ -167,7 +174,11 @@ pub fn register(r: &mut Registry) {
             .opt_output("inverse_indices", "tensor(int64)")
             .opt_output("counts", "tensor(int64)")
             .attr(AttrSpec::of("axis", AttrKind::Int).int_buckets(AXIS_BUCKETS))
-            .attr(AttrSpec::int("sorted", 1).one_of_ints(&[0, 1]))
+            .attr(
+                AttrSpec::int("sorted", 1)
+                    .one_of_ints(&[0, 1])
+                    .int_buckets(&[(1, 1)]),
+            )
             .types("T", UNIQUE_T)
             .types("tensor(int64)", &[I64])
             .infer(unique_infer),

@@ -943,6 +943,21 @@ fn infer_gather_nd(ctx: &InferCtx) -> Infer {
             s.len()
         ));
     }
+    if b >= q.len() {
+        return Err(format!(
+            "GatherND: batch_dims {b} needs indices of rank above {b}, found {}",
+            q.len()
+        ));
+    }
+    for i in 0..b {
+        if let (Dim::Known(p), Dim::Known(r)) = (&s[i], &q[i])
+            && p != r
+        {
+            return Err(format!(
+                "GatherND: batch dimension {i} is {p} in the data and {r} in the indices"
+            ));
+        }
+    }
     let mut res = q[..q.len() - 1].to_vec();
     res.extend_from_slice(&s[b + k..]);
     out(x.dtype, Some(res))
@@ -976,8 +991,64 @@ fn infer_scatter(ctx: &InferCtx) -> Infer {
     out(x.dtype, x.shape)
 }
 
-/// `updates` must have the shape `indices.shape[:-1] + data.shape[indices.shape[-1]:]`.
+// ---------------------------------------------------------------------------------------------
+// Index ranges: constant indices must address existing elements (out-of-range indices are an
+// error for Gather*, Scatter*; a mutation that changes the data's shape must not make them so).
+
+/// Checks constant `indices` (input 1) against data (input 0) dimension `axis`.
+fn indices_along_axis(ctx: &InferCtx) -> Result<(), String> {
+    let (Some(d), Some(idx)) = (ctx.tensor(0)?.shape, ctx.const_i64s(1)) else {
+        return Ok(());
+    };
+    if d.is_empty() {
+        return Ok(());
+    }
+    let axis = axis_of(ctx.int("axis", 0), d.len())?;
+    let Dim::Known(n) = d[axis] else {
+        return Ok(());
+    };
+    match idx.iter().find(|&&i| i < -n || i >= n) {
+        Some(i) => Err(format!(
+            "index {i} is out of range for axis {axis} of length {n}"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Checks constant index tuples (input 1, last dimension = tuple length) of GatherND /
+/// ScatterND against the data dimensions after `batch_dims`.
+fn indices_tuples(ctx: &InferCtx) -> Result<(), String> {
+    let (Some(d), Some(q), Some(idx)) = (
+        ctx.tensor(0)?.shape,
+        ctx.tensor(1)?.shape,
+        ctx.const_i64s(1),
+    ) else {
+        return Ok(());
+    };
+    let Some(Dim::Known(k)) = q.last().cloned() else {
+        return Ok(());
+    };
+    let b = ctx.int("batch_dims", 0).max(0) as usize;
+    if k <= 0 || b + k as usize > d.len() {
+        return Ok(()); // the shape check reports it
+    }
+    for (p, &i) in idx.iter().enumerate() {
+        let j = b + p % k as usize;
+        if let Dim::Known(n) = d[j]
+            && (i < -n || i >= n)
+        {
+            return Err(format!(
+                "index {i} is out of range for dimension {j} of length {n}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Constant index tuples must be in range, and `updates` must have the shape
+/// `indices.shape[:-1] + data.shape[indices.shape[-1]:]`.
 fn scatter_nd_requires(ctx: &InferCtx) -> Result<(), String> {
+    indices_tuples(ctx)?;
     let (Some(d), Some(i), Some(u)) = (
         ctx.tensor(0)?.shape,
         ctx.tensor(1)?.shape,
@@ -1870,6 +1941,7 @@ pub fn register(r: &mut Registry) {
             .attr(axis("axis", 0))
             .types("T", CLASSIC16)
             .types("Tind", IND)
+            .requires(indices_along_axis)
             .infer(infer_gather)
             .fold(fold_gather),
     );
@@ -1881,6 +1953,7 @@ pub fn register(r: &mut Registry) {
             .attr(axis("axis", 0))
             .types("T", CLASSIC16)
             .types("Tind", IND)
+            .requires(indices_along_axis)
             .infer(infer_gather_elements),
     );
     r.add(
@@ -1896,6 +1969,7 @@ pub fn register(r: &mut Registry) {
             )
             .types("T", CLASSIC16)
             .types(I64T, I64_ONLY)
+            .requires(indices_tuples)
             .infer(infer_gather_nd),
     );
     r.add(
@@ -1908,6 +1982,7 @@ pub fn register(r: &mut Registry) {
             .attr(axis("axis", 0))
             .types("T", CLASSIC15)
             .types("Tind", IND)
+            .requires(indices_along_axis)
             .infer(infer_scatter),
     );
     r.add(
@@ -1924,6 +1999,7 @@ pub fn register(r: &mut Registry) {
             )
             .types("T", CLASSIC16)
             .types("Tind", IND)
+            .requires(indices_along_axis)
             .infer(infer_scatter),
     );
     r.add(

@@ -110,7 +110,6 @@ fn topk(
     }
     if site.opset() >= 11 {
         flag(rng, &mut a, "largest");
-        flag(rng, &mut a, "sorted");
     }
     let kc = site.constant_i64s("k", &[1], &[k]);
     Ok(site.op(op, &[x, &kc], a, 2)?.remove(0))

@@ -44,10 +44,11 @@ fn act(
             float_of(rng, &mut a, "alpha", SELU5);
             float_of(rng, &mut a, "gamma", SELU5);
         }
-        "Celu" => float_of(rng, &mut a, "alpha", &[-0.5, 0.5, 1.0, 2.0, 11.0]),
+        "Celu" => float_of(rng, &mut a, "alpha", &[0.5, 1.0, 2.0, 11.0]),
         "Shrink" => {
             float_of(rng, &mut a, "bias", SHRINK5);
-            float_of(rng, &mut a, "lambd", SHRINK5);
+            // A negative lambd makes the two branches overlap (ONNX does not order them).
+            float_of(rng, &mut a, "lambd", &SHRINK5[1..]);
         }
         "Gelu" => maybe_str(rng, &mut a, 0.7, "approximate", &["none", "tanh"]),
         "Softmax" | "LogSoftmax" | "Hardmax" if r > 0 && chance(rng, 0.8) => {

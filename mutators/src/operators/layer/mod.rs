@@ -125,6 +125,18 @@ pub(crate) fn value_in_bucket(
             AttrValue::Float(rng.range(lo, hi) as f32)
         }
         (AttrKind::String, Buckets::Strings(s)) => AttrValue::String(s.get(b)?.as_bytes().to_vec()),
+        (AttrKind::Ints, Buckets::IntsNonEmpty) => {
+            return value_in_bucket(
+                &AttrSpec {
+                    buckets: Buckets::IntsShape,
+                    ..a.clone()
+                },
+                b + 1,
+                rank,
+                current,
+                rng,
+            );
+        }
         (AttrKind::Ints, Buckets::IntsShape) => {
             let len = cur_len.unwrap_or(match a.name {
                 "pads" => 2 * spatial,
@@ -187,6 +199,10 @@ pub(crate) fn retune(
         .nodes()
         .filter(|n| {
             n.subgraphs().next().is_none()
+                // MaxUnpool reads indices laid out by its MaxPool's window: changing the window
+                // of either one would make the indices point elsewhere.
+                && n.op_type != "MaxUnpool"
+                && !(n.op_type == "MaxPool" && n.outputs.iter().filter(|o| !o.is_empty()).count() > 1)
                 && reg.for_node(n).is_some_and(|s| {
                     s.attrs
                         .iter()

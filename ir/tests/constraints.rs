@@ -1,0 +1,123 @@
+//! Registry constraints that keep mutants valid: constant indices must address existing
+//! elements, GatherND's batch dimensions must agree, and the parameter buckets the generators
+//! draw from leave out values ONNX leaves ambiguous.
+use mutagraph_ir::attr::AttrValue;
+use mutagraph_ir::registry::{Buckets, Registry};
+use mutagraph_ir::text::parse_model;
+use mutagraph_ir::validate::validate;
+
+fn valid(body: &str) -> Result<(), String> {
+    let src = format!("<ir_version: 8, opset_import: [\"\" : 17]>\n{body}");
+    let m = parse_model(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    validate(&m).map(|_| ()).map_err(|e| e.to_string())
+}
+
+#[test]
+fn constant_indices_must_be_in_range() {
+    let gather = |idx: &str| {
+        valid(&format!(
+            "g (float[2, 3] x) => (float[2, 2] y) <int64[2] i = {{{idx}}}> \
+             {{ y = Gather <axis: int = 1> (x, i) }}"
+        ))
+    };
+    assert!(gather("0, 2").is_ok());
+    assert!(gather("-3, 2").is_ok());
+    let e = gather("0, 3").unwrap_err();
+    assert!(
+        e.contains("index 3 is out of range for axis 1 of length 3"),
+        "{e}"
+    );
+    assert!(gather("-4, 0").is_err());
+
+    let elements = |idx: &str| {
+        valid(&format!(
+            "g (float[2, 3] x) => (float[1, 2] y) <int64[1, 2] i = {{{idx}}}> \
+             {{ y = GatherElements <axis: int = 0> (x, i) }}"
+        ))
+    };
+    assert!(elements("1, 0").is_ok());
+    assert!(elements("2, 0").unwrap_err().contains("out of range"));
+
+    let scatter = |idx: &str| {
+        valid(&format!(
+            "g (float[2, 3] x) => (float[2, 3] y) <int64[1, 2] i = {{{idx}}}, float[1, 2] u = {{1, 2}}> \
+             {{ y = ScatterElements <axis: int = 1> (x, i, u) }}"
+        ))
+    };
+    assert!(scatter("2, -3").is_ok());
+    assert!(scatter("3, 0").unwrap_err().contains("out of range"));
+}
+
+#[test]
+fn gather_nd_tuples_and_batch_dims() {
+    let nd = |dims: &str, idx: &str, batch: i64, out: &str| {
+        valid(&format!(
+            "g (float[2, 3, 4] x) => (float{out} y) <int64{dims} i = {{{idx}}}> \
+             {{ y = GatherND <batch_dims: int = {batch}> (x, i) }}"
+        ))
+    };
+    // Tuples of length 2 address dims 0 and 1 (lengths 2 and 3).
+    assert!(nd("[2, 2]", "1, 2, 0, 0", 0, "[2, 4]").is_ok());
+    let e = nd("[2, 2]", "1, 3, 0, 0", 0, "[2, 4]").unwrap_err();
+    assert!(e.contains("index 3 is out of range for dimension 1"), "{e}");
+    assert!(nd("[2, 2]", "2, 0, 0, 0", 0, "[2, 4]").is_err());
+    // batch_dims = 1: tuples address dims 1 and 2; the batch dimension must match the data's.
+    assert!(nd("[2, 2]", "2, 3, 0, 1", 1, "[2]").is_ok());
+    assert!(nd("[2, 2]", "3, 0, 0, 1", 1, "[2]").is_err());
+    let e = nd("[3, 2]", "0, 0, 0, 0, 0, 0", 1, "[3]").unwrap_err();
+    assert!(
+        e.contains("batch dimension 0 is 2 in the data and 3 in the indices"),
+        "{e}"
+    );
+}
+
+#[test]
+fn generators_never_draw_ambiguous_values() {
+    let reg = Registry::global();
+    let attr = |op: &str, name: &str| {
+        reg.get("", op)
+            .unwrap()
+            .attrs
+            .iter()
+            .filter(|a| a.name == name)
+            .map(|a| a.buckets.clone())
+            .collect::<Vec<_>>()
+    };
+    // An empty `axes` attribute of a reduction: all axes (ONNX Runtime) or none (others).
+    for op in [
+        "ReduceMean",
+        "ReduceSum",
+        "ReduceMax",
+        "ReduceL2",
+        "ReduceLogSumExp",
+    ] {
+        let b = &attr(op, "axes")[0];
+        assert!(matches!(b, Buckets::IntsNonEmpty), "{op}: {b:?}");
+        assert_eq!(b.bucket_of(&AttrValue::Ints(vec![])), None);
+        assert_eq!(b.bucket_of(&AttrValue::Ints(vec![1, 1])), Some(1));
+        assert_eq!(b.labels(), ["all0", "all1", "uniform", "mixed"]);
+    }
+    let b = &attr("MeanVarianceNormalization", "axes")[0];
+    assert_eq!(b.bucket_of(&AttrValue::Ints(vec![])), None);
+    // Unordered results (sorted = 0) cannot be compared element by element.
+    let b = &attr("TopK", "sorted")[0];
+    assert_eq!(b.bucket_of(&AttrValue::Int(0)), None);
+    assert_eq!(b.bucket_of(&AttrValue::Int(1)), Some(0));
+    // Negative thresholds and epsilons: overlapping Shrink branches, rejected by ONNX Runtime.
+    let neg = AttrValue::Float(-0.5);
+    assert_eq!(attr("Shrink", "lambd")[0].bucket_of(&neg), None);
+    assert_eq!(attr("Celu", "alpha")[0].bucket_of(&neg), None);
+    assert_eq!(attr("LSTM", "clip")[0].bucket_of(&neg), None);
+    assert_eq!(
+        attr("LayerNormalization", "epsilon")[0].bucket_of(&neg),
+        None
+    );
+    assert_eq!(
+        attr("LayerNormalization", "epsilon")[0].bucket_of(&AttrValue::Float(0.0)),
+        Some(0)
+    );
+    // They are still valid ONNX: validation accepts them.
+    assert!(
+        valid("g (float[2] x) => (float[2] y) { y = Shrink <lambd: float = -1.0> (x) }").is_ok()
+    );
+}
