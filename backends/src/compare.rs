@@ -141,8 +141,13 @@ pub fn compare(expected: &Value, actual: &Value, opts: CompareOptions) -> Compar
             metrics: m,
         },
         Ok(()) => {
+            let nonfinite = if m.nonfinite_mismatch > 0 {
+                format!(", {} NaN/Inf where the other is not", m.nonfinite_mismatch)
+            } else {
+                String::new()
+            };
             let r = format!(
-                "{} of {} elements differ (max abs {:.3e}, max rel {:.3e}, tolerance {})",
+                "{} of {} elements differ (max abs {:.3e}, max rel {:.3e}{nonfinite}, tolerance {})",
                 m.mismatched + m.nonfinite_mismatch,
                 m.elements,
                 m.max_abs,

@@ -481,7 +481,18 @@ pub(crate) fn norm<B: BurnBackend>(
             for ax in axes {
                 dims.push(bax(r, norm_axis(ax, r)?));
             }
-            let y = standardize(t, &dims, 1e-9);
+            // ONNX's function body adds its epsilon to the standard deviation, not to the
+            // variance: (X - mean) / (sqrt(var) + 1e-9).
+            let mut mean = t.clone();
+            for &d in &dims {
+                mean = mean.mean_dim(d);
+            }
+            let c = t.sub(mean);
+            let mut var = c.clone().mul(c.clone());
+            for &d in &dims {
+                var = var.mean_dim(d);
+            }
+            let y = c.div(var.sqrt().add_scalar(1e-9));
             Ok(vec![Some(Val::float(y, x.shape.clone(), x.dtype))])
         }
         "LpNormalization" => {
@@ -493,6 +504,9 @@ pub(crate) fn norm<B: BurnBackend>(
             } else {
                 t.clone().mul(t.clone()).sum_dim(d).sqrt()
             };
+            // A zero norm (all-zero slice) divides by one instead: the slice stays zero, as
+            // the reference and ONNX Runtime give.
+            let nrm = nrm.clone().add(nrm.equal_elem(0.0).float());
             let y = t.div(nrm);
             Ok(vec![Some(Val::float(y, x.shape.clone(), x.dtype))])
         }
@@ -824,7 +838,14 @@ pub(crate) fn resize<B: BurnBackend>(
         }
     }
     if out.contains(&0) || x.numel() == 0 {
-        return Err(run_err("Resize: empty input or output"));
+        // Nothing to sample: an empty input has an empty output (its sizes or scales keep a
+        // zero dimension at zero), an empty output needs no input.
+        if x.numel() == 0 && !out.contains(&0) {
+            return Err(run_err(
+                "Resize: an empty input cannot give a non-empty output",
+            ));
+        }
+        return Ok(vec![Some(super::ops::full(out, 0.0, x.dtype, cx.dev)?)]);
     }
     let mode = a.string("mode", "nearest");
     let ctm = if cx.opset < 11 {
@@ -1149,8 +1170,23 @@ pub(crate) fn index_ops<B: BurnBackend>(
                 return Err(run_unsup(format!("rank {} above {R}", r + 1)));
             }
             let axis = norm_axis(a.int("axis", -1), r + 1)?;
+            if x.numel() == 0 {
+                let mut shape = x.shape.clone();
+                shape.insert(axis, depth);
+                return Ok(vec![Some(super::ops::full(shape, 0.0, vals.dtype, dev)?)]);
+            }
+            // Indices outside [-depth, depth - 1] give a row of off values (ONNX): they are
+            // one-hot encoded as 0 and their rows overwritten.
+            let n = depth as i64;
             let mut iv = x.host_i64();
-            fix_indices(&mut iv, depth as i64, op)?;
+            let outside: Vec<bool> = iv.iter().map(|&i| i < -n || i >= n).collect();
+            for (i, &o) in iv.iter_mut().zip(&outside) {
+                if o {
+                    *i = 0;
+                } else if *i < 0 {
+                    *i += n;
+                }
+            }
             let vv = vals.host_f64();
             let mut shape5 = [1usize; R - 1];
             shape5[R - 1 - r..].copy_from_slice(&x.shape);
@@ -1159,7 +1195,22 @@ pub(crate) fn index_ops<B: BurnBackend>(
                 dev,
             );
             let baxis = R - (r + 1) + axis;
-            let y: Tensor<B, R> = t5.one_hot_fill(depth, vv[1] as f32, vv[0] as f32, baxis as i64);
+            let mut y: Tensor<B, R> =
+                t5.one_hot_fill(depth, vv[1] as f32, vv[0] as f32, baxis as i64);
+            if outside.contains(&true) {
+                let o5 = Tensor::<B, { R - 1 }>::from_data(
+                    TensorData::new(
+                        outside.iter().map(|&o| o as u8 as f32).collect::<Vec<_>>(),
+                        shape5,
+                    ),
+                    dev,
+                );
+                let mask = o5
+                    .unsqueeze_dim::<R>(baxis)
+                    .expand(y.shape())
+                    .equal_elem(1.0);
+                y = y.mask_fill(mask, vv[0] as f32);
+            }
             let mut shape = x.shape.clone();
             shape.insert(axis, depth);
             let v = Val::float(y, shape, vals.dtype);

@@ -170,6 +170,15 @@ fn expand_to<B: BurnBackend>(v: &Val<B>, shape: &[usize]) -> K<B> {
         return v.k.clone();
     }
     let p = pad(shape);
+    if shape.contains(&0) {
+        // burn's expand refuses a zero size: an empty result is made, not broadcast.
+        return each!(v.k.clone(), |t| t.zeros_like().slice(
+            p.iter()
+                .map(|&d| Slice::from(0..d))
+                .collect::<Vec<_>>()
+                .as_slice()
+        ));
+    }
     each!(v.k.clone(), |t| t.expand(p))
 }
 
@@ -741,10 +750,7 @@ pub(crate) fn exec<B: BurnBackend>(
                     } else {
                         t.clone()
                     };
-                    let mut c = t.clone().cumsum(d);
-                    if excl {
-                        c = c.sub(t);
-                    }
+                    let c = if excl { exclusive(t, d) } else { t.cumsum(d) };
                     K::F(if rev { c.flip([d as isize]) } else { c })
                 }
                 K::I(t) => {
@@ -753,10 +759,7 @@ pub(crate) fn exec<B: BurnBackend>(
                     } else {
                         t.clone()
                     };
-                    let mut c = t.clone().cumsum(d);
-                    if excl {
-                        c = c.sub(t);
-                    }
+                    let c = if excl { exclusive(t, d) } else { t.cumsum(d) };
                     K::I(if rev { c.flip([d as isize]) } else { c })
                 }
                 K::B(_) => return Err(run_unsup("CumSum on bool")),
@@ -1059,6 +1062,18 @@ pub(crate) fn exec<B: BurnBackend>(
                     *i += n;
                 }
             }
+            // burn's gather wants the data and the indices of one shape outside the axis; ONNX
+            // lets the indices be smaller there: the data is cut to them first.
+            let mut ends: Vec<i64> = Vec::new();
+            for (i, (&xd, &id)) in x.shape.iter().zip(&idx.shape).enumerate() {
+                if i != axis && id > xd {
+                    return Err(run_err(format!(
+                        "GatherElements: indices dimension {i} ({id}) exceeds the data's ({xd})"
+                    )));
+                }
+                ends.push(if i == axis { xd } else { id } as i64);
+            }
+            let x = &slice(x, &vec![0; ends.len()], &ends, None, None, dev)?;
             let it = mk_i::<B>(iv, idx.shape.clone(), DType::I64, dev).i();
             let d = bax(x.rank(), axis);
             let k = each!(x.k.clone(), |t| t.gather(d, it.clone()));
@@ -1070,6 +1085,10 @@ pub(crate) fn exec<B: BurnBackend>(
             let shape = bshape(&x.shape, &s)?;
             if shape.len() > R {
                 return Err(run_unsup(format!("rank {} above {R}", shape.len())));
+            }
+            if shape.contains(&0) {
+                // burn's expand refuses a zero size; an empty result needs no data.
+                return one(full(shape, 0.0, x.dtype, dev)?);
             }
             let p = pad(&shape);
             let k = each!(x.k.clone(), |t| t.expand(p));
@@ -1352,6 +1371,24 @@ pub(crate) fn cast<B: BurnBackend>(x: &Val<B>, to: DType) -> Res<Val<B>> {
         },
         Class::Bool => K::B(x.b()),
     };
+    // burn holds every integer type in one wide type: a value outside a narrow target type
+    // wraps around to the value that type stores, as the exposed outputs show it (otherwise the
+    // next op would see a value the element type cannot hold).
+    let k = match (k, to.bits()) {
+        (K::I(t), Some(bits)) if bits <= 16 && x.dtype != to => {
+            let m = 1i64 << bits;
+            // ((v mod m) + m) mod m, whatever sign the remainder takes.
+            let modulo =
+                |t: Tensor<B, R, Int>| t.remainder_scalar(m).add_scalar(m).remainder_scalar(m);
+            let wrapped = if to.is_signed_int() {
+                modulo(t.add_scalar(m / 2)).sub_scalar(m / 2)
+            } else {
+                modulo(t)
+            };
+            K::I(wrapped)
+        }
+        (k, _) => k,
+    };
     Ok(Val::new(k, x.shape.clone(), to))
 }
 
@@ -1437,6 +1474,22 @@ fn reshape_target(input: &[usize], spec: &[i64], allowzero: bool) -> Res<Vec<usi
         return Err(run_unsup(format!("rank {} above {R}", out.len())));
     }
     Ok(out)
+}
+
+/// Exclusive cumulative sum along burn axis `d`: the inclusive sum shifted by one, a zero
+/// first (subtracting the element instead would turn a NaN or Inf element into NaN).
+fn exclusive<B: BurnBackend, K>(t: Tensor<B, R, K>, d: usize) -> Tensor<B, R, K>
+where
+    K: burn::tensor::Numeric<B>,
+    K::Elem: burn::tensor::Element,
+{
+    let n = t.dims()[d];
+    if n <= 1 {
+        return t.zeros_like();
+    }
+    let zero = t.clone().narrow(d, 0, 1).zeros_like();
+    let inc = t.narrow(d, 0, n - 1).cumsum(d);
+    Tensor::cat(vec![zero, inc], d)
 }
 
 fn slice<B: BurnBackend>(

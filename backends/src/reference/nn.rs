@@ -752,16 +752,21 @@ fn op_mvn(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let on = numel(&kept);
     let cnt = (x.len() / on.max(1)) as f64;
     let xv = x.fs()?;
+    // ONNX's function body: (X - mean) / (sqrt(E[X^2] - mean^2) + 1e-9). The variance is
+    // taken as E[(X - mean)^2], its exact value, which rounding cannot make negative (the
+    // difference form gives NaN for constant slices).
     let mut m = vec![0.0; on];
-    let mut m2 = vec![0.0; on];
     for (i, &o) in map.iter().enumerate() {
         m[o] += xv[i] / cnt;
-        m2[o] += xv[i] * xv[i] / cnt;
+    }
+    let mut var = vec![0.0; on];
+    for (i, &o) in map.iter().enumerate() {
+        var[o] += (xv[i] - m[o]) * (xv[i] - m[o]) / cnt;
     }
     let y = map
         .iter()
         .enumerate()
-        .map(|(i, &o)| (xv[i] - m[o]) / (m2[o] - m[o] * m[o]).sqrt())
+        .map(|(i, &o)| (xv[i] - m[o]) / (var[o].sqrt() + 1e-9))
         .collect();
     one(T::f(x.dt, x.shape.clone(), y))
 }

@@ -1,0 +1,228 @@
+//! Edge cases that campaigns ran into, each written as a small ONNX text model and run on the
+//! reference interpreter and on burn-ndarray (our interpreter over burn's tensor API): empty
+//! tensors, out-of-range one-hot indices, indices smaller than the data, exclusive sums over
+//! NaN, zero norms, narrow integer casts, constant slices under MeanVarianceNormalization.
+#![cfg(feature = "burn")]
+use mutagraph_backends::catalog::{Config, create};
+use mutagraph_backends::value::{HostTensor, NamedValues, Value};
+use mutagraph_ir::DType;
+use mutagraph_ir::text::parse_model;
+
+fn run(backend: &str, src: &str, inputs: &[(&str, DType, Vec<usize>, Vec<f64>)]) -> Vec<Value> {
+    let model = parse_model(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let mut b = create(backend, &Config::default()).unwrap();
+    let mut p = b
+        .prepare(&model.to_bytes())
+        .unwrap_or_else(|e| panic!("{backend}: {e}"));
+    let feed: NamedValues = inputs
+        .iter()
+        .map(|(n, d, s, v)| {
+            (
+                n.to_string(),
+                Value::Tensor(HostTensor::from_f64s(*d, s.clone(), v).unwrap()),
+            )
+        })
+        .collect();
+    p.run(&feed)
+        .unwrap_or_else(|e| panic!("{backend}: {e}"))
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect()
+}
+
+fn values(v: &Value) -> (Vec<usize>, Vec<f64>) {
+    let t = v.tensor().unwrap();
+    (t.shape.clone(), t.to_f64s().unwrap())
+}
+
+/// Runs on both and checks that burn gives `want` (shape, values; NaN compared as NaN).
+fn check(src: &str, inputs: &[(&str, DType, Vec<usize>, Vec<f64>)], want: (Vec<usize>, Vec<f64>)) {
+    for backend in ["reference", "burn-ndarray"] {
+        let out = run(backend, src, inputs);
+        let (shape, got) = values(&out[0]);
+        assert_eq!(shape, want.0, "{backend}: shape\n{src}");
+        assert_eq!(got.len(), want.1.len(), "{backend}\n{src}");
+        for (g, w) in got.iter().zip(&want.1) {
+            assert!(
+                (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= 1e-5 * w.abs().max(1.0),
+                "{backend}: got {got:?}, want {:?}\n{src}",
+                want.1
+            );
+        }
+    }
+}
+
+const F: DType = DType::F32;
+
+#[test]
+fn resize_of_an_empty_tensor_is_empty() {
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 0, 2] x) => (float[1, 0, 4] y)
+<float[3] scales = {1, 1, 2}>
+{ y = Resize <mode: string = "nearest"> (x, "", scales) }"#;
+    check(
+        src,
+        &[("x", F, vec![1, 0, 2], vec![])],
+        (vec![1, 0, 4], vec![]),
+    );
+}
+
+#[test]
+fn expand_and_where_to_an_empty_shape() {
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 0, 1] x) => (float[2, 0, 3] y)
+<int64[3] shape = {2, 0, 3}>
+{ y = Expand (x, shape) }"#;
+    check(
+        src,
+        &[("x", F, vec![1, 0, 1], vec![])],
+        (vec![2, 0, 3], vec![]),
+    );
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[0] x) => (float[0] y)
+<bool[0] c = {}, float one = {1}>
+{ y = Where (c, x, one) }"#;
+    check(src, &[("x", F, vec![0], vec![])], (vec![0], vec![]));
+}
+
+#[test]
+fn one_hot_indices_out_of_range_give_off_values_and_empty_indices_an_empty_result() {
+    // ONNX: an index outside [-depth, depth - 1] makes a row of off values; a float index is
+    // truncated first (-0.5 -> 0).
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] i) => (float[4, 3] y)
+<float[1] depth = {3}, float[2] vals = {-1, 5}>
+{ y = OneHot <axis: int = -1> (i, depth, vals) }"#;
+    check(
+        src,
+        &[("i", F, vec![4], vec![7.0, -1.0, -0.5, 1e30])],
+        (
+            vec![4, 3],
+            vec![
+                -1.0, -1.0, -1.0, // 7: out of range
+                -1.0, -1.0, 5.0, // -1: the last class
+                5.0, -1.0, -1.0, // -0.5: truncated to 0
+                -1.0, -1.0, -1.0, // 1e30: out of range
+            ],
+        ),
+    );
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (int64[0] i) => (int64[3, 0] y)
+<int64 depth = {3}, int64[2] vals = {0, 1}>
+{ y = OneHot <axis: int = 0> (i, depth, vals) }"#;
+    check(
+        src,
+        &[("i", DType::I64, vec![0], vec![])],
+        (vec![3, 0], vec![]),
+    );
+}
+
+#[test]
+fn gather_elements_with_indices_smaller_than_the_data() {
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3] x) => (float[1, 2] y)
+<int64[1, 2] idx = {1, 0}>
+{ y = GatherElements <axis: int = 0> (x, idx) }"#;
+    check(
+        src,
+        &[("x", F, vec![2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0])],
+        (vec![1, 2], vec![4.0, 2.0]),
+    );
+}
+
+#[test]
+fn exclusive_cumsum_does_not_subtract() {
+    // The element itself never enters its exclusive sum: a NaN or Inf stays out of it.
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] x) => (float[4] y)
+<int64 axis = {0}>
+{ y = CumSum <exclusive: int = 1> (x, axis) }"#;
+    check(
+        src,
+        &[("x", F, vec![4], vec![f64::INFINITY, 1.0, 2.0, 3.0])],
+        (
+            vec![4],
+            vec![0.0, f64::INFINITY, f64::INFINITY, f64::INFINITY],
+        ),
+    );
+    check(
+        src,
+        &[("x", F, vec![4], vec![1.0, 2.0, 3.0, f64::NAN])],
+        (vec![4], vec![0.0, 1.0, 3.0, 6.0]),
+    );
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1] x) => (float[1] y)
+<int64 axis = {0}>
+{ y = CumSum <exclusive: int = 1, reverse: int = 1> (x, axis) }"#;
+    check(
+        src,
+        &[("x", F, vec![1], vec![f64::NAN])],
+        (vec![1], vec![0.0]),
+    );
+}
+
+#[test]
+fn lp_normalization_of_a_zero_slice_stays_zero() {
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 2] x) => (float[2, 2] y)
+{ y = LpNormalization <axis: int = -1, p: int = 2> (x) }"#;
+    check(
+        src,
+        &[("x", F, vec![2, 2], vec![0.0, 0.0, 3.0, 4.0])],
+        (vec![2, 2], vec![0.0, 0.0, 0.6, 0.8]),
+    );
+}
+
+#[test]
+fn a_narrow_integer_cast_stores_what_the_type_holds() {
+    // -1.0 -> uint8 is implementation-defined in ONNX; whatever is stored, the next op sees the
+    // stored value (here the two's-complement wrap, as the reference does), not -1.
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[3] x) => (float[3] y)
+{
+   u = Cast <to: int = 2> (x)
+   y = Cast <to: int = 1> (u)
+}"#;
+    check(
+        src,
+        &[("x", F, vec![3], vec![-1.0, 256.0, 7.0])],
+        (vec![3], vec![255.0, 0.0, 7.0]),
+    );
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (int32[2] x) => (float[2] y)
+{
+   u = Cast <to: int = 3> (x)
+   y = Cast <to: int = 1> (u)
+}"#;
+    check(
+        src,
+        &[("x", DType::I32, vec![2], vec![200.0, -129.0])],
+        (vec![2], vec![-56.0, 127.0]),
+    );
+}
+
+#[test]
+fn mean_variance_normalization_of_a_constant_slice_is_zero() {
+    // ONNX's function body: (X - mean) / (sqrt(var) + 1e-9); a constant slice has var = 0.
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3] x) => (float[1, 3] y)
+{ y = MeanVarianceNormalization <axes: ints = [1]> (x) }"#;
+    check(
+        src,
+        &[("x", F, vec![1, 3], vec![0.1, 0.1, 0.1])],
+        (vec![1, 3], vec![0.0, 0.0, 0.0]),
+    );
+    // The epsilon is added to the standard deviation, not to the variance: with sd = 2^-14
+    // (exact in f32) the first gives 0.99998, the second 0.888.
+    let (a, b) = (1.0, 1.0 + 2f64.powi(-13));
+    let sd = 2f64.powi(-14);
+    let m = (a + b) / 2.0;
+    check(
+        src.replace("float[1, 3]", "float[1, 2]").as_str(),
+        &[("x", F, vec![1, 2], vec![a, b])],
+        (
+            vec![1, 2],
+            vec![(a - m) / (sd + 1e-9), (b - m) / (sd + 1e-9)],
+        ),
+    );
+}
