@@ -172,10 +172,13 @@ pub fn extract(model: &Model, nodes: &[NodeId]) -> Result<Model, mutagraph_ir::E
     Ok(out)
 }
 
+/// Whether `got` diverges from `want` for a `kind` finding. Outside NaN findings a NaN/Inf that
+/// only `got` holds counts too: it is where a reference-blamed inconsistency (the reference's
+/// own NaN against finite backends) starts.
 fn diverges(kind: Kind, want: &NamedValues, got: &NamedValues, tol: Tolerance) -> bool {
     match kind {
         Kind::Nan => new_nonfinite(want, got).0 > 0,
-        _ => agree(want, got, tol).is_err(),
+        _ => agree(want, got, tol).is_err() || new_nonfinite(want, got).0 > 0,
     }
 }
 
@@ -316,68 +319,184 @@ pub fn localize_blamed(
         Blamed::Backend => backend,
         Blamed::Reference => reference,
     };
-    let verdict =
-        match extract(model, &[id]) {
-            Ok(single) => {
-                let feed: NamedValues = single
-                    .graph
-                    .real_inputs()
-                    .iter()
-                    .filter_map(|vi| {
-                        let n = vi.name.clone()?;
-                        pick(side, &n)
-                            .or_else(|| pick(inputs, &n))
-                            .and_then(|v| v.into_iter().next())
-                    })
-                    .collect();
-                let seen: Vec<(String, HostTensor)> =
-                    feed.iter()
-                        .filter_map(|(n, v)| Some((n.clone(), v.tensor()?.clone())))
-                        .chain(single.graph.initializers.iter().filter_map(|(n, t)| {
+    let verdict = match extract(model, &[id]) {
+        Ok(single) => {
+            let feed: NamedValues = single
+                .graph
+                .real_inputs()
+                .iter()
+                .filter_map(|vi| {
+                    let n = vi.name.clone()?;
+                    pick(side, &n)
+                        .or_else(|| pick(inputs, &n))
+                        .and_then(|v| v.into_iter().next())
+                })
+                .collect();
+            let seen: Vec<(String, HostTensor)> =
+                feed.iter()
+                    .filter_map(|(n, v)| Some((n.clone(), v.tensor()?.clone())))
+                    .chain(
+                        single.graph.initializers.iter().filter_map(|(n, t)| {
                             Some((n.clone(), HostTensor::from_proto(t).ok()?))
-                        }))
-                        .collect();
-                if let Some(why) = undefined_behaviour(node, &seen) {
-                    Verdict::Undefined(why)
-                } else if feed.len() != single.graph.real_inputs().len() {
-                    Verdict::Localized
-                } else {
-                    match run_reference(&single, &feed) {
-                        Ok(again) => {
-                            // Compared with the side that fed the node: a blamed backend's output
-                            // (rounding amplified) or the truth's (the reference's op is right).
-                            let mine: NamedValues = again
-                                .iter()
-                                .filter(|(n, _)| pick(side, n).is_some())
-                                .cloned()
-                                .collect();
-                            let theirs: NamedValues = mine
-                                .iter()
-                                .filter_map(|(n, _)| pick(side, n))
-                                .flatten()
-                                .collect();
-                            if !mine.is_empty() && !diverges(kind, &mine, &theirs, tolerance) {
-                                match blamed {
-                                    Blamed::Backend => Verdict::Unstable,
-                                    // The reference's op, on the truth's inputs, gives the truth's
-                                    // output: what differed was its inputs, i.e. rounding upstream.
-                                    Blamed::Reference => Verdict::Unstable,
-                                }
-                            } else {
-                                Verdict::Localized
+                        }),
+                    )
+                    .collect();
+            let outs = |side: &NamedValues| -> NamedValues {
+                node.outputs
+                    .iter()
+                    .filter_map(|o| pick(side, o))
+                    .flatten()
+                    .collect()
+            };
+            if let Some(why) = undefined_behaviour(node, &seen) {
+                Verdict::Undefined(why)
+            } else if near_float_limit(node, &seen) {
+                // An intermediate overflows the element type where f64 does not.
+                Verdict::Unstable
+            } else if reduced_precision(node).is_some()
+                && !diverges(
+                    kind,
+                    &outs(reference),
+                    &outs(backend),
+                    widest(tolerance, Tolerance::VERY_APPROXIMATE),
+                )
+            {
+                Verdict::Unstable
+            } else if feed.len() != single.graph.real_inputs().len() {
+                Verdict::Localized
+            } else {
+                match run_reference(&single, &feed) {
+                    Ok(again) => {
+                        // Compared with the side that fed the node: a blamed backend's output
+                        // (rounding amplified) or the truth's (the reference's op is right).
+                        let mine: NamedValues = again
+                            .iter()
+                            .filter(|(n, _)| pick(side, n).is_some())
+                            .cloned()
+                            .collect();
+                        let theirs: NamedValues = mine
+                            .iter()
+                            .filter_map(|(n, _)| pick(side, n))
+                            .flatten()
+                            .collect();
+                        if !mine.is_empty() && !diverges(kind, &mine, &theirs, tolerance) {
+                            match blamed {
+                                Blamed::Backend => Verdict::Unstable,
+                                // The reference's op, on the truth's inputs, gives the truth's
+                                // output: what differed was its inputs, i.e. rounding upstream.
+                                Blamed::Reference => Verdict::Unstable,
                             }
+                        } else if ill_conditioned(node, &single, &feed, &again, kind, tolerance) {
+                            Verdict::Unstable
+                        } else {
+                            Verdict::Localized
                         }
-                        Err(_) => Verdict::Localized,
                     }
+                    Err(_) => Verdict::Localized,
                 }
             }
-            Err(_) => Verdict::Localized,
-        };
+        }
+        Err(_) => Verdict::Localized,
+    };
     Localization {
         verdict,
         location: Some(location),
         values,
         max_r,
+    }
+}
+
+/// Ops with a discrete result (rounding, comparisons, selections): moving their inputs by a
+/// rounding step may flip it, which says nothing about how well-conditioned they are.
+const DISCRETE: &[&str] = &[
+    "Floor",
+    "Ceil",
+    "Round",
+    "Sign",
+    "Cast",
+    "CastLike",
+    "Equal",
+    "Less",
+    "LessOrEqual",
+    "Greater",
+    "GreaterOrEqual",
+    "ArgMax",
+    "ArgMin",
+    "Hardmax",
+    "TopK",
+    "IsInf",
+    "IsNaN",
+    "NonZero",
+    "OneHot",
+    "Mod",
+    "Compress",
+    "Unique",
+    "Where",
+];
+
+/// Moves every element of a float tensor by about four f32 rounding steps (relative 2^-21),
+/// up or down by a fixed pattern; other tensors are returned as they are.
+fn nudge(t: &HostTensor, salt: usize) -> HostTensor {
+    if !t.dtype.is_float() {
+        return t.clone();
+    }
+    let Some(v) = t.to_f64s() else {
+        return t.clone();
+    };
+    let moved: Vec<f64> = v
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let h = (i + salt).wrapping_mul(0x9E37_79B9) >> 7;
+            let s = if h.is_multiple_of(2) { 1.0 } else { -1.0 };
+            x * (1.0 + s * 2f64.powi(-21))
+        })
+        .collect();
+    HostTensor::from_f64s(t.dtype, t.shape.clone(), &moved).unwrap_or_else(|_| t.clone())
+}
+
+/// Whether `node` is ill-conditioned at the inputs it was fed: the reference, run on the
+/// single-node model `single` with every float input and weight nudged by a few f32 rounding
+/// steps, moves from its own output `base` beyond the tolerance. A backend computing in f32 can
+/// then land anywhere in that range (Det of a near-singular matrix, Tan near a pole,
+/// requantization at a rounding tie).
+fn ill_conditioned(
+    node: &Node,
+    single: &Model,
+    feed: &NamedValues,
+    base: &NamedValues,
+    kind: Kind,
+    tolerance: Tolerance,
+) -> bool {
+    if DISCRETE.contains(&node.op_type.as_str()) {
+        return false;
+    }
+    let mut model = single.clone();
+    for (k, (name, t)) in model.graph.initializers.iter_mut().enumerate() {
+        if let Ok(h) = HostTensor::from_proto(t) {
+            *t = nudge(&h, 7919 * (k + 1)).to_proto(name);
+        }
+    }
+    let moved: NamedValues = feed
+        .iter()
+        .enumerate()
+        .map(|(k, (n, v))| match v.tensor() {
+            Some(t) => (
+                n.clone(),
+                mutagraph_backends::value::Value::Tensor(nudge(t, 104_729 * (k + 1))),
+            ),
+            None => (n.clone(), v.clone()),
+        })
+        .collect();
+    match run_reference(&model, &moved) {
+        Ok(out) => {
+            let out: NamedValues = out
+                .into_iter()
+                .filter(|(n, _)| base.iter().any(|(b, _)| b == n))
+                .collect();
+            !out.is_empty() && diverges(kind, base, &out, tolerance)
+        }
+        Err(_) => false,
     }
 }
 
@@ -428,7 +547,129 @@ pub const NAN_UNSPECIFIED: &[&str] = &[
     "Resize",
     "QuantizeLinear",
     "DynamicQuantizeLinear",
+    "RoiAlign",
+    "GridSample",
+    "LRN",
 ];
+
+/// Ops whose result with an infinite input depends on the order of their arithmetic (an Inf
+/// meets a zero or an opposite Inf in one evaluation order and not in another), which ONNX
+/// does not fix.
+pub const INF_UNSPECIFIED: &[&str] = &[
+    "BatchNormalization",
+    "InstanceNormalization",
+    "LayerNormalization",
+    "GroupNormalization",
+    "MeanVarianceNormalization",
+    "LpNormalization",
+    "LRN",
+    "Softmax",
+    "LogSoftmax",
+    "LSTM",
+    "GRU",
+    "RNN",
+    "GridSample",
+    "RoiAlign",
+    "Resize",
+    "ConvTranspose",
+    "Einsum",
+];
+
+/// Whether a Resize with `coordinate_transformation_mode = align_corners` produces a length of
+/// 1 along an axis whose input length is not 1 (ONNX's formula is then 0 / 0).
+fn resize_align_corners_to_one(node: &Node, seen: &[(String, HostTensor)]) -> bool {
+    let ctm = node
+        .attributes
+        .iter()
+        .find(|a| a.name == "coordinate_transformation_mode")
+        .and_then(|a| match &a.value {
+            mutagraph_ir::attr::AttrValue::String(s) => Some(s.as_slice()),
+            _ => None,
+        });
+    if ctm != Some(b"align_corners".as_slice()) {
+        return false;
+    }
+    let value = |i: usize| {
+        let name = node.inputs.get(i).filter(|n| !n.is_empty())?;
+        seen.iter().find(|(n, _)| n == name).map(|(_, t)| t)
+    };
+    let Some(x) = value(0) else {
+        return false;
+    };
+    let dims = &x.shape;
+    let out: Vec<f64> = if let Some(sizes) = value(3).filter(|t| t.num_elements() > 0) {
+        sizes.to_f64s().unwrap_or_default()
+    } else if let Some(scales) = value(2).filter(|t| t.num_elements() > 0) {
+        let sc = scales.to_f64s().unwrap_or_default();
+        dims.iter()
+            .zip(&sc)
+            .map(|(&d, &s)| (d as f64 * s).floor())
+            .collect()
+    } else {
+        return false;
+    };
+    dims.iter().zip(&out).any(|(&d, &o)| o == 1.0 && d != 1)
+}
+
+/// Whether a float input of `node` holds a finite value within a factor 2^10 of the largest
+/// finite value of its type (f32, bf16): sums, products and squares of such values overflow in
+/// that type, so an Inf (or the NaN an Inf makes) where the f64 reference stays finite is the
+/// type's range, not the op. f16 is left out: its range is small enough that kernels are
+/// expected to widen.
+pub fn near_float_limit(node: &Node, seen: &[(String, HostTensor)]) -> bool {
+    use mutagraph_ir::DType;
+    node.present_inputs().any(|i| {
+        let Some((_, t)) = seen.iter().find(|(n, _)| n == i) else {
+            return false;
+        };
+        let max = match t.dtype {
+            DType::F32 | DType::BF16 => f32::MAX as f64,
+            _ => return false,
+        };
+        let Some(v) = t.to_f64s() else {
+            return false;
+        };
+        let finite = v.iter().copied().filter(|x| x.is_finite());
+        match node.op_type.as_str() {
+            // Products and sums of squares over the whole input overflow long before any one
+            // element is near the limit.
+            // Taken in some order, the factors above 1 multiply up first (and a zero among
+            // the others then makes NaN of the Inf).
+            "ReduceProd" => {
+                finite
+                    .filter(|x| x.abs() > 1.0)
+                    .map(|x| x.abs().log2())
+                    .sum::<f64>()
+                    >= max.log2() - 10.0
+            }
+            "ReduceSumSquare" | "ReduceL2" => finite.map(|x| x * x).sum::<f64>() >= max / 1024.0,
+            _ => finite.map(f64::abs).fold(0.0, f64::max) >= max / 1024.0,
+        }
+    })
+}
+
+/// The wider of two tolerances.
+fn widest(a: Tolerance, b: Tolerance) -> Tolerance {
+    if b.rtol > a.rtol { b } else { a }
+}
+
+/// The element type an op is asked to compute in when it is narrower than its inputs'
+/// (LayerNormalization's `stash_type` = f16 / bf16): its outputs are compared with
+/// `very-approximate` (statistics accumulated in 16 bits over a whole axis drift by 1e-2).
+pub fn reduced_precision(node: &Node) -> Option<mutagraph_ir::DType> {
+    use mutagraph_ir::DType;
+    if node.op_type != "LayerNormalization" {
+        return None;
+    }
+    let stash = node.attributes.iter().find(|a| a.name == "stash_type")?;
+    match stash.value {
+        mutagraph_ir::attr::AttrValue::Int(c) => {
+            let d = DType::from_code(c as i32);
+            matches!(d, DType::F16 | DType::BF16).then_some(d)
+        }
+        _ => None,
+    }
+}
 
 /// Why ONNX does not define the result of `node` on the input values `seen`, if it does not.
 pub fn undefined_behaviour(node: &Node, seen: &[(String, HostTensor)]) -> Option<String> {
@@ -442,6 +683,93 @@ pub fn undefined_behaviour(node: &Node, seen: &[(String, HostTensor)]) -> Option
             "NaN reaches {}, whose NaN handling ONNX does not specify",
             node.op_type
         ));
+    }
+    let has_inf = data_inputs
+        .iter()
+        .any(|t| t.dtype.is_float() && t.nan_inf_counts().1 > 0);
+    if has_inf && INF_UNSPECIFIED.contains(&node.op_type.as_str()) {
+        return Some(format!(
+            "Inf reaches {}, whose result then depends on its order of evaluation",
+            node.op_type
+        ));
+    }
+    // A NaN/Inf weight meets the implicit zero padding in one implementation and is skipped
+    // there by another (IEEE says NaN * 0 = NaN, ONNX does not say padding is multiplied).
+    let nonfinite = |t: &HostTensor| {
+        let (n, i) = t.nan_inf_counts();
+        t.dtype.is_float() && n + i > 0
+    };
+    if matches!(
+        node.op_type.as_str(),
+        "Conv" | "ConvTranspose" | "DeformConv" | "QLinearConv"
+    ) && node
+        .inputs
+        .iter()
+        .skip(1)
+        .filter_map(|i| value(i))
+        .any(nonfinite)
+    {
+        return Some(format!(
+            "NaN/Inf in the weights of {}: whether padded positions multiply them is open",
+            node.op_type
+        ));
+    }
+    if node.op_type == "Gemm" {
+        let scale = |name: &str| {
+            node.attributes
+                .iter()
+                .find(|a| a.name == name)
+                .and_then(|a| match a.value {
+                    mutagraph_ir::attr::AttrValue::Float(f) => Some(f),
+                    _ => None,
+                })
+                .unwrap_or(1.0)
+        };
+        let slot = |i: usize| node.inputs.get(i).and_then(|n| value(n));
+        let ab = slot(0).is_some_and(nonfinite) || slot(1).is_some_and(nonfinite);
+        if (scale("alpha") == 0.0 && ab) || (scale("beta") == 0.0 && slot(2).is_some_and(nonfinite))
+        {
+            return Some(
+                "NaN/Inf in a Gemm operand scaled by 0: whether it is read at all is open".into(),
+            );
+        }
+    }
+    if matches!(
+        node.op_type.as_str(),
+        "ReduceLogSumExp" | "ReduceLogSum" | "ReduceL2" | "ReduceMean"
+    ) && data_inputs.first().is_some_and(|t| t.dtype.is_int())
+    {
+        return Some(format!(
+            "{} on integers: ONNX does not say how the real-valued result is rounded",
+            node.op_type
+        ));
+    }
+    if node.op_type == "Shrink" && data_inputs.first().is_some_and(|t| !t.dtype.is_float()) {
+        let frac = |name: &str, default: f32| {
+            let v = node
+                .attributes
+                .iter()
+                .find(|a| a.name == name)
+                .and_then(|a| match a.value {
+                    mutagraph_ir::attr::AttrValue::Float(f) => Some(f),
+                    _ => None,
+                })
+                .unwrap_or(default);
+            v.fract() != 0.0
+        };
+        if frac("bias", 0.0) || frac("lambd", 0.5) {
+            return Some(
+                "Shrink on integers with a fractional bias or lambd: ONNX does not say how the \
+                 result is rounded"
+                    .into(),
+            );
+        }
+    }
+    if node.op_type == "Resize" && resize_align_corners_to_one(node, seen) {
+        return Some(
+            "Resize with align_corners to a length of 1: the coordinate formula divides 0 by 0"
+                .into(),
+        );
     }
     if matches!(node.op_type.as_str(), "Cast" | "CastLike") {
         let to = match node.op_type.as_str() {

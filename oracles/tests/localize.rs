@@ -297,3 +297,149 @@ fn a_reference_blamed_finding_is_localized_against_the_agreeing_backend() {
     assert_eq!(l2.verdict, Verdict::Unstable, "{:?}", l2.verdict);
     assert_eq!(l2.location.unwrap().op_type, "Floor");
 }
+
+fn text_model(body: &str) -> Model {
+    let src = format!("<ir_version: 8, opset_import: [\"\" : 17]>\n{body}");
+    mutagraph_ir::text::parse_model(&src).unwrap_or_else(|e| panic!("{e}\n{src}"))
+}
+
+fn shaped(shape: &[usize], v: &[f32]) -> Value {
+    Value::Tensor(HostTensor::new(shape.to_vec(), Data::F32(v.to_vec())))
+}
+
+/// Localizes a one-node model whose reference output is computed and whose backend output is
+/// `got` (the node's output `y`).
+fn verdict(body: &str, kind: Kind, inputs: NamedValues, got: Value) -> Verdict {
+    let m = text_model(body);
+    let want = run_reference(&m, &inputs).unwrap();
+    let got: NamedValues = vec![("y".to_string(), got)];
+    localize(&m, kind, &inputs, &want, &got, Tolerance::APPROXIMATE).verdict
+}
+
+#[test]
+fn overflow_near_the_float_limit_is_unstable() {
+    // The mean of two values near f32::MAX overflows an f32 sum; f64 stays finite.
+    let body = "g (float[1, 1, 1, 2] x) => (float[1, 1, 1, 1] y) { y = GlobalAveragePool (x) }";
+    let big = vec![("x".to_string(), shaped(&[1, 1, 1, 2], &[3e38, 3e38]))];
+    let inf = shaped(&[1, 1, 1, 1], &[f32::INFINITY]);
+    assert_eq!(
+        verdict(body, Kind::Nan, big, inf.clone()),
+        Verdict::Unstable
+    );
+    // An Inf from ordinary values is a finding.
+    let small = vec![("x".to_string(), shaped(&[1, 1, 1, 2], &[100.0, 100.0]))];
+    assert_eq!(verdict(body, Kind::Nan, small, inf), Verdict::Localized);
+    // A product of moderate values overflows f32 too.
+    // A product whose factors above 1 overflow f32 before the zero comes: exact 0, f32 NaN.
+    let body = "g (float[3] x) => (float y) { y = ReduceProd <keepdims: int = 0> (x) }";
+    let v = vec![("x".to_string(), shaped(&[3], &[1e30, 1e30, 0.0]))];
+    let got = Value::Tensor(HostTensor::new(vec![], Data::F32(vec![f32::NAN])));
+    assert_eq!(verdict(body, Kind::Nan, v, got), Verdict::Unstable);
+}
+
+#[test]
+fn ill_conditioned_ops_are_unstable() {
+    // Tan a hair below pi/2: four f32 rounding steps move the reference's result by far more
+    // than the tolerance, so any f32 backend may land anywhere there.
+    let body = "g (float[1] x) => (float[1] y) { y = Tan (x) }";
+    let x = vec![("x".to_string(), shaped(&[1], &[1.570_796_2]))];
+    let want = run_reference(&text_model(body), &x).unwrap();
+    let w = want[0].1.tensor().unwrap().to_f64s().unwrap()[0];
+    let off = shaped(&[1], &[(w * 1.2) as f32]);
+    assert_eq!(
+        verdict(body, Kind::Inconsistency, x, off),
+        Verdict::Unstable
+    );
+    // Away from the pole the same relative error is a finding.
+    let x = vec![("x".to_string(), shaped(&[1], &[0.5]))];
+    let off = shaped(&[1], &[0.5f32.tan() * 1.2]);
+    assert_eq!(
+        verdict(body, Kind::Inconsistency, x, off),
+        Verdict::Localized
+    );
+}
+
+#[test]
+fn results_onnx_leaves_open_are_undefined() {
+    let undefined = |v: Verdict| matches!(v, Verdict::Undefined(_));
+    // An Inf scale meets (x - mean) = 0 in one order of evaluation and not in another.
+    let bn = "g (float[1, 2, 1, 1] x) => (float[1, 2, 1, 1] y) \
+              <float[2] s = {inf, 1}, float[2] b = {0, 0}, float[2] m = {0, 0}, float[2] v = {1, 1}> \
+              { y = BatchNormalization (x, s, b, m, v) }";
+    let x = vec![("x".to_string(), shaped(&[1, 2, 1, 1], &[0.0, 1.0]))];
+    let zero = shaped(&[1, 2, 1, 1], &[0.0, 1.0]);
+    assert!(undefined(verdict(bn, Kind::Inconsistency, x, zero)));
+    // A NaN weight against zero padding.
+    let conv = "g (float[1, 1, 1, 1] x) => (float[1, 1, 1, 1] y) \
+                <float[1, 1, 3, 3] w = {nan, 0, 0, 0, 1, 0, 0, 0, 0}> \
+                { y = Conv <pads: ints = [1, 1, 1, 1]> (x, w) }";
+    let x = vec![("x".to_string(), shaped(&[1, 1, 1, 1], &[2.0]))];
+    let nan = shaped(&[1, 1, 1, 1], &[f32::NAN]);
+    assert!(undefined(verdict(conv, Kind::Nan, x, nan)));
+    // A real-valued reduction of integers: how it is rounded is open.
+    let mean = "g (int32[3] x) => (int32 y) { y = ReduceMean <keepdims: int = 0> (x) }";
+    let x = vec![(
+        "x".to_string(),
+        Value::Tensor(HostTensor::new(vec![3], Data::I32(vec![1, 1, 2]))),
+    )];
+    let got = Value::Tensor(HostTensor::new(vec![], Data::I32(vec![2])));
+    assert!(undefined(verdict(mean, Kind::Inconsistency, x, got)));
+    // Resize with align_corners down to one element divides 0 by 0.
+    let resize = "g (float[1, 1, 1, 3] x) => (float[1, 1, 1, 1] y) <float[4] s = {1, 1, 1, 0.5}> \
+                  { y = Resize <mode: string = \"linear\", coordinate_transformation_mode: string = \"align_corners\"> (x, \"\", s) }";
+    let x = vec![("x".to_string(), shaped(&[1, 1, 1, 3], &[1.0, 2.0, 3.0]))];
+    let got = shaped(&[1, 1, 1, 1], &[2.0]);
+    assert!(undefined(verdict(resize, Kind::Inconsistency, x, got)));
+}
+
+#[test]
+fn half_precision_statistics_are_compared_at_half_precision() {
+    let body = |stash: i64| {
+        format!(
+            "g (float[1, 4] x) => (float[1, 4] y) <float[4] s = {{1, 1, 1, 1}}> \
+             {{ y = LayerNormalization <stash_type: int = {stash}> (x, s) }}"
+        )
+    };
+    let x = || vec![("x".to_string(), shaped(&[1, 4], &[0.1, 0.2, 0.3, 0.4]))];
+    let m = text_model(&body(1));
+    let want = run_reference(&m, &x()).unwrap();
+    let w = want[0].1.tensor().unwrap().to_f64s().unwrap();
+    // Off by 2 %: beyond `approximate`, within `very-approximate` (f16 statistics).
+    let off = shaped(
+        &[1, 4],
+        &w.iter().map(|v| (v * 1.02) as f32).collect::<Vec<_>>(),
+    );
+    assert_eq!(
+        verdict(&body(10), Kind::Inconsistency, x(), off.clone()),
+        Verdict::Unstable
+    );
+    assert_eq!(
+        verdict(&body(1), Kind::Inconsistency, x(), off),
+        Verdict::Localized
+    );
+}
+
+#[test]
+fn a_reference_nan_against_agreeing_backends_is_localized() {
+    use mutagraph_oracles::localize::{Blamed, localize_blamed};
+    // x -> Sqrt -> Neg: the (blamed) reference's Sqrt gives NaN where the backends (here
+    // taking the root of |x|) are finite: the reference's own NaN is where it diverges.
+    let m = chain(&[("Sqrt", "x", "s"), ("Neg", "s", "y")], 1);
+    let inputs = vec![("x".to_string(), t(&[-4.0]))];
+    let backends: NamedValues = vec![("y".to_string(), t(&[-2.0])), ("s".to_string(), t(&[2.0]))];
+    let reference: NamedValues = vec![
+        ("y".to_string(), t(&[f32::NAN])),
+        ("s".to_string(), t(&[f32::NAN])),
+    ];
+    let l = localize_blamed(
+        &m,
+        Kind::Inconsistency,
+        &inputs,
+        &backends,
+        &reference,
+        Tolerance::APPROXIMATE,
+        Blamed::Reference,
+    );
+    assert_eq!(l.verdict, Verdict::Localized);
+    assert_eq!(l.location.unwrap().op_type, "Sqrt");
+}
