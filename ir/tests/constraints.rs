@@ -121,3 +121,30 @@ fn generators_never_draw_ambiguous_values() {
         valid("g (float[2] x) => (float[2] y) { y = Shrink <lambd: float = -1.0> (x) }").is_ok()
     );
 }
+
+#[test]
+fn conv_transpose_output_padding_and_padding_an_empty_axis() {
+    // output_padding must stay below max(stride, dilation), also when kernel_shape is left
+    // to the weights.
+    let ct = |op: &str| {
+        valid(&format!(
+            "g (float[1, 2, 1, 1] x) => (float[1, 1, 2, 2] y) <float[2, 1, 1, 1] w = {{1, 1}}> \
+             {{ y = ConvTranspose <strides: ints = [2, 2], output_padding: ints = {op}> (x, w) }}"
+        ))
+    };
+    assert!(ct("[1, 1]").is_ok());
+    let e = ct("[2, 1]").unwrap_err();
+    assert!(e.contains("output_padding 2 must be smaller"), "{e}");
+    // edge / reflect / wrap padding has nothing to repeat on an empty axis.
+    let pad = |mode: &str| {
+        valid(&format!(
+            "g (float[0, 2] x) => (float[2, 2] y) <int64[4] p = {{1, 0, 1, 0}}> \
+             {{ y = Pad <mode: string = \"{mode}\"> (x, p) }}"
+        ))
+    };
+    assert!(pad("constant").is_ok());
+    for mode in ["edge", "reflect", "wrap"] {
+        let e = pad(mode).unwrap_err();
+        assert!(e.contains("empty"), "{mode}: {e}");
+    }
+}

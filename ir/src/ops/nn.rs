@@ -1368,11 +1368,16 @@ fn register_conv(r: &mut Registry) {
                     ));
                 }
             }
-            if let Some(k) = c.ints("kernel_shape") {
-                let op = list_attr(c, "output_padding", k.len(), 0)?;
-                let s = list_attr(c, "strides", k.len(), 1)?;
-                let d = list_attr(c, "dilations", k.len(), 1)?;
-                for i in 0..k.len() {
+            // The spatial rank: kernel_shape's, else the weights' (rank - 2).
+            let spatial = c
+                .ints("kernel_shape")
+                .map(|k| k.len())
+                .or_else(|| shape_of(c, 1).map(|w| w.len().saturating_sub(2)));
+            if let Some(n) = spatial {
+                let op = list_attr(c, "output_padding", n, 0)?;
+                let s = list_attr(c, "strides", n, 1)?;
+                let d = list_attr(c, "dilations", n, 1)?;
+                for i in 0..n {
                     if op[i] >= s[i].max(d[i]) {
                         return Err(format!(
                             "output_padding {} must be smaller than stride or dilation",

@@ -1113,11 +1113,18 @@ fn infer_pad(ctx: &InferCtx) -> Infer {
                     2 * n
                 ));
             }
+            let mode = ctx.string("mode", "constant");
             let mut res = s.clone();
             for (k, &a) in axes.iter().enumerate() {
                 let add = p[k].saturating_add(p[k + n]);
                 res[a] = match &s[a] {
                     Dim::Known(d) => {
+                        if *d == 0 && (p[k] > 0 || p[k + n] > 0) && mode != "constant" {
+                            return Err(format!(
+                                "{mode} padding of axis {a}, which is empty: there is no element \
+                                 to repeat"
+                            ));
+                        }
                         if d.saturating_add(add) < 0 {
                             return Err(format!("pads {:?} make axis {a} of size {d} negative", p));
                         }
