@@ -226,3 +226,15 @@ g (float[1, 3] x) => (float[1, 3] y)
         ),
     );
 }
+
+#[test]
+fn reference_resize_with_a_non_finite_region_does_not_panic() {
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1] x) => (float[2, 4] y)
+<float[4] roi = {-inf, 0.1, 0.9, -inf}, int64[2] sizes = {2, 4}>
+{ y = Resize <mode: string = "cubic", coordinate_transformation_mode: string = "tf_crop_and_resize"> (x, roi, "", sizes) }"#;
+    let out = run("reference", src, &[("x", F, vec![1, 1], vec![0.5])]);
+    let (shape, v) = values(&out[0]);
+    assert_eq!(shape, [2, 4]);
+    assert!(v.iter().any(|x| x.is_nan()), "{v:?}");
+}

@@ -148,3 +148,40 @@ fn conv_transpose_output_padding_and_padding_an_empty_axis() {
         assert!(e.contains("empty"), "{mode}: {e}");
     }
 }
+
+#[test]
+fn compress_reverse_sequence_and_conv_transpose_bias() {
+    let compress = |n: usize| {
+        let c = vec!["1"; n].join(", ");
+        valid(&format!(
+            "g (float[3, 2] x) => (float[{n}, 2] y) <bool[{n}] c = {{{c}}}> \
+             {{ y = Compress <axis: int = 0> (x, c) }}"
+        ))
+    };
+    assert!(compress(2).is_ok());
+    assert!(compress(3).is_ok());
+    let e = compress(4).unwrap_err();
+    assert!(e.contains("4 entries for 3"), "{e}");
+    let rev = |lens: &str, n: usize| {
+        valid(&format!(
+            "g (float[4, 2] x) => (float[4, 2] y) <int64[{n}] l = {{{lens}}}> \
+             {{ y = ReverseSequence <batch_axis: int = 1, time_axis: int = 0> (x, l) }}"
+        ))
+    };
+    assert!(rev("4, 1", 2).is_ok());
+    assert!(
+        rev("1, 1, 1", 3)
+            .unwrap_err()
+            .contains("3 entries for a batch of 2")
+    );
+    assert!(rev("5, 1", 2).unwrap_err().contains("outside 0..=4"));
+    let ct = |b: usize| {
+        let v = vec!["0"; b].join(", ");
+        valid(&format!(
+            "g (float[1, 2, 1, 1] x) => (float[1, 3, 1, 1] y) <float[2, 3, 1, 1] w = {{1, 1, 1, 1, 1, 1}}, float[{b}] b = {{{v}}}> \
+             {{ y = ConvTranspose (x, w, b) }}"
+        ))
+    };
+    assert!(ct(3).is_ok());
+    assert!(ct(2).unwrap_err().contains("bias has shape"));
+}

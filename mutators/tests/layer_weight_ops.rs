@@ -291,3 +291,24 @@ fn shape_and_rank_operators_change_what_an_op_sees() {
         assert!(n >= 8, "{} mutated {n} zoo models", op.name());
     }
 }
+
+#[test]
+fn weights_are_learned_parameters_not_coordinates() {
+    // RoiAlign's boxes and Resize's scales are float initializers too, but shuffling them
+    // would make regions with x2 < x1 or change output shapes: they are not weights.
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 4, 4] x) => (float[2, 2, 2, 2] y, float[1, 2, 8, 8] z)
+<float[2, 2, 1, 1] w = {1, 2, 3, 4}, float[2, 4] rois = {0, 0, 2, 2, 1, 1, 3, 3},
+ int64[2] bi = {0, 0}, float[4] scales = {1, 1, 2, 2}>
+{
+   c = Conv (x, w)
+   y = RoiAlign <output_height: int = 2, output_width: int = 2> (c, rois, bi)
+   z = Resize (c, "", scales)
+}"#;
+    let m = mutagraph_mutators::ir::text::parse_model(src).unwrap();
+    let names: Vec<String> = mutagraph_mutators::operators::common::weights(&m)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, ["w"]);
+}

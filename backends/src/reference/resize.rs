@@ -131,6 +131,11 @@ fn taps(ax: &Axis, o: &Opts) -> R<Vec<Taps>> {
                         cubic(d, o.cubic_a)
                     }
                 };
+                if !c.is_finite() {
+                    // A NaN/Inf region or scale: no element to sample.
+                    all.push(Some(vec![(0, f64::NAN)]));
+                    continue;
+                }
                 let lo = (c - radius / sc).floor() as i64;
                 let hi = (c + radius / sc).ceil() as i64;
                 let mut v: Vec<(i64, f64)> = Vec::new();
@@ -142,6 +147,10 @@ fn taps(ax: &Axis, o: &Opts) -> R<Vec<Taps>> {
                 }
                 if o.exclude_outside {
                     v.retain(|&(i, _)| i >= 0 && i < n);
+                }
+                if v.is_empty() {
+                    // Every tap excluded: the nearest element stands in.
+                    v.push((c.round() as i64, 1.0));
                 }
                 let s: f64 = v.iter().map(|p| p.1).sum();
                 v.into_iter()

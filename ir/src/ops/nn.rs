@@ -336,6 +336,11 @@ fn conv_transpose_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
         Some(v) => Dim::Known(v * group),
         None => Dim::Unknown,
     };
+    if let (Dim::Known(mv), Some(bs)) = (&m, shape_of(ctx, 2))
+        && bs != [Dim::Known(*mv)]
+    {
+        return Err(format!("bias has shape {bs:?}, expected [{mv}]"));
+    }
     if let Some(os) = ctx.ints("output_shape") {
         if os.len() < n {
             return Err(format!(

@@ -1739,13 +1739,29 @@ fn infer_compress(ctx: &InferCtx) -> Infer {
             _ => Dim::Unknown,
         }
     };
+    // The condition may be shorter than the axis (the rest is dropped), not longer.
+    let too_long = |limit: Option<i64>| -> Result<(), String> {
+        if let (Some(Dim::Known(n)), Some(l)) =
+            (ctx.tensor(1)?.shape.and_then(|c| c.first().cloned()), limit)
+            && n > l
+        {
+            return Err(format!(
+                "Compress condition has {n} entries for {l} slices or elements"
+            ));
+        }
+        Ok(())
+    };
     match ctx.int_opt("axis") {
-        None => out(x.dtype, Some(vec![count(x.num_elements())])),
+        None => {
+            too_long(x.num_elements())?;
+            out(x.dtype, Some(vec![count(x.num_elements())]))
+        }
         Some(a) => {
             let Some(s) = x.shape else {
                 return out(x.dtype, None);
             };
             let a = axis_of(a, s.len())?;
+            too_long(s[a].value())?;
             let mut res = s;
             res[a] = count(res[a].value());
             out(x.dtype, Some(res))
@@ -1808,6 +1824,26 @@ fn infer_reverse_sequence(ctx: &InferCtx) -> Infer {
         && r < 2
     {
         return Err(format!("ReverseSequence needs rank 2 or more, found {r}"));
+    }
+    // sequence_lens holds one length per batch entry, none above the time axis' length.
+    if let Some(s) = &x.shape {
+        let (bi, ti) = (axis_of(b, s.len())?, axis_of(t, s.len())?);
+        if let (Some(Dim::Known(n)), Dim::Known(batch)) = (
+            ctx.tensor(1)?.shape.and_then(|l| l.first().cloned()),
+            &s[bi],
+        ) && n != *batch
+        {
+            return Err(format!(
+                "ReverseSequence sequence_lens has {n} entries for a batch of {batch}"
+            ));
+        }
+        if let (Some(lens), Dim::Known(time)) = (ctx.const_i64s(1), &s[ti])
+            && let Some(l) = lens.iter().find(|&&l| l < 0 || l > *time)
+        {
+            return Err(format!(
+                "ReverseSequence sequence length {l} is outside 0..={time}"
+            ));
+        }
     }
     out(x.dtype, x.shape)
 }

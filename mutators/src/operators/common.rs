@@ -92,12 +92,38 @@ pub fn pick_value(
     Some(all[ctx.below(all.len())].clone())
 }
 
+/// Float inputs that are coordinates or sizes, not learned weights: shuffling or scaling them
+/// changes what the op means (a region with x2 < x1, a grid outside [-1, 1]), not its weights.
+const NOT_WEIGHTS: &[&str] = &[
+    "rois",
+    "roi",
+    "scales",
+    "sizes",
+    "grid",
+    "boxes",
+    "theta",
+    "condition",
+    "sequence_lens",
+];
+
+/// The schema's name of input `slot` of `n` (the last port for variadic tails).
+fn port_name(n: &crate::ir::graph::Node, slot: usize) -> Option<&'static str> {
+    let spec = crate::ir::registry::Registry::global().for_node(n)?;
+    spec.inputs
+        .get(slot)
+        .or_else(|| spec.inputs.last())
+        .map(|p| p.name)
+}
+
 /// Float initializers read by ops (the weights of the model), as (initializer, reader node).
 pub fn weights(model: &Model) -> Vec<(String, NodeId)> {
     let g = &model.graph;
     let mut v = Vec::new();
     for n in g.nodes() {
-        for i in n.present_inputs() {
+        for (slot, i) in n.inputs.iter().enumerate() {
+            if i.is_empty() || port_name(n, slot).is_some_and(|p| NOT_WEIGHTS.contains(&p)) {
+                continue;
+            }
             if let Some(t) = g.initializers.get(i) {
                 let d = DType::from_code(t.data_type.unwrap_or(0));
                 let numel: i64 = t.dims.iter().product();
