@@ -199,6 +199,18 @@ g (int32[2] x) => (float[2] y)
         &[("x", DType::I32, vec![2], vec![200.0, -129.0])],
         (vec![2], vec![-56.0, 127.0]),
     );
+    // 32-bit targets wrap too where burn's integers are 64-bit (NdArray).
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1] x) => (float[1] y)
+{
+   u = Cast <to: int = 12> (x)
+   y = Cast <to: int = 1> (u)
+}"#;
+    check(
+        src,
+        &[("x", F, vec![1], vec![-1.0])],
+        (vec![1], vec![4294967295.0]),
+    );
 }
 
 #[test]
@@ -237,4 +249,22 @@ g (float[1, 1] x) => (float[2, 4] y)
     let (shape, v) = values(&out[0]);
     assert_eq!(shape, [2, 4]);
     assert!(v.iter().any(|x| x.is_nan()), "{v:?}");
+}
+
+#[test]
+fn reference_grid_sample_clamps_only_outside_the_border_range() {
+    // x = 3.5 on a row of 4 (align_corners = 0) is inside [-0.5, 3.5]: not clamped; the bicubic
+    // taps 2, 3, 4, 5 are clamped one by one to 2, 3, 3, 3 with weights (a = -0.75, t = 0.5)
+    // -0.09375, 0.59375, 0.59375, -0.09375: 3.09375 (ONNX Runtime and tract agree).
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1, 1, 4] x) => (float[1, 1, 1, 1] y)
+<float[1, 1, 1, 2] grid = {1, 1}>
+{ y = GridSample <mode: string = "bicubic", padding_mode: string = "border"> (x, grid) }"#;
+    let out = run(
+        "reference",
+        src,
+        &[("x", F, vec![1, 1, 1, 4], vec![0.0, 1.0, 2.0, 3.0])],
+    );
+    let (_, v) = values(&out[0]);
+    assert!((v[0] - 3.09375).abs() < 1e-6, "{v:?}");
 }

@@ -1374,8 +1374,9 @@ pub(crate) fn cast<B: BurnBackend>(x: &Val<B>, to: DType) -> Res<Val<B>> {
     // burn holds every integer type in one wide type: a value outside a narrow target type
     // wraps around to the value that type stores, as the exposed outputs show it (otherwise the
     // next op would see a value the element type cannot hold).
+    let wide = 8 * std::mem::size_of::<B::IntElem>();
     let k = match (k, to.bits()) {
-        (K::I(t), Some(bits)) if bits <= 16 && x.dtype != to => {
+        (K::I(t), Some(bits)) if bits < wide && x.dtype != to => {
             let m = 1i64 << bits;
             // ((v mod m) + m) mod m, whatever sign the remainder takes.
             let modulo =

@@ -164,7 +164,19 @@ fn op_grid_sample(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
                     ((g + 1.0) * s - 1.0) / 2.0
                 };
                 match pad.as_str() {
-                    "border" => u = u.clamp(0.0, s - 1.0),
+                    // ONNX clamps a coordinate only once it leaves the border range
+                    // ([-0.5, s - 0.5] without align_corners): a bicubic tap past the last
+                    // element inside that range is clamped on its own below.
+                    "border" => {
+                        let (lo, hi) = if align {
+                            (0.0, s - 1.0)
+                        } else {
+                            (-0.5, s - 0.5)
+                        };
+                        if u < lo || u > hi {
+                            u = u.clamp(0.0, s - 1.0);
+                        }
+                    }
                     "reflection" => {
                         u = if align {
                             reflect(u, 0.0, s - 1.0)
