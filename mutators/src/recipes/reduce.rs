@@ -41,11 +41,10 @@ fn reduce(
         )
     };
     if site.opset() < axes_input_since(op) {
-        match axes {
-            Some(ax) => a.push(("axes", ais(&ax))),
-            // No attribute reduces every axis; an empty list is read as "all" by some
-            // runtimes and "none" by others, so it is never written.
-            None => {}
+        // No attribute reduces every axis; an empty list is read as "all" by some runtimes
+        // and "none" by others, so it is never written.
+        if let Some(ax) = axes {
+            a.push(("axes", ais(&ax)));
         }
         return site.op1(op, &[x], a);
     }
