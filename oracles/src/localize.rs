@@ -15,6 +15,7 @@ use mutagraph_backends::backend::Backend;
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::reference::Reference;
 use mutagraph_backends::value::{HostTensor, NamedValues};
+use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::{Node, NodeId};
 use mutagraph_ir::infer::{Options, infer_model};
 use mutagraph_ir::model::Model;
@@ -578,15 +579,11 @@ pub const INF_UNSPECIFIED: &[&str] = &[
 /// Whether a Resize with `coordinate_transformation_mode = align_corners` produces a length of
 /// 1 along an axis whose input length is not 1 (ONNX's formula is then 0 / 0).
 fn resize_align_corners_to_one(node: &Node, seen: &[(String, HostTensor)]) -> bool {
-    let ctm = node
+    if node
         .attributes
-        .iter()
-        .find(|a| a.name == "coordinate_transformation_mode")
-        .and_then(|a| match &a.value {
-            mutagraph_ir::attr::AttrValue::String(s) => Some(s.as_slice()),
-            _ => None,
-        });
-    if ctm != Some(b"align_corners".as_slice()) {
+        .string("coordinate_transformation_mode", "half_pixel")
+        != "align_corners"
+    {
         return false;
     }
     let value = |i: usize| {
@@ -661,14 +658,8 @@ pub fn reduced_precision(node: &Node) -> Option<mutagraph_ir::DType> {
     if node.op_type != "LayerNormalization" {
         return None;
     }
-    let stash = node.attributes.iter().find(|a| a.name == "stash_type")?;
-    match stash.value {
-        mutagraph_ir::attr::AttrValue::Int(c) => {
-            let d = DType::from_code(c as i32);
-            matches!(d, DType::F16 | DType::BF16).then_some(d)
-        }
-        _ => None,
-    }
+    let d = DType::from_code(node.attributes.int_opt("stash_type")? as i32);
+    matches!(d, DType::F16 | DType::BF16).then_some(d)
 }
 
 /// Why ONNX does not define the result of `node` on the input values `seen`, if it does not.
@@ -715,16 +706,7 @@ pub fn undefined_behaviour(node: &Node, seen: &[(String, HostTensor)]) -> Option
         ));
     }
     if node.op_type == "Gemm" {
-        let scale = |name: &str| {
-            node.attributes
-                .iter()
-                .find(|a| a.name == name)
-                .and_then(|a| match a.value {
-                    mutagraph_ir::attr::AttrValue::Float(f) => Some(f),
-                    _ => None,
-                })
-                .unwrap_or(1.0)
-        };
+        let scale = |name: &str| node.attributes.float(name, 1.0);
         let slot = |i: usize| node.inputs.get(i).and_then(|n| value(n));
         let ab = slot(0).is_some_and(nonfinite) || slot(1).is_some_and(nonfinite);
         if (scale("alpha") == 0.0 && ab) || (scale("beta") == 0.0 && slot(2).is_some_and(nonfinite))
@@ -745,18 +727,7 @@ pub fn undefined_behaviour(node: &Node, seen: &[(String, HostTensor)]) -> Option
         ));
     }
     if node.op_type == "Shrink" && data_inputs.first().is_some_and(|t| !t.dtype.is_float()) {
-        let frac = |name: &str, default: f32| {
-            let v = node
-                .attributes
-                .iter()
-                .find(|a| a.name == name)
-                .and_then(|a| match a.value {
-                    mutagraph_ir::attr::AttrValue::Float(f) => Some(f),
-                    _ => None,
-                })
-                .unwrap_or(default);
-            v.fract() != 0.0
-        };
+        let frac = |name: &str, default: f32| node.attributes.float(name, default).fract() != 0.0;
         if frac("bias", 0.0) || frac("lambd", 0.5) {
             return Some(
                 "Shrink on integers with a fractional bias or lambd: ONNX does not say how the \
