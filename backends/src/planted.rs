@@ -13,6 +13,7 @@
 //! | [`CONV_PAD`] | `Conv` | a begin pad `p > 0` is applied as `p - 1` (and its end pad as `+ 1`) |
 //! | [`SOFTMAX`] | `Softmax` | no max subtraction, f32 arithmetic: NaN once an input exceeds ≈ 88.7 |
 //! | [`REDUCE_MEAN`] | `ReduceMean` | a negative axis `a` is normalized to `a + rank - 1` |
+//! | [`MAXPOOL_SAME`] | `MaxPool` | `auto_pad = SAME_*` pads computed from the undilated kernel (wrong output shape) |
 use crate::reference::tensor::{R, T, err, norm_axis, numel, split_at_axis};
 use crate::reference::{Cx, OpFn, OpTable, Reference, V, geometry, inp, one, opt, table};
 use mutagraph_ir::attr::{AttrLookup, AttrValue};
@@ -28,8 +29,12 @@ pub const SOFTMAX: &str = "planted-softmax";
 /// Name of the backend whose `ReduceMean` mis-normalizes negative axes ([`reduce_mean`]).
 pub const REDUCE_MEAN: &str = "planted-reducemean";
 
+/// Name of the backend whose `MaxPool` pads for `SAME` as if there were no dilation
+/// ([`maxpool_same`]).
+pub const MAXPOOL_SAME: &str = "planted-maxpool-same";
+
 /// Every planted backend's name.
-pub const NAMES: &[&str] = &[CONV_PAD, SOFTMAX, REDUCE_MEAN];
+pub const NAMES: &[&str] = &[CONV_PAD, SOFTMAX, REDUCE_MEAN, MAXPOOL_SAME];
 
 /// The planted backend named `name` (one of [`NAMES`]).
 pub fn by_name(name: &str) -> Option<Reference> {
@@ -37,6 +42,7 @@ pub fn by_name(name: &str) -> Option<Reference> {
         CONV_PAD => Some(conv_pad()),
         SOFTMAX => Some(softmax()),
         REDUCE_MEAN => Some(reduce_mean()),
+        MAXPOOL_SAME => Some(maxpool_same()),
         _ => None,
     }
 }
@@ -184,4 +190,41 @@ pub fn reduce_mean_bad_axis(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> 
             other => Ok(other),
         })
         .collect()
+}
+
+/// `planted-maxpool-same`: the reference with [`maxpool_same_undilated`] as `MaxPool`.
+pub fn maxpool_same() -> Reference {
+    planted(MAXPOOL_SAME, "MaxPool", maxpool_same_undilated)
+}
+
+/// `MaxPool` whose `SAME_UPPER` / `SAME_LOWER` padding is computed from the undilated kernel
+/// and then applied to the dilated window: with a dilation above 1 the total pad is too small
+/// and the output comes out smaller than `ceil(input / stride)` (ONNX Runtime 1.31 does this).
+/// Every other case is the reference's.
+pub fn maxpool_same_undilated(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
+    let pool = base("MaxPool")?;
+    let x = inp(ins, 0)?;
+    let auto = n.string("auto_pad", "NOTSET");
+    let dilated = n
+        .ints("dilations")
+        .is_some_and(|d| d.iter().any(|&v| v > 1));
+    let Some(kernel) = n.ints("kernel_shape") else {
+        return pool(cx, n, ins);
+    };
+    if !auto.starts_with("SAME") || !dilated || x.rank() < 3 {
+        return pool(cx, n, ins);
+    }
+    let kernel: Vec<usize> = kernel.iter().map(|&k| k.max(1) as usize).collect();
+    let undilated = n
+        .clone()
+        .with_attr("dilations", AttrValue::Ints(vec![1; kernel.len()]));
+    let Ok(geo) = geometry(&undilated, &x.shape[2..], &kernel, false) else {
+        return pool(cx, n, ins);
+    };
+    let pads: Vec<i64> = geo.pb.iter().chain(&geo.pe).copied().collect();
+    let node = n
+        .clone()
+        .with_attr("auto_pad", AttrValue::String(b"NOTSET".to_vec()))
+        .with_attr("pads", AttrValue::Ints(pads));
+    pool(cx, &node, ins)
 }

@@ -270,7 +270,7 @@ fn catalog_creates_planted_backends_outside_the_default_set() {
     let default = catalog::default_set();
     let mut reference = Reference::new();
     let ops = reference.capabilities();
-    assert_eq!(PLANTED.len(), 3);
+    assert_eq!(PLANTED.len(), 4);
     for &name in PLANTED {
         assert!(catalog::is_compiled(name), "{name}");
         assert!(!default.contains(&name), "{name} in the default set");
@@ -284,4 +284,45 @@ fn catalog_creates_planted_backends_outside_the_default_set() {
     // The plain reference keeps its name and version.
     assert_eq!(reference.name(), "reference");
     assert_ne!(reference.version(), planted::VERSION);
+}
+
+// ---- MaxPool SAME without dilation ----
+
+fn pool_shape(backend: &str, attrs: &str) -> Vec<usize> {
+    let src = format!(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (float[1, 1, 16, 16] x) => (float[1, 1, 8, 8] y) \
+         {{ y = MaxPool <kernel_shape: ints = [3, 3], strides: ints = [2, 2], {attrs}> (x) }}"
+    );
+    let m = mutagraph_ir::text::parse_model(&src).unwrap();
+    let mut b = create(backend);
+    let mut p = b.prepare(&m.to_bytes()).unwrap();
+    let x = HostTensor::new(
+        vec![1, 1, 16, 16],
+        Data::F32((0..256).map(|v| v as f32).collect()),
+    );
+    let out = p.run(&vec![("x".to_string(), Value::Tensor(x))]).unwrap();
+    out[0].1.tensor().unwrap().shape.clone()
+}
+
+#[test]
+fn maxpool_same_pads_as_if_undilated() {
+    let same_dilated = "dilations: ints = [3, 3], auto_pad: string = \"SAME_UPPER\"";
+    assert_eq!(pool_shape("reference", same_dilated), [1, 1, 8, 8]);
+    // Pads from the 3-wide kernel (total 1) applied to the 7-wide dilated window: 6.
+    assert_eq!(
+        pool_shape(planted::MAXPOOL_SAME, same_dilated),
+        [1, 1, 6, 6]
+    );
+    // Without dilation, or with explicit pads, it is the reference.
+    for attrs in [
+        "auto_pad: string = \"SAME_LOWER\"",
+        "dilations: ints = [3, 3], pads: ints = [3, 3, 3, 3]",
+    ] {
+        assert_eq!(
+            pool_shape(planted::MAXPOOL_SAME, attrs),
+            pool_shape("reference", attrs),
+            "{attrs}"
+        );
+    }
 }

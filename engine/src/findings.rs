@@ -7,8 +7,10 @@ use mutagraph_backends::intermediates::expose_all;
 use mutagraph_backends::value::{HostTensor, NamedValues, Value};
 use mutagraph_backends::worker::{Pool, RunReport};
 use mutagraph_ir::Model;
-use mutagraph_oracles::localize::{Blamed, Localization, Verdict, localize_blamed};
-use mutagraph_oracles::{Finding, Kind, MutantRuns, Oracle, judge_all};
+use mutagraph_oracles::localize::{
+    Blamed, Localization, Verdict, extract, key_attrs, localize_blamed,
+};
+use mutagraph_oracles::{Finding, Kind, Location, MutantRuns, Oracle, judge_all};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -181,8 +183,13 @@ impl Reproducer<'_> {
         };
         let mut found = None;
         for mut f in mutagraph_oracles::merge_variants(judge_all(&self.oracles, &mr), &mr) {
+            if let Some(r) = self.reference {
+                let rname = self.backends[r].clone();
+                refine_crash(self.pool, &rname, &mut f, model, &inputs);
+            }
             let mut loc = None;
             if f.kind.is_numeric()
+                && f.location.is_none()
                 && let Some(r) = self.reference
             {
                 let rname = self.backends[r].clone();
@@ -216,6 +223,114 @@ impl Reproducer<'_> {
     /// True when `model` still shows the target bug.
     pub fn reproduces(&mut self, model: &Model) -> bool {
         self.check(model).is_some_and(|c| c.finding.is_some())
+    }
+}
+
+/// The first node to which `faulty` gives an output of another shape than the reference does,
+/// searched on the longest prefix of `model` (in topological order, every output exposed) that
+/// `faulty` still runs: a crash downstream of such a node is that node's wrong shape showing
+/// up (one wrongly shaped MaxPool makes a Concat, a Reshape or an Add fail, each with its own
+/// message). Returns the node's location and what differs.
+pub fn shape_root_cause(
+    pool: &mut Pool,
+    reference: &str,
+    faulty: &str,
+    model: &Model,
+    inputs: &NamedValues,
+) -> Option<(Location, String)> {
+    let order = model.graph.topo_order().ok()?;
+    if order.len() < 2 {
+        return None;
+    }
+    let (exposed, _) = expose_all(model).ok()?;
+    let truth = pool
+        .run(reference, &exposed.to_bytes(), inputs)
+        .ok()?
+        .outcome
+        .outputs()?
+        .clone();
+    let mut run_prefix = |k: usize| -> Option<NamedValues> {
+        let prefix = extract(model, &order[..k]).ok()?;
+        let (prefix, _) = expose_all(&prefix).ok()?;
+        let wanted: Vec<String> = prefix
+            .graph
+            .real_inputs()
+            .iter()
+            .filter_map(|vi| vi.name.clone())
+            .collect();
+        let feed: NamedValues = inputs
+            .iter()
+            .filter(|(n, _)| wanted.contains(n))
+            .cloned()
+            .collect();
+        pool.run(faulty, &prefix.to_bytes(), &feed)
+            .ok()?
+            .outcome
+            .outputs()
+            .cloned()
+    };
+    // Bisection: `lo` nodes run (0: trivially), `hi` do not.
+    let (mut lo, mut hi) = (0usize, order.len());
+    let mut got: Option<NamedValues> = None;
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        match run_prefix(mid) {
+            Some(o) => {
+                lo = mid;
+                got = Some(o);
+            }
+            None => hi = mid,
+        }
+    }
+    let got = got?;
+    let shape = |vals: &NamedValues, name: &str| {
+        vals.iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.tensor().map(|t| t.shape.clone()))
+    };
+    for id in &order[..lo] {
+        let node = model.graph.node(*id)?;
+        for o in node.outputs.iter().filter(|o| !o.is_empty()) {
+            let (Some(w), Some(g)) = (shape(&truth, o), shape(&got, o)) else {
+                continue;
+            };
+            if w != g {
+                return Some((
+                    Location {
+                        op_type: node.op_type.clone(),
+                        value: o.clone(),
+                        attrs: key_attrs(node),
+                    },
+                    format!(
+                        "{faulty} gives '{o}' ({}) the shape {g:?}, the reference {w:?}",
+                        node.op_type
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// A crash of one backend that [`shape_root_cause`] traces to a wrongly shaped output becomes
+/// the inconsistency (shape) of that node, the same finding as when no later op trips over it.
+pub fn refine_crash(
+    pool: &mut Pool,
+    reference: &str,
+    f: &mut Finding,
+    model: &Model,
+    inputs: &NamedValues,
+) {
+    if f.kind != Kind::Crash || f.backends.len() != 1 || f.backends[0] == reference {
+        return;
+    }
+    let faulty = f.backends[0].clone();
+    if let Some((loc, why)) = shape_root_cause(pool, reference, &faulty, model, inputs) {
+        f.message = format!("{why}; downstream: {}", f.message);
+        f.kind = Kind::Inconsistency;
+        f.stage = None;
+        f.symptom = "shape".into();
+        f.location = Some(loc);
     }
 }
 

@@ -203,7 +203,11 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
                 );
             };
             let mut inter = None;
+            if let Some(r) = reference {
+                crate::findings::refine_crash(&mut pool, &backends[r], &mut f, &model, &ins);
+            }
             if f.kind.is_numeric()
+                && f.location.is_none()
                 && let Some(r) = reference
             {
                 let truth = crate::findings::agreeing(&mr).map(str::to_string);

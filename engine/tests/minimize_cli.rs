@@ -113,3 +113,53 @@ fn bad_input_is_a_clear_error() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("stats.json"), "{err}");
 }
+
+#[test]
+fn a_crash_downstream_of_a_wrong_shape_is_traced_to_the_op_that_made_it() {
+    // planted-maxpool-same pads SAME as if the dilation were 1: its MaxPool output is 6x6 where
+    // ONNX says 8x8, and the Add that meets the (right) AveragePool output fails. The crash is
+    // traced back to the MaxPool's shape and minimized to that one node.
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("m.onnxtxt");
+    std::fs::write(
+        &text,
+        r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 16, 16] x) => (float[1, 2, 8, 8] y)
+{
+   p = MaxPool <kernel_shape: ints = [3, 3], strides: ints = [2, 2], dilations: ints = [3, 3], auto_pad: string = "SAME_UPPER"> (x)
+   r = Relu (p)
+   q = AveragePool <kernel_shape: ints = [3, 3], strides: ints = [2, 2], auto_pad: string = "SAME_UPPER"> (x)
+   y = Add (r, q)
+}"#,
+    )
+    .unwrap();
+    let model = dir.path().join("m.onnx");
+    ok(mg(&[
+        "convert",
+        text.to_str().unwrap(),
+        model.to_str().unwrap(),
+    ]));
+    let small = dir.path().join("small.onnx");
+    let o = ok(mg(&[
+        "minimize",
+        model.to_str().unwrap(),
+        "--backends",
+        "reference,planted-maxpool-same",
+        "--out",
+        small.to_str().unwrap(),
+    ]));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("kept: inconsistency|planted-maxpool-same|||op=MaxPool"),
+        "{text}"
+    );
+    assert!(text.contains("nodes 4 -> 1"), "{text}");
+    let m = mutagraph_mutators::ir::Model::load(&small).unwrap();
+    assert_eq!(
+        m.graph
+            .nodes()
+            .map(|n| n.op_type.clone())
+            .collect::<Vec<_>>(),
+        ["MaxPool"]
+    );
+}

@@ -1137,7 +1137,17 @@ impl Campaign {
         let inputs = job.inputs.as_ref().expect("executed");
         let mut localization = None;
         let mut intermediates = None;
+        if f.kind == mutagraph_oracles::Kind::Crash
+            && let Some(r) = self.reference
+        {
+            let model =
+                Model::from_bytes(&job.bytes).map_err(|e| anyhow!("re-reading a mutant: {e}"))?;
+            let rname = self.config.backends[r].clone();
+            crate::findings::refine_crash(&mut self.triage, &rname, &mut f, &model, inputs);
+        }
+        // A crash traced to a wrongly shaped output is localized already.
         if f.kind.is_numeric()
+            && f.location.is_none()
             && let Some(r) = self.reference
         {
             let model =

@@ -196,7 +196,12 @@ impl<'p> Judge<'p> {
         let mut bundles = Vec::new();
         for mut f in merge_variants(judge_all(&oracles(self.tolerance), &mr), &mr) {
             let mut loc = None;
+            if let Some(r) = self.reference {
+                let rname = self.backends[r].clone();
+                crate::findings::refine_crash(self.pool, &rname, &mut f, model, &ins);
+            }
             if f.kind.is_numeric()
+                && f.location.is_none()
                 && let Some(r) = self.reference
             {
                 let truth = crate::findings::agreeing(&mr).map(str::to_string);
