@@ -321,17 +321,28 @@ pub fn refine_crash(
     model: &Model,
     inputs: &NamedValues,
 ) {
-    if f.kind != Kind::Crash || f.backends.len() != 1 || f.backends[0] == reference {
+    if !refinable(f, reference) {
         return;
     }
     let faulty = f.backends[0].clone();
-    if let Some((loc, why)) = shape_root_cause(pool, reference, &faulty, model, inputs) {
-        f.message = format!("{why}; downstream: {}", f.message);
-        f.kind = Kind::Inconsistency;
-        f.stage = None;
-        f.symptom = "shape".into();
-        f.location = Some(loc);
+    if let Some(cause) = shape_root_cause(pool, reference, &faulty, model, inputs) {
+        apply_root_cause(f, cause);
     }
+}
+
+/// Whether [`refine_crash`] would look at `f` (a crash of one backend other than the
+/// reference).
+pub fn refinable(f: &Finding, reference: &str) -> bool {
+    f.kind == Kind::Crash && f.backends.len() == 1 && f.backends[0] != reference
+}
+
+/// Turns a crash into the shape inconsistency of the node [`shape_root_cause`] found.
+pub fn apply_root_cause(f: &mut Finding, (loc, why): (Location, String)) {
+    f.message = format!("{why}; downstream: {}", f.message);
+    f.kind = Kind::Inconsistency;
+    f.stage = None;
+    f.symptom = "shape".into();
+    f.location = Some(loc);
 }
 
 /// Localizes `f` with one pool running both the reference and the faulty backend.

@@ -274,6 +274,15 @@ fn extracts_onnx_text_from_answers() {
     assert_eq!(extract_onnx_text("I cannot help with that."), None);
     let unclosed = format!("```onnx\n{GRAPH}");
     assert_eq!(extract_onnx_text(&unclosed).as_deref(), Some(GRAPH));
+    // A block labelled onnx is the answer even when it is no graph: the parser's error (line
+    // and column) then reaches the repair prompt, not "no graph found".
+    let not_a_graph = "```onnx\nGraph:\n  nodes: 3\n```";
+    assert_eq!(
+        extract_onnx_text(not_a_graph).as_deref(),
+        Some("Graph:\n  nodes: 3")
+    );
+    let err = mutagraph_ir::text::parse_model("Graph:\n  nodes: 3").unwrap_err();
+    assert!(err.to_string().contains("1:"), "{err}");
 }
 
 #[test]

@@ -45,7 +45,7 @@ use mutagraph_mutators::zoo;
 use mutagraph_oracles::localize::Verdict;
 use mutagraph_oracles::{Finding, MutantRuns, Oracle};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -499,6 +499,8 @@ struct Campaign {
     minimizer: Option<Minimizer>,
     /// Seconds the end of a session waits for pending minimizations.
     minimize_grace: Duration,
+    /// Root causes of crash signatures already traced ([`crate::findings::shape_root_cause`]).
+    crash_causes: HashMap<String, Option<(mutagraph_oracles::Location, String)>>,
 }
 
 /// What a finished session reports.
@@ -779,6 +781,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         triage: Pool::new(pool_opts.clone()),
         tolerance,
         dirty: BTreeSet::new(),
+        crash_causes: HashMap::new(),
         minimizer,
         minimize_grace: req.minimize_grace,
         config,
@@ -1137,13 +1140,33 @@ impl Campaign {
         let inputs = job.inputs.as_ref().expect("executed");
         let mut localization = None;
         let mut intermediates = None;
-        if f.kind == mutagraph_oracles::Kind::Crash
-            && let Some(r) = self.reference
+        if let Some(r) = self.reference
+            && crate::findings::refinable(&f, &self.config.backends[r])
         {
-            let model =
-                Model::from_bytes(&job.bytes).map_err(|e| anyhow!("re-reading a mutant: {e}"))?;
-            let rname = self.config.backends[r].clone();
-            crate::findings::refine_crash(&mut self.triage, &rname, &mut f, &model, inputs);
+            // Crashes come by the hundred: each crash signature is traced once, and its later
+            // hits take the same root cause.
+            let key = f.signature();
+            let cause = match self.crash_causes.get(&key) {
+                Some(c) => c.clone(),
+                None => {
+                    let model = Model::from_bytes(&job.bytes)
+                        .map_err(|e| anyhow!("re-reading a mutant: {e}"))?;
+                    let rname = self.config.backends[r].clone();
+                    let faulty = f.backends[0].clone();
+                    let c = crate::findings::shape_root_cause(
+                        &mut self.triage,
+                        &rname,
+                        &faulty,
+                        &model,
+                        inputs,
+                    );
+                    self.crash_causes.insert(key, c.clone());
+                    c
+                }
+            };
+            if let Some(c) = cause {
+                crate::findings::apply_root_cause(&mut f, c);
+            }
         }
         // A crash traced to a wrongly shaped output is localized already.
         if f.kind.is_numeric()

@@ -134,7 +134,12 @@ pub fn extract_onnx_text(answer: &str) -> Option<String> {
         let body = &after[nl + 1..];
         let end = body.find("```").unwrap_or(body.len());
         let block = &body[..end];
-        if matches!(lang.as_str(), "onnx" | "onnxtxt" | "text" | "") && block.contains("=>") {
+        // A block labelled onnx is taken as the answer even when it is no graph, so that the
+        // parser's line:column error reaches the repair prompt; an unlabelled or `text` block
+        // only when it looks like a graph.
+        let labelled = matches!(lang.as_str(), "onnx" | "onnxtxt") && !block.trim().is_empty();
+        let unlabelled = matches!(lang.as_str(), "text" | "") && block.contains("=>");
+        if labelled || unlabelled {
             return Some(block.trim().to_string());
         }
         if end >= body.len() {
