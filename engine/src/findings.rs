@@ -330,10 +330,10 @@ pub fn refine_crash(
     }
 }
 
-/// Whether [`refine_crash`] would look at `f` (a crash of one backend other than the
-/// reference).
+/// Whether [`refine_crash`] would look at `f`: a crash of backends other than the reference
+/// (several when variants of one library crash alike; the first one is probed).
 pub fn refinable(f: &Finding, reference: &str) -> bool {
-    f.kind == Kind::Crash && f.backends.len() == 1 && f.backends[0] != reference
+    f.kind == Kind::Crash && !f.backends.is_empty() && f.backends.iter().all(|b| b != reference)
 }
 
 /// Turns a crash into the shape inconsistency of the node [`shape_root_cause`] found.

@@ -166,6 +166,20 @@ fn the_others_agreeing_against_the_reference_blame_the_reference() {
     // D_MAD: ort is 0.5 from the reference on average, tract 1.5.
     assert!((f[0].d_mad.unwrap() - 0.5).abs() < 1e-12);
     assert!((f[1].d_mad.unwrap() - 0.5).abs() < 1e-12);
+    // Two variants of one library are one witness: they are blamed, not the reference.
+    let r = runs(vec![
+        report("reference", out(&[1.0, 2.0])),
+        report("ort", out(&[1.0, 3.0])),
+        report("ort-noopt", out(&[1.0, 3.0])),
+    ]);
+    let f = judge(&r);
+    assert_eq!(
+        kinds(&f),
+        vec![
+            (Kind::Inconsistency, "ort", "values"),
+            (Kind::Inconsistency, "ort-noopt", "values")
+        ]
+    );
 }
 
 #[test]
