@@ -268,3 +268,55 @@ g (float[1, 1, 1, 4] x) => (float[1, 1, 1, 1] y)
     let (_, v) = values(&out[0]);
     assert!((v[0] - 3.09375).abs() < 1e-6, "{v:?}");
 }
+
+#[test]
+fn scatter_elements_with_indices_smaller_than_the_data() {
+    // Indices [1, 2] on data [3, 3], axis 1: only row 0 is written; rows 1 and 2 stay.
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[3, 3] x) => (float[3, 3] y)
+<int64[1, 2] idx = {2, 0}, float[1, 2] upd = {10, 20}>
+{ y = ScatterElements <axis: int = 1> (x, idx, upd) }"#;
+    let x: Vec<f64> = (1..=9).map(f64::from).collect();
+    check(
+        src,
+        &[("x", F, vec![3, 3], x.clone())],
+        (
+            vec![3, 3],
+            vec![20.0, 2.0, 10.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+        ),
+    );
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[3, 3] x) => (float[3, 3] y)
+<int64[2, 1] idx = {1, 1}, float[2, 1] upd = {10, 20}>
+{ y = ScatterElements <axis: int = 0, reduction: string = "add"> (x, idx, upd) }"#;
+    check(
+        src,
+        &[("x", F, vec![3, 3], x)],
+        (
+            vec![3, 3],
+            vec![1.0, 2.0, 3.0, 34.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+        ),
+    );
+}
+
+#[test]
+fn global_pooling_of_a_rank_two_input_keeps_it() {
+    // No spatial axis to pool over: Max and Average give the input, Lp its absolute value.
+    for (op, want) in [
+        ("GlobalMaxPool", vec![-1.5, 2.0, 0.0, -3.0]),
+        ("GlobalAveragePool", vec![-1.5, 2.0, 0.0, -3.0]),
+        ("GlobalLpPool", vec![1.5, 2.0, 0.0, 3.0]),
+    ] {
+        let src = format!(
+            r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 2] x) => (float[2, 2] y)
+{{ y = {op} (x) }}"#
+        );
+        let out = run(
+            "reference",
+            &src,
+            &[("x", F, vec![2, 2], vec![-1.5, 2.0, 0.0, -3.0])],
+        );
+        assert_eq!(values(&out[0]), (vec![2, 2], want), "{op}");
+    }
+}

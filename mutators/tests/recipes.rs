@@ -481,3 +481,43 @@ fn inferred_types_match_execution() {
     assert!(checked > 500);
     assert!(bad.is_empty(), "{bad:#?}");
 }
+
+/// ONNX leaves open whether `activation_alpha` / `activation_beta` hold one value per
+/// activation function or one per function that takes a parameter; the recipes write one per
+/// function, all equal, which means the same under both readings.
+#[test]
+fn recurrent_activation_parameters_read_the_same_either_way() {
+    use mutagraph_mutators::ir::attr::AttrValue;
+    let recipes = Recipes::builtin();
+    let mut with_params = 0;
+    for op in ["RNN", "GRU", "LSTM"] {
+        let r = recipes.get(op).unwrap();
+        for i in 0..200 {
+            let t = TensorType::fixed(mutagraph_mutators::ir::DType::F32, &shape_of(3, i));
+            let Ok((_, m)) = build_once(r, &t, 17, 7000 + i) else {
+                continue;
+            };
+            for n in m.graph.nodes().filter(|n| n.op_type == op) {
+                let get = |name: &str| n.attributes.iter().find(|a| a.name == name);
+                let acts = match get("activations").map(|a| &a.value) {
+                    Some(AttrValue::Strings(s)) => s.len(),
+                    _ => 0,
+                };
+                for name in ["activation_alpha", "activation_beta"] {
+                    if let Some(AttrValue::Floats(v)) = get(name).map(|a| &a.value) {
+                        if v.is_empty() {
+                            continue;
+                        }
+                        with_params += 1;
+                        assert_eq!(v.len(), acts, "{op} {name} {v:?}");
+                        assert!(v.iter().all(|x| *x == v[0]), "{op} {name} {v:?}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        with_params > 10,
+        "only {with_params} builds drew activation parameters"
+    );
+}

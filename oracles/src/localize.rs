@@ -435,12 +435,18 @@ const DISCRETE: &[&str] = &[
     "Where",
 ];
 
-/// Moves every element of a float tensor by about four f32 rounding steps (relative 2^-21),
-/// up or down by a fixed pattern; other tensors are returned as they are.
+/// Moves every element of a float tensor by about four rounding steps of its type (relative
+/// 2^-21 for f32, 2^-9 for f16, 2^-6 for bf16, 2^-50 for f64), up or down by a fixed pattern;
+/// other tensors are returned as they are.
 fn nudge(t: &HostTensor, salt: usize) -> HostTensor {
-    if !t.dtype.is_float() {
-        return t.clone();
-    }
+    use mutagraph_ir::DType;
+    let step = match t.dtype {
+        DType::F32 => 2f64.powi(-21),
+        DType::F16 => 2f64.powi(-9),
+        DType::BF16 => 2f64.powi(-6),
+        DType::F64 => 2f64.powi(-50),
+        _ => return t.clone(),
+    };
     let Some(v) = t.to_f64s() else {
         return t.clone();
     };
@@ -450,7 +456,7 @@ fn nudge(t: &HostTensor, salt: usize) -> HostTensor {
         .map(|(i, x)| {
             let h = (i + salt).wrapping_mul(0x9E37_79B9) >> 7;
             let s = if h.is_multiple_of(2) { 1.0 } else { -1.0 };
-            x * (1.0 + s * 2f64.powi(-21))
+            x * (1.0 + s * step)
         })
         .collect();
     HostTensor::from_f64s(t.dtype, t.shape.clone(), &moved).unwrap_or_else(|_| t.clone())

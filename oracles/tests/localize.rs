@@ -443,3 +443,26 @@ fn a_reference_nan_against_agreeing_backends_is_localized() {
     assert_eq!(l.verdict, Verdict::Localized);
     assert_eq!(l.location.unwrap().op_type, "Sqrt");
 }
+
+#[test]
+fn ill_conditioning_is_measured_in_the_inputs_own_precision() {
+    // Atanh of a float16 just below 1: four float16 rounding steps move the result from 3.8 to
+    // 3.2 or NaN, so a backend 3 % off is within what float16 inputs determine. Four f32 steps
+    // would move it by 1e-4 only: the nudge must follow the element type.
+    let body = "g (float16[1] x) => (float16[1] y) { y = Atanh (x) }";
+    let f16 = |v: f64| Value::Tensor(HostTensor::from_f64s(DType::F16, vec![1], &[v]).unwrap());
+    let x = vec![("x".to_string(), f16(0.999))];
+    let want = run_reference(&text_model(body), &x).unwrap();
+    let w = want[0].1.tensor().unwrap().to_f64s().unwrap()[0];
+    assert!(w > 3.5, "{w}");
+    assert_eq!(
+        verdict(body, Kind::Inconsistency, x, f16(w * 0.97)),
+        Verdict::Unstable
+    );
+    // Away from 1 the same error is a finding.
+    let x = vec![("x".to_string(), f16(0.25))];
+    assert_eq!(
+        verdict(body, Kind::Inconsistency, x, f16(0.25f64.atanh() * 0.97)),
+        Verdict::Localized
+    );
+}

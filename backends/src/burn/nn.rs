@@ -1143,8 +1143,32 @@ pub(crate) fn index_ops<B: BurnBackend>(
             let d = bax(x.rank(), axis);
             let it = Tensor::<B, R, Int>::from_data(TensorData::new(iv, pad(&idx.shape)), dev);
             let add = a.string("reduction", "none") == "add";
-            let data = float_in(x, op)?;
+            let full = float_in(x, op)?;
             let u = float_in(upd, op)?;
+            // burn's scatter wants the data and the indices of one shape outside the axis; ONNX
+            // lets the indices cover a leading block there: scatter into that block, then put
+            // it back.
+            let mut block = vec![Slice::new(0, None, 1); R];
+            for (i, (&xd, &id)) in x.shape.iter().zip(&idx.shape).enumerate() {
+                if i != axis && id > xd {
+                    return Err(run_err(format!(
+                        "ScatterElements: indices dimension {i} ({id}) exceeds the data's ({xd})"
+                    )));
+                }
+                let end = if i == axis { xd } else { id };
+                block[bax(x.rank(), i)] = Slice::new(0, Some(end as isize), 1);
+            }
+            let partial = x
+                .shape
+                .iter()
+                .zip(&idx.shape)
+                .enumerate()
+                .any(|(i, (a, b))| i != axis && a != b);
+            let data = if partial {
+                full.clone().slice(block.as_slice())
+            } else {
+                full.clone()
+            };
             let y = if add {
                 data.scatter(d, it, u, IndexingUpdateOp::Add)
             } else {
@@ -1155,6 +1179,11 @@ pub(crate) fn index_ops<B: BurnBackend>(
                     .greater_elem(0.0);
                 let cleared = data.clone().mask_fill(hit, 0.0);
                 cleared.scatter(d, it, u, IndexingUpdateOp::Add)
+            };
+            let y = if partial {
+                full.slice_assign(block.as_slice(), y)
+            } else {
+                y
             };
             Ok(vec![Some(Val::float(y, x.shape.clone(), x.dtype))])
         }

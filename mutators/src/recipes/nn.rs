@@ -685,8 +685,17 @@ fn rnn(
         let acts: Vec<Vec<u8>> = (0..nd)
             .flat_map(|_| one.iter().map(|s| s.as_bytes().to_vec()))
             .collect();
-        let alpha: Vec<f32> = (0..nd).map(|i| 0.2 + 0.1 * i as f32).collect();
-        let beta: Vec<f32> = (0..nd).map(|i| 0.5 + 0.05 * i as f32).collect();
+        // ONNX says the values are "consumed in the order of the activation functions":
+        // runtimes read that as one value per function (ONNX Runtime) or one per function that
+        // takes a parameter; one value per function, the same everywhere, means the same under
+        // both readings.
+        let (alpha0, beta0) = if chance(rng, 0.5) {
+            (0.2, 0.5)
+        } else {
+            (0.3, 0.55)
+        };
+        let alpha: Vec<f32> = vec![alpha0; acts.len()];
+        let beta: Vec<f32> = vec![beta0; acts.len()];
         a.push(("activations", crate::ir::attr::AttrValue::Strings(acts)));
         a.push((
             "activation_alpha",
