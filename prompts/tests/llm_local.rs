@@ -142,3 +142,26 @@ fn connect_local_from_config() {
             .is_err()
     );
 }
+
+#[test]
+fn the_default_context_is_the_models_own() {
+    // Repair prompts (the distinction, the previous answer and the parser's error) run past
+    // 2 048 tokens; by default the context is the one SmolLM2 was trained with (8 192), and
+    // each request allocates only what it needs.
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let config = LlmConfig {
+        provider: Provider::Local,
+        gguf: Some(gguf()),
+        n_threads: Some(1),
+        max_tokens: Some(4),
+        temperature: Some(0.0),
+        ..LlmConfig::default()
+    };
+    assert_eq!(config.n_ctx, 0);
+    let llm = llm::connect(&config).unwrap();
+    let long = "word ".repeat(3000);
+    let r = llm
+        .chat(&ChatRequest::new(vec![Message::user(long)]))
+        .unwrap();
+    assert!(r.prompt_tokens.unwrap() > 2048, "{:?}", r.prompt_tokens);
+}

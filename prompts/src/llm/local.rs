@@ -72,8 +72,8 @@ impl LocalLlm {
         )
     }
 
-    /// Loads a GGUF file with this context size and thread count; `max_tokens` is the answer
-    /// length for requests that set none.
+    /// Loads a GGUF file with this largest context size (0: the model's trained context) and
+    /// thread count; `max_tokens` is the answer length for requests that set none.
     pub fn load_file(
         path: &Path,
         n_ctx: u32,
@@ -86,7 +86,7 @@ impl LocalLlm {
                 path.display()
             )));
         }
-        if n_ctx < 16 {
+        if n_ctx != 0 && n_ctx < 16 {
             return Err(LlmError::Config(format!(
                 "context size {n_ctx} is too small (at least 16 tokens)"
             )));
@@ -96,6 +96,11 @@ impl LocalLlm {
             .map_err(|e| {
                 LlmError::Config(format!("cannot load GGUF model {}: {e}", path.display()))
             })?;
+        let n_ctx = match (n_ctx, model.n_ctx_train()) {
+            (0, 0) => 2048,
+            (0, trained) => trained,
+            (n, _) => n,
+        };
         let template = model.chat_template(None).map_err(|e| {
             LlmError::Config(format!(
                 "GGUF model {} has no usable chat template: {e}",
@@ -172,9 +177,12 @@ impl Llm for LocalLlm {
             .max_tokens
             .unwrap_or(self.max_tokens)
             .min(self.n_ctx - n_prompt);
+        // A context as large as this request needs: the model's whole context would allocate
+        // its full key/value cache for every request.
+        let n_ctx = (n_prompt + budget + 1).min(self.n_ctx);
         let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(self.n_ctx))
-            .with_n_batch(self.n_ctx)
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(n_ctx)
             .with_n_threads(self.n_threads)
             .with_n_threads_batch(self.n_threads);
         let mut ctx = self
@@ -182,7 +190,7 @@ impl Llm for LocalLlm {
             .new_context(backend, params)
             .map_err(|e| LlmError::Config(format!("llama.cpp context: {e}")))?;
         let run = |e: &dyn std::fmt::Display| LlmError::Transport(format!("llama.cpp: {e}"));
-        let mut batch = LlamaBatch::new(self.n_ctx as usize, 1);
+        let mut batch = LlamaBatch::new(n_ctx as usize, 1);
         let last = tokens.len() as i32 - 1;
         for (i, t) in tokens.iter().enumerate() {
             batch

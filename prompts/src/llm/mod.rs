@@ -40,7 +40,7 @@
 //! | `MUTAGRAPH_LLM_REPLAY_DIR` | `replay_dir` | directory of recordings |
 //! | `MUTAGRAPH_LLM_RECORD_FROM` | `record_from` | provider that `record` wraps |
 //! | `MUTAGRAPH_LLM_GGUF` | `gguf` | GGUF model file for `local` |
-//! | `MUTAGRAPH_LLM_CTX` | `n_ctx` | context size in tokens for `local` |
+//! | `MUTAGRAPH_LLM_CTX` | `n_ctx` | largest context in tokens for `local` (0: the model's own) |
 //! | `MUTAGRAPH_LLM_THREADS` | `n_threads` | CPU threads for `local` |
 //!
 //! The API key itself is read from the variable named by `api_key_env` (default
