@@ -1,20 +1,43 @@
 //! Capability probing for libraries whose op coverage is not known statically (ONNX Runtime,
 //! tract): every single-op model of the ONNX backend test suite (part `node`) is prepared and run
-//! once on its recorded inputs; an op is supported when at least one of its models got past
-//! the backend without an `unsupported` refusal, and the input dtypes of those models are
-//! recorded. The result is cached per backend name and version in
-//! `$XDG_CACHE_HOME/mutagraph/capabilities/<name>-<version>.json` (default `~/.cache`).
+//! once on its recorded inputs (and a few models of ours for ops the suite lacks); an op is
+//! supported when at least one of its models got past the backend without an `unsupported`
+//! refusal, and the input dtypes of those models are recorded. The result is cached per backend
+//! name and version in `$XDG_CACHE_HOME/mutagraph/capabilities/<name>-<version>-probe<N>.json`
+//! (default `~/.cache`; N is the probe's revision).
 use crate::backend::{Backend, Capabilities};
+use crate::value::{HostTensor, NamedValues, Value};
+use mutagraph_ir::DType;
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
+
+/// Single-op models (op, ONNX text, shape of its float input `x`) for ops that the Debian
+/// suite has no single-op node test of; without them a backend would never be credited with
+/// these ops and campaigns would leave them out of their universe.
+const EXTRA_PROBES: &[(&str, &str, &[usize])] = &[
+    (
+        "LpPool",
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 2, 4, 4] x) => (float[1, 2, 3, 3] y)\n{ y = LpPool <kernel_shape: ints = [2, 2]> (x) }",
+        &[1, 2, 4, 4],
+    ),
+    (
+        "GlobalLpPool",
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 2, 4, 4] x) => (float[1, 2, 1, 1] y)\n{ y = GlobalLpPool (x) }",
+        &[1, 2, 4, 4],
+    ),
+];
+
+/// Revision of the probe: part of the cache file's name, so that a probe that learns more ops
+/// replaces the caches written by an older one.
+const PROBE_REVISION: u32 = 2;
 
 /// Where the cache file of a backend lives.
 pub fn cache_path(name: &str, version: &str) -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    let clean: String = format!("{name}-{version}")
+    let clean: String = format!("{name}-{version}-probe{PROBE_REVISION}")
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
@@ -95,6 +118,33 @@ pub fn probe(backend: &mut dyn Backend) -> Capabilities {
                     dts.insert(t.dtype.name().to_string());
                 }
             }
+        }
+    }
+    // Ops the suite has no single-op test of: their own small models, on inputs of ones.
+    for (op, src, shape) in EXTRA_PROBES {
+        if seen.contains_key(*op) {
+            continue;
+        }
+        let Ok(model) = mutagraph_ir::text::parse_model(src) else {
+            continue;
+        };
+        let n: usize = shape.iter().product();
+        let Ok(x) = HostTensor::from_f64s(DType::F32, shape.to_vec(), &vec![1.0; n]) else {
+            continue;
+        };
+        let inputs: NamedValues = vec![("x".to_string(), Value::Tensor(x))];
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            let mut p = backend.prepare(&model.to_bytes())?;
+            p.run(&inputs)
+        }));
+        let supported = match r {
+            Ok(Ok(_)) | Err(_) => true,
+            Ok(Err(e)) => !e.unsupported,
+        };
+        if supported {
+            seen.entry(op.to_string())
+                .or_default()
+                .insert("float32".into());
         }
     }
     caps.source = "probed".into();

@@ -114,3 +114,17 @@ fn errors_are_classified() {
     assert_eq!(e.stage, mutagraph_backends::Stage::Run, "{e}");
     assert!(!e.unsupported, "{e}");
 }
+
+#[test]
+fn the_probe_credits_ops_the_suite_has_no_test_of() {
+    // The Debian suite has no LpPool / GlobalLpPool node test; ONNX Runtime runs both, and a
+    // probe that only read the suite left them out of every campaign's universe.
+    let mut ort = create("ort");
+    let caps = mutagraph_backends::probe::probe(ort.as_mut());
+    assert_eq!(caps.source, "probed");
+    for op in ["LpPool", "GlobalLpPool", "Conv", "MaxPool"] {
+        assert!(caps.supports("", op), "ort should be credited with {op}");
+    }
+    // An op no model showed is not credited.
+    assert!(!caps.supports("", "NoSuchOp"));
+}
