@@ -26,6 +26,11 @@ const EXTRA_PROBES: &[(&str, &str, &[usize])] = &[
         "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 2, 4, 4] x) => (float[1, 2, 1, 1] y)\n{ y = GlobalLpPool (x) }",
         &[1, 2, 4, 4],
     ),
+    (
+        "MaxRoiPool",
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 2, 4, 4] x) => (float[1, 2, 2, 2] y)\n<float[1, 5] rois = {0, 0, 0, 3, 3}>\n{ y = MaxRoiPool <pooled_shape: ints = [2, 2]> (x, rois) }",
+        &[1, 2, 4, 4],
+    ),
 ];
 
 /// Revision of the probe: part of the cache file's name, so that a probe that learns more ops

@@ -117,12 +117,12 @@ fn errors_are_classified() {
 
 #[test]
 fn the_probe_credits_ops_the_suite_has_no_test_of() {
-    // The Debian suite has no LpPool / GlobalLpPool node test; ONNX Runtime runs both, and a
-    // probe that only read the suite left them out of every campaign's universe.
+    // The Debian suite has no LpPool / GlobalLpPool / MaxRoiPool node test; ONNX Runtime runs
+    // all three, and a probe that only read the suite left them out of every campaign's universe.
     let mut ort = create("ort");
     let caps = mutagraph_backends::probe::probe(ort.as_mut());
     assert_eq!(caps.source, "probed");
-    for op in ["LpPool", "GlobalLpPool", "Conv", "MaxPool"] {
+    for op in ["LpPool", "GlobalLpPool", "MaxRoiPool", "Conv", "MaxPool"] {
         assert!(caps.supports("", op), "ort should be credited with {op}");
     }
     // An op no model showed is not credited.
