@@ -106,17 +106,7 @@ pub fn probe(backend: &mut dyn Backend) -> Capabilities {
             continue;
         }
         let inputs = &case.sets[0].inputs;
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            let mut p = backend.prepare(&case.model_bytes)?;
-            p.run(inputs)
-        }));
-        let supported = match r {
-            Ok(Ok(_)) => true,
-            Ok(Err(e)) => !e.unsupported,
-            // A panic means the op got past the importer: supported, and buggy.
-            Err(_) => true,
-        };
-        if supported {
+        if supported(backend, &case.model_bytes, inputs) {
             let dts = seen.entry(ops[0].clone()).or_default();
             for (_, v) in inputs {
                 for t in v.tensors() {
@@ -138,15 +128,7 @@ pub fn probe(backend: &mut dyn Backend) -> Capabilities {
             continue;
         };
         let inputs: NamedValues = vec![("x".to_string(), Value::Tensor(x))];
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            let mut p = backend.prepare(&model.to_bytes())?;
-            p.run(&inputs)
-        }));
-        let supported = match r {
-            Ok(Ok(_)) | Err(_) => true,
-            Ok(Err(e)) => !e.unsupported,
-        };
-        if supported {
+        if supported(backend, &model.to_bytes(), &inputs) {
             seen.entry(op.to_string())
                 .or_default()
                 .insert("float32".into());
@@ -158,4 +140,18 @@ pub fn probe(backend: &mut dyn Backend) -> Capabilities {
         .map(|(k, v)| (k, v.into_iter().collect()))
         .collect();
     caps
+}
+
+/// Whether `model` got past `backend` on `inputs` without an `unsupported` refusal.
+fn supported(backend: &mut dyn Backend, model: &[u8], inputs: &NamedValues) -> bool {
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let mut p = backend.prepare(model)?;
+        p.run(inputs)
+    }));
+    match r {
+        Ok(Ok(_)) => true,
+        Ok(Err(e)) => !e.unsupported,
+        // A panic means the op got past the importer: supported, and buggy.
+        Err(_) => true,
+    }
 }

@@ -105,17 +105,25 @@ fn smollm2_answers_deterministically() {
     );
 }
 
+/// The local provider on SmolLM2: one thread, greedy, answers of at most `max_tokens`, the
+/// default context.
+fn local_config(max_tokens: u32) -> LlmConfig {
+    LlmConfig {
+        provider: Provider::Local,
+        gguf: Some(gguf()),
+        n_threads: Some(1),
+        max_tokens: Some(max_tokens),
+        temperature: Some(0.0),
+        ..LlmConfig::default()
+    }
+}
+
 #[test]
 fn connect_local_from_config() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let config = LlmConfig {
-        provider: Provider::Local,
-        gguf: Some(gguf()),
         n_ctx: 256,
-        n_threads: Some(1),
-        max_tokens: Some(8),
-        temperature: Some(0.0),
-        ..LlmConfig::default()
+        ..local_config(8)
     };
     let llm = llm::connect(&config).unwrap();
     let r = llm
@@ -149,14 +157,7 @@ fn the_default_context_is_the_models_own() {
     // 2 048 tokens; by default the context is the one SmolLM2 was trained with (8 192), and
     // each request allocates only what it needs.
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let config = LlmConfig {
-        provider: Provider::Local,
-        gguf: Some(gguf()),
-        n_threads: Some(1),
-        max_tokens: Some(4),
-        temperature: Some(0.0),
-        ..LlmConfig::default()
-    };
+    let config = local_config(4);
     assert_eq!(config.n_ctx, 0);
     let llm = llm::connect(&config).unwrap();
     let long = "word ".repeat(3000);

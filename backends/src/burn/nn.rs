@@ -1149,21 +1149,19 @@ pub(crate) fn index_ops<B: BurnBackend>(
             // lets the indices cover a leading block there: scatter into that block, then put
             // it back.
             let mut block = vec![Slice::new(0, None, 1); R];
+            let mut partial = false;
             for (i, (&xd, &id)) in x.shape.iter().zip(&idx.shape).enumerate() {
-                if i != axis && id > xd {
+                if i == axis {
+                    continue;
+                }
+                if id > xd {
                     return Err(run_err(format!(
                         "ScatterElements: indices dimension {i} ({id}) exceeds the data's ({xd})"
                     )));
                 }
-                let end = if i == axis { xd } else { id };
-                block[bax(x.rank(), i)] = Slice::new(0, Some(end as isize), 1);
+                partial |= id < xd;
+                block[bax(x.rank(), i)] = Slice::new(0, Some(id as isize), 1);
             }
-            let partial = x
-                .shape
-                .iter()
-                .zip(&idx.shape)
-                .enumerate()
-                .any(|(i, (a, b))| i != axis && a != b);
             let data = if partial {
                 full.clone().slice(block.as_slice())
             } else {

@@ -381,7 +381,9 @@ enum Pool {
 
 fn pool(n: &Node, x: &T, kind: Pool, global: bool) -> Out {
     let xs = &x.shape;
-    if xs.len() < 3 {
+    // Global pooling of [N, C] has no spatial axis: one tap per output (ONNX's shape inference
+    // accepts rank 2 and keeps the shape).
+    if xs.len() < 3 && !(global && xs.len() == 2) {
         return Err(err(format!("pool input {xs:?}")));
     }
     let (nb, c) = (xs[0], xs[1]);
@@ -489,41 +491,18 @@ fn op_lp_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     pool(n, inp(ins, 0)?, Pool::Lp(n.int("p", 2) as f64), false)
 }
 fn op_global_max_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    if let Some(y) = global_pool_rank2(inp(ins, 0)?) {
-        return y;
-    }
     Ok(pool(n, inp(ins, 0)?, Pool::Max, true)?
         .into_iter()
         .take(1)
         .collect())
 }
 fn op_global_avg_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    if let Some(y) = global_pool_rank2(inp(ins, 0)?) {
-        return y;
-    }
     Ok(pool(n, inp(ins, 0)?, Pool::Avg, true)?
         .into_iter()
         .take(1)
         .collect())
 }
-/// Global pooling of an [N, C] input: there is no spatial dimension to pool over, so the
-/// input comes back as it is (ONNX's shape inference accepts rank 2 and keeps the shape).
-fn global_pool_rank2(x: &T) -> Option<Out> {
-    (x.rank() == 2).then(|| one(x.clone()))
-}
-
 fn op_global_lp_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    if let Some(y) = global_pool_rank2(inp(ins, 0)?) {
-        // |x|^p summed over one element, to the power 1/p: |x|.
-        return y.and_then(|v| {
-            let t = match &v[0] {
-                V::T(t) => t.clone(),
-                _ => return Ok(v),
-            };
-            let a: Vec<f64> = t.floats()?.into_iter().map(f64::abs).collect();
-            one(T::f(t.dt, t.shape.clone(), a))
-        });
-    }
     Ok(pool(n, inp(ins, 0)?, Pool::Lp(n.int("p", 2) as f64), true)?
         .into_iter()
         .take(1)
