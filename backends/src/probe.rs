@@ -35,7 +35,7 @@ const EXTRA_PROBES: &[(&str, &str, &[usize])] = &[
 
 /// Revision of the probe: part of the cache file's name, so that a probe that learns more ops
 /// replaces the caches written by an older one.
-const PROBE_REVISION: u32 = 2;
+const PROBE_REVISION: u32 = 3;
 
 /// Where the cache file of a backend lives.
 pub fn cache_path(name: &str, version: &str) -> Option<PathBuf> {

@@ -1121,8 +1121,6 @@ impl Campaign {
     fn write_corpus(&self, job: &Job) -> Result<()> {
         let id = corpus_id(job.iteration);
         let dir = self.out.join("corpus");
-        let p = dir.join(format!("{id}.onnx"));
-        write_atomic(&p, &job.bytes).with_context(|| format!("writing {}", p.display()))?;
         let seed = &self.seeds[job.seed];
         let trace = Trace {
             seed: seed.name.clone(),
@@ -1130,7 +1128,11 @@ impl Campaign {
             iteration: job.iteration,
             records: job.records.clone(),
         };
-        write_json(&dir.join(format!("{id}.trace.json")), &trace)
+        // The trace first: a kill -9 between the two writes leaves at worst a trace without its
+        // model, never a corpus model without the trace that rebuilds it.
+        write_json(&dir.join(format!("{id}.trace.json")), &trace)?;
+        let p = dir.join(format!("{id}.onnx"));
+        write_atomic(&p, &job.bytes).with_context(|| format!("writing {}", p.display()))
     }
 
     /// Localizes a finding, drops it when it is amplified rounding, and files it under its
