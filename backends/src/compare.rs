@@ -252,6 +252,98 @@ fn compare_tensors(
     Ok(())
 }
 
+/// Compares `actual` against the envelope of legitimate results bounded by `expected` (the f64
+/// reference) and `native` (the same computation in the model's own element types, function
+/// bodies step by step: `reference-native`). An element agrees when it is within tolerance of
+/// either bound or lies between them; a NaN or an infinity agrees when either bound holds the
+/// same. Without `native` (or when its shape differs) this is [`compare`].
+pub fn compare_envelope(
+    expected: &Value,
+    native: Option<&Value>,
+    actual: &Value,
+    opts: CompareOptions,
+) -> Comparison {
+    let Some(native) = native else {
+        return compare(expected, actual, opts);
+    };
+    match (expected, native, actual) {
+        (Value::Tensor(e), Value::Tensor(n), Value::Tensor(a))
+            if e.shape == n.shape && e.shape == a.shape =>
+        {
+            let (Some(ev), Some(nv), Some(av)) = (e.to_f64s(), n.to_f64s(), a.to_f64s()) else {
+                return compare(expected, actual, opts);
+            };
+            if !(e.dtype.is_float() || a.dtype.is_float()) {
+                return compare(expected, actual, opts);
+            }
+            let tol = opts.tolerance.for_dtype(e.dtype).for_dtype(a.dtype);
+            let mut m = Metrics::default();
+            let (nan, inf) = a.nan_inf_counts();
+            m.nan = nan;
+            m.inf = inf;
+            m.elements = ev.len();
+            for ((&x, &z), &y) in ev.iter().zip(&nv).zip(&av) {
+                if envelope_holds(x, z, y, tol) {
+                    continue;
+                }
+                if !y.is_finite() || !x.is_finite() {
+                    m.nonfinite_mismatch += 1;
+                    continue;
+                }
+                let d = (x - y).abs();
+                m.max_abs = m.max_abs.max(d);
+                if x != 0.0 {
+                    m.max_rel = m.max_rel.max(d / x.abs());
+                }
+                m.mismatched += 1;
+            }
+            if m.mismatched == 0 && m.nonfinite_mismatch == 0 {
+                Comparison {
+                    ok: true,
+                    reason: None,
+                    metrics: m,
+                }
+            } else {
+                let nonfinite = if m.nonfinite_mismatch > 0 {
+                    format!(
+                        ", {} NaN/Inf where neither bound has one",
+                        m.nonfinite_mismatch
+                    )
+                } else {
+                    String::new()
+                };
+                Comparison::fail(
+                    format!(
+                        "{} of {} elements outside the precision envelope (max abs {:.3e}, max \
+                         rel {:.3e}{nonfinite}, tolerance {})",
+                        m.mismatched + m.nonfinite_mismatch,
+                        m.elements,
+                        m.max_abs,
+                        m.max_rel,
+                        tol.name
+                    ),
+                    m,
+                )
+            }
+        }
+        _ => compare(expected, actual, opts),
+    }
+}
+
+/// One element against the envelope of `e` (f64) and `n` (native): see [`compare_envelope`].
+pub fn envelope_holds(e: f64, n: f64, a: f64, tol: Tolerance) -> bool {
+    let close = |x: f64| {
+        if x.is_nan() || a.is_nan() {
+            return x.is_nan() && a.is_nan();
+        }
+        if x.is_infinite() || a.is_infinite() {
+            return x == a;
+        }
+        (x - a).abs() <= tol.atol + tol.rtol * x.abs()
+    };
+    close(e) || close(n) || (a >= e.min(n) && a <= e.max(n))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,6 +406,26 @@ mod tests {
             ..Default::default()
         };
         assert!(compare(&e, &a, lax).ok);
+    }
+
+    #[test]
+    fn the_envelope_takes_either_bound_or_between() {
+        let opts = CompareOptions {
+            tolerance: Tolerance::CLOSE,
+            check_dtype: false,
+        };
+        // f64 says 100, the f32 function body overflows to +Inf: both are legitimate.
+        let e = f(&[100.0, 1.0, 2.0]);
+        let n = f(&[f32::INFINITY, 1.5, 2.0]);
+        assert!(compare_envelope(&e, Some(&n), &f(&[f32::INFINITY, 1.25, 2.0]), opts).ok);
+        assert!(compare_envelope(&e, Some(&n), &f(&[100.0, 1.5, 2.0]), opts).ok);
+        // Outside both: a NaN neither bound has, a value beyond the envelope.
+        let c = compare_envelope(&e, Some(&n), &f(&[f32::NAN, 1.0, 2.0]), opts);
+        assert!(!c.ok && c.metrics.nonfinite_mismatch == 1, "{c:?}");
+        let c = compare_envelope(&e, Some(&n), &f(&[100.0, 1.7, 2.0]), opts);
+        assert!(!c.ok && c.metrics.mismatched == 1, "{c:?}");
+        // Without the native bound it is the plain comparison.
+        assert!(!compare_envelope(&e, None, &f(&[f32::INFINITY, 1.0, 2.0]), opts).ok);
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! tract (`tract-onnx`), plain (`tract`: the model translated to tract's typed form and run as
-//! it is) and optimized (`tract-opt`: decluttered and mapped to tract's optimized kernels).
+//! tract (`tract-onnx`), plain (`tract`: the model translated to tract's typed form and
+//! decluttered, as tract's Python package `tract` and its command line run it, so that a finding
+//! reproduces there) and optimized (`tract-opt`: decluttered and mapped to tract's optimized
+//! kernels).
 //!
 //! # Life of a model
 //!
@@ -150,7 +152,9 @@ impl TractModel {
         let typed = if self.optimized {
             m.into_optimized()
         } else {
-            m.into_typed()
+            // What tract's own Python package and command line run: the typed model,
+            // decluttered (normalized), without the optimizer's kernel selection.
+            m.into_typed().and_then(|t| t.into_decluttered())
         }
         .map_err(err)?;
         typed.into_runnable().map_err(err)

@@ -8,16 +8,15 @@
 //! * `--check CMD`: an external interestingness test instead: the candidate's path is appended
 //!   to `CMD` (run by `sh -c`, also in `$MUTAGRAPH_MODEL`); exit status 0 = still interesting.
 use crate::bundle;
-use crate::campaign::minimizer::{Done, MinimizeJob, MinimizedInfo, minimize_one, oracles};
-use crate::findings::localize_one;
+use crate::campaign::minimizer::{Done, MinimizeJob, MinimizedInfo, minimize_one};
 use anyhow::{Context, Result, anyhow, bail};
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::worker::{Pool, PoolOptions};
 use mutagraph_ir::Model;
-use mutagraph_oracles::localize::Verdict;
+use mutagraph_oracles::MutantRuns;
 use mutagraph_oracles::minimize::{Options, minimize};
-use mutagraph_oracles::{Finding, MutantRuns, judge_all};
+use mutagraph_oracles::triage::{Triage, Verdict};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
@@ -171,7 +170,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
             let ins = inputs::generate(&model, req.seed, &GenOptions::default())
                 .map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
             let bytes = model.to_bytes();
-            let reference = backends.iter().position(|b| b.starts_with("reference"));
+            let mut triage = Triage::new(&backends, req.tolerance);
             let mut runs = Vec::new();
             for b in &backends {
                 runs.push(
@@ -181,20 +180,25 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
             }
             let mr = MutantRuns {
                 runs,
-                reference,
+                reference: triage.reference_index(),
                 reruns: Vec::new(),
             };
-            let found: Vec<Finding> =
-                mutagraph_oracles::merge_variants(judge_all(&oracles(req.tolerance), &mr), &mr)
-                    .into_iter()
-                    .filter(|f| req.kind.as_deref().is_none_or(|k| f.kind.name() == k))
-                    .filter(|f| {
-                        req.backend
-                            .as_deref()
-                            .is_none_or(|b| f.backends.iter().any(|x| x == b))
-                    })
-                    .collect();
-            let Some(mut f) = found.into_iter().next() else {
+            let found = triage
+                .judge(&mut pool, &bytes, &ins, &mr)
+                .into_iter()
+                .filter(|t| t.verdict == Verdict::Report)
+                .filter(|t| {
+                    req.kind
+                        .as_deref()
+                        .is_none_or(|k| t.finding.kind.name() == k)
+                })
+                .filter(|t| {
+                    req.backend
+                        .as_deref()
+                        .is_none_or(|b| t.finding.backends.iter().any(|x| x == b))
+                })
+                .next();
+            let Some(t) = found else {
                 bail!(
                     "{}: no finding on backends {} with these inputs (seed {}); nothing to minimize",
                     model_path.display(),
@@ -202,38 +206,15 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
                     req.seed
                 );
             };
-            let mut inter = None;
-            if let Some(r) = reference {
-                crate::findings::refine_crash(&mut pool, &backends[r], &mut f, &model, &ins);
-            }
-            if f.kind.is_numeric()
-                && f.location.is_none()
-                && let Some(r) = reference
-            {
-                let truth = crate::findings::agreeing(&mr).map(str::to_string);
-                let (l, i) = localize_one(
-                    &mut pool,
-                    &backends[r],
-                    &f,
-                    &model,
-                    &ins,
-                    req.tolerance,
-                    truth.as_deref(),
-                );
-                if l.verdict == Verdict::Localized {
-                    f.location = l.location;
-                }
-                inter = i;
-            }
-            (backends, f, ins, inter, req.seed)
+            (backends, t.finding, ins, t.intermediates, req.seed)
         }
     };
-    let reference = backends
-        .iter()
-        .find(|b| b.starts_with("reference"))
-        .cloned();
+    let signature = match &meta {
+        Some(m) => m.signature.clone(),
+        None => finding.signature(),
+    };
     let job = MinimizeJob {
-        signature: finding.signature(),
+        signature,
         dir: req.target.clone(),
         finding: finding.clone(),
         model: model.to_bytes(),
@@ -245,22 +226,14 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
     let mut o = opts.clone();
     o.focus = finding.location.as_ref().map(|l| l.value.clone());
     let stop = AtomicBool::new(false);
-    let done: Done = minimize_one(
-        &mut pool,
-        &backends,
-        reference.as_deref(),
-        req.tolerance,
-        &job,
-        &o,
-        &stop,
-    )
-    .ok_or_else(|| {
-        anyhow!(
-            "{}: the finding `{}` does not reproduce on the original model any more",
-            req.target.display(),
-            job.signature
-        )
-    })?;
+    let done: Done = minimize_one(&mut pool, &backends, req.tolerance, &job, &o, &stop)
+        .ok_or_else(|| {
+            anyhow!(
+                "{}: the finding `{}` does not reproduce on the original model any more",
+                req.target.display(),
+                job.signature
+            )
+        })?;
     pool.shutdown();
     if is_bundle && req.out.is_none() {
         bundle::write_minimized(&req.target, &done)?;

@@ -227,7 +227,8 @@ pub fn new_nonfinite(reference: &NamedValues, got: &NamedValues) -> (usize, usiz
     (n, total, first)
 }
 
-fn count_new_nonfinite(want: &Value, have: &Value) -> usize {
+/// NaN / Inf elements of `have` where `want` is finite (tensors of equal shapes only).
+pub fn count_new_nonfinite(want: &Value, have: &Value) -> usize {
     let (w, h) = (want.tensors(), have.tensors());
     if w.len() != h.len() {
         return 0;
@@ -412,8 +413,10 @@ impl Oracle for Inconsistency {
         let bad: Vec<usize> = (0..ran.len()).filter(|&i| verdicts[i].is_err()).collect();
         // Two variants of one library (ort and ort-noopt) share their kernels: they count as
         // one witness against the reference, not two.
-        let libraries: std::collections::BTreeSet<&str> =
-            bad.iter().map(|&i| family(&ran[i].0.backend)).collect();
+        let libraries: std::collections::BTreeSet<&str> = bad
+            .iter()
+            .map(|&i| mutagraph_backends::catalog::family(&ran[i].0.backend))
+            .collect();
         if libraries.len() >= 2
             && bad.len() == ran.len()
             && bad[1..]
@@ -522,52 +525,4 @@ pub fn default_oracles(tolerance: Tolerance) -> Vec<Box<dyn Oracle>> {
         Box::new(Slow),
         Box::new(Flaky),
     ]
-}
-
-/// The library a backend name belongs to (`ort-noopt` → `ort`, `tract-opt` → `tract`).
-pub fn family(backend: &str) -> &str {
-    backend.split('-').next().unwrap_or(backend)
-}
-
-/// Merges findings of variants of one library (`ort` and `ort-noopt`, `tract` and `tract-opt`)
-/// that are the same failure on the same mutant: same kind, stage and symptom, and the same
-/// normalized message (failures) or bit-identical outputs (numeric findings). The merged
-/// finding names every variant, so a kernel bug shared by both variants is reported once,
-/// and an optimizer bug (one variant only) keeps its own signature.
-pub fn merge_variants(findings: Vec<Finding>, runs: &MutantRuns) -> Vec<Finding> {
-    let outputs = |b: &str| {
-        runs.runs
-            .iter()
-            .find(|r| r.backend == b)
-            .and_then(|r| r.outcome.outputs())
-    };
-    let mut out: Vec<Finding> = Vec::new();
-    'next: for f in findings {
-        for g in out.iter_mut() {
-            let (a, b) = (&g.backends[0], &f.backends[0]);
-            if g.kind != f.kind
-                || g.stage != f.stage
-                || g.symptom != f.symptom
-                || family(a) != family(b)
-                || g.backends.contains(b)
-            {
-                continue;
-            }
-            let same = if f.kind.is_numeric() {
-                match (outputs(a), outputs(b)) {
-                    (Some(x), Some(y)) => agree(x, y, Tolerance::EXACT).is_ok(),
-                    _ => false,
-                }
-            } else {
-                crate::finding::normalize_message(&g.message)
-                    == crate::finding::normalize_message(&f.message)
-            };
-            if same {
-                g.backends.push(b.clone());
-                continue 'next;
-            }
-        }
-        out.push(f);
-    }
-    out
 }

@@ -78,13 +78,34 @@ pub struct Location {
     pub attrs: String,
 }
 
+/// Which part of a library a finding is in, told apart by running the library's variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    /// An unoptimized variant shows it (`ort-noopt`, `tract`): an op's implementation.
+    Kernel,
+    /// Only variants that run the graph optimizer show it (`ort` but not `ort-noopt`): a
+    /// rewrite of the optimizer. That the unoptimized variant is right is the key fact.
+    Optimizer,
+}
+
+impl Layer {
+    /// The lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Kernel => "kernel",
+            Layer::Optimizer => "optimizer",
+        }
+    }
+}
+
 /// One suspected bug, as data.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// What kind.
     pub kind: Kind,
-    /// The faulty backends (the ground truth decided; `reference` when the others agree
-    /// against it).
+    /// The backends that showed it: variants of one library (`ort`, `ort-noopt`), the first
+    /// one seen first; `reference` when the others agree against it.
     pub backends: Vec<String>,
     /// The stage that failed, for crashes and hangs.
     pub stage: Option<Stage>,
@@ -102,6 +123,22 @@ pub struct Finding {
     pub d_mad: Option<f64>,
     /// Where localization pinned it.
     pub location: Option<Location>,
+    /// Kernel or optimizer, when the library's variants were run to tell (`None`: only one
+    /// variant exists or could be run).
+    #[serde(default)]
+    pub layer: Option<Layer>,
+    /// Every variant of the library that was run on the model, each with whether it showed
+    /// the bug (`ort: true, ort-noopt: false` is an optimizer bug).
+    #[serde(default)]
+    pub variants: Vec<(String, bool)>,
+    /// An element type the library does not implement for some op (`bool` in tract's Pad):
+    /// one finding per library and type, whatever the op.
+    #[serde(default)]
+    pub gap: Option<String>,
+    /// The backends that ran the model fine and witness that it is runnable (unoptimized
+    /// variants of other libraries, or the reference).
+    #[serde(default)]
+    pub witnesses: Vec<String>,
 }
 
 impl Finding {
@@ -116,6 +153,10 @@ impl Finding {
             metrics: None,
             d_mad: None,
             location: None,
+            layer: None,
+            variants: Vec::new(),
+            gap: None,
+            witnesses: Vec::new(),
         }
     }
 
@@ -124,41 +165,64 @@ impl Finding {
         self.location.as_ref().map(|l| l.op_type.as_str())
     }
 
-    /// The dedup signature: kind, faulty backends, stage, and the localized op type with its
-    /// key attributes, or else the symptom and the normalized message. Two findings with the same
-    /// signature are the same bug as far as the campaign can tell.
+    /// The library the finding is about (`ort` for `ort` and `ort-noopt`; a test backend's own
+    /// name).
+    pub fn library(&self) -> &str {
+        mutagraph_backends::catalog::family(self.backends.first().map_or("", String::as_str))
+    }
+
+    /// The symptom class that stays the same on every smaller model showing this bug: for a
+    /// numeric finding `shape` or `values` (NaN findings are their own kind), for a crash how
+    /// it ended (`error`, `panic`, `signal-…`), else the symptom.
+    pub fn symptom_class(&self) -> &str {
+        match self.kind {
+            Kind::Inconsistency if self.symptom == "shape" => "shape",
+            Kind::Inconsistency if self.symptom == "dtype" => "dtype",
+            Kind::Inconsistency => "values",
+            Kind::Nan => "nan",
+            _ => self.symptom.as_str(),
+        }
+    }
+
+    /// The dedup signature: one per root cause as far as the campaign can tell. Kind, library
+    /// (not the variant: `ort` and `ort-noopt` showing one kernel bug are one finding), layer
+    /// (kernel or optimizer), symptom class, then the place: a missing element type (one
+    /// finding per library and type, whatever the op), else the localized op with its key
+    /// attributes, and for failures the core of the normalized message.
     pub fn signature(&self) -> String {
-        let mut backends = self.backends.clone();
-        backends.sort();
-        let stage = self.stage.map(|s| s.to_string()).unwrap_or_default();
-        let place = match &self.location {
-            Some(l) if l.attrs.is_empty() => format!("op={}", l.op_type),
-            Some(l) => format!("op={}[{}]", l.op_type, l.attrs),
-            None if self.kind.is_numeric() => "op=?".to_string(),
-            None => format!("msg={}", normalize_message(&self.message)),
-        };
-        // A localized finding is one bug of that op whatever its sub-symptom (NaN in part of
-        // the output or all of it, values or shape): the op stands for it.
-        let symptom = if self.location.is_some() {
-            ""
+        let layer = self.layer.map(Layer::name).unwrap_or_default();
+        let place = if let Some(g) = &self.gap {
+            format!("gap={g}")
         } else {
-            self.symptom.as_str()
+            let op = match &self.location {
+                Some(l) if l.attrs.is_empty() => format!("op={}", l.op_type),
+                Some(l) => format!("op={}[{}]", l.op_type, l.attrs),
+                None => "op=?".to_string(),
+            };
+            if self.kind.is_numeric() {
+                op
+            } else {
+                format!("{op}|msg={}", core_message(&self.message))
+            }
         };
         format!(
             "{}|{}|{}|{}|{}",
             self.kind,
-            backends.join("+"),
-            stage,
-            symptom,
+            self.library(),
+            layer,
+            self.symptom_class(),
             place
         )
     }
 
-    /// A file-name-safe id for the signature: `kind-backend-op-<8 hex digits>`.
+    /// A file-name-safe id for the signature: `kind-library-what-<8 hex digits>`.
     pub fn signature_id(&self) -> String {
         let sig = self.signature();
-        let b = self.backends.first().map(String::as_str).unwrap_or("none");
-        let what = self.op_type().unwrap_or(&self.symptom);
+        let what = match (&self.gap, self.op_type()) {
+            (Some(g), _) => format!("{g}_gap"),
+            (None, Some(op)) => op.to_string(),
+            (None, None) => self.symptom.clone(),
+        };
         let clean = |s: &str| -> String {
             s.chars()
                 .map(|c| {
@@ -173,11 +237,44 @@ impl Finding {
         format!(
             "{}-{}-{}-{:08x}",
             self.kind,
-            clean(b),
-            clean(what),
+            clean(self.library()),
+            clean(&what),
             fnv1a(sig.as_bytes()) as u32
         )
     }
+}
+
+/// The part of a failure message that names the failure, normalized
+/// ([`normalize_message`]): the stage prefix our backends add (`run: `), the second attempt
+/// that the tract backend appends (`; with the inputs fixed to their values: ...`), source
+/// locations of panics (`(at .../lib.rs:#)`), node names and the "running X node" preamble of
+/// ONNX Runtime go; at most 100 characters stay.
+pub fn core_message(msg: &str) -> String {
+    let mut m = msg;
+    for p in ["load: ", "compile: ", "run: ", "panic: "] {
+        m = m.strip_prefix(p).unwrap_or(m);
+    }
+    if let Some(i) = m.find("; with the inputs fixed to their values") {
+        m = &m[..i];
+    }
+    if let Some(i) = m.rfind(" (at ") {
+        m = &m[..i];
+    }
+    if let Some(i) = m.find("Status Message: ") {
+        m = &m[i + "Status Message: ".len()..];
+    }
+    let n = normalize_message(m);
+    // Source paths of C++ exceptions (`/onnxruntime_src/.../lrn.h:# onnxruntime::...`): the
+    // file name stays, the directories go.
+    let n: String = n
+        .split(' ')
+        .map(|w| match w.rfind('/') {
+            Some(i) if w.starts_with('/') => &w[i + 1..],
+            _ => w,
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    n.chars().take(100).collect()
 }
 
 /// 64-bit FNV-1a (stable across builds and platforms, unlike `DefaultHasher`).
@@ -272,6 +369,71 @@ mod tests {
     }
 
     #[test]
+    fn core_messages_drop_what_varies_between_hits() {
+        assert_eq!(
+            core_message(
+                "run: evaluating #12 \"n3_pad\" Pad: bool is not a number; with the inputs fixed to their values: failed analyse"
+            ),
+            "evaluating # '_' pad: bool is not a number"
+        );
+        assert_eq!(
+            core_message(
+                "panic: ndarray: index out of bounds (at /root/.cargo/registry/src/x/ndarray-0.16/src/arraytraits.rs:26)"
+            ),
+            "ndarray: index out of bounds"
+        );
+        assert_eq!(
+            core_message(
+                "run: Non-zero status code returned while running MaxPool node. Name:'mp_3' Status Message: padding values must be non-negative"
+            ),
+            "padding values must be non-negative"
+        );
+    }
+
+    #[test]
+    fn variants_of_one_library_share_a_signature() {
+        let mut a = Finding::new(Kind::Inconsistency, "ort", "values", "x".into());
+        let loc = Location {
+            op_type: "Celu".into(),
+            value: "v".into(),
+            attrs: String::new(),
+        };
+        a.location = Some(loc.clone());
+        let mut b = Finding::new(Kind::Inconsistency, "ort-noopt", "values", "y".into());
+        b.location = Some(loc.clone());
+        let mut both = a.clone();
+        both.backends.push("ort-noopt".into());
+        assert_eq!(a.signature(), b.signature());
+        assert_eq!(a.signature(), both.signature());
+        // An optimizer bug is another root cause than a kernel bug of the same op.
+        let mut opt = a.clone();
+        opt.layer = Some(Layer::Optimizer);
+        assert_ne!(opt.signature(), a.signature());
+        // The symptom class stays: a wrong shape is not a wrong value.
+        let mut shape = a.clone();
+        shape.symptom = "shape".into();
+        assert_ne!(shape.signature(), a.signature());
+        // A dtype gap is one finding whatever the op.
+        let mut g1 = Finding::new(
+            Kind::Crash,
+            "tract",
+            "error",
+            "run: evaluating #1 \"a\" Pad: bool is not a number".into(),
+        );
+        g1.gap = Some("bool".into());
+        let mut g2 = Finding::new(
+            Kind::Crash,
+            "tract-opt",
+            "error",
+            "compile: EyeLike: bool is not a number".into(),
+        );
+        g2.gap = Some("bool".into());
+        g2.location = Some(loc);
+        assert_eq!(g1.signature(), g2.signature());
+        assert!(g1.signature_id().starts_with("crash-tract-bool_gap-"));
+    }
+
+    #[test]
     fn signatures_use_the_location_else_the_message() {
         let mut f = Finding::new(Kind::Crash, "tract", "error", "node \"a1\" failed 3".into());
         f.stage = Some(Stage::Compile);
@@ -281,7 +443,7 @@ mod tests {
         assert_eq!(f.signature_id(), g.signature_id());
         assert_eq!(
             f.signature(),
-            "crash|tract|compile|error|msg=node '_' failed #"
+            "crash|tract||error|op=?|msg=node '_' failed #"
         );
         let mut h = Finding::new(Kind::Inconsistency, "ort", "values", "x".into());
         assert!(h.signature().ends_with("op=?"));
@@ -290,9 +452,10 @@ mod tests {
             value: "v1".into(),
             attrs: "auto_pad=NOTSET".into(),
         });
+        h.layer = Some(Layer::Kernel);
         assert_eq!(
             h.signature(),
-            "inconsistency|ort|||op=Conv[auto_pad=NOTSET]"
+            "inconsistency|ort|kernel|values|op=Conv[auto_pad=NOTSET]"
         );
         assert!(h.signature_id().starts_with("inconsistency-ort-conv-"));
         assert_ne!(h.signature_id(), f.signature_id());

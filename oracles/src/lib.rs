@@ -10,15 +10,18 @@ pub use mutagraph_ir as ir;
 
 pub mod bundle;
 pub mod checks;
+pub mod envelope;
 pub mod finding;
 pub mod localize;
 pub mod minimize;
+pub mod triage;
+pub mod undefined;
 
 pub use checks::{
-    Crash, Flaky, Hang, Inconsistency, Memory, NanInf, Slow, default_oracles, merge_variants,
-    slow_candidates,
+    Crash, Flaky, Hang, Inconsistency, Memory, NanInf, Slow, default_oracles, slow_candidates,
 };
-pub use finding::{Finding, Kind, Location, normalize_message};
+pub use finding::{Finding, Kind, Layer, Location, core_message, normalize_message};
+pub use triage::{Triage, Triaged, Verdict};
 
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::RunReport;

@@ -9,7 +9,8 @@
 //! The change rate R of the How-Far study (Eq. 1-2) is computed for every node:
 //! `R = |D - D_pre| / (D_pre + 1e-7)` with `D` the mean absolute difference of the node's
 //! output and `D_pre` the largest `D` among its inputs.
-use crate::checks::{agree, mean_abs_diff, new_nonfinite};
+use crate::checks::mean_abs_diff;
+use crate::envelope::{Precision, inside, new_nonfinite};
 use crate::finding::{Kind, Location};
 use mutagraph_backends::backend::Backend;
 use mutagraph_backends::compare::Tolerance;
@@ -173,13 +174,20 @@ pub fn extract(model: &Model, nodes: &[NodeId]) -> Result<Model, mutagraph_ir::E
     Ok(out)
 }
 
-/// Whether `got` diverges from `want` for a `kind` finding. Outside NaN findings a NaN/Inf that
-/// only `got` holds counts too: it is where a reference-blamed inconsistency (the reference's
-/// own NaN against finite backends) starts.
-fn diverges(kind: Kind, want: &NamedValues, got: &NamedValues, tol: Tolerance) -> bool {
+/// Whether `got` diverges from the envelope of `want` (f64 reference) and `native` for a `kind`
+/// finding. Outside NaN findings a NaN/Inf that only `got` holds counts too.
+fn diverges(
+    kind: Kind,
+    want: &NamedValues,
+    native: Option<&NamedValues>,
+    got: &NamedValues,
+    precision: &Precision,
+) -> bool {
     match kind {
-        Kind::Nan => new_nonfinite(want, got).0 > 0,
-        _ => agree(want, got, tol).is_err() || new_nonfinite(want, got).0 > 0,
+        Kind::Nan => new_nonfinite(want, native, got).0 > 0,
+        _ => {
+            inside(want, native, got, precision).is_err() || new_nonfinite(want, native, got).0 > 0
+        }
     }
 }
 
@@ -193,10 +201,23 @@ fn pick(values: &NamedValues, name: &str) -> Option<NamedValues> {
 /// Runs the reference interpreter in this process (it is ours and pure Rust; a panic is
 /// caught and reported as an error).
 pub fn run_reference(model: &Model, inputs: &NamedValues) -> Result<NamedValues, String> {
+    run_reference_in(model, inputs, false)
+}
+
+/// [`run_reference`] in native precision when `native` (`reference-native`).
+pub fn run_reference_in(
+    model: &Model,
+    inputs: &NamedValues,
+    native: bool,
+) -> Result<NamedValues, String> {
     let bytes = model.to_bytes();
     let inputs = inputs.clone();
     std::panic::catch_unwind(move || {
-        let mut r = Reference::new();
+        let mut r = if native {
+            Reference::new_native()
+        } else {
+            Reference::new()
+        };
         let mut p = r.prepare(&bytes).map_err(|e| e.to_string())?;
         p.run(&inputs).map_err(|e| e.to_string())
     })
@@ -205,7 +226,7 @@ pub fn run_reference(model: &Model, inputs: &NamedValues) -> Result<NamedValues,
 
 /// Localizes a `kind` finding of a backend. `model` is the mutant, `inputs` its graph inputs,
 /// `reference` and `backend` the outputs of the model of [`expose_all`] (every node output) on
-/// the reference and on the backend.
+/// the reference and on the backend; one flat tolerance, no native bound.
 ///
 /// [`expose_all`]: mutagraph_backends::intermediates::expose_all
 pub fn localize(
@@ -216,42 +237,40 @@ pub fn localize(
     backend: &NamedValues,
     tolerance: Tolerance,
 ) -> Localization {
-    localize_blamed(
+    localize_with(
         model,
         kind,
         inputs,
-        reference,
-        backend,
-        tolerance,
-        Blamed::Backend,
+        &Exposed {
+            reference,
+            native: None,
+            backend,
+        },
+        &Precision::flat(tolerance),
     )
 }
 
-/// Who a finding blames, which decides how the blamed node is re-checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Blamed {
-    /// A backend: `truth` is the reference, `faulty` the backend. The reference re-runs the
-    /// blamed node on the backend's inputs; reproducing the backend's output means `unstable`.
-    Backend,
-    /// The reference, against backends that agree with each other: `truth` is one of them,
-    /// `faulty` the reference. The reference re-runs the blamed node on the backend's inputs;
-    /// reproducing the backend's output means the inputs, not the reference's op, differed
-    /// (`unstable`).
-    Reference,
+/// Every node output of the mutant as computed by each side.
+#[derive(Clone, Copy)]
+pub struct Exposed<'a> {
+    /// The f64 reference.
+    pub reference: &'a NamedValues,
+    /// The native-precision reference, when it ran: with the f64 one it bounds the envelope.
+    pub native: Option<&'a NamedValues>,
+    /// The blamed backend.
+    pub backend: &'a NamedValues,
 }
 
-/// [`localize`] with the blamed side made explicit: `truth` and `faulty` are the exposed
-/// outputs of the side taken as right and of the blamed side.
-pub fn localize_blamed(
+/// [`localize`] against the envelope of the two references, each value with the tolerance of
+/// its narrowest float type ([`Precision`]).
+pub fn localize_with(
     model: &Model,
     kind: Kind,
     inputs: &NamedValues,
-    truth: &NamedValues,
-    faulty: &NamedValues,
-    tolerance: Tolerance,
-    blamed: Blamed,
+    ex: &Exposed,
+    precision: &Precision,
 ) -> Localization {
-    let (reference, backend) = (truth, faulty);
+    let (reference, backend) = (ex.reference, ex.backend);
     let fail = |m: String| Localization {
         verdict: Verdict::Failed(m),
         location: None,
@@ -276,6 +295,7 @@ pub fn localize_blamed(
             let (Some(w), Some(h)) = (pick(reference, o), pick(backend, o)) else {
                 continue;
             };
+            let nat = ex.native.and_then(|n| pick(n, o));
             let d = mean_abs_diff(&w, &h);
             let r = d.map(|d| (d - d_pre).abs() / (d_pre + 1e-7));
             if let Some(d) = d {
@@ -286,7 +306,7 @@ pub fn localize_blamed(
             {
                 max_r = Some((o.clone(), r));
             }
-            let div = diverges(kind, &w, &h, tolerance);
+            let div = diverges(kind, &w, nat.as_ref(), &h, precision);
             values.push(ValueDiff {
                 value: o.clone(),
                 op_type: node.op_type.clone(),
@@ -314,89 +334,8 @@ pub fn localize_blamed(
         value: node.outputs.first().cloned().unwrap_or_default(),
         attrs: key_attrs(node),
     };
-    // The values the blamed side fed this node: for a blamed backend, its own; for a blamed
-    // reference, the agreeing backend's (the reference's own inputs would trivially reproduce).
-    let side = match blamed {
-        Blamed::Backend => backend,
-        Blamed::Reference => reference,
-    };
     let verdict = match extract(model, &[id]) {
-        Ok(single) => {
-            let feed: NamedValues = single
-                .graph
-                .real_inputs()
-                .iter()
-                .filter_map(|vi| {
-                    let n = vi.name.clone()?;
-                    pick(side, &n)
-                        .or_else(|| pick(inputs, &n))
-                        .and_then(|v| v.into_iter().next())
-                })
-                .collect();
-            let seen: Vec<(String, HostTensor)> =
-                feed.iter()
-                    .filter_map(|(n, v)| Some((n.clone(), v.tensor()?.clone())))
-                    .chain(
-                        single.graph.initializers.iter().filter_map(|(n, t)| {
-                            Some((n.clone(), HostTensor::from_proto(t).ok()?))
-                        }),
-                    )
-                    .collect();
-            let outs = |side: &NamedValues| -> NamedValues {
-                node.outputs
-                    .iter()
-                    .filter_map(|o| pick(side, o))
-                    .flatten()
-                    .collect()
-            };
-            if let Some(why) = undefined_behaviour(node, &seen) {
-                Verdict::Undefined(why)
-            } else if near_float_limit(node, &seen) {
-                // An intermediate overflows the element type where f64 does not.
-                Verdict::Unstable
-            } else if reduced_precision(node).is_some()
-                && !diverges(
-                    kind,
-                    &outs(reference),
-                    &outs(backend),
-                    widest(tolerance, Tolerance::VERY_APPROXIMATE),
-                )
-            {
-                Verdict::Unstable
-            } else if feed.len() != single.graph.real_inputs().len() {
-                Verdict::Localized
-            } else {
-                match run_reference(&single, &feed) {
-                    Ok(again) => {
-                        // Compared with the side that fed the node: a blamed backend's output
-                        // (rounding amplified) or the truth's (the reference's op is right).
-                        let mine: NamedValues = again
-                            .iter()
-                            .filter(|(n, _)| pick(side, n).is_some())
-                            .cloned()
-                            .collect();
-                        let theirs: NamedValues = mine
-                            .iter()
-                            .filter_map(|(n, _)| pick(side, n))
-                            .flatten()
-                            .collect();
-                        if !mine.is_empty() && !diverges(kind, &mine, &theirs, tolerance) {
-                            match blamed {
-                                Blamed::Backend => Verdict::Unstable,
-                                // The reference's op, on the truth's inputs, gives the truth's
-                                // output: what differed was its inputs, i.e. rounding upstream.
-                                Blamed::Reference => Verdict::Unstable,
-                            }
-                        } else if ill_conditioned(node, &single, &feed, &again, kind, tolerance) {
-                            Verdict::Unstable
-                        } else {
-                            Verdict::Localized
-                        }
-                    }
-                    Err(_) => Verdict::Localized,
-                }
-            }
-        }
+        Ok(single) => check_blamed(node, &single, kind, inputs, ex, precision),
         Err(_) => Verdict::Localized,
     };
     Localization {
@@ -405,6 +344,96 @@ pub fn localize_blamed(
         values,
         max_r,
     }
+}
+
+/// The checks a blamed node must pass before it is blamed: the values that reached it are not
+/// in a case ONNX leaves open, not at the edge of the f32 range, and the references, re-run on
+/// the node alone with the backend's own input values, neither reproduce the backend's output
+/// (rounding amplified) nor move as far when those inputs are nudged (ill-conditioned).
+fn check_blamed(
+    node: &Node,
+    single: &Model,
+    kind: Kind,
+    inputs: &NamedValues,
+    ex: &Exposed,
+    precision: &Precision,
+) -> Verdict {
+    let backend = ex.backend;
+    let feed: NamedValues = single
+        .graph
+        .real_inputs()
+        .iter()
+        .filter_map(|vi| {
+            let n = vi.name.clone()?;
+            pick(backend, &n)
+                .or_else(|| pick(inputs, &n))
+                .and_then(|v| v.into_iter().next())
+        })
+        .collect();
+    let seen: Vec<(String, HostTensor)> = feed
+        .iter()
+        .filter_map(|(n, v)| Some((n.clone(), v.tensor()?.clone())))
+        .chain(
+            single
+                .graph
+                .initializers
+                .iter()
+                .filter_map(|(n, t)| Some((n.clone(), HostTensor::from_proto(t).ok()?))),
+        )
+        .collect();
+    let outs = |side: &NamedValues| -> NamedValues {
+        node.outputs
+            .iter()
+            .filter_map(|o| pick(side, o))
+            .flatten()
+            .collect()
+    };
+    if let Some(hit) = crate::undefined::classify(node, &seen) {
+        return Verdict::Undefined(hit.describe());
+    }
+    if near_float_limit(node, &seen) {
+        // An intermediate overflows the element type where f64 does not.
+        return Verdict::Unstable;
+    }
+    if reduced_precision(node).is_some() {
+        let wide = Precision::flat(widest(precision.base, Tolerance::VERY_APPROXIMATE));
+        let native = ex.native.map(outs);
+        if !diverges(
+            kind,
+            &outs(ex.reference),
+            native.as_ref(),
+            &outs(backend),
+            &wide,
+        ) {
+            return Verdict::Unstable;
+        }
+    }
+    if feed.len() != single.graph.real_inputs().len() {
+        return Verdict::Localized;
+    }
+    let Ok(again) = run_reference(single, &feed) else {
+        return Verdict::Localized;
+    };
+    let again_native = run_reference_in(single, &feed, true).ok();
+    // The references' output on the backend's inputs, compared with the backend's output: the
+    // same means the inputs, i.e. rounding upstream, made the difference.
+    let mine: NamedValues = again
+        .iter()
+        .filter(|(n, _)| pick(backend, n).is_some())
+        .cloned()
+        .collect();
+    let theirs: NamedValues = mine
+        .iter()
+        .filter_map(|(n, _)| pick(backend, n))
+        .flatten()
+        .collect();
+    if !mine.is_empty() && !diverges(kind, &mine, again_native.as_ref(), &theirs, precision) {
+        return Verdict::Unstable;
+    }
+    if ill_conditioned(node, single, &feed, &again, kind, precision) {
+        return Verdict::Unstable;
+    }
+    Verdict::Localized
 }
 
 /// Ops with a discrete result (rounding, comparisons, selections): moving their inputs by a
@@ -473,7 +502,7 @@ fn ill_conditioned(
     feed: &NamedValues,
     base: &NamedValues,
     kind: Kind,
-    tolerance: Tolerance,
+    precision: &Precision,
 ) -> bool {
     if DISCRETE.contains(&node.op_type.as_str()) {
         return false;
@@ -501,117 +530,10 @@ fn ill_conditioned(
                 .into_iter()
                 .filter(|(n, _)| base.iter().any(|(b, _)| b == n))
                 .collect();
-            !out.is_empty() && diverges(kind, base, &out, tolerance)
+            !out.is_empty() && diverges(kind, base, None, &out, precision)
         }
         Err(_) => false,
     }
-}
-
-/// Ops whose handling of NaN inputs ONNX leaves open: they select or compare (max, min,
-/// clipping, sorting, thresholds), so whether a NaN wins, loses or propagates is the
-/// implementation's choice. Recurrent ops are listed because their gates clip and compare.
-pub const NAN_UNSPECIFIED: &[&str] = &[
-    "Relu",
-    "LeakyRelu",
-    "PRelu",
-    "ThresholdedRelu",
-    "Clip",
-    "Max",
-    "Min",
-    "HardSigmoid",
-    "HardSwish",
-    "Shrink",
-    "Celu",
-    "Elu",
-    "Selu",
-    "Softplus",
-    "Sigmoid",
-    "MaxPool",
-    "GlobalMaxPool",
-    "MaxRoiPool",
-    "ReduceMax",
-    "ReduceMin",
-    "ArgMax",
-    "ArgMin",
-    "TopK",
-    "Hardmax",
-    "Sign",
-    "Where",
-    "Less",
-    "LessOrEqual",
-    "Greater",
-    "GreaterOrEqual",
-    "Equal",
-    "LSTM",
-    "GRU",
-    "RNN",
-    "MeanVarianceNormalization",
-    "LayerNormalization",
-    "InstanceNormalization",
-    "BatchNormalization",
-    "Softmax",
-    "LogSoftmax",
-    "Resize",
-    "QuantizeLinear",
-    "DynamicQuantizeLinear",
-    "RoiAlign",
-    "GridSample",
-    "LRN",
-];
-
-/// Ops whose result with an infinite input depends on the order of their arithmetic (an Inf
-/// meets a zero or an opposite Inf in one evaluation order and not in another), which ONNX
-/// does not fix.
-pub const INF_UNSPECIFIED: &[&str] = &[
-    "BatchNormalization",
-    "InstanceNormalization",
-    "LayerNormalization",
-    "GroupNormalization",
-    "MeanVarianceNormalization",
-    "LpNormalization",
-    "LRN",
-    "Softmax",
-    "LogSoftmax",
-    "LSTM",
-    "GRU",
-    "RNN",
-    "GridSample",
-    "RoiAlign",
-    "Resize",
-    "ConvTranspose",
-    "Einsum",
-];
-
-/// Whether a Resize with `coordinate_transformation_mode = align_corners` produces a length of
-/// 1 along an axis whose input length is not 1 (ONNX's formula is then 0 / 0).
-fn resize_align_corners_to_one(node: &Node, seen: &[(String, HostTensor)]) -> bool {
-    if node
-        .attributes
-        .string("coordinate_transformation_mode", "half_pixel")
-        != "align_corners"
-    {
-        return false;
-    }
-    let value = |i: usize| {
-        let name = node.inputs.get(i).filter(|n| !n.is_empty())?;
-        seen.iter().find(|(n, _)| n == name).map(|(_, t)| t)
-    };
-    let Some(x) = value(0) else {
-        return false;
-    };
-    let dims = &x.shape;
-    let out: Vec<f64> = if let Some(sizes) = value(3).filter(|t| t.num_elements() > 0) {
-        sizes.to_f64s().unwrap_or_default()
-    } else if let Some(scales) = value(2).filter(|t| t.num_elements() > 0) {
-        let sc = scales.to_f64s().unwrap_or_default();
-        dims.iter()
-            .zip(&sc)
-            .map(|(&d, &s)| (d as f64 * s).floor())
-            .collect()
-    } else {
-        return false;
-    };
-    dims.iter().zip(&out).any(|(&d, &o)| o == 1.0 && d != 1)
 }
 
 /// Whether a float input of `node` holds a finite value within a factor 2^10 of the largest
@@ -666,126 +588,4 @@ pub fn reduced_precision(node: &Node) -> Option<mutagraph_ir::DType> {
     }
     let d = DType::from_code(node.attributes.int_opt("stash_type")? as i32);
     matches!(d, DType::F16 | DType::BF16).then_some(d)
-}
-
-/// Why ONNX does not define the result of `node` on the input values `seen`, if it does not.
-pub fn undefined_behaviour(node: &Node, seen: &[(String, HostTensor)]) -> Option<String> {
-    let value = |name: &str| seen.iter().find(|(n, _)| n == name).map(|(_, t)| t);
-    let data_inputs: Vec<&HostTensor> = node.present_inputs().filter_map(value).collect();
-    let has_nan = data_inputs
-        .iter()
-        .any(|t| t.dtype.is_float() && t.nan_inf_counts().0 > 0);
-    if has_nan && NAN_UNSPECIFIED.contains(&node.op_type.as_str()) {
-        return Some(format!(
-            "NaN reaches {}, whose NaN handling ONNX does not specify",
-            node.op_type
-        ));
-    }
-    let has_inf = data_inputs
-        .iter()
-        .any(|t| t.dtype.is_float() && t.nan_inf_counts().1 > 0);
-    if has_inf && INF_UNSPECIFIED.contains(&node.op_type.as_str()) {
-        return Some(format!(
-            "Inf reaches {}, whose result then depends on its order of evaluation",
-            node.op_type
-        ));
-    }
-    // A NaN/Inf weight meets the implicit zero padding in one implementation and is skipped
-    // there by another (IEEE says NaN * 0 = NaN, ONNX does not say padding is multiplied).
-    let nonfinite = |t: &HostTensor| {
-        let (n, i) = t.nan_inf_counts();
-        t.dtype.is_float() && n + i > 0
-    };
-    if matches!(
-        node.op_type.as_str(),
-        "Conv" | "ConvTranspose" | "DeformConv" | "QLinearConv"
-    ) && node
-        .inputs
-        .iter()
-        .skip(1)
-        .filter_map(|i| value(i))
-        .any(nonfinite)
-    {
-        return Some(format!(
-            "NaN/Inf in the weights of {}: whether padded positions multiply them is open",
-            node.op_type
-        ));
-    }
-    if node.op_type == "Gemm" {
-        let scale = |name: &str| node.attributes.float(name, 1.0);
-        let slot = |i: usize| node.inputs.get(i).and_then(|n| value(n));
-        let ab = slot(0).is_some_and(nonfinite) || slot(1).is_some_and(nonfinite);
-        if (scale("alpha") == 0.0 && ab) || (scale("beta") == 0.0 && slot(2).is_some_and(nonfinite))
-        {
-            return Some(
-                "NaN/Inf in a Gemm operand scaled by 0: whether it is read at all is open".into(),
-            );
-        }
-    }
-    if matches!(
-        node.op_type.as_str(),
-        "ReduceLogSumExp" | "ReduceLogSum" | "ReduceL2" | "ReduceMean"
-    ) && data_inputs.first().is_some_and(|t| t.dtype.is_int())
-    {
-        return Some(format!(
-            "{} on integers: ONNX does not say how the real-valued result is rounded",
-            node.op_type
-        ));
-    }
-    if node.op_type == "Shrink" && data_inputs.first().is_some_and(|t| !t.dtype.is_float()) {
-        let frac = |name: &str, default: f32| node.attributes.float(name, default).fract() != 0.0;
-        if frac("bias", 0.0) || frac("lambd", 0.5) {
-            return Some(
-                "Shrink on integers with a fractional bias or lambd: ONNX does not say how the \
-                 result is rounded"
-                    .into(),
-            );
-        }
-    }
-    if node.op_type == "Resize" && resize_align_corners_to_one(node, seen) {
-        return Some(
-            "Resize with align_corners to a length of 1: the coordinate formula divides 0 by 0"
-                .into(),
-        );
-    }
-    if matches!(node.op_type.as_str(), "Cast" | "CastLike") {
-        let to = match node.op_type.as_str() {
-            "Cast" => node
-                .attributes
-                .iter()
-                .find(|a| a.name == "to")
-                .and_then(|a| match a.value {
-                    mutagraph_ir::attr::AttrValue::Int(c) => {
-                        Some(mutagraph_ir::DType::from_code(c as i32))
-                    }
-                    _ => None,
-                }),
-            _ => node.inputs.get(1).and_then(|n| value(n)).map(|t| t.dtype),
-        }?;
-        let x = data_inputs.first()?;
-        if x.dtype.is_float() && to.is_int() {
-            let (lo, hi) = int_range(to)?;
-            let vals = x.to_f64s()?;
-            if vals
-                .iter()
-                .any(|v| !v.is_finite() || v.trunc() < lo || v.trunc() > hi)
-            {
-                return Some(format!(
-                    "Cast of {} values outside the range of {to} (or NaN/Inf), which ONNX leaves \
-                     implementation-defined",
-                    x.dtype
-                ));
-            }
-        }
-    }
-    None
-}
-
-fn int_range(d: mutagraph_ir::DType) -> Option<(f64, f64)> {
-    let bits = d.bits()? as i32;
-    Some(if d.is_signed_int() {
-        (-(2f64.powi(bits - 1)), 2f64.powi(bits - 1) - 1.0)
-    } else {
-        (0.0, 2f64.powi(bits) - 1.0)
-    })
 }

@@ -519,7 +519,7 @@ fn run_graph<B: BB>(
         })?;
         for (name, v) in node.outputs.iter().zip(outs) {
             if let (false, Some(v)) = (name.is_empty(), v) {
-                env.insert(name.clone(), v);
+                env.insert(name.clone(), ops::wrap_narrow(v));
             }
         }
     }

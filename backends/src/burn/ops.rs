@@ -1371,26 +1371,31 @@ pub(crate) fn cast<B: BurnBackend>(x: &Val<B>, to: DType) -> Res<Val<B>> {
         },
         Class::Bool => K::B(x.b()),
     };
-    // burn holds every integer type in one wide type: a value outside a narrow target type
-    // wraps around to the value that type stores, as the exposed outputs show it (otherwise the
-    // next op would see a value the element type cannot hold).
+    Ok(wrap_narrow(Val::new(k, x.shape.clone(), to)))
+}
+
+/// `v` with its integer elements wrapped around to the values its element type stores when
+/// that type is narrower than burn's one integer type (i64 on NdArray): a u8 subtraction that
+/// goes below 0 gives 255 - .., as in the library the model describes, not a negative number
+/// the next op would then compute with.
+pub(crate) fn wrap_narrow<B: BurnBackend>(v: Val<B>) -> Val<B> {
     let wide = 8 * std::mem::size_of::<B::IntElem>();
-    let k = match (k, to.bits()) {
-        (K::I(t), Some(bits)) if bits < wide && x.dtype != to => {
+    let to = v.dtype;
+    match (&v.k, to.bits()) {
+        (K::I(t), Some(bits)) if bits < wide && to.is_int() => {
             let m = 1i64 << bits;
             // ((v mod m) + m) mod m, whatever sign the remainder takes.
             let modulo =
                 |t: Tensor<B, R, Int>| t.remainder_scalar(m).add_scalar(m).remainder_scalar(m);
             let wrapped = if to.is_signed_int() {
-                modulo(t.add_scalar(m / 2)).sub_scalar(m / 2)
+                modulo(t.clone().add_scalar(m / 2)).sub_scalar(m / 2)
             } else {
-                modulo(t)
+                modulo(t.clone())
             };
-            K::I(wrapped)
+            Val::new(K::I(wrapped), v.shape.clone(), to)
         }
-        (k, _) => k,
-    };
-    Ok(Val::new(k, x.shape.clone(), to))
+        _ => v,
+    }
 }
 
 fn matmul<B: BurnBackend>(x: &Val<B>, y: &Val<B>) -> Res<Val<B>> {

@@ -20,6 +20,7 @@ mod elementwise;
 mod extra;
 mod linalg;
 mod misc;
+mod native;
 mod nn;
 mod reduce;
 mod resize;
@@ -58,6 +59,9 @@ pub struct Cx<'a> {
     /// The op table in use: the reference's [`table`], or one with overrides (subgraphs are
     /// evaluated with the same table).
     pub ops: &'a OpTable,
+    /// Native precision: every float result is rounded to its element type after each op
+    /// (subgraphs are evaluated the same way).
+    pub native: bool,
 }
 
 /// Values by name, with the enclosing graph's scope as parent.
@@ -160,12 +164,14 @@ pub fn eval_graph(
     parent: Option<&Scope>,
     inputs: Vec<(String, V)>,
 ) -> R<Vec<V>> {
-    eval_graph_with(table(), opset, g, parent, inputs)
+    eval_graph_with(table(), false, opset, g, parent, inputs)
 }
 
-/// [`eval_graph`] with the op table `ops` (subgraphs use it too).
+/// [`eval_graph`] with the op table `ops` (subgraphs use it too), in native precision when
+/// `native` (see [`Cx::native`]).
 pub fn eval_graph_with(
     ops: &OpTable,
+    native: bool,
     opset: i64,
     g: &Graph,
     parent: Option<&Scope>,
@@ -201,11 +207,16 @@ pub fn eval_graph_with(
                 opset,
                 scope: &scope,
                 ops,
+                native,
             };
-            f(&cx, node, &ins).map_err(|mut e| {
+            let mut outs = f(&cx, node, &ins).map_err(|mut e| {
                 e.message = format!("{}: {}", node.label(), e.message);
                 e
-            })?
+            })?;
+            if native {
+                outs.iter_mut().for_each(round_to_type);
+            }
+            outs
         };
         let mut outs = outs.into_iter();
         for name in &node.outputs {
@@ -254,7 +265,31 @@ pub fn eval_subgraph(cx: &Cx, g: &Graph, inputs: Vec<V>) -> R<Vec<V>> {
         .map(|vi| vi.name.clone().unwrap_or_default())
         .zip(inputs)
         .collect();
-    eval_graph_with(cx.ops, cx.opset, g, Some(cx.scope), named)
+    eval_graph_with(cx.ops, cx.native, cx.opset, g, Some(cx.scope), named)
+}
+
+/// Rounds every float element of `v` to its element type (f32, f16, bf16; f64 stays).
+fn round_to_type(v: &mut V) {
+    match v {
+        V::T(t) => {
+            let dt = t.dt;
+            if let Buf::F(x) = &mut t.buf {
+                match dt {
+                    DType::F32 => x.iter_mut().for_each(|e| *e = *e as f32 as f64),
+                    DType::F16 => x
+                        .iter_mut()
+                        .for_each(|e| *e = half::f16::from_f64(*e).to_f64()),
+                    DType::BF16 => x
+                        .iter_mut()
+                        .for_each(|e| *e = half::bf16::from_f64(*e).to_f64()),
+                    _ => {}
+                }
+            }
+        }
+        V::Seq(items) => items.iter_mut().for_each(round_to_type),
+        V::Opt(Some(inner)) => round_to_type(inner),
+        V::Opt(None) => {}
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -352,6 +387,11 @@ fn v_to_value(v: &V, keep_f64: bool) -> R<Value> {
 pub struct Reference {
     /// Hand floating-point outputs back as f64 instead of their declared type.
     pub keep_f64: bool,
+    /// Native precision (`reference-native`): ops with a function body in the ONNX spec run
+    /// as that body ([`native`]) and every float result is rounded to
+    /// its element type after each op, as an implementation that computes in the model's own
+    /// types would. With the f64 reference it bounds the results a correct library may give.
+    pub native: bool,
     /// A variant with its own name, version and op table; `None`: the reference itself.
     variant: Option<Arc<Variant>>,
 }
@@ -368,6 +408,7 @@ impl Reference {
     pub fn new() -> Reference {
         Reference {
             keep_f64: false,
+            native: false,
             variant: None,
         }
     }
@@ -376,7 +417,25 @@ impl Reference {
     pub fn new_f64() -> Reference {
         Reference {
             keep_f64: true,
+            native: false,
             variant: None,
+        }
+    }
+
+    /// A new interpreter in native precision (see [`Reference::native`]).
+    pub fn new_native() -> Reference {
+        static OPS: OnceLock<Arc<Variant>> = OnceLock::new();
+        let variant = OPS.get_or_init(|| {
+            Arc::new(Variant {
+                name: "reference-native".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                ops: native::table_native(),
+            })
+        });
+        Reference {
+            keep_f64: false,
+            native: true,
+            variant: Some(variant.clone()),
         }
     }
 
@@ -393,6 +452,7 @@ impl Reference {
         ops.extend(overrides);
         Reference {
             keep_f64: false,
+            native: false,
             variant: Some(Arc::new(Variant {
                 name: name.into(),
                 version: version.into(),
@@ -450,6 +510,8 @@ impl Backend for Reference {
             &v.name
         } else if self.keep_f64 {
             "reference-f64"
+        } else if self.native {
+            "reference-native"
         } else {
             "reference"
         }
@@ -478,6 +540,7 @@ impl Backend for Reference {
             opset: model.default_opset(),
             model,
             keep_f64: self.keep_f64,
+            native: self.native,
             variant: self.variant.clone(),
         }))
     }
@@ -487,6 +550,7 @@ struct RefPrepared {
     model: Model,
     opset: i64,
     keep_f64: bool,
+    native: bool,
     variant: Option<Arc<Variant>>,
 }
 
@@ -507,7 +571,10 @@ impl Prepared for RefPrepared {
             Some(v) => &v.ops,
             None => table(),
         };
-        let outs = eval_graph_with(ops, self.opset, g, None, bound)?;
+        if self.native {
+            bound.iter_mut().for_each(|(_, v)| round_to_type(v));
+        }
+        let outs = eval_graph_with(ops, self.native, self.opset, g, None, bound)?;
         let mut result = Vec::new();
         for (o, v) in g.outputs.iter().zip(outs) {
             result.push((
@@ -537,6 +604,7 @@ mod tests {
             opset: 18,
             scope: &scope,
             ops: table(),
+            native: false,
         };
         let refs: Vec<Option<&V>> = ins.iter().map(Some).collect();
         table()[op](&cx, node, &refs)

@@ -1,8 +1,8 @@
 //! The campaign's background minimizer: a thread with its own worker pool that takes each new
 //! finding, delta-debugs its model while the signature stays the same
-//! ([`crate::findings::Reproducer`]) and hands the result back to the main thread, which is
-//! the only writer of the output directory.
-use crate::findings::{Reproducer, ValueMap};
+//! ([`mutagraph_oracles::triage::Reproducer`]: the campaign's own triage on every candidate)
+//! and hands the result back to the main thread, which is the only writer of the output
+//! directory.
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Pool, PoolOptions};
@@ -10,7 +10,8 @@ use mutagraph_ir::Model;
 use mutagraph_mutators::mutation::{Record, replay_trace};
 use mutagraph_oracles::localize::Localization;
 use mutagraph_oracles::minimize::{self, Options};
-use mutagraph_oracles::{Crash, Finding, Hang, Inconsistency, MutantRuns, NanInf, Oracle};
+use mutagraph_oracles::triage::{Reproducer, Triage, ValueMap};
+use mutagraph_oracles::{Finding, MutantRuns};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -84,60 +85,31 @@ pub struct Done {
     pub info: MinimizedInfo,
 }
 
-/// The oracles that minimization re-checks (the ones it handles: see
-/// [`crate::findings::minimizable`]).
-pub fn oracles(tolerance: Tolerance) -> Vec<Box<dyn Oracle>> {
-    vec![
-        Box::new(Crash),
-        Box::new(Hang),
-        Box::new(NanInf),
-        Box::new(Inconsistency { tolerance }),
-    ]
-}
-
-/// Minimizes one finding's model with `pool`. `None` when the original model no longer
-/// reproduces (then nothing is written).
-#[allow(clippy::too_many_arguments)]
+/// Minimizes one finding's model with `pool`. `None` when the original model, on the
+/// campaign's own inputs, no longer shows the finding's signature (then nothing is written).
 pub fn minimize_one(
     pool: &mut Pool,
     backends: &[String],
-    reference: Option<&str>,
     tolerance: Tolerance,
     job: &MinimizeJob,
     opts: &Options,
     stop: &AtomicBool,
 ) -> Option<Done> {
     let model = Model::from_bytes(&job.model).ok()?;
-    // The reference's intermediate values feed the inputs that cuts create; recompute them
-    // when the job does not carry them (a resumed campaign, a bundle).
-    let intermediates = match (&job.intermediates, reference) {
-        (Some(i), _) => Some(i.clone()),
-        (None, Some(r)) if job.finding.kind.is_numeric() => {
-            crate::findings::localize_one(
-                pool,
-                r,
-                &job.finding,
-                &model,
-                &job.inputs,
-                tolerance,
-                None,
-            )
-            .1
-        }
-        _ => None,
-    };
-    let run_on = Reproducer::backends_for(&job.finding, backends, reference);
-    let reference_idx = reference.map(|_| 0);
+    let run_on = Reproducer::backends_for(&job.finding, backends);
     let mut rep = Reproducer {
         pool,
-        backends: run_on,
-        reference: reference_idx,
-        oracles: oracles(tolerance),
-        tolerance,
+        triage: Triage::new(&run_on, tolerance),
         target: job.signature.clone(),
-        values: ValueMap::new(&job.inputs, intermediates.as_ref(), job.input_seed),
+        values: ValueMap::default(),
         calls: 0,
     };
+    // The original, on the inputs the campaign used: what the campaign saw must show again.
+    let first = rep.check_with(&model, job.inputs.clone())?;
+    let seen = first.found?;
+    // The reference's intermediate values feed the inputs that cuts create.
+    let intermediates = job.intermediates.clone().or(seen.intermediates);
+    rep.values = ValueMap::new(&job.inputs, intermediates.as_ref(), job.input_seed);
     let t = Instant::now();
     let mut invalid = 0usize;
     // Pass 0: drop mutation records, one at a time, latest first (a later record may build on
@@ -181,7 +153,8 @@ pub fn minimize_one(
         }
     };
     let check = rep.check(&small)?;
-    let (finding, localization) = check.finding?;
+    let found = check.found?;
+    let (finding, localization) = (found.finding, found.localization);
     let mut passes: Vec<(String, usize, usize)> = vec![(
         format!("records ({dropped} dropped)"),
         record_checks,
@@ -225,12 +198,7 @@ pub struct Minimizer {
 
 impl Minimizer {
     /// Starts the thread.
-    pub fn start(
-        pool_opts: PoolOptions,
-        backends: Vec<String>,
-        reference: Option<String>,
-        tolerance: Tolerance,
-    ) -> Minimizer {
+    pub fn start(pool_opts: PoolOptions, backends: Vec<String>, tolerance: Tolerance) -> Minimizer {
         let (tx, jobs) = channel::<MinimizeJob>();
         let (done_tx, rx) = channel::<Done>();
         let pending = Arc::new(AtomicUsize::new(0));
@@ -249,15 +217,7 @@ impl Minimizer {
                     let mut o = opts.clone();
                     o.focus = job.finding.location.as_ref().map(|l| l.value.clone());
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        minimize_one(
-                            &mut pool,
-                            &backends,
-                            reference.as_deref(),
-                            tolerance,
-                            &job,
-                            &o,
-                            &s,
-                        )
+                        minimize_one(&mut pool, &backends, tolerance, &job, &o, &s)
                     }));
                     if let Ok(Some(done)) = r {
                         let _ = done_tx.send(done);

@@ -25,7 +25,7 @@ pub mod mcmc;
 pub mod minimizer;
 
 use crate::bundle;
-use crate::findings::{Seen, SigEntry, localize_one};
+use crate::findings::{Seen, SigEntry};
 use anyhow::{Context, Result, anyhow, bail};
 use mcmc::{Scheduler, SeedStats};
 use minimizer::{MinimizeJob, Minimizer};
@@ -42,10 +42,10 @@ use mutagraph_mutators::mutation::{Ctx, Limits, Mutator, Outcome, Record};
 use mutagraph_mutators::operators;
 use mutagraph_mutators::recipes::Recipes;
 use mutagraph_mutators::zoo;
-use mutagraph_oracles::localize::Verdict;
-use mutagraph_oracles::{Finding, MutantRuns, Oracle};
+use mutagraph_oracles::MutantRuns;
+use mutagraph_oracles::triage::{Triage, TriageStats, Triaged, Verdict};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -211,6 +211,18 @@ pub struct Counters {
     /// Numeric findings that localization could not pin on a node.
     #[serde(default)]
     pub unlocalized: u64,
+    /// Failures no independent implementation witnesses (no other library runs the model at
+    /// its unoptimized level, or the reference fails on it too): not filed.
+    #[serde(default)]
+    pub unwitnessed: u64,
+    /// mutagraph's own failures, never filed: the reference failing or outvoted, a panic in our
+    /// interpreter or binding, an invalid model from the generator.
+    #[serde(default)]
+    pub ours: u64,
+    /// The part of `ours` that is the reference's: it failed where a library ran the model,
+    /// or the other libraries agreed with each other against it.
+    #[serde(default)]
+    pub reference_failures: u64,
     /// Second runs made for the slowness and flakiness oracles.
     #[serde(default)]
     pub reruns: u64,
@@ -313,7 +325,16 @@ pub struct State {
     /// Deduplicated findings by signature.
     #[serde(default)]
     pub signatures: BTreeMap<String, SigEntry>,
+    /// The triage's counters.
+    #[serde(default)]
+    pub triage: TriageStats,
+    /// Examples of mutagraph's own failures kept under `ours/` (at most [`OURS_KEPT`]).
+    #[serde(default)]
+    pub ours_kept: BTreeSet<String>,
 }
+
+/// How many examples of mutagraph's own failures `ours/` keeps (one per reason and message).
+pub const OURS_KEPT: usize = 200;
 
 /// `stats.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -339,6 +360,9 @@ pub struct Stats {
     pub outside_backends_percent: f64,
     /// Seeds in the pool.
     pub pool: Vec<Slot>,
+    /// The triage's own counters (extra runs, verdicts, `ours` and `undefined` by class).
+    #[serde(default)]
+    pub triage: TriageStats,
 }
 
 /// The trace file of a corpus entry.
@@ -481,7 +505,8 @@ struct Campaign {
     recipes: Recipes,
     limits: Limits,
     scheduler: Box<dyn Scheduler>,
-    oracles: Vec<Box<dyn Oracle>>,
+    /// The triage stage: oracles, verdict policy, extra runs.
+    stage: Triage,
     reference: Option<usize>,
     state: State,
     seed_coverage: Report,
@@ -489,7 +514,7 @@ struct Campaign {
     models: Vec<(Model, Vec<Record>)>,
     /// Worker pools: `[backend][lane]`.
     pools: Vec<Vec<Pool>>,
-    /// The pool of re-runs and localization (one worker per backend it needs).
+    /// The pool of re-runs and the triage's runs (one worker per backend it needs).
     triage: Pool,
     /// The named tolerance of the inconsistency oracle and localization.
     tolerance: Tolerance,
@@ -499,8 +524,6 @@ struct Campaign {
     minimizer: Option<Minimizer>,
     /// Seconds the end of a session waits for pending minimizations.
     minimize_grace: Duration,
-    /// Root causes of crash signatures already traced ([`crate::findings::shape_root_cause`]).
-    crash_causes: HashMap<String, Option<(mutagraph_oracles::Location, String)>>,
 }
 
 /// What a finished session reports.
@@ -713,6 +736,8 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             timings: Timings::default(),
             elapsed_s: 0.0,
             signatures: BTreeMap::new(),
+            triage: TriageStats::default(),
+            ours_kept: BTreeSet::new(),
         };
         let models = seeds
             .iter()
@@ -769,7 +794,6 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         Some(Minimizer::start(
             pool_opts.clone(),
             config.backends.clone(),
-            reference.map(|r| config.backends[r].clone()),
             tolerance,
         ))
     } else {
@@ -777,11 +801,10 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     };
     let mut c = Campaign {
         out,
-        oracles: mutagraph_oracles::default_oracles(tolerance),
+        stage: Triage::new(&config.backends, tolerance),
         triage: Pool::new(pool_opts.clone()),
         tolerance,
         dirty: BTreeSet::new(),
-        crash_causes: HashMap::new(),
         minimizer,
         minimize_grace: req.minimize_grace,
         config,
@@ -1090,12 +1113,18 @@ impl Campaign {
                 reference: self.reference,
                 reruns: Vec::new(),
             };
-            // Second runs: slowness candidates (confirmation), and one executed mutant in
-            // FLAKY_EVERY on every backend (flakiness).
-            let slow = mutagraph_oracles::slow_candidates(&mr);
+            // Second runs: slowness candidates (confirmed by steady-state runs), and one
+            // executed mutant in FLAKY_EVERY on every backend (flakiness).
+            let inputs = job.inputs.as_ref().expect("executed");
+            let slow_runs = mutagraph_oracles::triage::reproduce::confirm_slowness(
+                &mut self.triage,
+                &job.bytes,
+                inputs,
+                &mut mr,
+            );
+            self.state.counters.reruns += slow_runs;
             let sample = mix(self.state.rng_seed, job.iteration, 4).is_multiple_of(FLAKY_EVERY);
-            if !slow.is_empty() || sample {
-                let inputs = job.inputs.as_ref().expect("executed");
+            if sample && slow_runs == 0 {
                 let again: Vec<String> = mr.others().map(|r| r.backend.clone()).collect();
                 for b in again {
                     if let Ok(r) = self.triage.run(&b, &job.bytes, inputs) {
@@ -1104,17 +1133,15 @@ impl Campaign {
                     }
                 }
             }
-            let findings = mutagraph_oracles::merge_variants(
-                mutagraph_oracles::judge_all(&self.oracles, &mr),
-                &mr,
-            );
             self.state.timings.oracles += t.elapsed().as_secs_f64();
             let t = Instant::now();
-            for f in findings {
-                self.record_finding(job, f, &mr)?;
+            let judged = self.stage.judge(&mut self.triage, &job.bytes, inputs, &mr);
+            for tr in judged {
+                self.record(job, tr, &mr)?;
             }
             self.state.timings.triage += t.elapsed().as_secs_f64();
         }
+        self.state.triage = self.stage.stats.clone();
         Ok(())
     }
 
@@ -1135,73 +1162,42 @@ impl Campaign {
         write_atomic(&p, &job.bytes).with_context(|| format!("writing {}", p.display()))
     }
 
-    /// Localizes a finding, drops it when it is amplified rounding, and files it under its
+    /// Counts a triaged finding under its verdict; a reported one is filed under its
     /// signature: a new signature gets a bug bundle (and goes to the minimizer), a known one a
     /// hit.
-    fn record_finding(&mut self, job: &Job, mut f: Finding, runs: &MutantRuns) -> Result<()> {
+    fn record(&mut self, job: &Job, t: Triaged, runs: &MutantRuns) -> Result<()> {
         let inputs = job.inputs.as_ref().expect("executed");
-        let mut localization = None;
-        let mut intermediates = None;
-        if let Some(r) = self.reference
-            && crate::findings::refinable(&f, &self.config.backends[r])
-        {
-            // Crashes come by the hundred: each crash signature is traced once, and its later
-            // hits take the same root cause.
-            let key = f.signature();
-            let cause = match self.crash_causes.get(&key) {
-                Some(c) => c.clone(),
-                None => {
-                    let model = Model::from_bytes(&job.bytes)
-                        .map_err(|e| anyhow!("re-reading a mutant: {e}"))?;
-                    let rname = self.config.backends[r].clone();
-                    let faulty = f.backends[0].clone();
-                    let c = crate::findings::shape_root_cause(
-                        &mut self.triage,
-                        &rname,
-                        &faulty,
-                        &model,
-                        inputs,
-                    );
-                    self.crash_causes.insert(key, c.clone());
-                    c
+        let c = &mut self.state.counters;
+        match &t.verdict {
+            Verdict::Report => {}
+            Verdict::Unstable(_) => {
+                c.unstable += 1;
+                return Ok(());
+            }
+            Verdict::Undefined(_) => {
+                c.undefined += 1;
+                return Ok(());
+            }
+            Verdict::Unwitnessed(_) => {
+                c.unwitnessed += 1;
+                return Ok(());
+            }
+            Verdict::Ours(why) => {
+                c.ours += 1;
+                if why.starts_with("the reference") || why.starts_with("the other backends") {
+                    c.reference_failures += 1;
                 }
-            };
-            if let Some(c) = cause {
-                crate::findings::apply_root_cause(&mut f, c);
+                return self.keep_ours(job, &t);
             }
         }
-        // A crash traced to a wrongly shaped output is localized already.
-        if f.kind.is_numeric()
-            && f.location.is_none()
-            && let Some(r) = self.reference
-        {
-            let model =
-                Model::from_bytes(&job.bytes).map_err(|e| anyhow!("re-reading a mutant: {e}"))?;
-            let rname = self.config.backends[r].clone();
-            let truth = crate::findings::agreeing(runs).map(str::to_string);
-            let (l, inter) = localize_one(
-                &mut self.triage,
-                &rname,
-                &f,
-                &model,
-                inputs,
-                self.tolerance,
-                truth.as_deref(),
-            );
-            match l.verdict {
-                Verdict::Unstable => {
-                    self.state.counters.unstable += 1;
-                    return Ok(());
-                }
-                Verdict::Undefined(_) => {
-                    self.state.counters.undefined += 1;
-                    return Ok(());
-                }
-                Verdict::Localized => f.location = l.location.clone(),
-                _ => self.state.counters.unlocalized += 1,
-            }
-            localization = Some(l);
-            intermediates = inter;
+        let Triaged {
+            finding: f,
+            localization,
+            intermediates,
+            ..
+        } = t;
+        if f.kind.is_numeric() && f.location.is_none() {
+            c.unlocalized += 1;
         }
         let c = &mut self.state.counters;
         c.findings += 1;
@@ -1216,17 +1212,21 @@ impl Campaign {
         if let Some(e) = self.state.signatures.get_mut(&sig) {
             e.hits += 1;
             e.last_seen = seen;
+            e.note(&f);
             self.dirty.insert(sig);
             return Ok(());
         }
         let id = f.signature_id();
-        let entry = SigEntry {
+        let mut entry = SigEntry {
             id: id.clone(),
             kind: f.kind,
             hits: 1,
             first_seen: seen.clone(),
             last_seen: seen,
+            variants: BTreeMap::new(),
+            ops: BTreeMap::new(),
         };
+        entry.note(&f);
         let dir = self.out.join("findings").join(&id);
         let seed = &self.seeds[job.seed];
         let found = bundle::Found {
@@ -1261,6 +1261,52 @@ impl Campaign {
                 trace: Some((self.seeds[job.seed].model.to_bytes(), job.records.clone())),
             });
         }
+        Ok(())
+    }
+
+    /// Keeps the first example of each of mutagraph's own failures (by reason and message)
+    /// under `ours/<id>/`: the model, its inputs and `why.txt`, for fixing the reference, the
+    /// interpreter or the generator. Never a finding.
+    fn keep_ours(&mut self, job: &Job, t: &Triaged) -> Result<()> {
+        let Verdict::Ours(why) = &t.verdict else {
+            return Ok(());
+        };
+        let key = format!(
+            "{}|{}|{}",
+            t.finding.backends.join("+"),
+            why.split(':').next().unwrap_or_default(),
+            mutagraph_oracles::core_message(&t.finding.message)
+        );
+        if self.state.ours_kept.len() >= OURS_KEPT || self.state.ours_kept.contains(&key) {
+            return Ok(());
+        }
+        let id = format!(
+            "{}-{:08x}",
+            t.finding.kind,
+            mutagraph_oracles::finding::fnv1a(key.as_bytes()) as u32
+        );
+        let dir = self.out.join("ours").join(&id);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        write_atomic(&dir.join("model.onnx"), &job.bytes)
+            .with_context(|| format!("writing {}", dir.display()))?;
+        if let Some(inputs) = &job.inputs {
+            mutagraph_oracles::bundle::write_npz(
+                &dir.join("inputs.npz"),
+                &inputs
+                    .iter()
+                    .filter_map(|(n, v)| Some((n.clone(), v.tensor()?.clone())))
+                    .collect::<Vec<_>>(),
+            )?;
+        }
+        let text = format!(
+            "{why}\n\nfinding: {} on {}\n{}\n",
+            t.finding.kind,
+            t.finding.backends.join(", "),
+            t.finding.message
+        );
+        write_atomic(&dir.join("why.txt"), text.as_bytes())
+            .with_context(|| format!("writing {}", dir.display()))?;
+        self.state.ours_kept.insert(key);
         Ok(())
     }
 
@@ -1337,6 +1383,7 @@ impl Campaign {
                 0.0
             },
             pool: self.state.pool.clone(),
+            triage: self.state.triage.clone(),
         }
     }
 

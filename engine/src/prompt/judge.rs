@@ -13,15 +13,14 @@
 //! A `syntax` or `invalid` answer gets a repair prompt (the error, with line and column where
 //! there is one) for at most [`MAX_REPAIRS`] rounds.
 use crate::bundle::{self, Found};
-use crate::campaign::minimizer::oracles;
-use crate::findings::{Seen, SigEntry, localize_one};
+use crate::findings::{Seen, SigEntry};
 use anyhow::Result;
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::worker::Pool;
 use mutagraph_ir::Model;
-use mutagraph_oracles::localize::Verdict;
-use mutagraph_oracles::{Finding, MutantRuns, judge_all, merge_variants};
+use mutagraph_oracles::triage::{Triage, Verdict};
+use mutagraph_oracles::{Finding, MutantRuns};
 use mutagraph_prompts::llm::{ChatRequest, Llm, Message, Role};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -87,7 +86,7 @@ impl Judged {
 pub struct Judge<'p> {
     pool: &'p mut Pool,
     backends: Vec<String>,
-    reference: Option<usize>,
+    triage: Triage,
     tolerance: Tolerance,
     input_seed: u64,
     seen_graphs: HashSet<String>,
@@ -103,11 +102,10 @@ pub struct Judge<'p> {
 impl<'p> Judge<'p> {
     /// A judge over `backends` (the reference, if listed, is the ground truth).
     pub fn new(pool: &'p mut Pool, backends: Vec<String>, tolerance: Tolerance) -> Judge<'p> {
-        let reference = backends.iter().position(|b| b.starts_with("reference"));
         Judge {
             pool,
+            triage: Triage::new(&backends, tolerance),
             backends,
-            reference,
             tolerance,
             input_seed: 1,
             seen_graphs: HashSet::new(),
@@ -178,7 +176,7 @@ impl<'p> Judge<'p> {
         }
         let mr = MutantRuns {
             runs,
-            reference: self.reference,
+            reference: self.triage.reference_index(),
             reruns: Vec::new(),
         };
         if mr.runs.iter().all(|r| r.outcome.outputs().is_none()) {
@@ -194,35 +192,12 @@ impl<'p> Judge<'p> {
         }
         let mut findings: Vec<Finding> = Vec::new();
         let mut bundles = Vec::new();
-        for mut f in merge_variants(judge_all(&oracles(self.tolerance), &mr), &mr) {
-            let mut loc = None;
-            if let Some(r) = self.reference {
-                let rname = self.backends[r].clone();
-                crate::findings::refine_crash(self.pool, &rname, &mut f, model, &ins);
+        for t in self.triage.judge(self.pool, &bytes, &ins, &mr) {
+            // Rounding, behaviour ONNX leaves open, our own failures: not bug candidates.
+            if t.verdict != Verdict::Report {
+                continue;
             }
-            if f.kind.is_numeric()
-                && f.location.is_none()
-                && let Some(r) = self.reference
-            {
-                let truth = crate::findings::agreeing(&mr).map(str::to_string);
-                let rname = self.backends[r].clone();
-                let (l, _) = localize_one(
-                    self.pool,
-                    &rname,
-                    &f,
-                    model,
-                    &ins,
-                    self.tolerance,
-                    truth.as_deref(),
-                );
-                match l.verdict {
-                    // Rounding or behaviour ONNX leaves open: not a bug candidate.
-                    Verdict::Unstable | Verdict::Undefined(_) => continue,
-                    Verdict::Localized => f.location = l.location.clone(),
-                    _ => {}
-                }
-                loc = Some(l);
-            }
+            let (mut f, loc) = (t.finding, t.localization);
             let sig = f.signature();
             let hits = self.signatures.entry(sig.clone()).or_default();
             *hits += 1;
@@ -233,13 +208,16 @@ impl<'p> Judge<'p> {
                     iteration: self.judged,
                     elapsed_s: 0.0,
                 };
-                let entry = SigEntry {
+                let mut entry = SigEntry {
                     id: f.signature_id(),
                     kind: f.kind,
                     hits: 1,
                     first_seen: seen.clone(),
                     last_seen: seen,
+                    variants: Default::default(),
+                    ops: Default::default(),
                 };
+                entry.note(&f);
                 let bdir = dir.join(&entry.id);
                 let found = Found {
                     finding: &f,

@@ -1,0 +1,234 @@
+//! Adjudication with an envelope, not one number.
+//!
+//! The f64 reference computes what the operators mean; an implementation computes in the
+//! model's element types, and where ONNX defines an op by a function body (Softplus as
+//! `Log(Add(Exp(X), 1))`) the body itself overflows, underflows or cancels in f32 where f64
+//! does not. `reference-native` evaluates the model that way (see the reference's `native`
+//! module). A backend's value is legitimate when it is within tolerance of either reference or
+//! lies between them ([`mutagraph_backends::compare::compare_envelope`]).
+//!
+//! The tolerance of a value follows the narrowest float type on its path from the graph
+//! inputs ([`Precision`]): an f32 output computed through an f16 intermediate (or a
+//! LayerNormalization with f16 statistics) carries f16 rounding whatever its own type.
+use crate::checks::count_new_nonfinite;
+use mutagraph_backends::compare::{CompareOptions, Metrics, Tolerance, compare_envelope};
+use mutagraph_backends::value::NamedValues;
+use mutagraph_ir::DType;
+use mutagraph_ir::attr::AttrLookup;
+use mutagraph_ir::model::Model;
+use mutagraph_ir::types::ValueType;
+use std::collections::HashMap;
+
+/// The tolerance of every value of a model: the base tolerance widened to the narrowest float
+/// type on the value's path.
+#[derive(Clone, Debug)]
+pub struct Precision {
+    /// The campaign's named tolerance.
+    pub base: Tolerance,
+    /// Narrowest float type on the path to each value (values without a float ancestor are
+    /// absent).
+    narrowest: HashMap<String, DType>,
+}
+
+/// Mantissa bits of a float type (fewer: narrower).
+fn mantissa(d: DType) -> u32 {
+    match d {
+        DType::BF16 => 8,
+        DType::F16 => 11,
+        DType::F32 => 24,
+        DType::F64 => 53,
+        _ => u32::MAX,
+    }
+}
+
+fn narrower(a: Option<DType>, b: DType) -> Option<DType> {
+    if !b.is_float() || mantissa(b) == u32::MAX {
+        return a;
+    }
+    match a {
+        Some(x) if mantissa(x) <= mantissa(b) => Some(x),
+        _ => Some(b),
+    }
+}
+
+impl Precision {
+    /// The tolerance `base` for every value, without path information.
+    pub fn flat(base: Tolerance) -> Precision {
+        Precision {
+            base,
+            narrowest: HashMap::new(),
+        }
+    }
+
+    /// Walks `model` (inferred types) in topological order.
+    pub fn of(model: &Model, base: Tolerance) -> Precision {
+        let g = &model.graph;
+        let mut narrowest: HashMap<String, DType> = HashMap::new();
+        let ty = |name: &str| match g.value_type(name) {
+            ValueType::Tensor(t) => Some(t.dtype),
+            _ => None,
+        };
+        for vi in &g.inputs {
+            if let Some(n) = vi.name.as_deref()
+                && let Some(d) = ty(n)
+                && let Some(x) = narrower(None, d)
+            {
+                narrowest.insert(n.to_string(), x);
+            }
+        }
+        if let Ok(order) = g.topo_order() {
+            for id in order {
+                let Some(node) = g.node(id) else { continue };
+                let mut acc: Option<DType> = None;
+                for i in node.present_inputs() {
+                    if let Some(&d) = narrowest.get(i) {
+                        acc = narrower(acc, d);
+                    } else if let Some(d) = ty(i) {
+                        acc = narrower(acc, d);
+                    }
+                }
+                // A compute type narrower than the data (LayerNormalization's stash_type).
+                if let Some(code) = node.attributes.int_opt("stash_type") {
+                    acc = narrower(acc, DType::from_code(code as i32));
+                }
+                for o in node.outputs.iter().filter(|o| !o.is_empty()) {
+                    let mine = ty(o).map_or(acc, |d| narrower(acc, d));
+                    if let Some(d) = mine {
+                        narrowest.insert(o.clone(), d);
+                    }
+                }
+            }
+        }
+        Precision { base, narrowest }
+    }
+
+    /// The tolerance of value `name`.
+    pub fn for_value(&self, name: &str) -> Tolerance {
+        match self.narrowest.get(name) {
+            Some(&d) => self.base.for_dtype(d),
+            None => self.base,
+        }
+    }
+
+    /// The narrowest float type on the path to `name`, if any.
+    pub fn narrowest(&self, name: &str) -> Option<DType> {
+        self.narrowest.get(name).copied()
+    }
+}
+
+/// Compares `got` against the envelope of `want` (f64 reference) and `native`, output by
+/// output, each with its own tolerance: `Ok(metrics)` when every output is inside, else the
+/// symptom (`values`, `shape`, `dtype`, `missing-output`), a message and the metrics. As in
+/// [`crate::checks::agree`], outputs whose only fault is a NaN/Inf of `got`'s own are left to
+/// the NaN check ([`new_nonfinite`]).
+pub fn inside(
+    want: &NamedValues,
+    native: Option<&NamedValues>,
+    got: &NamedValues,
+    precision: &Precision,
+) -> Result<Metrics, (String, String, Metrics)> {
+    let mut total = Metrics::default();
+    let mut bad: Option<(String, String)> = None;
+    for (name, w) in want {
+        let Some((_, h)) = got.iter().find(|(g, _)| g == name) else {
+            bad.get_or_insert((
+                "missing-output".into(),
+                format!("output '{name}' is missing"),
+            ));
+            continue;
+        };
+        let n = native.and_then(|nv| nv.iter().find(|(k, _)| k == name).map(|(_, v)| v));
+        let opts = CompareOptions {
+            tolerance: precision.for_value(name),
+            check_dtype: false,
+        };
+        let c = compare_envelope(w, n, h, opts);
+        let fresh = new_nonfinite_in(w, n, h);
+        let m = &c.metrics;
+        total.max_abs = total.max_abs.max(m.max_abs);
+        total.max_rel = total.max_rel.max(m.max_rel);
+        total.nan += m.nan;
+        total.inf += m.inf;
+        total.nonfinite_mismatch += m.nonfinite_mismatch;
+        total.mismatched += m.mismatched;
+        total.elements += m.elements;
+        let only_nonfinite =
+            m.mismatched == 0 && m.nonfinite_mismatch > 0 && m.nonfinite_mismatch <= fresh;
+        if !c.ok && !only_nonfinite && bad.is_none() {
+            let reason = c.reason.unwrap_or_default();
+            let symptom = if reason.contains("shape") {
+                "shape"
+            } else if reason.contains("type") {
+                "dtype"
+            } else {
+                "values"
+            };
+            bad = Some((symptom.into(), format!("output '{name}': {reason}")));
+        }
+    }
+    match bad {
+        None => Ok(total),
+        Some((s, m)) => Err((s, m, total)),
+    }
+}
+
+/// NaN / Inf elements of `got` where both the f64 reference and the native one are finite.
+fn new_nonfinite_in(
+    want: &mutagraph_backends::value::Value,
+    native: Option<&mutagraph_backends::value::Value>,
+    got: &mutagraph_backends::value::Value,
+) -> usize {
+    match native {
+        None => count_new_nonfinite(want, got),
+        Some(n) => {
+            let (w, nn, h) = (want.tensors(), n.tensors(), got.tensors());
+            if w.len() != h.len() || w.len() != nn.len() {
+                return count_new_nonfinite(want, got);
+            }
+            w.iter()
+                .zip(&nn)
+                .zip(&h)
+                .map(|((a, b), c)| {
+                    if a.shape != c.shape || a.shape != b.shape {
+                        return 0;
+                    }
+                    match (a.to_f64s(), b.to_f64s(), c.to_f64s()) {
+                        (Some(x), Some(y), Some(z)) => x
+                            .iter()
+                            .zip(&y)
+                            .zip(&z)
+                            .filter(|((p, q), r)| p.is_finite() && q.is_finite() && !r.is_finite())
+                            .count(),
+                        _ => 0,
+                    }
+                })
+                .sum()
+        }
+    }
+}
+
+/// Counts the elements `got` made NaN / Inf where both references are finite (the NaN
+/// oracle's question asked of the envelope), the elements of the affected outputs, and the
+/// first such output.
+pub fn new_nonfinite(
+    want: &NamedValues,
+    native: Option<&NamedValues>,
+    got: &NamedValues,
+) -> (usize, usize, Option<String>) {
+    let mut n = 0;
+    let mut total = 0;
+    let mut first = None;
+    for (name, w) in want {
+        let Some((_, h)) = got.iter().find(|(g, _)| g == name) else {
+            continue;
+        };
+        let nv = native.and_then(|nv| nv.iter().find(|(k, _)| k == name).map(|(_, v)| v));
+        let c = new_nonfinite_in(w, nv, h);
+        if c > 0 {
+            first.get_or_insert_with(|| name.clone());
+            total += h.tensors().iter().map(|t| t.num_elements()).sum::<usize>();
+        }
+        n += c;
+    }
+    (n, total, first)
+}

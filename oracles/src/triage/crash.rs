@@ -1,0 +1,312 @@
+//! Failures (crashes, errors) looked at closely: whose failure it is, which element type a
+//! library lacks, which node it failed on, and whether a wrongly shaped value upstream is the
+//! real cause.
+use crate::finding::Location;
+use crate::localize::{extract, key_attrs};
+use mutagraph_backends::catalog::Library;
+use mutagraph_backends::intermediates::expose_all;
+use mutagraph_backends::value::NamedValues;
+use mutagraph_backends::worker::Pool;
+use mutagraph_ir::graph::NodeId;
+use mutagraph_ir::model::Model;
+use std::collections::HashSet;
+
+/// Why a failure is mutagraph's own rather than the library's, if it is: a panic located in
+/// our interpreter (`backends/src/...`) or in the Rust binding of ONNX Runtime (the `ort`
+/// crate, which is not ONNX Runtime), or ONNX's own shape inference (run by ONNX Runtime at
+/// load) rejecting the model, which means the generator made a model that is not valid.
+pub fn ours(library: Library, message: &str) -> Option<String> {
+    if let Some(at) = panic_location(message) {
+        let path = at.replace('\\', "/");
+        if path.contains("/ort-2.") || path.contains("/ort-sys-") {
+            return Some(format!(
+                "a panic in the Rust `ort` crate (the binding mutagraph uses), not in ONNX Runtime: {at}"
+            ));
+        }
+        if path.starts_with("backends/src/") || path.contains("/mutagraph") {
+            return Some(format!("a panic in mutagraph's own code: {at}"));
+        }
+    }
+    if library == Library::OnnxRuntime
+        && message.starts_with("load: ")
+        && message.contains("ShapeInferenceError")
+    {
+        return Some(
+            "ONNX's shape inference (run by ONNX Runtime at load) rejects the model: the \
+             generator made an invalid model"
+                .into(),
+        );
+    }
+    None
+}
+
+/// The source location a caught panic names (`file:line` after ` (at `).
+fn panic_location(message: &str) -> Option<&str> {
+    let i = message.rfind(" (at ")?;
+    let rest = &message[i + 5..];
+    Some(rest.strip_suffix(')').unwrap_or(rest))
+}
+
+/// The element types a gap can be about (tract's `TDim` is its symbolic dimension type).
+const GAP_TYPES: &[&str] = &[
+    "bool", "tdim", "string", "blob", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16",
+    "f32", "f64", "bf16", "qi8", "qu8", "qi32",
+];
+
+/// The element type a library's failure says it does not implement, if it says so: tract's
+/// "bool is not a number", "Erf does not support F64", "impossible to unify TDim with I64",
+/// "Can't build a WeightType from I64". One finding per library and type, whatever the op.
+pub fn dtype_gap(library: Library, message: &str) -> Option<String> {
+    if library != Library::Tract {
+        return None;
+    }
+    let lower = message.to_lowercase();
+    let word_before = |pat: &str| -> Option<String> {
+        let i = lower.find(pat)?;
+        let head = lower[..i].trim_end();
+        let w: String = head
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        Some(w)
+    };
+    let word_after = |pat: &str| -> Option<String> {
+        let i = lower.find(pat)?;
+        Some(
+            lower[i + pat.len()..]
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect(),
+        )
+    };
+    let candidates = [
+        word_before(" is not a number"),
+        word_after("does not support "),
+        word_after("impossible to unify "),
+        word_after("weighttype from "),
+        word_after("unsupported datum type "),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|w| GAP_TYPES.contains(&w.as_str()))
+}
+
+/// The node of `model` a failure message names: a quoted node name, or a quoted value that a
+/// node produces (ONNX Runtime writes `Name:'conv_3'`, tract `#12 "conv_3" Conv`).
+pub fn named_node(model: &Model, message: &str) -> Option<NodeId> {
+    let quoted = quoted_spans(message);
+    if quoted.is_empty() {
+        return None;
+    }
+    let g = &model.graph;
+    for q in &quoted {
+        for n in g.nodes() {
+            if n.name.as_deref() == Some(q.as_str()) || n.outputs.first().is_some_and(|o| o == q) {
+                return Some(n.id);
+            }
+        }
+    }
+    None
+}
+
+fn quoted_spans(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for q in ['"', '\''] {
+        let parts: Vec<&str> = s.split(q).collect();
+        for (i, p) in parts.iter().enumerate() {
+            if i % 2 == 1 && i + 1 < parts.len() && !p.is_empty() && p.len() < 200 {
+                out.push(p.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The inputs of `prefix` taken from `inputs`.
+fn feed_for(prefix: &Model, inputs: &NamedValues) -> NamedValues {
+    let wanted: HashSet<String> = prefix
+        .graph
+        .real_inputs()
+        .iter()
+        .filter_map(|vi| vi.name.clone())
+        .collect();
+    inputs
+        .iter()
+        .filter(|(n, _)| wanted.contains(n))
+        .cloned()
+        .collect()
+}
+
+/// Runs the nodes `keep` of `model` (every output exposed) on `backend`; `None` when it fails.
+pub fn run_part(
+    pool: &mut Pool,
+    backend: &str,
+    model: &Model,
+    keep: &[NodeId],
+    inputs: &NamedValues,
+) -> Option<NamedValues> {
+    let part = extract(model, keep).ok()?;
+    let (part, _) = expose_all(&part).ok()?;
+    let feed = feed_for(&part, inputs);
+    pool.run(backend, &part.to_bytes(), &feed)
+        .ok()?
+        .outcome
+        .outputs()
+        .cloned()
+}
+
+/// The first node (in topological order) that `faulty` cannot run, found by bisecting the
+/// prefixes of the model it still runs; with the outputs of the longest prefix it runs.
+pub fn failing_node(
+    pool: &mut Pool,
+    faulty: &str,
+    model: &Model,
+    inputs: &NamedValues,
+) -> Option<(NodeId, Option<NamedValues>)> {
+    let order = model.graph.topo_order().ok()?;
+    if order.is_empty() {
+        return None;
+    }
+    if order.len() == 1 {
+        return Some((order[0], None));
+    }
+    // `lo` nodes run (0: trivially), `hi` do not (the whole model fails).
+    let (mut lo, mut hi) = (0usize, order.len());
+    let mut got: Option<NamedValues> = None;
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        match run_part(pool, faulty, model, &order[..mid], inputs) {
+            Some(o) => {
+                lo = mid;
+                got = Some(o);
+            }
+            None => hi = mid,
+        }
+    }
+    Some((order[lo], got))
+}
+
+/// The nodes `id` depends on (itself excluded), in topological order.
+pub fn ancestors(model: &Model, id: NodeId) -> Vec<NodeId> {
+    let g = &model.graph;
+    let Ok(order) = g.topo_order() else {
+        return Vec::new();
+    };
+    let mut need: HashSet<String> = g
+        .node(id)
+        .map(|n| n.present_inputs().map(String::from).collect())
+        .unwrap_or_default();
+    let mut keep = Vec::new();
+    let pos = order.iter().position(|&n| n == id).unwrap_or(order.len());
+    for &nid in order[..pos].iter().rev() {
+        let n = g.node(nid).expect("listed");
+        if n.outputs.iter().any(|o| need.contains(o)) {
+            keep.push(nid);
+            need.extend(n.present_inputs().map(String::from));
+        }
+    }
+    keep.reverse();
+    keep
+}
+
+/// Among `nodes`, the first whose output `faulty` gives another shape than the reference does
+/// (`truth`: the reference's exposed values; `got`: the backend's, on those nodes): a failure
+/// downstream of such a node is that node's wrong shape showing up (one wrongly shaped MaxPool
+/// makes a Concat, a Reshape or an Add fail, each with its own message).
+pub fn first_shape_mismatch(
+    model: &Model,
+    nodes: &[NodeId],
+    truth: &NamedValues,
+    got: &NamedValues,
+    faulty: &str,
+) -> Option<(Location, String)> {
+    let shape = |vals: &NamedValues, name: &str| {
+        vals.iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.tensor().map(|t| t.shape.clone()))
+    };
+    for id in nodes {
+        let node = model.graph.node(*id)?;
+        for o in node.outputs.iter().filter(|o| !o.is_empty()) {
+            let (Some(w), Some(g)) = (shape(truth, o), shape(got, o)) else {
+                continue;
+            };
+            if w != g {
+                return Some((
+                    Location {
+                        op_type: node.op_type.clone(),
+                        value: o.clone(),
+                        attrs: key_attrs(node),
+                    },
+                    format!(
+                        "{faulty} gives '{o}' ({}) the shape {g:?}, the reference {w:?}",
+                        node.op_type
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_are_read_from_tract_messages() {
+        let t = Library::Tract;
+        assert_eq!(
+            dtype_gap(t, "run: evaluating #3 \"p\" Pad: Bool is not a number").as_deref(),
+            Some("bool")
+        );
+        assert_eq!(
+            dtype_gap(t, "run: evaluating #1 \"e\" Erf: Erf does not support F64").as_deref(),
+            Some("f64")
+        );
+        assert_eq!(
+            dtype_gap(t, "compile: impossible to unify TDim with I64.").as_deref(),
+            Some("tdim")
+        );
+        assert_eq!(
+            dtype_gap(t, "panic: Can't build a WeightType from I64 (at x.rs:1)").as_deref(),
+            Some("i64")
+        );
+        assert_eq!(dtype_gap(t, "run: index out of bounds"), None);
+        assert_eq!(
+            dtype_gap(Library::OnnxRuntime, "Bool is not a number"),
+            None
+        );
+    }
+
+    #[test]
+    fn binding_and_interpreter_panics_are_ours() {
+        let ort_crate = "panic: negative dim (at /root/.cargo/registry/src/index.crates.io-1/ort-2.0.0-rc.15/src/value/type.rs:210)";
+        assert!(ours(Library::OnnxRuntime, ort_crate).is_some_and(|w| w.contains("`ort` crate")));
+        let interp = "panic: index out of bounds (at backends/src/burn/ops.rs:300)";
+        assert!(ours(Library::Burn, interp).is_some());
+        let burn = "panic: === Tensor Operation Error === (at /root/.cargo/registry/src/x/burn-tensor-0.21.0/src/tensor/api/check.rs:1)";
+        assert!(ours(Library::Burn, burn).is_none());
+        let shape = "load: Node (n1) Op (Add) [ShapeInferenceError] Incompatible dimensions";
+        assert!(ours(Library::OnnxRuntime, shape).is_some());
+        assert!(ours(Library::OnnxRuntime, "run: Non-zero status code").is_none());
+    }
+
+    #[test]
+    fn quoted_names_are_found() {
+        assert_eq!(
+            quoted_spans("running Concat node. Name:'concat_3' Status"),
+            vec!["concat_3".to_string()]
+        );
+        assert_eq!(
+            quoted_spans("evaluating #12 \"n3_pad\" Pad"),
+            vec!["n3_pad".to_string()]
+        );
+    }
+}

@@ -1,0 +1,216 @@
+//! "Is it still the same bug?": the predicate of minimization and of bundle re-checks. A
+//! candidate model runs on the backends that matter and goes through the same
+//! [`Triage`](super::Triage) as the campaign's mutants; it reproduces when a reported finding
+//! has the target signature.
+use super::{Triage, Triaged, Verdict};
+use crate::MutantRuns;
+use crate::finding::Finding;
+use mutagraph_backends::catalog;
+use mutagraph_backends::inputs::{self, GenOptions};
+use mutagraph_backends::value::{HostTensor, NamedValues, Value};
+use mutagraph_backends::worker::{Pool, RunReport};
+use mutagraph_ir::Model;
+use std::collections::HashMap;
+
+/// Values by name for the inputs of smaller models: the original inputs and every
+/// intermediate value the reference computed. A cut that turns an intermediate into a graph
+/// input is fed what that value was in the original run, so the bug keeps its trigger.
+#[derive(Clone, Debug, Default)]
+pub struct ValueMap {
+    values: HashMap<String, HostTensor>,
+    seed: u64,
+}
+
+impl ValueMap {
+    /// From the original inputs and the reference's intermediates.
+    pub fn new(inputs: &NamedValues, intermediates: Option<&NamedValues>, seed: u64) -> ValueMap {
+        let mut values = HashMap::new();
+        for (n, v) in inputs.iter().chain(intermediates.into_iter().flatten()) {
+            if let Value::Tensor(t) = v {
+                values.insert(n.clone(), t.clone());
+            }
+        }
+        ValueMap { values, seed }
+    }
+
+    /// Inputs for `model`: known values when their shape fits (a leading block when the
+    /// model's dims are smaller), generated ones otherwise.
+    pub fn inputs_for(&self, model: &Model) -> Option<NamedValues> {
+        let generated = inputs::generate(model, self.seed, &GenOptions::default()).ok()?;
+        Some(
+            generated
+                .into_iter()
+                .map(|(name, g)| {
+                    let Value::Tensor(gt) = &g else {
+                        return (name, g);
+                    };
+                    match self.values.get(&name).and_then(|k| fit(k, gt)) {
+                        Some(t) => (name, Value::Tensor(t)),
+                        None => (name, g),
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
+/// `known` cut to the shape of `like` (same dtype and rank, each dim no larger).
+pub fn fit(known: &HostTensor, like: &HostTensor) -> Option<HostTensor> {
+    if known.dtype != like.dtype || known.shape.len() != like.shape.len() {
+        return None;
+    }
+    if known.shape == like.shape {
+        return Some(known.clone());
+    }
+    if known.shape.iter().zip(&like.shape).any(|(k, l)| l > k) {
+        return None;
+    }
+    let src = known.to_f64s()?;
+    let rank = like.shape.len();
+    let mut strides = vec![1usize; rank];
+    for d in (0..rank.saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * known.shape[d + 1];
+    }
+    let n: usize = like.shape.iter().product();
+    let mut out = Vec::with_capacity(n);
+    let mut idx = vec![0usize; rank];
+    for _ in 0..n {
+        out.push(src[idx.iter().zip(&strides).map(|(i, s)| i * s).sum::<usize>()]);
+        for d in (0..rank).rev() {
+            idx[d] += 1;
+            if idx[d] < like.shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    HostTensor::from_f64s(like.dtype, like.shape.clone(), &out).ok()
+}
+
+/// Runs every backend but the reference again on `bytes` when some backend is a slowness
+/// candidate, twice each: the second run is steady state (the worker keeps the prepared model,
+/// tract its plan), so no backend's plan building is compared with another's inference.
+/// Returns the number of runs made.
+pub fn confirm_slowness(
+    pool: &mut Pool,
+    bytes: &[u8],
+    inputs: &NamedValues,
+    runs: &mut MutantRuns,
+) -> u64 {
+    if crate::slow_candidates(runs).is_empty() {
+        return 0;
+    }
+    let again: Vec<String> = runs.others().map(|r| r.backend.clone()).collect();
+    let mut n = 0;
+    for b in again {
+        for _ in 0..2 {
+            if let Ok(r) = pool.run(&b, bytes, inputs) {
+                runs.reruns.push(r);
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// "Same bug" for minimization and re-checks.
+pub struct Reproducer<'a> {
+    /// The pool that runs every backend.
+    pub pool: &'a mut Pool,
+    /// The triage, over the backends to run (the reference first when there is one).
+    pub triage: Triage,
+    /// The signature to keep.
+    pub target: String,
+    /// Input values.
+    pub values: ValueMap,
+    /// Predicate calls so far.
+    pub calls: usize,
+}
+
+/// What one check of a candidate found.
+pub struct Check {
+    /// The runs.
+    pub runs: MutantRuns,
+    /// The inputs used.
+    pub inputs: NamedValues,
+    /// The reported finding with the target signature, if it is still there.
+    pub found: Option<Triaged>,
+    /// Every finding of the check, triaged.
+    pub all: Vec<Triaged>,
+}
+
+impl Reproducer<'_> {
+    /// The backends a finding needs: the reference and the backends that showed it (the
+    /// triage runs the library's other variants and the witnesses itself).
+    pub fn backends_for(f: &Finding, all: &[String]) -> Vec<String> {
+        let mut v: Vec<String> = all
+            .iter()
+            .filter(|b| catalog::is_reference(b))
+            .take(1)
+            .cloned()
+            .collect();
+        v.extend(f.backends.iter().cloned());
+        v.dedup();
+        v
+    }
+
+    /// Runs and judges `model`.
+    pub fn check(&mut self, model: &Model) -> Option<Check> {
+        self.calls += 1;
+        let inputs = self.values.inputs_for(model)?;
+        self.check_with(model, inputs)
+    }
+
+    /// Runs and judges `model` on `inputs`.
+    pub fn check_with(&mut self, model: &Model, inputs: NamedValues) -> Option<Check> {
+        let bytes = model.to_bytes();
+        let mut runs: Vec<RunReport> = Vec::new();
+        for b in self.triage.backends().to_vec() {
+            runs.push(self.pool.run(&b, &bytes, &inputs).ok()?);
+        }
+        let mut mr = MutantRuns {
+            runs,
+            reference: self.triage.reference_index(),
+            reruns: Vec::new(),
+        };
+        if self.target.starts_with("slow|") {
+            confirm_slowness(self.pool, &bytes, &inputs, &mut mr);
+        }
+        let all = self.triage.judge(self.pool, &bytes, &inputs, &mr);
+        let found = all
+            .iter()
+            .find(|t| t.verdict == Verdict::Report && t.finding.signature() == self.target)
+            .cloned();
+        Some(Check {
+            runs: mr,
+            inputs,
+            found,
+            all,
+        })
+    }
+
+    /// True when `model` still shows the target bug.
+    pub fn reproduces(&mut self, model: &Model) -> bool {
+        self.check(model).is_some_and(|c| c.found.is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mutagraph_backends::value::Data;
+
+    #[test]
+    fn known_values_are_cut_to_smaller_shapes() {
+        let k = HostTensor::new(vec![2, 3], Data::F32(vec![0., 1., 2., 3., 4., 5.]));
+        let like = HostTensor::new(vec![1, 2], Data::F32(vec![9., 9.]));
+        assert_eq!(fit(&k, &like).unwrap().to_f64s().unwrap(), vec![0., 1.]);
+        let like = HostTensor::new(vec![2, 2], Data::F32(vec![9.; 4]));
+        assert_eq!(
+            fit(&k, &like).unwrap().to_f64s().unwrap(),
+            vec![0., 1., 3., 4.]
+        );
+        let bigger = HostTensor::new(vec![3, 3], Data::F32(vec![9.; 9]));
+        assert!(fit(&k, &bigger).is_none());
+    }
+}

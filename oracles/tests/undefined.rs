@@ -1,0 +1,497 @@
+//! The catalogue of what ONNX leaves open: each entry applies to the values of its open case
+//! and not to a neighbouring defined case.
+use mutagraph_backends::value::{Data, HostTensor};
+use mutagraph_ir::attr::AttrValue;
+use mutagraph_ir::dtype::DType;
+use mutagraph_ir::graph::Node;
+use mutagraph_oracles::undefined::{CATALOGUE, classify};
+use std::collections::BTreeSet;
+
+fn f32s(shape: &[usize], v: &[f32]) -> HostTensor {
+    HostTensor::new(shape.to_vec(), Data::F32(v.to_vec()))
+}
+
+fn i64s(shape: &[usize], v: &[i64]) -> HostTensor {
+    HostTensor::new(shape.to_vec(), Data::I64(v.to_vec()))
+}
+
+fn i32s(shape: &[usize], v: &[i32]) -> HostTensor {
+    HostTensor::new(shape.to_vec(), Data::I32(v.to_vec()))
+}
+
+fn seen(v: Vec<(&str, HostTensor)>) -> Vec<(String, HostTensor)> {
+    v.into_iter().map(|(n, t)| (n.to_string(), t)).collect()
+}
+
+fn s(v: &str) -> AttrValue {
+    AttrValue::String(v.as_bytes().to_vec())
+}
+
+/// The id of the entry `node` falls under with these values.
+fn hit(node: &Node, values: Vec<(&str, HostTensor)>) -> Option<&'static str> {
+    classify(node, &seen(values)).map(|h| h.entry.id)
+}
+
+/// Every entry checked by the tests below (the last test asserts none is left out).
+const TESTED: &[&str] = &[
+    "nan-unspecified",
+    "inf-evaluation-order",
+    "nonfinite-weights-padding",
+    "gemm-zero-scale",
+    "real-reduction-of-integers",
+    "shrink-integer-fraction",
+    "resize-align-corners-to-one",
+    "resize-crop-without-roi",
+    "cast-out-of-range",
+    "pad-reflect-beyond-axis",
+    "same-pad-negative",
+    "quantize-nonfinite",
+    "gridsample-cubic-border",
+    "scatter-duplicate-indices",
+    "maxunpool-duplicate-indices",
+    "integer-overflow",
+    "bitshift-width",
+    "pow-integer-negative-exponent",
+    "recurrent-zero-length",
+];
+
+#[test]
+fn nan_into_a_selecting_op() {
+    let relu = Node::new("Relu", &["x"], &["y"]);
+    assert_eq!(
+        hit(&relu, vec![("x", f32s(&[2], &[f32::NAN, 1.0]))]),
+        Some("nan-unspecified")
+    );
+    assert_eq!(hit(&relu, vec![("x", f32s(&[2], &[0.5, 1.0]))]), None);
+    // Exp propagates NaN as IEEE says: defined.
+    let exp = Node::new("Exp", &["x"], &["y"]);
+    assert_eq!(hit(&exp, vec![("x", f32s(&[1], &[f32::NAN]))]), None);
+}
+
+#[test]
+fn inf_into_an_order_dependent_op() {
+    let sm = Node::new("Softmax", &["x"], &["y"]);
+    assert_eq!(
+        hit(&sm, vec![("x", f32s(&[2], &[f32::INFINITY, 1.0]))]),
+        Some("inf-evaluation-order")
+    );
+    assert_eq!(hit(&sm, vec![("x", f32s(&[2], &[3.0, 1.0]))]), None);
+}
+
+#[test]
+fn nonfinite_conv_weights() {
+    let conv = Node::new("Conv", &["x", "w"], &["y"]);
+    let x = f32s(&[1, 1, 2, 2], &[1.0; 4]);
+    assert_eq!(
+        hit(
+            &conv,
+            vec![("x", x.clone()), ("w", f32s(&[1, 1, 1, 1], &[f32::NAN]))]
+        ),
+        Some("nonfinite-weights-padding")
+    );
+    assert_eq!(
+        hit(&conv, vec![("x", x), ("w", f32s(&[1, 1, 1, 1], &[2.0]))]),
+        None
+    );
+}
+
+#[test]
+fn gemm_operand_scaled_by_zero() {
+    let gemm = Node::new("Gemm", &["a", "b", "c"], &["y"]).with_attr("beta", AttrValue::Float(0.0));
+    let ok = f32s(&[1, 1], &[1.0]);
+    assert_eq!(
+        hit(
+            &gemm,
+            vec![
+                ("a", ok.clone()),
+                ("b", ok.clone()),
+                ("c", f32s(&[1, 1], &[f32::NAN]))
+            ]
+        ),
+        Some("gemm-zero-scale")
+    );
+    assert_eq!(
+        hit(&gemm, vec![("a", ok.clone()), ("b", ok.clone()), ("c", ok)]),
+        None
+    );
+}
+
+#[test]
+fn real_valued_reduction_of_integers() {
+    let r = Node::new("ReduceMean", &["x"], &["y"]);
+    assert_eq!(
+        hit(&r, vec![("x", i64s(&[3], &[1, 2, 2]))]),
+        Some("real-reduction-of-integers")
+    );
+    assert_eq!(hit(&r, vec![("x", f32s(&[3], &[1.0, 2.0, 2.0]))]), None);
+}
+
+#[test]
+fn shrink_of_integers_with_a_fraction() {
+    let sh = Node::new("Shrink", &["x"], &["y"]).with_attr("bias", AttrValue::Float(0.5));
+    assert_eq!(
+        hit(&sh, vec![("x", i64s(&[1], &[3]))]),
+        Some("shrink-integer-fraction")
+    );
+    let whole = Node::new("Shrink", &["x"], &["y"])
+        .with_attr("bias", AttrValue::Float(1.0))
+        .with_attr("lambd", AttrValue::Float(2.0));
+    assert_eq!(hit(&whole, vec![("x", i64s(&[1], &[3]))]), None);
+}
+
+#[test]
+fn resize_align_corners_to_length_one() {
+    let r = Node::new("Resize", &["x", "", "", "sizes"], &["y"])
+        .with_attr("coordinate_transformation_mode", s("align_corners"));
+    let x = f32s(&[1, 4], &[1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(
+        hit(&r, vec![("x", x.clone()), ("sizes", i64s(&[2], &[1, 1]))]),
+        Some("resize-align-corners-to-one")
+    );
+    assert_eq!(
+        hit(&r, vec![("x", x), ("sizes", i64s(&[2], &[1, 2]))]),
+        None
+    );
+}
+
+#[test]
+fn resize_crop_without_a_roi() {
+    let r = Node::new("Resize", &["x", "", "", "sizes"], &["y"])
+        .with_attr("coordinate_transformation_mode", s("tf_crop_and_resize"));
+    let x = f32s(&[1, 4], &[1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(
+        hit(&r, vec![("x", x.clone()), ("sizes", i64s(&[2], &[1, 2]))]),
+        Some("resize-crop-without-roi")
+    );
+    let with_roi = Node::new("Resize", &["x", "roi", "", "sizes"], &["y"])
+        .with_attr("coordinate_transformation_mode", s("tf_crop_and_resize"));
+    assert_eq!(
+        hit(
+            &with_roi,
+            vec![
+                ("x", x),
+                ("roi", f32s(&[4], &[0.0, 0.0, 1.0, 1.0])),
+                ("sizes", i64s(&[2], &[1, 2]))
+            ]
+        ),
+        None
+    );
+}
+
+#[test]
+fn float_to_int_cast_out_of_range() {
+    let cast =
+        Node::new("Cast", &["x"], &["y"]).with_attr("to", AttrValue::Int(DType::I8.code() as i64));
+    assert_eq!(
+        hit(&cast, vec![("x", f32s(&[2], &[300.0, 1.0]))]),
+        Some("cast-out-of-range")
+    );
+    assert_eq!(
+        hit(&cast, vec![("x", f32s(&[1], &[f32::NAN]))]),
+        Some("cast-out-of-range")
+    );
+    assert_eq!(hit(&cast, vec![("x", f32s(&[2], &[127.9, -128.5]))]), None);
+}
+
+#[test]
+fn reflect_pad_beyond_the_axis() {
+    let pad = Node::new("Pad", &["x", "pads"], &["y"]).with_attr("mode", s("reflect"));
+    let x = f32s(&[1, 3], &[1.0, 2.0, 3.0]);
+    assert_eq!(
+        hit(
+            &pad,
+            vec![("x", x.clone()), ("pads", i64s(&[4], &[0, 3, 0, 0]))]
+        ),
+        Some("pad-reflect-beyond-axis")
+    );
+    assert_eq!(
+        hit(
+            &pad,
+            vec![("x", x.clone()), ("pads", i64s(&[4], &[0, 2, 0, 2]))]
+        ),
+        None
+    );
+    // Constant padding of any length is defined.
+    let constant = Node::new("Pad", &["x", "pads"], &["y"]);
+    assert_eq!(
+        hit(
+            &constant,
+            vec![("x", x), ("pads", i64s(&[4], &[0, 9, 0, 9]))]
+        ),
+        None
+    );
+}
+
+#[test]
+fn same_padding_that_would_be_negative() {
+    let pool = |stride: i64| {
+        Node::new("MaxPool", &["x"], &["y"])
+            .with_attr("auto_pad", s("SAME_UPPER"))
+            .with_attr("kernel_shape", AttrValue::Ints(vec![1]))
+            .with_attr("strides", AttrValue::Ints(vec![stride]))
+    };
+    let x = f32s(&[1, 1, 5], &[1.0; 5]);
+    // ceil(5 / 3) = 2 windows of 1 starting 3 apart cover 4 positions: pad -1.
+    assert_eq!(
+        hit(&pool(3), vec![("x", x.clone())]),
+        Some("same-pad-negative")
+    );
+    assert_eq!(hit(&pool(1), vec![("x", x)]), None);
+}
+
+#[test]
+fn quantizing_nan_or_infinity() {
+    let q = Node::new("QuantizeLinear", &["x", "s"], &["y"]);
+    let scale = f32s(&[], &[0.5]);
+    assert_eq!(
+        hit(
+            &q,
+            vec![
+                ("x", f32s(&[2], &[f32::NEG_INFINITY, 1.0])),
+                ("s", scale.clone())
+            ]
+        ),
+        Some("quantize-nonfinite")
+    );
+    assert_eq!(
+        hit(&q, vec![("x", f32s(&[2], &[-3.0, 1.0])), ("s", scale)]),
+        None
+    );
+}
+
+#[test]
+fn bicubic_grid_sample_near_the_border() {
+    let gs = Node::new("GridSample", &["x", "grid"], &["y"])
+        .with_attr("mode", s("cubic"))
+        .with_attr("padding_mode", s("border"));
+    let x = f32s(&[1, 1, 8, 8], &[1.0; 64]);
+    // (x, y) = (-1, 0): the left edge.
+    assert_eq!(
+        hit(
+            &gs,
+            vec![
+                ("x", x.clone()),
+                ("grid", f32s(&[1, 1, 1, 2], &[-1.0, 0.0]))
+            ]
+        ),
+        Some("gridsample-cubic-border")
+    );
+    // The middle: all 4 taps inside on both axes.
+    assert_eq!(
+        hit(
+            &gs,
+            vec![("x", x.clone()), ("grid", f32s(&[1, 1, 1, 2], &[0.0, 0.0]))]
+        ),
+        None
+    );
+    // Zero padding is defined at the border.
+    let zeros = Node::new("GridSample", &["x", "grid"], &["y"]).with_attr("mode", s("cubic"));
+    assert_eq!(
+        hit(
+            &zeros,
+            vec![("x", x), ("grid", f32s(&[1, 1, 1, 2], &[-1.0, 0.0]))]
+        ),
+        None
+    );
+}
+
+#[test]
+fn scatter_with_duplicate_indices() {
+    let sc = Node::new("ScatterElements", &["d", "i", "u"], &["y"]);
+    let d = f32s(&[4], &[0.0; 4]);
+    let u = f32s(&[2], &[1.0, 2.0]);
+    assert_eq!(
+        hit(
+            &sc,
+            vec![
+                ("d", d.clone()),
+                ("i", i64s(&[2], &[1, 1])),
+                ("u", u.clone())
+            ]
+        ),
+        Some("scatter-duplicate-indices")
+    );
+    // -3 and 1 are the same element of a length-4 axis.
+    assert_eq!(
+        hit(
+            &sc,
+            vec![
+                ("d", d.clone()),
+                ("i", i64s(&[2], &[-3, 1])),
+                ("u", u.clone())
+            ]
+        ),
+        Some("scatter-duplicate-indices")
+    );
+    assert_eq!(
+        hit(
+            &sc,
+            vec![
+                ("d", d.clone()),
+                ("i", i64s(&[2], &[0, 1])),
+                ("u", u.clone())
+            ]
+        ),
+        None
+    );
+    // A reduction makes duplicates well defined.
+    let add =
+        Node::new("ScatterElements", &["d", "i", "u"], &["y"]).with_attr("reduction", s("add"));
+    assert_eq!(
+        hit(
+            &add,
+            vec![("d", d.clone()), ("i", i64s(&[2], &[1, 1])), ("u", u)]
+        ),
+        None
+    );
+    let nd = Node::new("ScatterND", &["d", "i", "u"], &["y"]);
+    assert_eq!(
+        hit(
+            &nd,
+            vec![
+                ("d", d),
+                ("i", i64s(&[2, 1], &[2, 2])),
+                ("u", f32s(&[2], &[1.0, 2.0]))
+            ]
+        ),
+        Some("scatter-duplicate-indices")
+    );
+}
+
+#[test]
+fn max_unpool_with_duplicate_indices() {
+    let mu = Node::new("MaxUnpool", &["x", "i"], &["y"]);
+    let x = f32s(&[1, 1, 2], &[1.0, 2.0]);
+    assert_eq!(
+        hit(
+            &mu,
+            vec![("x", x.clone()), ("i", i64s(&[1, 1, 2], &[3, 3]))]
+        ),
+        Some("maxunpool-duplicate-indices")
+    );
+    assert_eq!(
+        hit(&mu, vec![("x", x), ("i", i64s(&[1, 1, 2], &[0, 3]))]),
+        None
+    );
+}
+
+#[test]
+fn integer_overflow() {
+    let prod = Node::new("ReduceProd", &["x"], &["y"]);
+    assert_eq!(
+        hit(&prod, vec![("x", i32s(&[3], &[70_000, 70_000, 2]))]),
+        Some("integer-overflow")
+    );
+    assert_eq!(hit(&prod, vec![("x", i32s(&[3], &[7, 70, 2]))]), None);
+    let add = Node::new("Add", &["a", "b"], &["y"]);
+    assert_eq!(
+        hit(
+            &add,
+            vec![("a", i32s(&[1], &[i32::MAX])), ("b", i32s(&[1], &[1]))]
+        ),
+        Some("integer-overflow")
+    );
+    assert_eq!(
+        hit(&add, vec![("a", i32s(&[1], &[5])), ("b", i32s(&[1], &[1]))]),
+        None
+    );
+    // Floats overflow to infinity, as IEEE defines.
+    assert_eq!(
+        hit(
+            &add,
+            vec![
+                ("a", f32s(&[1], &[f32::MAX])),
+                ("b", f32s(&[1], &[f32::MAX]))
+            ]
+        ),
+        None
+    );
+}
+
+#[test]
+fn bit_shift_by_the_width() {
+    let bs = Node::new("BitShift", &["x", "n"], &["y"]).with_attr("direction", s("LEFT"));
+    let x = HostTensor::new(vec![1], Data::U8(vec![1]));
+    assert_eq!(
+        hit(
+            &bs,
+            vec![
+                ("x", x.clone()),
+                ("n", HostTensor::new(vec![1], Data::U8(vec![8])))
+            ]
+        ),
+        Some("bitshift-width")
+    );
+    assert_eq!(
+        hit(
+            &bs,
+            vec![("x", x), ("n", HostTensor::new(vec![1], Data::U8(vec![7])))]
+        ),
+        None
+    );
+}
+
+#[test]
+fn integer_power_with_a_negative_exponent() {
+    let pow = Node::new("Pow", &["x", "e"], &["y"]);
+    assert_eq!(
+        hit(
+            &pow,
+            vec![("x", i64s(&[1], &[2])), ("e", i64s(&[1], &[-1]))]
+        ),
+        Some("pow-integer-negative-exponent")
+    );
+    assert_eq!(
+        hit(&pow, vec![("x", i64s(&[1], &[2])), ("e", i64s(&[1], &[3]))]),
+        None
+    );
+}
+
+#[test]
+fn recurrent_sequence_of_length_zero() {
+    let lstm = Node::new("LSTM", &["x", "w", "r", "b", "len"], &["y"]);
+    let x = f32s(&[2, 2, 1], &[1.0; 4]);
+    let w = f32s(&[1, 4, 1], &[0.1; 4]);
+    let r = f32s(&[1, 4, 1], &[0.1; 4]);
+    let b = f32s(&[1, 8], &[0.0; 8]);
+    assert_eq!(
+        hit(
+            &lstm,
+            vec![
+                ("x", x.clone()),
+                ("w", w.clone()),
+                ("r", r.clone()),
+                ("b", b.clone()),
+                ("len", i32s(&[2], &[0, 2]))
+            ]
+        ),
+        Some("recurrent-zero-length")
+    );
+    assert_eq!(
+        hit(
+            &lstm,
+            vec![
+                ("x", x),
+                ("w", w),
+                ("r", r),
+                ("b", b),
+                ("len", i32s(&[2], &[1, 2]))
+            ]
+        ),
+        None
+    );
+}
+
+#[test]
+fn every_entry_is_tested_and_cites_its_clause() {
+    let ids: BTreeSet<&str> = CATALOGUE.iter().map(|e| e.id).collect();
+    let tested: BTreeSet<&str> = TESTED.iter().copied().collect();
+    assert_eq!(ids, tested, "entries without a test (or tests of no entry)");
+    for e in CATALOGUE {
+        assert!(
+            !e.spec.is_empty() && !e.open.is_empty() && !e.ops.is_empty(),
+            "{}",
+            e.id
+        );
+    }
+}
