@@ -39,6 +39,13 @@ impl Tolerance {
         atol: 1e-3,
         rtol: 5e-3,
     };
+    /// Integers off by one unit: the result of an interpolation or an average rounded back to
+    /// an integer type, a rounding ONNX does not fix.
+    pub const INTEGER_ROUNDING: Tolerance = Tolerance {
+        name: "integer-rounding",
+        atol: 1.0,
+        rtol: 0.0,
+    };
     /// Very loose, for low-precision element types.
     pub const VERY_APPROXIMATE: Tolerance = Tolerance {
         name: "very-approximate",
@@ -274,7 +281,43 @@ pub fn compare_envelope(
                 return compare(expected, actual, opts);
             };
             if !(e.dtype.is_float() || a.dtype.is_float()) {
-                return compare(expected, actual, opts);
+                // Integers compare exactly, unless the tolerance allows whole units (an
+                // integer result of an interpolation, whose rounding ONNX does not fix).
+                if opts.tolerance.atol < 1.0 {
+                    return compare(expected, actual, opts);
+                }
+                let wrong = ev
+                    .iter()
+                    .zip(&av)
+                    .filter(|(x, y)| (*x - *y).abs() > opts.tolerance.atol)
+                    .count();
+                let max_abs = ev
+                    .iter()
+                    .zip(&av)
+                    .map(|(x, y)| (x - y).abs())
+                    .fold(0.0, f64::max);
+                let m = Metrics {
+                    max_abs,
+                    mismatched: wrong,
+                    elements: ev.len(),
+                    ..Default::default()
+                };
+                return if wrong == 0 {
+                    Comparison {
+                        ok: true,
+                        reason: None,
+                        metrics: m,
+                    }
+                } else {
+                    Comparison::fail(
+                        format!(
+                            "{wrong} of {} elements differ by more than {} (max abs {max_abs})",
+                            ev.len(),
+                            opts.tolerance.atol
+                        ),
+                        m,
+                    )
+                };
             }
             let tol = opts.tolerance.for_dtype(e.dtype).for_dtype(a.dtype);
             let mut m = Metrics::default();

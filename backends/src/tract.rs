@@ -171,7 +171,14 @@ impl TractModel {
             Ok(p) => return Ok(p.clone()),
             Err(e) => e.clone(),
         };
-        if tensors.is_empty() {
+        // Only integer inputs can be shapes, axes, pads or sizes that tract needs as constants:
+        // a model of float inputs that does not compile is a failure of tract as its users
+        // (and its Python package) see it, not a case for fixing the inputs' values.
+        if tensors.is_empty()
+            || !tensors
+                .iter()
+                .any(|t| matches!(t.datum_type(), DatumType::I64 | DatumType::I32))
+        {
             return Err(general);
         }
         let by_value = match self.value_plans.iter().position(|(v, _)| v == tensors) {

@@ -320,3 +320,34 @@ g (float[2, 2] x) => (float[2, 2] y)
         assert_eq!(values(&out[0]), (vec![2, 2], want), "{op}");
     }
 }
+
+#[test]
+fn narrow_integer_arithmetic_wraps_at_every_op() {
+    // u8: 3 - 5 wraps to 254 before the Cast, as uint8 arithmetic does (burn holds it in i64,
+    // where it would stay -2).
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (uint8[2] a, uint8[2] b) => (float[2] y) {
+   d = Sub (a, b)
+   y = Cast <to: int = 1> (d)
+}"#;
+    let u8s = DType::U8;
+    check(
+        src,
+        &[
+            ("a", u8s, vec![2], vec![3.0, 9.0]),
+            ("b", u8s, vec![2], vec![5.0, 1.0]),
+        ],
+        (vec![2], vec![254.0, 8.0]),
+    );
+    // int8: 100 + 100 wraps to -56.
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (int8[1] a) => (float[1] y) {
+   d = Add (a, a)
+   y = Cast <to: int = 1> (d)
+}"#;
+    check(
+        src,
+        &[("a", DType::I8, vec![1], vec![100.0])],
+        (vec![1], vec![-56.0]),
+    );
+}

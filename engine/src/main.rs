@@ -200,6 +200,42 @@ enum Cmd {
         #[command(flatten)]
         pool: PoolArgs,
     },
+    /// Run bug bundles again from their files, in fresh worker processes, through the
+    /// campaign's triage: exit 0 when every bundle reproduces.
+    Recheck {
+        /// Bundle directories, or directories of bundles (a campaign or its `findings/`).
+        #[arg(required = true)]
+        bundles: Vec<PathBuf>,
+        /// Backends (default: the campaign's).
+        #[arg(long, value_delimiter = ',')]
+        backends: Vec<String>,
+        /// Also run each bundle's `repro.py` (the library's own Python package) and require
+        /// it to say REPRODUCED where the library has one.
+        #[arg(long)]
+        repro: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        pool: PoolArgs,
+    },
+    /// Write generated mutants without running them (the input of the validity cross-check
+    /// against onnx.checker).
+    #[command(hide = true)]
+    Mutants {
+        /// Seeds: `zoo`, directories of .onnx files, or .onnx files.
+        #[arg(long, value_delimiter = ',', num_args = 1..)]
+        seeds: Vec<String>,
+        /// How many mutants.
+        #[arg(long, default_value_t = 1000)]
+        count: usize,
+        /// Random seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Serve one backend over the worker protocol on stdin/stdout (used by the engine).
     #[command(hide = true)]
     Worker,
@@ -312,6 +348,12 @@ fn backend_list(given: Vec<String>) -> Result<Vec<String>> {
     Ok(list)
 }
 
+/// Whether a bundle's library has a Python package `repro.py` runs (ONNX Runtime, tract).
+fn needs_python(dir: &Path) -> bool {
+    mutagraph_engine::bundle::read_meta(dir)
+        .is_ok_and(|m| matches!(m.reproduce.library.as_str(), "onnxruntime" | "tract"))
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
         Cmd::Minimize {
@@ -368,6 +410,79 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Cmd::Prompt { cmd, llm, pool } => {
             mutagraph_engine::prompt::cli::run(cmd, &llm, pool.options()?)
+        }
+        Cmd::Recheck {
+            bundles,
+            backends,
+            repro,
+            json,
+            pool,
+        } => {
+            let opts = pool.options()?;
+            let dirs = mutagraph_engine::recheck::bundles(&bundles)?;
+            let mut all = Vec::new();
+            let mut failed = 0usize;
+            for d in &dirs {
+                let r = mutagraph_engine::recheck::recheck(d, &backends, &opts, repro)?;
+                let py_ok = r
+                    .repro_py
+                    .as_ref()
+                    .is_none_or(|l| l.starts_with("REPRODUCED") || !needs_python(d));
+                if !(r.reproduced && py_ok) {
+                    failed += 1;
+                }
+                if !json {
+                    println!(
+                        "{} {}: {} ({})",
+                        if r.reproduced {
+                            "REPRODUCED"
+                        } else {
+                            "NOT REPRODUCED"
+                        },
+                        d.display(),
+                        r.signature,
+                        r.model
+                    );
+                    if !r.reproduced {
+                        println!("  {}", r.detail);
+                    }
+                    if let Some(l) = &r.repro_py {
+                        println!("  repro.py: {l}");
+                    }
+                }
+                all.push(r);
+            }
+            if json {
+                println!("{}", serde_json::to_string_pretty(&all)?);
+            } else {
+                println!(
+                    "{} of {} bundles reproduce",
+                    dirs.len() - failed,
+                    dirs.len()
+                );
+            }
+            Ok(if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Cmd::Mutants {
+            seeds,
+            count,
+            seed,
+            out,
+        } => {
+            let w = mutagraph_engine::mutantscmd::run(&seeds, count, seed, &out)?;
+            println!(
+                "wrote {} mutants to {} ({} iterations, {} skipped, {} refused)",
+                w.mutants,
+                out.display(),
+                w.iterations,
+                w.skipped,
+                w.rejected
+            );
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Report { dir } => {
             let r = mutagraph_engine::report::render(&dir)?;

@@ -37,6 +37,11 @@ pub struct Report {
     /// Nodes whose transfer function or validity constraints (`requires`) rejected their
     /// inputs: (node label, message).
     pub errors: Vec<(String, String)>,
+    /// Nodes in a case ONNX defines inconsistently or not at all ([`OpSpec::ambiguous`]):
+    /// (node label, message). Not errors.
+    ///
+    /// [`OpSpec::ambiguous`]: crate::registry::OpSpec::ambiguous
+    pub ambiguous: Vec<(String, String)>,
 }
 
 impl Report {
@@ -45,6 +50,7 @@ impl Report {
             *self.unknown_ops.entry(k).or_default() += v;
         }
         self.errors.extend(o.errors);
+        self.ambiguous.extend(o.ambiguous);
     }
 }
 
@@ -185,6 +191,11 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
                     && let Err(e) = requires(&ctx)
                 {
                     report.errors.push((node.label(), e));
+                }
+                if let Some(ambiguous) = spec.ambiguous
+                    && let Err(e) = ambiguous(&ctx)
+                {
+                    report.ambiguous.push((node.label(), e));
                 }
                 match (spec.infer)(&ctx) {
                     Ok(v) => {

@@ -560,6 +560,11 @@ pub struct OpSpec {
     /// Extra validity constraints.
     #[serde(skip)]
     pub requires: Option<RequiresFn>,
+    /// Cases that are valid but that ONNX defines inconsistently or not at all (its shape
+    /// inference and its reference disagree, the result is left open): `Err(why)` for such a
+    /// case. Imported models may hold them; generated and minimized ones never do.
+    #[serde(skip)]
+    pub ambiguous: Option<RequiresFn>,
     /// Constant folding for shape-data propagation.
     #[serde(skip)]
     pub fold: Option<FoldFn>,
@@ -584,6 +589,7 @@ impl OpSpec {
             constraints: vec![],
             infer: no_infer,
             requires: None,
+            ambiguous: None,
             fold: None,
         }
     }
@@ -666,7 +672,12 @@ impl OpSpec {
         self.infer = f;
         self
     }
-    /// Sets the extra constraints.
+    /// Sets the cases ONNX defines inconsistently or not at all (see [`OpSpec::ambiguous`]).
+    pub fn ambiguous(mut self, f: RequiresFn) -> OpSpec {
+        self.ambiguous = Some(f);
+        self
+    }
+    /// Sets the validity constraints.
     pub fn requires(mut self, f: RequiresFn) -> OpSpec {
         self.requires = Some(f);
         self

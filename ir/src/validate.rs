@@ -16,6 +16,9 @@ pub struct Diagnostics {
     pub errors: Vec<String>,
     /// Things that cannot be checked (ops without a spec, custom domains).
     pub warnings: Vec<String>,
+    /// Cases that are valid but that ONNX defines inconsistently or not at all
+    /// ([`OpSpec::ambiguous`]): not errors, but generated and minimized models avoid them.
+    pub ambiguous: Vec<String>,
 }
 
 /// Validates a model; `Err(Error::Invalid)` lists every violation found.
@@ -66,6 +69,9 @@ pub fn check(m: &Model) -> Diagnostics {
     );
     for (node, msg) in rep.errors {
         d.errors.push(format!("node {node}: {msg}"));
+    }
+    for (node, msg) in rep.ambiguous {
+        d.ambiguous.push(format!("node {node}: {msg}"));
     }
     for (op, n) in rep.unknown_ops {
         d.warnings

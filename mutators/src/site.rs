@@ -229,6 +229,10 @@ impl<'m> Site<'m> {
         if let Some(req) = spec.requires {
             req(&ctx).map_err(|e| format!("{}: {e}", node.op_type))?;
         }
+        // What ONNX leaves ambiguous is valid, but never generated.
+        if let Some(amb) = spec.ambiguous {
+            amb(&ctx).map_err(|e| format!("{}: {e}", node.op_type))?;
+        }
         let outs = (spec.infer)(&ctx).map_err(|e| format!("{}: {e}", node.op_type))?;
         for (slot, t) in outs.iter().enumerate() {
             let ValueType::Tensor(t) = t else { continue };

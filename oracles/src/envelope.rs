@@ -28,7 +28,14 @@ pub struct Precision {
     /// Narrowest float type on the path to each value (values without a float ancestor are
     /// absent).
     narrowest: HashMap<String, DType>,
+    /// Integer values computed through an interpolation rounded back to an integer type (or
+    /// from such values): off by one unit is legitimate.
+    int_slack: std::collections::HashSet<String>,
 }
+
+/// Ops that interpolate or average and may round the result back to an integer type, a
+/// rounding ONNX does not fix.
+const INTERPOLATING: &[&str] = &["Resize", "Upsample", "GridSample", "AffineGrid"];
 
 /// Mantissa bits of a float type (fewer: narrower).
 fn mantissa(d: DType) -> u32 {
@@ -57,6 +64,7 @@ impl Precision {
         Precision {
             base,
             narrowest: HashMap::new(),
+            int_slack: Default::default(),
         }
     }
 
@@ -64,6 +72,7 @@ impl Precision {
     pub fn of(model: &Model, base: Tolerance) -> Precision {
         let g = &model.graph;
         let mut narrowest: HashMap<String, DType> = HashMap::new();
+        let mut int_slack = std::collections::HashSet::new();
         let ty = |name: &str| match g.value_type(name) {
             ValueType::Tensor(t) => Some(t.dtype),
             _ => None,
@@ -91,19 +100,31 @@ impl Precision {
                 if let Some(code) = node.attributes.int_opt("stash_type") {
                     acc = narrower(acc, DType::from_code(code as i32));
                 }
+                let slack = INTERPOLATING.contains(&node.op_type.as_str())
+                    || node.present_inputs().any(|i| int_slack.contains(i));
                 for o in node.outputs.iter().filter(|o| !o.is_empty()) {
                     let mine = ty(o).map_or(acc, |d| narrower(acc, d));
                     if let Some(d) = mine {
                         narrowest.insert(o.clone(), d);
                     }
+                    if slack && ty(o).is_some_and(|d| d.is_int()) {
+                        int_slack.insert(o.clone());
+                    }
                 }
             }
         }
-        Precision { base, narrowest }
+        Precision {
+            base,
+            narrowest,
+            int_slack,
+        }
     }
 
     /// The tolerance of value `name`.
     pub fn for_value(&self, name: &str) -> Tolerance {
+        if self.int_slack.contains(name) {
+            return Tolerance::INTEGER_ROUNDING;
+        }
         match self.narrowest.get(name) {
             Some(&d) => self.base.for_dtype(d),
             None => self.base,

@@ -205,12 +205,18 @@ impl Finding {
                 format!("{op}|msg={}", core_message(&self.message))
             }
         };
+        // A missing element type is one finding however the library fails on it.
+        let symptom = if self.gap.is_some() {
+            ""
+        } else {
+            self.symptom_class()
+        };
         format!(
             "{}|{}|{}|{}|{}",
             self.kind,
             self.library(),
             layer,
-            self.symptom_class(),
+            symptom,
             place
         )
     }
@@ -275,6 +281,30 @@ pub fn core_message(msg: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     n.chars().take(100).collect()
+}
+
+/// The innermost cause a failure message names, as the library itself words it (for a
+/// reproduction to look for): the stage prefix, the second attempt the tract backend appends
+/// and the panic's source location go; of the chain of causes (`a: b: c`) the last stays, and
+/// of an ONNX Runtime exception what follows its source location. `None` when nothing usable
+/// (at least two words) is left.
+pub fn key_phrase(msg: &str) -> Option<String> {
+    let mut m = msg;
+    for p in ["load: ", "compile: ", "run: ", "panic: "] {
+        m = m.strip_prefix(p).unwrap_or(m);
+    }
+    if let Some(i) = m.find("; with the inputs fixed to their values") {
+        m = &m[..i];
+    }
+    if let Some(i) = m.rfind(" (at ") {
+        m = &m[..i];
+    }
+    let mut last = m.rsplit(": ").next().unwrap_or(m).trim();
+    if let Some(i) = last.rfind("] ") {
+        last = last[i + 2..].trim();
+    }
+    let last: String = last.chars().take(100).collect();
+    (last.split_whitespace().count() >= 2).then_some(last)
 }
 
 /// 64-bit FNV-1a (stable across builds and platforms, unlike `DefaultHasher`).
@@ -388,6 +418,28 @@ mod tests {
             ),
             "padding values must be non-negative"
         );
+    }
+
+    #[test]
+    fn key_phrases_are_the_innermost_cause() {
+        assert_eq!(
+            key_phrase("run: Evaluating #78 \"Pad_1\" Pad: Bool is not a number; with the inputs fixed to their values: x").as_deref(),
+            Some("Bool is not a number")
+        );
+        assert_eq!(
+            key_phrase("run: Non-zero status code returned while running MaxPool node. Name:'m' Status Message: padding values must be non-negative").as_deref(),
+            Some("padding values must be non-negative")
+        );
+        assert_eq!(
+            key_phrase("compile: Exception during initialization: /src/lrn.h:58 onnxruntime::LRN<T>::LRN(const onnxruntime::OpKernelInfo&) [with T = float] size_ > 0 && size_ % 2 == 1 was false.").as_deref(),
+            Some("size_ > 0 && size_ % 2 == 1 was false.")
+        );
+        assert_eq!(
+            key_phrase("panic: ndarray: index out of bounds (at /x/ndarray/src/arraytraits.rs:26)")
+                .as_deref(),
+            Some("index out of bounds")
+        );
+        assert_eq!(key_phrase("panic: boom"), None);
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub mod undefined;
 pub use checks::{
     Crash, Flaky, Hang, Inconsistency, Memory, NanInf, Slow, default_oracles, slow_candidates,
 };
-pub use finding::{Finding, Kind, Layer, Location, core_message, normalize_message};
+pub use finding::{Finding, Kind, Layer, Location, core_message, key_phrase, normalize_message};
 pub use triage::{Triage, Triaged, Verdict};
 
 use mutagraph_backends::value::NamedValues;

@@ -15,11 +15,23 @@ use mutagraph_ir::graph::Node;
 /// The values that reached a node, by value name (inputs and initializers).
 pub type Seen = [(String, HostTensor)];
 
+/// What an open case leaves open: the values of the result, or also its shape and whether a
+/// library may refuse the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Affects {
+    /// The values only (a wrong shape or a failure on such inputs is still a bug).
+    Values,
+    /// Values, shape, and whether the input is accepted at all.
+    Everything,
+}
+
 /// One thing ONNX leaves open.
 #[derive(Debug)]
 pub struct Entry {
     /// Stable id (`pad-reflect-beyond-axis`).
     pub id: &'static str,
+    /// What it leaves open.
+    pub affects: Affects,
     /// The operators concerned (for the report; the predicate decides).
     pub ops: &'static [&'static str],
     /// The clause of the specification, in our words.
@@ -48,15 +60,33 @@ impl Hit {
 
 /// The first catalogue entry the node falls under, if any.
 pub fn classify(node: &Node, seen: &Seen) -> Option<Hit> {
+    classify_for(node, seen, false)
+}
+
+/// [`classify`] for a symptom that is not about values (a wrong shape): only entries that
+/// leave more than values open apply when `beyond_values`.
+pub fn classify_for(node: &Node, seen: &Seen, beyond_values: bool) -> Option<Hit> {
     CATALOGUE
         .iter()
+        .filter(|e| !beyond_values || e.affects == Affects::Everything)
         .find_map(|e| (e.applies)(node, seen).map(|detail| Hit { entry: e, detail }))
 }
 
 /// The catalogue.
 pub static CATALOGUE: &[Entry] = &[
     Entry {
+        id: "onnx-inconsistent",
+        affects: Affects::Everything,
+        ops: &["MaxPool", "AveragePool", "LpPool"],
+        spec: "the operator's definition, ONNX's shape inference and ONNX's reference \
+               implementation",
+        open: "they disagree with one another here (the op registry's ambiguity check names \
+               the case: a ceil_mode window past the input, a window over padding only)",
+        applies: registry_ambiguity,
+    },
+    Entry {
         id: "nan-unspecified",
+        affects: Affects::Values,
         ops: NAN_UNSPECIFIED,
         spec: "the definitions of these operators (max, min, clipping, thresholds, sorting, \
                normalization statistics) say nothing of NaN inputs",
@@ -65,6 +95,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "inf-evaluation-order",
+        affects: Affects::Values,
         ops: INF_UNSPECIFIED,
         spec: "these operators are defined by formulas that sum or normalize over many \
                elements, without an order of evaluation",
@@ -74,6 +105,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "nonfinite-weights-padding",
+        affects: Affects::Values,
         ops: &["Conv", "ConvTranspose", "DeformConv", "QLinearConv"],
         spec: "convolution is defined over the zero-padded input; the spec does not say that \
                padded positions are multiplied by the weights",
@@ -83,6 +115,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "gemm-zero-scale",
+        affects: Affects::Values,
         ops: &["Gemm"],
         spec: "Gemm computes alpha * A' * B' + beta * C",
         open: "whether an operand scaled by 0 is read at all (NaN * 0 is NaN) is open",
@@ -90,6 +123,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "real-reduction-of-integers",
+        affects: Affects::Values,
         ops: &["ReduceLogSumExp", "ReduceLogSum", "ReduceL2", "ReduceMean"],
         spec: "these reductions accept integer inputs and have a real-valued result",
         open: "how that result is rounded back to the integer type is not said",
@@ -97,6 +131,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "shrink-integer-fraction",
+        affects: Affects::Values,
         ops: &["Shrink"],
         spec: "Shrink accepts integer inputs with float attributes bias and lambd",
         open: "how x - bias is rounded for a fractional bias (or compared with a fractional \
@@ -105,6 +140,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "resize-align-corners-to-one",
+        affects: Affects::Values,
         ops: &["Resize"],
         spec: "align_corners maps x_resized to x_resized * (length_original - 1) / \
                (length_resized - 1)",
@@ -113,6 +149,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "resize-crop-without-roi",
+        affects: Affects::Everything,
         ops: &["Resize"],
         spec: "tf_crop_and_resize takes its crop box from the roi input",
         open: "without a roi (absent or empty) the crop box is not defined",
@@ -120,6 +157,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "cast-out-of-range",
+        affects: Affects::Values,
         ops: &["Cast", "CastLike"],
         spec: "Cast from a floating-point type to an integer type",
         open: "values outside the target's range, NaN and infinities have no defined result",
@@ -127,6 +165,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "pad-reflect-beyond-axis",
+        affects: Affects::Everything,
         ops: &["Pad"],
         spec: "Pad in reflect mode mirrors the axis about its first and last element",
         open: "a pad as long as the axis or longer (or any pad of an axis of length 1) needs \
@@ -135,6 +174,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "same-pad-negative",
+        affects: Affects::Everything,
         ops: &[
             "Conv",
             "ConvTranspose",
@@ -152,6 +192,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "quantize-nonfinite",
+        affects: Affects::Values,
         ops: &["QuantizeLinear", "DynamicQuantizeLinear"],
         spec: "QuantizeLinear rounds x / y_scale + y_zero_point and saturates it to the \
                target's range",
@@ -160,6 +201,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "gridsample-cubic-border",
+        affects: Affects::Values,
         ops: &["GridSample"],
         spec: "GridSample's padding_mode says how a sample location outside the input is \
                handled",
@@ -170,6 +212,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "scatter-duplicate-indices",
+        affects: Affects::Values,
         ops: &["ScatterElements", "ScatterND", "Scatter"],
         spec: "with reduction 'none', each index receives its update",
         open: "when the indices hold duplicates the order of the updates, hence the result, \
@@ -178,6 +221,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "maxunpool-duplicate-indices",
+        affects: Affects::Values,
         ops: &["MaxUnpool"],
         spec: "MaxUnpool writes each value at its index",
         open: "duplicate indices leave the written value to the order of the writes",
@@ -185,6 +229,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "integer-overflow",
+        affects: Affects::Values,
         ops: &[
             "Add",
             "Sub",
@@ -206,6 +251,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "bitshift-width",
+        affects: Affects::Values,
         ops: &["BitShift"],
         spec: "BitShift shifts by the amount in the second input",
         open: "a shift by the type's width or more has no defined result",
@@ -213,6 +259,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "pow-integer-negative-exponent",
+        affects: Affects::Values,
         ops: &["Pow"],
         spec: "Pow accepts integer bases and exponents",
         open: "an integer raised to a negative integer power has no integer result defined",
@@ -220,6 +267,7 @@ pub static CATALOGUE: &[Entry] = &[
     },
     Entry {
         id: "recurrent-zero-length",
+        affects: Affects::Values,
         ops: &["RNN", "GRU", "LSTM"],
         spec: "sequence_lens gives each batch entry's number of time steps",
         open: "a length of 0 leaves Y_h / Y_c (no step ran) and the padded outputs undefined",
@@ -301,6 +349,30 @@ pub const INF_UNSPECIFIED: &[&str] = &[
     "ConvTranspose",
     "Einsum",
 ];
+
+/// The op registry's own ambiguity check ([`mutagraph_ir::registry::OpSpec::ambiguous`])
+/// on the node with the types of the values that reached it.
+fn registry_ambiguity(node: &Node, seen: &Seen) -> Option<String> {
+    use mutagraph_ir::registry::{InferCtx, Registry};
+    use mutagraph_ir::types::{TensorType, ValueType};
+    let spec = Registry::global().for_node(node)?;
+    let check = spec.ambiguous?;
+    let inputs: Vec<Option<ValueType>> = node
+        .inputs
+        .iter()
+        .map(|i| {
+            value(seen, i).map(|t| {
+                ValueType::Tensor(TensorType::fixed(
+                    t.dtype,
+                    &t.shape.iter().map(|&d| d as i64).collect::<Vec<_>>(),
+                ))
+            })
+        })
+        .collect();
+    let consts = vec![None; node.inputs.len()];
+    let ctx = InferCtx::new(node, 22, inputs, consts);
+    check(&ctx).err()
+}
 
 fn value<'s>(seen: &'s Seen, name: &str) -> Option<&'s HostTensor> {
     seen.iter().find(|(n, _)| n == name).map(|(_, t)| t)

@@ -34,6 +34,7 @@ fn hit(node: &Node, values: Vec<(&str, HostTensor)>) -> Option<&'static str> {
 
 /// Every entry checked by the tests below (the last test asserts none is left out).
 const TESTED: &[&str] = &[
+    "onnx-inconsistent",
     "nan-unspecified",
     "inf-evaluation-order",
     "nonfinite-weights-padding",
@@ -54,6 +55,34 @@ const TESTED: &[&str] = &[
     "pow-integer-negative-exponent",
     "recurrent-zero-length",
 ];
+
+#[test]
+fn pools_where_onnx_disagrees_with_itself() {
+    let pool = |pads: Vec<i64>, ceil: i64| {
+        Node::new("MaxPool", &["x"], &["y"])
+            .with_attr("kernel_shape", AttrValue::Ints(vec![2]))
+            .with_attr("strides", AttrValue::Ints(vec![2]))
+            .with_attr("pads", AttrValue::Ints(pads))
+            .with_attr("ceil_mode", AttrValue::Int(ceil))
+    };
+    // 3 inputs, pads 1+1, ceil: ONNX's shape inference counts 3 windows, its reference 2.
+    let x = f32s(&[1, 1, 3], &[1.0, 2.0, 3.0]);
+    assert_eq!(
+        hit(&pool(vec![1, 1], 1), vec![("x", x.clone())]),
+        Some("onnx-inconsistent")
+    );
+    // 4 inputs: all count 3.
+    let x4 = f32s(&[1, 1, 4], &[1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(hit(&pool(vec![1, 1], 1), vec![("x", x4)]), None);
+    // A dilated window over padding only: a max of no element.
+    let dilated = Node::new("MaxPool", &["x"], &["y"])
+        .with_attr("kernel_shape", AttrValue::Ints(vec![2]))
+        .with_attr("dilations", AttrValue::Ints(vec![2]))
+        .with_attr("pads", AttrValue::Ints(vec![1, 1]));
+    let one = f32s(&[1, 1, 1], &[0.5]);
+    assert_eq!(hit(&dilated, vec![("x", one)]), Some("onnx-inconsistent"));
+    assert_eq!(hit(&pool(vec![0, 0], 0), vec![("x", x)]), None);
+}
 
 #[test]
 fn nan_into_a_selecting_op() {

@@ -20,6 +20,7 @@ use std::collections::HashMap;
 
 mod nn;
 mod ops;
+pub mod repro;
 mod tensor;
 
 use tensor::{Val, class};

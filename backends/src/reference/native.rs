@@ -14,7 +14,7 @@
 //!
 //! Together the two references bound what a correct library may return: the triage accepts a
 //! result within tolerance of either, or between them.
-use super::tensor::{R, T, err, norm_axis};
+use super::tensor::{R, T, err, norm_axis, numel, strides};
 use super::{Cx, OpTable, V, inp, opt, table};
 use mutagraph_ir::attr::{AttrLookup, AttrValue};
 use mutagraph_ir::dtype::DType;
@@ -24,7 +24,8 @@ use mutagraph_ir::graph::Node;
 /// kernels they replace.
 pub fn table_native() -> OpTable {
     let mut t = table().clone();
-    let ops: [(&'static str, super::OpFn); 17] = [
+    let ops: [(&'static str, super::OpFn); 18] = [
+        ("ReduceSum", reduce_sum),
         ("Softplus", softplus),
         ("Mish", mish),
         ("Celu", celu),
@@ -53,13 +54,14 @@ struct Body<'a> {
 }
 
 impl<'a> Body<'a> {
-    /// Steps are taken at opset 18 (axes of reductions as inputs, Softmax over one axis).
+    /// Steps are taken at opset 18 (axes of reductions as inputs, Softmax over one axis),
+    /// with the native table (a sum inside a body accumulates in the element type too).
     fn new(cx: &'a Cx<'a>) -> Body<'a> {
         Body {
             cx: Cx {
                 opset: 18,
                 scope: cx.scope,
-                ops: table(),
+                ops: cx.ops,
                 native: true,
             },
         }
@@ -72,7 +74,9 @@ impl<'a> Body<'a> {
         for (k, v) in attrs {
             node = node.with_attr(k, v);
         }
-        let f = table()
+        let f = self
+            .cx
+            .ops
             .get(op)
             .ok_or_else(|| err(format!("native body: no kernel {op}")))?;
         let args: Vec<Option<&V>> = ins.iter().map(|v| Some(*v)).collect();
@@ -279,6 +283,76 @@ fn reduce_l1(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
     sum_body(cx, n, ins, Some("Abs"), None)
 }
 
+/// Rounds `x` to element type `dt` (f32, f16, bf16; f64 as it is).
+fn round_to(dt: DType, x: f64) -> f64 {
+    match dt {
+        DType::F32 => x as f32 as f64,
+        DType::F16 => half::f16::from_f64(x).to_f64(),
+        DType::BF16 => half::bf16::from_f64(x).to_f64(),
+        _ => x,
+    }
+}
+
+/// The sum over `axes` accumulated one element at a time in the element type, in row-major
+/// order, as a plain loop in f32 sums: rounding after every addition (an f64 sum rounded once
+/// is the other bound of the envelope).
+fn sequential_sum(x: &T, axes: &[usize], keep: bool) -> R<T> {
+    let v = x.fs()?;
+    let rank = x.rank();
+    let out_full: Vec<usize> = (0..rank)
+        .map(|d| if axes.contains(&d) { 1 } else { x.shape[d] })
+        .collect();
+    let ost = strides(&out_full);
+    let mut acc = vec![0.0f64; numel(&out_full)];
+    let mut idx = vec![0usize; rank];
+    for &e in v {
+        let o: usize = (0..rank)
+            .map(|d| {
+                if axes.contains(&d) {
+                    0
+                } else {
+                    idx[d] * ost[d]
+                }
+            })
+            .sum();
+        acc[o] = round_to(x.dt, acc[o] + e);
+        for d in (0..rank).rev() {
+            idx[d] += 1;
+            if idx[d] < x.shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    let shape = if keep {
+        out_full
+    } else {
+        (0..rank)
+            .filter(|d| !axes.contains(d))
+            .map(|d| x.shape[d])
+            .collect()
+    };
+    Ok(T::f(x.dt, shape, acc))
+}
+
+/// ReduceSum accumulated in the element type ([`sequential_sum`]).
+fn reduce_sum(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
+    let Some(x) = float_input(ins)? else {
+        return plain(cx, n, ins);
+    };
+    let axes = reduce_axes(cx, n, ins, 13)?;
+    let rank = x.rank();
+    let axes: Vec<usize> = match axes {
+        Some(a) if a.is_empty() => return plain(cx, n, ins),
+        Some(a) => a
+            .iter()
+            .map(|&v| norm_axis(v, rank))
+            .collect::<R<Vec<_>>>()?,
+        None => (0..rank).collect(),
+    };
+    Ok(vec![V::T(sequential_sum(x, &axes, keepdims(n))?)])
+}
+
 /// ReduceMean as a sum divided by the count, both in the element type (a sum of large values
 /// overflows before the division brings it back).
 fn reduce_mean(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
@@ -438,4 +512,70 @@ fn global_lp_pool(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
         b.reduce("ReduceSum", &pw, Some(&axes), true)?
     };
     Ok(vec![b.bin("Pow", &s, &scalar_like(x, 1.0 / p))?])
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::Backend;
+    use crate::reference::Reference;
+    use crate::value::{Data, HostTensor, Value};
+
+    fn run(native: bool, text: &str, x: Vec<f32>) -> Vec<f64> {
+        let m = mutagraph_ir::text::parse_model(text).unwrap();
+        let mut r = if native {
+            Reference::new_native()
+        } else {
+            Reference::new()
+        };
+        let n = x.len();
+        let mut p = r.prepare(&m.to_bytes()).unwrap();
+        let out = p
+            .run(&vec![(
+                "x".into(),
+                Value::Tensor(HostTensor::new(vec![n], Data::F32(x))),
+            )])
+            .unwrap();
+        out[0].1.tensor().unwrap().to_f64s().unwrap()
+    }
+
+    const HEAD: &str = "<ir_version: 8, opset_import: [\"\" : 18]>\n";
+
+    #[test]
+    fn the_function_body_overflows_in_f32_where_f64_does_not() {
+        let g = format!("{HEAD}g (float[2] x) => (float[2] y) {{ y = Softplus (x) }}");
+        assert_eq!(run(false, &g, vec![100.0, 0.0])[0], 100.0);
+        let native = run(true, &g, vec![100.0, 0.0]);
+        assert!(native[0].is_infinite(), "{native:?}");
+        assert!((native[1] - 2f64.ln()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn sums_accumulate_in_the_element_type() {
+        // 2^24 + 1 + 1 ... : in f32 each +1 is lost, in f64 they add up.
+        let g = format!(
+            "{HEAD}g (float[5] x) => (float[1] y) {{ y = ReduceSum <keepdims: int = 1> (x) }}"
+        );
+        let x = vec![16_777_216.0, 1.0, 1.0, 1.0, 1.0];
+        assert_eq!(run(false, &g, x.clone())[0], 16_777_220.0);
+        assert_eq!(run(true, &g, x)[0], 16_777_216.0);
+    }
+
+    #[test]
+    fn mvn_takes_the_variance_as_the_body_does() {
+        // E[x^2] - E[x]^2 of nearly constant large values cancels in f32.
+        let g = format!(
+            "{HEAD}g (float[4] x) => (float[4] y) {{ y = MeanVarianceNormalization <axes: ints = [0]> (x) }}"
+        );
+        let x = vec![3000.0, 3000.001, 2999.999, 3000.0];
+        let exact = run(false, &g, x.clone());
+        let native = run(true, &g, x);
+        assert!(exact.iter().all(|v| v.is_finite()), "{exact:?}");
+        assert!(
+            native
+                .iter()
+                .zip(&exact)
+                .any(|(n, e)| !n.is_finite() || (n - e).abs() > 0.1),
+            "{native:?} vs {exact:?}"
+        );
+    }
 }

@@ -79,6 +79,8 @@ pub struct Done {
     pub runs: MutantRuns,
     /// The finding on it.
     pub finding: Finding,
+    /// The native-precision reference's outputs on it, when computed.
+    pub native: Option<NamedValues>,
     /// Localization on it.
     pub localization: Option<Localization>,
     /// The statistics.
@@ -154,7 +156,7 @@ pub fn minimize_one(
     };
     let check = rep.check(&small)?;
     let found = check.found?;
-    let (finding, localization) = (found.finding, found.localization);
+    let (finding, localization, native) = (found.finding, found.localization, found.native);
     let mut passes: Vec<(String, usize, usize)> = vec![(
         format!("records ({dropped} dropped)"),
         record_checks,
@@ -182,6 +184,7 @@ pub fn minimize_one(
         inputs: check.inputs,
         runs: check.runs,
         finding,
+        native,
         localization,
         info,
     })

@@ -1194,6 +1194,7 @@ impl Campaign {
             finding: f,
             localization,
             intermediates,
+            native,
             ..
         } = t;
         if f.kind.is_numeric() && f.location.is_none() {
@@ -1238,6 +1239,7 @@ impl Campaign {
             inputs,
             input_seed: job.input_seed,
             runs,
+            native: native.as_ref(),
             seed: &seed.name,
             iteration: job.iteration,
             trace: &job.records,

@@ -197,7 +197,7 @@ impl<'p> Judge<'p> {
             if t.verdict != Verdict::Report {
                 continue;
             }
-            let (mut f, loc) = (t.finding, t.localization);
+            let (mut f, loc, native) = (t.finding, t.localization, t.native);
             let sig = f.signature();
             let hits = self.signatures.entry(sig.clone()).or_default();
             *hits += 1;
@@ -228,6 +228,7 @@ impl<'p> Judge<'p> {
                     inputs: &ins,
                     input_seed: self.input_seed,
                     runs: &mr,
+                    native: native.as_ref(),
                     seed: &self.origin,
                     iteration: self.judged,
                     trace: &[],

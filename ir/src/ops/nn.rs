@@ -84,7 +84,65 @@ fn conv_attrs(s: OpSpec, auto_pad: bool) -> OpSpec {
         .attr(strides_attr())
         .attr(dilations_attr())
         .attr(group_attr());
-    if auto_pad { s.attr(auto_pad_attr()) } else { s }
+    if auto_pad {
+        s.attr(auto_pad_attr()).ambiguous(same_pad_negative)
+    } else {
+        s
+    }
+}
+
+/// `auto_pad` SAME_UPPER / SAME_LOWER where the padding it needs is negative (a window
+/// shorter than the stride): ONNX does not define it (its shape inference and the runtimes
+/// disagree: ONNX Runtime refuses such pools, ConvTranspose sizes differ).
+fn same_pad_negative(ctx: &InferCtx) -> Result<(), String> {
+    let auto = ctx.string("auto_pad", "NOTSET");
+    if auto != "SAME_UPPER" && auto != "SAME_LOWER" {
+        return Ok(());
+    }
+    let Some(xs) = shape_of(ctx, 0) else {
+        return Ok(());
+    };
+    let n = xs.len().saturating_sub(2);
+    let w_slot = if ctx.node.op_type == "QLinearConv" {
+        3
+    } else {
+        1
+    };
+    let ws = shape_of(ctx, w_slot);
+    let kernel = match ctx.ints("kernel_shape") {
+        Some(k) => Some(k.to_vec()),
+        None => kernel_of(ctx, ws.as_ref(), n).ok().flatten(),
+    };
+    let Some(kernel) = kernel else { return Ok(()) };
+    if kernel.len() != n {
+        return Ok(());
+    }
+    let strides = list_attr(ctx, "strides", n, 1)?;
+    let dil = list_attr(ctx, "dilations", n, 1)?;
+    let transpose = ctx.node.op_type == "ConvTranspose";
+    let out_pad = if transpose {
+        list_attr(ctx, "output_padding", n, 0)?
+    } else {
+        vec![0; n]
+    };
+    for i in 0..n {
+        let Some(x) = known(xs.get(2 + i)) else {
+            continue;
+        };
+        let (s, ek) = (strides[i], (kernel[i] - 1) * dil[i] + 1);
+        let total = if transpose {
+            ek + out_pad[i] - s
+        } else {
+            (ceil_div(x, s) - 1) * s + ek - x
+        };
+        if total < 0 {
+            return Err(format!(
+                "axis {i}: {auto} with window {ek} and stride {s} needs a negative total pad \
+                 ({total})"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn shape_of(ctx: &InferCtx, i: usize) -> Option<Vec<Dim>> {
@@ -348,7 +406,21 @@ fn conv_transpose_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
                 os.len()
             ));
         }
-        let sp = os[os.len() - n..].iter().map(|v| Dim::Known(*v));
+        let spatial = &os[os.len() - n..];
+        // ONNX's shape inference gives up on an output_shape smaller than the input (its
+        // checker then fails the model): such a geometry is not valid by ONNX's rules.
+        if let Some(xs) = &xs {
+            for (i, &o) in spatial.iter().enumerate() {
+                if let Some(x) = known(xs.get(2 + i))
+                    && o < x
+                {
+                    return Err(format!(
+                        "output_shape {o} of spatial axis {i} is smaller than the input's {x}"
+                    ));
+                }
+            }
+        }
+        let sp = spatial.iter().map(|v| Dim::Known(*v));
         return Ok(Some([batch, m].into_iter().chain(sp).collect()));
     }
     let Some(xs) = xs else {
@@ -416,6 +488,70 @@ fn pool_infer(ctx: &InferCtx) -> Infer {
         out.push(tensor(DType::I64, shape));
     }
     Ok(out)
+}
+
+/// Pooling cases ONNX defines inconsistently or not at all: with `ceil_mode` a last window
+/// that would start past the input and its begin padding (ONNX's shape inference counts it,
+/// its reference and ONNX Runtime drop it), and a window that covers padding only (a max or
+/// mean of no element).
+fn pool_ambiguous(ctx: &InferCtx) -> Result<(), String> {
+    let (Some(xs), Some(k)) = (shape_of(ctx, 0), ctx.ints("kernel_shape")) else {
+        return Ok(());
+    };
+    let n = k.len();
+    if xs.len() != n + 2 {
+        return Ok(());
+    }
+    same_pad_negative(ctx)?;
+    let win = Window::read(ctx, k.to_vec())?;
+    for i in 0..n {
+        let Some(x) = known(xs.get(2 + i)) else {
+            continue;
+        };
+        let (ek, s, d) = (win.effective(i), win.strides[i], win.dilations[i]);
+        let (pb, pe) = match win.auto_pad.as_str() {
+            "VALID" => (0, 0),
+            "SAME_UPPER" | "SAME_LOWER" => {
+                let total = ((ceil_div(x, s) - 1) * s + ek - x).max(0);
+                if win.auto_pad == "SAME_UPPER" {
+                    (total / 2, total - total / 2)
+                } else {
+                    (total - total / 2, total / 2)
+                }
+            }
+            _ => (win.pads[i], win.pads[i + n]),
+        };
+        let span = x + pb + pe - ek;
+        if span < 0 {
+            continue;
+        }
+        let count = if win.ceil && win.auto_pad == "NOTSET" {
+            let o = ceil_div(span, s) + 1;
+            if (o - 1) * s >= x + pb {
+                return Err(format!(
+                    "axis {i}: with ceil_mode the last window would start past the input; \
+                     ONNX's shape inference and its reference disagree on counting it"
+                ));
+            }
+            o
+        } else if win.auto_pad.starts_with("SAME") {
+            ceil_div(x, s)
+        } else {
+            span / s + 1
+        };
+        for o in 0..count {
+            let start = o * s - pb;
+            if (0..win.kernel[i]).all(|t| {
+                let p = start + t * d;
+                p < 0 || p >= x
+            }) {
+                return Err(format!(
+                    "axis {i}: window {o} covers padding only, a pooling of no element"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn pool_check(ctx: &InferCtx) -> Result<(), String> {
@@ -1468,6 +1604,7 @@ fn register_pool(r: &mut Registry) {
             .output("Y", "T")
             .infer(pool_infer)
             .requires(pool_check)
+            .ambiguous(pool_ambiguous)
     };
     r.add(
         pool("MaxPool", &[1, 8, 10, 11, 12, 22])
@@ -1565,6 +1702,14 @@ fn register_pool(r: &mut Registry) {
             .infer(max_roi_pool)
             .requires(|c| {
                 max_roi_pool(c)?;
+                if let Some(x) = shape_of(c, 0)
+                    && x.len() != 4
+                {
+                    return Err(format!(
+                        "X must be 4-D (N, C, H, W), found rank {}",
+                        x.len()
+                    ));
+                }
                 match shape_of(c, 1) {
                     Some(r) if r.len() != 2 || r[1].value().is_some_and(|v| v != 5) => Err(
                         format!("rois must be [num_rois, 5], found rank {}", r.len()),
@@ -1837,6 +1982,14 @@ fn register_norm(r: &mut Registry) {
             .output("Y", "T")
             .types("T", FLOAT)
             .infer(unary)
+            .ambiguous(|c| match c.ints("axes") {
+                Some(_) => Ok(()),
+                None => Err(
+                    "axes left to its default: ONNX's checker fails on it (the function body \
+                     reads the absent attribute)"
+                        .into(),
+                ),
+            })
             .requires(|c| {
                 if let Some(s) = shape_of(c, 0) {
                     norm_axes(c.ints("axes").unwrap_or(&[0, 2, 3]), s.len())?;

@@ -88,11 +88,15 @@ fn mvn(
 ) -> Result<String, String> {
     let r = t.rank().unwrap_or(1);
     let mut a = Attrs::new();
-    if r != 4 || chance(rng, 0.8) {
+    // `axes` is always written: ONNX's checker fails on the default (its function body reads
+    // an attribute that is absent).
+    let axes: Vec<i64> = if r != 4 || chance(rng, 0.8) {
         let k = 1 + below(rng, r);
-        let axes: Vec<i64> = subset(rng, r, k).into_iter().map(|v| v as i64).collect();
-        a.push(("axes", ais(&axes)));
-    }
+        subset(rng, r, k).into_iter().map(|v| v as i64).collect()
+    } else {
+        vec![0, 2, 3]
+    };
+    a.push(("axes", ais(&axes)));
     site.op1(op, &[x], a)
 }
 

@@ -1,33 +1,26 @@
-//! `report.md`: the text of an upstream issue, concise and factual.
+//! `REPORT.md`: the text of an upstream issue, ready to paste: concise, factual, in the
+//! library's own terms.
 //!
-//! Sections, in order: the title, Summary, Environment, Minimal model, Steps to reproduce,
-//! Expected vs actual (only when there are comparisons), Details (only when there is a
-//! localized op, an error text or a minimization), Provenance (only when given).
+//! Sections, in order: the title; a summary in plain words with the facts (library and
+//! version, which of its configurations show the bug and which do not, the op); what the ONNX
+//! specification says (in our words); a self-contained snippet; the model; the values that
+//! matter (inputs and weights); expected vs actual; the error text; steps to reproduce with
+//! the bundle's files; the environment; what other libraries did; how the bug was found (hits,
+//! first and last seen).
 //!
 //! Text fields are plain text: markdown characters in them are escaped (`\*`, `\|`, `&lt;`...)
 //! so that they render as written. Names, types, attributes and commands are shown as code
 //! (spans or fenced blocks, whose fences are longer than any backtick run inside).
 
-/// A backend beside the faulty one, with what it did on the model.
+/// Another backend run on the same model, with what it did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BackendStatus {
-    /// Its name (`ort`, `tract`, `reference`...).
+    /// Its name (`ort-noopt`, `tract`, ...).
     pub name: String,
     /// Its version.
     pub version: String,
-    /// What it did, one line (`agrees with the reference`, `crash: SIGSEGV`...).
+    /// What it did, one line (`same result as expected`, `error: ...`).
     pub status: String,
-}
-
-/// The op a finding was localized to.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LocalizedOp {
-    /// Op type (`Conv`).
-    pub op_type: String,
-    /// The name of the node's (first) output.
-    pub node_output: String,
-    /// Its attributes, as text (`kernel_shape=[3, 3], pads=[1, 1, 1, 1]`), empty if none.
-    pub attributes: String,
 }
 
 /// One node of the minimal model.
@@ -67,22 +60,35 @@ pub struct ModelDescription {
     pub nodes: Vec<NodeLine>,
 }
 
+/// A value that matters (a graph input or a weight), as shown in the report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ShownValue {
+    /// `input` or `weight`.
+    pub role: String,
+    /// Its name.
+    pub name: String,
+    /// Its type (`float32[2, 3]`).
+    pub ty: String,
+    /// Its values in full when small, else a summary (range, special values).
+    pub text: String,
+}
+
 /// Expected vs actual for one output.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Comparison {
     /// Output name.
     pub output: String,
-    /// The reference's first values, as text.
+    /// The expected values, as text (the differing elements first when there are few).
     pub expected: String,
-    /// The faulty backend's first values, as text.
+    /// The faulty library's values, as text.
     pub actual: String,
     /// Max absolute error, when computed.
     pub max_abs: Option<f64>,
-    /// Max relative error, when computed.
-    pub max_rel: Option<f64>,
+    /// Elements outside the expected values, of all.
+    pub wrong: Option<(usize, usize)>,
 }
 
-/// How the finding was found.
+/// How the bug was found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Provenance {
     /// The seed model (name or file).
@@ -91,53 +97,55 @@ pub struct Provenance {
     pub iteration: u64,
     /// The mutation operators applied to the seed, in order.
     pub operators: Vec<String>,
-    /// How many mutants hit this bug.
+    /// How many generated models hit this bug.
     pub hits: u64,
     /// When it was first seen (as text: a time or an iteration).
     pub first_seen: String,
     /// When it was last seen.
     pub last_seen: String,
+    /// Hits per set of configurations that showed it.
+    pub variants: Vec<(String, u64)>,
+    /// Hits per op (a missing element type lists every op found lacking it).
+    pub ops: Vec<(String, u64)>,
 }
 
 /// What minimization did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Minimization {
-    /// Nodes of the mutant the bug was found on.
+    /// Nodes of the model the bug was found on.
     pub nodes_before: usize,
     /// Nodes of the minimal model.
     pub nodes_after: usize,
 }
 
-/// Everything `report.md` says.
+/// Everything `REPORT.md` says.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReportSpec {
-    /// Issue title, one line.
+    /// Issue title, one line: the library, the op, what goes wrong and its trigger.
     pub title: String,
-    /// The faulty backend's name.
-    pub faulty: String,
-    /// Its version.
-    pub faulty_version: String,
-    /// The other backends run on the same model.
-    pub others: Vec<BackendStatus>,
-    /// Platform as text (OS, CPU), empty if not given.
-    pub platform: String,
-    /// `crash`, `nan`, `inconsistency`, `hang`, `slow`, `memory`, `flaky`.
-    pub kind: String,
-    /// Where it failed (`load`, `compile`, `run`), when known.
-    pub stage: Option<String>,
-    /// One or two sentences saying what goes wrong.
+    /// One or two sentences in plain words.
     pub summary: String,
-    /// The op the bug was localized to.
-    pub localized: Option<LocalizedOp>,
+    /// Facts, as (label, text) lines (library and version, configurations, op, ...).
+    pub facts: Vec<(String, String)>,
+    /// What the ONNX specification says, in our words, one point per entry.
+    pub spec: Vec<String>,
+    /// A self-contained snippet: (language, code).
+    pub snippet: Option<(String, String)>,
     /// The minimal model.
     pub model: ModelDescription,
+    /// The values that matter.
+    pub values: Vec<ShownValue>,
     /// Expected vs actual, per output (section omitted when empty).
     pub comparisons: Vec<Comparison>,
     /// The error message or crash text.
     pub error: Option<String>,
     /// Steps to reproduce: (what it does, shell command).
     pub steps: Vec<(String, String)>,
-    /// How mutagraph found it.
+    /// Environment: (label, text).
+    pub environment: Vec<(String, String)>,
+    /// The other backends run on the same model.
+    pub others: Vec<BackendStatus>,
+    /// How the bug was found.
     pub provenance: Option<Provenance>,
     /// What minimization did.
     pub minimization: Option<Minimization>,
@@ -216,56 +224,67 @@ fn metric(x: Option<f64>) -> String {
     x.map_or_else(|| "—".into(), |v| format!("{v:.3e}"))
 }
 
-/// The text of `report.md` for `spec` (see the [module documentation](self)).
+/// The text of `REPORT.md` for `spec` (see the [module documentation](self)).
 pub fn render_report_md(spec: &ReportSpec) -> String {
     let mut s = String::new();
     s.push_str(&format!("# {}\n\n", escape_text(&spec.title)));
 
-    s.push_str("## Summary\n\n");
     if !spec.summary.is_empty() {
         s.push_str(&format!("{}\n\n", escape_text(&spec.summary)));
     }
-    s.push_str(&format!("- Kind: {}\n", escape_text(&spec.kind)));
-    s.push_str(&format!(
-        "- Backend: {} {}\n",
-        code(&spec.faulty),
-        escape_text(&spec.faulty_version)
-    ));
-    if let Some(stage) = &spec.stage {
-        s.push_str(&format!("- Stage: {}\n", escape_text(stage)));
-    }
-    if let Some(op) = &spec.localized {
+    for (label, text) in &spec.facts {
         s.push_str(&format!(
-            "- Localized to: {} node producing {}\n",
-            code(&op.op_type),
-            code(&op.node_output)
+            "- {}: {}\n",
+            escape_text(label),
+            escape_text(text)
         ));
     }
-    s.push('\n');
+    if !spec.facts.is_empty() {
+        s.push('\n');
+    }
 
-    s.push_str("## Environment\n\n");
-    if !spec.platform.is_empty() {
-        s.push_str(&format!("Platform: {}\n\n", escape_text(&spec.platform)));
+    if !spec.spec.is_empty() {
+        s.push_str("## What the ONNX specification says\n\n");
+        for p in &spec.spec {
+            s.push_str(&format!("- {}\n", escape_text(p)));
+        }
+        s.push('\n');
     }
-    s.push_str("| backend | version | result |\n|---|---|---|\n");
-    s.push_str(&format!(
-        "| {} (faulty) | {} | {} |\n",
-        code_cell(&spec.faulty),
-        escape_cell(&spec.faulty_version),
-        escape_cell(&spec.kind)
-    ));
-    for b in &spec.others {
-        s.push_str(&format!(
-            "| {} | {} | {} |\n",
-            code_cell(&b.name),
-            escape_cell(&b.version),
-            escape_cell(&b.status)
-        ));
+
+    if let Some((lang, code)) = &spec.snippet {
+        s.push_str("## Reproduce in a few lines\n\n");
+        s.push_str(&fenced(lang, code));
+        s.push('\n');
     }
-    s.push('\n');
+
+    if !spec.comparisons.is_empty() {
+        s.push_str("## Expected vs actual\n\n");
+        s.push_str(
+            "| output | expected | actual | wrong elements | max abs error |\n\
+             |---|---|---|---|---|\n",
+        );
+        for c in &spec.comparisons {
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                code_cell(&c.output),
+                escape_cell(&c.expected),
+                escape_cell(&c.actual),
+                c.wrong
+                    .map_or_else(|| "—".to_string(), |(w, n)| format!("{w} of {n}")),
+                metric(c.max_abs)
+            ));
+        }
+        s.push('\n');
+    }
+
+    if let Some(err) = &spec.error {
+        s.push_str("## Error\n\n");
+        s.push_str(&fenced("text", err));
+        s.push('\n');
+    }
 
     let m = &spec.model;
-    s.push_str("## Minimal model\n\n");
+    s.push_str("## The model\n\n");
     let mut facts = Vec::new();
     if !m.file.is_empty() {
         facts.push(format!("File: {}", code(&m.file)));
@@ -278,113 +297,122 @@ pub fn render_report_md(spec: &ReportSpec) -> String {
         m.nodes.len(),
         if m.nodes.len() == 1 { "" } else { "s" }
     ));
-    s.push_str(&format!("{}.\n\n", facts.join(", ")));
-    for (label, values) in [("Inputs", &m.inputs), ("Outputs", &m.outputs)] {
-        if values.is_empty() {
-            continue;
-        }
-        s.push_str(&format!("{label}:\n"));
-        for v in values {
-            s.push_str(&format!("- {}: {}\n", code(&v.name), code(&v.ty)));
-        }
-        s.push('\n');
+    if let Some(min) = &spec.minimization {
+        facts.push(format!("minimized from {} nodes", min.nodes_before));
     }
+    s.push_str(&format!("{}.\n\n", facts.join(", ")));
     if !m.nodes.is_empty() {
-        let lines: Vec<String> = m
-            .nodes
-            .iter()
-            .map(|n| {
-                let mut line = format!(
-                    "{} = {}({})",
-                    n.outputs.join(", "),
-                    n.op_type,
-                    n.inputs.join(", ")
-                );
-                if !n.attributes.is_empty() {
-                    line.push_str(&format!("  {{{}}}", n.attributes));
-                }
-                line
-            })
-            .collect();
+        let mut lines: Vec<String> = Vec::new();
+        for v in &m.inputs {
+            lines.push(format!("input  {}: {}", v.name, v.ty));
+        }
+        for n in &m.nodes {
+            let mut line = format!(
+                "{} = {}({})",
+                n.outputs.join(", "),
+                n.op_type,
+                n.inputs.join(", ")
+            );
+            if !n.attributes.is_empty() {
+                line.push_str(&format!("  {{{}}}", n.attributes));
+            }
+            lines.push(line);
+        }
+        for v in &m.outputs {
+            lines.push(format!("output {}: {}", v.name, v.ty));
+        }
         s.push_str(&fenced("", &lines.join("\n")));
         s.push('\n');
     }
-
-    s.push_str("## Steps to reproduce\n\n");
-    for (i, (label, command)) in spec.steps.iter().enumerate() {
-        s.push_str(&format!("{}. {}\n\n", i + 1, escape_text(label)));
-        for line in fenced("sh", command).lines() {
-            s.push_str(&format!("   {line}\n"));
-        }
-        s.push('\n');
-    }
-
-    if !spec.comparisons.is_empty() {
-        s.push_str("## Expected vs actual\n\n");
-        s.push_str(&format!(
-            "| output | expected (reference) | actual ({}) | max abs error | max rel error |\n\
-             |---|---|---|---|---|\n",
-            escape_cell(&spec.faulty)
-        ));
-        for c in &spec.comparisons {
+    if !spec.values.is_empty() {
+        s.push_str("Values:\n\n");
+        for v in &spec.values {
             s.push_str(&format!(
-                "| {} | {} | {} | {} | {} |\n",
-                code_cell(&c.output),
-                escape_cell(&c.expected),
-                escape_cell(&c.actual),
-                metric(c.max_abs),
-                metric(c.max_rel)
+                "- {} {} ({}): {}\n",
+                escape_text(&v.role),
+                code(&v.name),
+                code(&v.ty),
+                code(&v.text)
             ));
         }
         s.push('\n');
     }
 
-    if spec.localized.is_some() || spec.error.is_some() || spec.minimization.is_some() {
-        s.push_str("## Details\n\n");
-        if let Some(op) = &spec.localized {
-            s.push_str(&format!(
-                "Localized to the {} node producing {}",
-                code(&op.op_type),
-                code(&op.node_output)
-            ));
-            if op.attributes.is_empty() {
-                s.push_str(".\n\n");
-            } else {
-                s.push_str(&format!(" (attributes {}).\n\n", code(&op.attributes)));
+    if !spec.steps.is_empty() {
+        s.push_str("## Steps to reproduce (with this bundle's files)\n\n");
+        for (i, (label, command)) in spec.steps.iter().enumerate() {
+            s.push_str(&format!("{}. {}\n\n", i + 1, escape_text(label)));
+            for line in fenced("sh", command).lines() {
+                s.push_str(&format!("   {line}\n"));
             }
-        }
-        if let Some(err) = &spec.error {
-            s.push_str("Error:\n\n");
-            s.push_str(&fenced("text", err));
             s.push('\n');
         }
-        if let Some(min) = &spec.minimization {
+    }
+
+    if !spec.environment.is_empty() {
+        s.push_str("## Environment\n\n");
+        for (label, text) in &spec.environment {
             s.push_str(&format!(
-                "Minimized from {} to {} nodes.\n\n",
-                min.nodes_before, min.nodes_after
+                "- {}: {}\n",
+                escape_text(label),
+                escape_text(text)
             ));
         }
+        s.push('\n');
+    }
+
+    if !spec.others.is_empty() {
+        s.push_str("## Other libraries on the same model and inputs\n\n");
+        s.push_str("| backend | version | result |\n|---|---|---|\n");
+        for b in &spec.others {
+            s.push_str(&format!(
+                "| {} | {} | {} |\n",
+                code_cell(&b.name),
+                escape_cell(&b.version),
+                escape_cell(&b.status)
+            ));
+        }
+        s.push('\n');
     }
 
     if let Some(p) = &spec.provenance {
-        s.push_str("## Provenance\n\n");
+        s.push_str("## How it was found\n\n");
         s.push_str(
-            "Found by mutagraph, a fuzzer that mutates ONNX graphs and \
-             compares backends with a float64 reference interpreter.\n\n",
+            "mutagraph, a fuzzer that mutates ONNX models and compares inference libraries with \
+             each other and with ONNX's definitions, generated models that hit this bug.\n\n",
         );
-        s.push_str(&format!("- Seed model: {}\n", code(&p.seed)));
-        s.push_str(&format!("- Iteration: {}\n", p.iteration));
-        if !p.operators.is_empty() {
-            let ops: Vec<String> = p.operators.iter().map(|o| code(o)).collect();
-            s.push_str(&format!("- Mutation operators: {}\n", ops.join(", ")));
-        }
         s.push_str(&format!("- Hits: {}\n", p.hits));
         s.push_str(&format!(
             "- First seen: {}; last seen: {}\n",
             escape_text(&p.first_seen),
             escape_text(&p.last_seen)
         ));
-        s.push('\n');
+        if !p.variants.is_empty() {
+            let v: Vec<String> = p
+                .variants
+                .iter()
+                .map(|(k, n)| format!("{} ({n})", code(k)))
+                .collect();
+            s.push_str(&format!("- Configurations showing it: {}\n", v.join(", ")));
+        }
+        if p.ops.len() > 1 {
+            let v: Vec<String> = p
+                .ops
+                .iter()
+                .map(|(k, n)| format!("{} ({n})", code(k)))
+                .collect();
+            s.push_str(&format!("- Ops: {}\n", v.join(", ")));
+        }
+        s.push_str(&format!(
+            "- First found on seed model {} at iteration {}",
+            code(&p.seed),
+            p.iteration
+        ));
+        if !p.operators.is_empty() {
+            let ops: Vec<String> = p.operators.iter().map(|o| code(o)).collect();
+            s.push_str(&format!(", after the mutations {}", ops.join(", ")));
+        }
+        s.push_str("\n\n");
     }
     s.truncate(s.trim_end().len());
     s.push('\n');

@@ -8,18 +8,22 @@
 //!   `expected.npz`, `actual.npz`), readable with `numpy.load`;
 //! - [`write_pb_inputs`]: the same values as ONNX `TensorProto` files (`input_0.pb`, ...), the
 //!   layout of ONNX's backend test suite;
-//! - [`render_repro_py`]: `repro.py`, a script that needs only `pip install onnxruntime numpy`
-//!   and says `REPRODUCED` / `NOT REPRODUCED` (exit status 0 / 1);
-//! - [`render_report_md`]: `report.md`, the text of an upstream issue.
+//! - [`render_repro_py`]: `repro.py`, a script that runs the faulty library itself (its own
+//!   Python package, or the bundle's cargo project for burn) and says `REPRODUCED` /
+//!   `NOT REPRODUCED` (exit status 0 / 1);
+//! - [`snippet::python_snippet`]: a few lines of `onnx.helper` and the library's API;
+//! - [`render_report_md`]: `REPORT.md`, the text of an upstream issue.
 use std::path::PathBuf;
 
+pub mod describe;
 pub mod markdown;
 pub mod npz;
 pub mod repro;
+pub mod snippet;
 
 pub use markdown::{
-    BackendStatus, Comparison, LocalizedOp, Minimization, ModelDescription, NodeLine, Provenance,
-    ReportSpec, ValueLine, render_report_md,
+    BackendStatus, Comparison, Minimization, ModelDescription, NodeLine, Provenance, ReportSpec,
+    ShownValue, ValueLine, render_report_md,
 };
 pub use npz::{decode_key, encode_key, read_npz, write_npz, write_pb_inputs};
 pub use repro::{ReproSpec, render_repro_py};

@@ -1,30 +1,24 @@
-//! `repro.py`: a stand-alone script that reproduces a finding with `pip install onnxruntime
-//! numpy` only.
+//! `repro.py`: a stand-alone script that reproduces a finding by running the faulty library
+//! itself, with nothing of mutagraph: ONNX Runtime through `pip install onnxruntime`, tract
+//! through its official Python package `pip install tract` (the same version as the crate
+//! mutagraph links), burn through the bundle's `repro/` cargo project (burn has no Python API).
 //!
 //! The script is a fixed body (`repro_body.py`, reviewed as Python) after a header of
 //! constants written from a [`ReproSpec`]. What it does:
 //!
-//! - loads the inputs (`.npz`, keys percent-decoded as [`super::npz`] documents), the reference
-//!   outputs and the faulty backend's recorded outputs when the bundle has them;
-//! - runs the model with ONNX Runtime on the CPU in a child process (so that a segfault or a
-//!   hang of the library is observed, not suffered), once per ORT variant among the faulty
-//!   backends (`ort`: `ORT_ENABLE_ALL`; `ort-noopt`: `ORT_DISABLE_ALL`; `ort-cuda`: the CUDA
-//!   provider when installed), or once as `ort` for a cross-check when the faulty backend is
-//!   another library;
-//! - prints each output (dtype, shape, first values), the reference's values, the error
-//!   metrics (max abs / rel error, elements beyond `atol + rtol*|expected|`, NaN / Inf counts)
-//!   and the recorded outputs;
-//! - ends with one line `REPRODUCED: ...` (exit status 0) or `NOT REPRODUCED: ...` (1).
-//!
-//! Verdicts. For an ORT variant: `crash` = an exception or a dead process; `hang` / `timeout` =
-//! no result after `HANG_SECONDS` (60 s, or `--timeout`); `inconsistency` = some element beyond
-//! tolerance, a wrong shape or a missing output; `nan` = NaN / Inf where the reference is finite
-//! (any NaN / Inf without a reference); `flaky` = repeated runs differ. `slow` and
-//! `memory` / `oom` are printed (time, peak RSS) but not judged: NOT REPRODUCED. For another
-//! backend the script checks the bundle is self-consistent: `inconsistency` / `nan` are
-//! reproduced when the recorded outputs differ from the reference that way; the other kinds
-//! leave nothing to check (NOT REPRODUCED, pointing at `report.md`). The final line says
-//! whether ORT agrees with the reference.
+//! - loads the inputs (`.npz`, keys percent-decoded as [`super::npz`] documents) and the two
+//!   expected values: the f64 reference's and the native-precision reference's (the model
+//!   evaluated in its own float types, the spec's function bodies step by step);
+//! - runs the model in a child process (a segfault or a hang of the library is observed, not
+//!   suffered) on every variant that showed the bug (`ort`: `ORT_ENABLE_ALL`; `ort-noopt`:
+//!   `ORT_DISABLE_ALL`; one intra-op thread), and, for an optimizer bug, on the variant that
+//!   ran the model correctly too;
+//! - compares each output with the campaign's own rule and tolerance: an element is right when
+//!   it is within the output's tolerance of either expected value or between them;
+//! - ends with one line `REPRODUCED: ...` (exit status 0) or `NOT REPRODUCED: ...` (1), saying
+//!   REPRODUCED only when the library's own run shows the bug: a crash with the reported error
+//!   (`EXPECT_ERROR`), the reported symptom (wrong shape, wrong values, NaN), a hang, a
+//!   steady-state run as slow as reported, or repeated runs that differ.
 //!
 //! Options: `--model PATH` runs another model (e.g. `original.onnx`) with the same checks,
 //! `--timeout SECONDS` changes the time limit.
@@ -32,26 +26,34 @@
 /// What `repro.py` reproduces.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReproSpec {
-    /// One line, e.g. `tract: Conv output differs from the reference`.
+    /// One line, e.g. `tract: Celu with alpha 2 gives wrong values`.
     pub title: String,
-    /// `crash`, `nan`, `inconsistency`, `hang` (or `timeout`), `slow`, `memory` (or `oom`),
-    /// `flaky`.
+    /// `crash`, `nan`, `inconsistency`, `hang`, `slow`, `memory`, `flaky`.
     pub kind: String,
-    /// The faulty backends' names (`ort`, `ort-noopt`, `tract`, `burn-ndarray`, `reference`...).
-    pub faulty: Vec<String>,
+    /// The symptom class (`shape`, `values`, `nan`, `error`, `panic`, ...).
+    pub symptom: String,
+    /// The library: `onnxruntime`, `tract`, `burn`, or another name (not run).
+    pub library: String,
+    /// The variants that showed the bug (`ort`, `ort-noopt`, `tract`, ...).
+    pub showing: Vec<String>,
+    /// The variants that ran the model correctly (an optimizer bug's unoptimized variant).
+    pub clean: Vec<String>,
     /// The model file, relative to the bundle directory (e.g. `minimized.onnx`).
     pub model_file: String,
     /// The inputs (`.npz`, keys = graph input names).
     pub inputs_npz: String,
-    /// The reference outputs (`.npz`, keys = graph output names), `None` if the reference
-    /// failed.
+    /// The f64 reference's outputs (`None` if the reference failed).
     pub expected_npz: Option<String>,
-    /// The faulty backend's outputs as recorded, if any.
-    pub faulty_npz: Option<String>,
-    /// Relative tolerance.
-    pub rtol: f64,
-    /// Absolute tolerance.
-    pub atol: f64,
+    /// The native-precision reference's outputs, when computed.
+    pub expected_native_npz: Option<String>,
+    /// Per output: relative and absolute tolerance.
+    pub tolerances: Vec<(String, f64, f64)>,
+    /// Relative and absolute tolerance of outputs not listed.
+    pub default_tolerance: (f64, f64),
+    /// A phrase the failure message must contain (crashes).
+    pub expect_error: Option<String>,
+    /// Steady-state seconds at or above which a `slow` finding reproduces.
+    pub slow_seconds: f64,
 }
 
 const BODY: &str = include_str!("repro_body.py");
@@ -107,40 +109,59 @@ fn comment(s: &str) -> String {
         .collect()
 }
 
+/// The pip package that holds a library's Python API.
+fn pip_package(library: &str) -> &'static str {
+    match library {
+        "onnxruntime" => "onnxruntime numpy",
+        "tract" => "tract numpy onnx",
+        _ => "numpy",
+    }
+}
+
 /// The text of `repro.py` for `spec` (see the [module documentation](self)).
 pub fn render_repro_py(spec: &ReproSpec) -> String {
-    let faulty = spec
-        .faulty
-        .iter()
-        .map(|b| py_str(b))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = |v: &[String]| v.iter().map(|b| py_str(b)).collect::<Vec<_>>().join(", ");
     let mut s = String::new();
     s.push_str("#!/usr/bin/env python3\n");
     s.push_str(&format!("# {}\n", comment(&spec.title)));
-    s.push_str(
+    let needs = match spec.library.as_str() {
+        "burn" => "Rust (cargo): the repro/ project calls burn's tensor API".to_string(),
+        l => format!("pip install {}", pip_package(l)),
+    };
+    s.push_str(&format!(
         "#\n\
          # Reproduction script written by mutagraph (a fuzzer of ONNX inference libraries).\n\
-         # Needs Python >= 3.8 and:  pip install onnxruntime numpy\n\
+         # Needs Python >= 3.8 and:  {needs}\n\
          # Run:  python repro.py              (files are found next to this script)\n\
          #       python repro.py --model original.onnx   (same checks on another model)\n\
-         # Prints every output, compares it with the reference outputs, and ends with one line\n\
-         # REPRODUCED: ... (exit status 0) or NOT REPRODUCED: ... (exit status 1).\n\
+         # Runs the model with the library itself, compares every output with the expected\n\
+         # values, and ends with one line REPRODUCED: ... (exit status 0) or\n\
+         # NOT REPRODUCED: ... (exit status 1).\n\
          #\n\
-         # The reference outputs come from mutagraph's float64 interpreter, which evaluates\n\
-         # the ONNX operator definitions directly.\n\
+         # The expected values come from mutagraph's interpreter, which evaluates the ONNX\n\
+         # operator definitions in float64 (EXPECTED) and in the model's own float types, the\n\
+         # spec's function bodies step by step (EXPECTED_NATIVE): a result within tolerance of\n\
+         # either, or between them, is right.\n\
          \n\
          import argparse\n\
          import multiprocessing\n\
          import os\n\
+         import shutil\n\
+         import subprocess\n\
          import sys\n\
          import time\n\
          import urllib.parse\n\
          \n\
          import numpy as np\n\
          \n\
-         # ---- what this bundle is about ----\n",
-    );
+         # ---- what this bundle is about ----\n"
+    ));
+    let tolerances = spec
+        .tolerances
+        .iter()
+        .map(|(n, r, a)| format!("{}: ({}, {})", py_str(n), py_float(*r), py_float(*a)))
+        .collect::<Vec<_>>()
+        .join(", ");
     let lines = [
         ("TITLE", py_str(&spec.title), "what went wrong"),
         (
@@ -149,9 +170,24 @@ pub fn render_repro_py(spec: &ReproSpec) -> String {
             "crash | nan | inconsistency | hang | slow | memory | flaky",
         ),
         (
-            "FAULTY",
-            format!("[{faulty}]"),
-            "the backend(s) that misbehaved",
+            "SYMPTOM",
+            py_str(&spec.symptom),
+            "shape | values | nan | error | panic | ...",
+        ),
+        (
+            "LIBRARY",
+            py_str(&spec.library),
+            "the library that misbehaved",
+        ),
+        (
+            "SHOWING",
+            format!("[{}]", list(&spec.showing)),
+            "its variants that showed the bug",
+        ),
+        (
+            "CLEAN",
+            format!("[{}]", list(&spec.clean)),
+            "its variants that ran the model correctly",
         ),
         ("MODEL", py_str(&spec.model_file), "the ONNX model"),
         (
@@ -162,19 +198,42 @@ pub fn render_repro_py(spec: &ReproSpec) -> String {
         (
             "EXPECTED",
             py_opt(&spec.expected_npz),
-            "reference outputs, by graph output name (None: the reference failed)",
+            "float64 reference outputs, by graph output name (None: the reference failed)",
         ),
         (
-            "FAULTY_OUTPUTS",
-            py_opt(&spec.faulty_npz),
-            "the faulty backend's outputs as mutagraph recorded them",
+            "EXPECTED_NATIVE",
+            py_opt(&spec.expected_native_npz),
+            "the reference in the model's own float types (None: not computed)",
         ),
         (
-            "RTOL",
-            py_float(spec.rtol),
-            "an element is wrong when |actual - expected| > ATOL + RTOL * |expected|",
+            "TOLERANCES",
+            format!("{{{tolerances}}}"),
+            "per output: (rtol, atol); wrong when |actual - expected| > atol + rtol * |expected|",
         ),
-        ("ATOL", py_float(spec.atol), ""),
+        (
+            "DEFAULT_TOLERANCE",
+            format!(
+                "({}, {})",
+                py_float(spec.default_tolerance.0),
+                py_float(spec.default_tolerance.1)
+            ),
+            "",
+        ),
+        (
+            "EXPECT_ERROR",
+            py_opt(&spec.expect_error),
+            "kind crash: the failure message contains this",
+        ),
+        (
+            "SLOW_SECONDS",
+            py_float(spec.slow_seconds),
+            "kind slow: a steady-state run this long or longer reproduces it",
+        ),
+        (
+            "PIP_PACKAGE",
+            py_str(pip_package(&spec.library)),
+            "what to install",
+        ),
     ];
     for (name, value, note) in lines {
         if note.is_empty() {
@@ -195,13 +254,18 @@ mod tests {
         ReproSpec {
             title: "tract: \"Conv\" differs\nsecond line".into(),
             kind: "inconsistency".into(),
-            faulty: vec!["tract".into()],
+            symptom: "values".into(),
+            library: "tract".into(),
+            showing: vec!["tract".into()],
+            clean: vec![],
             model_file: "minimized.onnx".into(),
             inputs_npz: "inputs.npz".into(),
             expected_npz: Some("expected.npz".into()),
-            faulty_npz: None,
-            rtol: 1e-3,
-            atol: 1e-7,
+            expected_native_npz: None,
+            tolerances: vec![("y".into(), 1e-3, 1e-7)],
+            default_tolerance: (5e-3, 1e-3),
+            expect_error: None,
+            slow_seconds: 0.05,
         }
     }
 
@@ -210,11 +274,11 @@ mod tests {
         let s = render_repro_py(&spec());
         assert!(s.contains("TITLE = \"tract: \\\"Conv\\\" differs\\nsecond line\""));
         assert!(s.contains("# tract: \"Conv\" differs second line\n"));
-        assert!(s.contains("FAULTY = [\"tract\"]"));
+        assert!(s.contains("SHOWING = [\"tract\"]"));
         assert!(s.contains("EXPECTED = \"expected.npz\""));
-        assert!(s.contains("FAULTY_OUTPUTS = None"));
-        assert!(s.contains("RTOL = 0.001"));
-        assert!(s.contains("ATOL = 1e-7"));
+        assert!(s.contains("EXPECTED_NATIVE = None"));
+        assert!(s.contains("TOLERANCES = {\"y\": (0.001, 1e-7)}"));
+        assert!(s.contains("pip install tract numpy onnx"));
         assert!(s.ends_with("sys.exit(main())\n"));
     }
 

@@ -387,7 +387,7 @@ pub(crate) fn forget_declared_shapes(m: &mut Model) -> Result<(), Invalid> {
 }
 
 /// The last step of every candidate: drops declarations of values that no longer exist, runs
-/// shape inference and [`validate::check`], types the outputs (and kept declarations) from
+/// shape inference and [`validate::check`] (ambiguous cases refused too), types the outputs (and kept declarations) from
 /// inference, and requires every real graph input to be typed.
 pub(crate) fn finalize(mut m: Model) -> Result<Model, Invalid> {
     let defined: HashSet<String> = m
@@ -401,6 +401,11 @@ pub(crate) fn finalize(mut m: Model) -> Result<Model, Invalid> {
     let rep = infer::infer_model(&mut m, infer::Options::default());
     if let Some((node, msg)) = rep.errors.first() {
         return Err(Invalid(format!("inference: node {node}: {msg}")));
+    }
+    // A smaller model never steps into what ONNX defines inconsistently (a report must rest
+    // on the spec).
+    if let Some((node, msg)) = rep.ambiguous.first() {
+        return Err(Invalid(format!("ambiguous: node {node}: {msg}")));
     }
     let d = validate::check(&m);
     if let Some(e) = d.errors.first() {

@@ -92,6 +92,9 @@ pub struct Triaged {
     /// The reference's value of every node output, when it was computed (minimization feeds
     /// cut models with it).
     pub intermediates: Option<NamedValues>,
+    /// The native-precision reference's outputs, when they were computed (numeric findings):
+    /// with the f64 reference's they bound the envelope a reproduction checks against.
+    pub native: Option<NamedValues>,
 }
 
 /// Counters of the triage's own work.
@@ -249,6 +252,7 @@ impl Triage {
             verdict,
             localization: None,
             intermediates: None,
+            native: None,
         };
         let faulty = f.backends[0].clone();
         let library = catalog::library(&faulty);
@@ -506,6 +510,7 @@ impl Triage {
             verdict: Verdict::Report,
             localization: None,
             intermediates: None,
+            native: None,
         };
         if t.finding.witnesses.is_empty() {
             t.verdict = Verdict::Unwitnessed(
@@ -565,7 +570,7 @@ impl Triage {
                     .map(|n| n.id);
                 f.location = Some(loc);
                 if let Some(id) = id
-                    && let Some(hit) = self.undefined_at(&model, id, truth, cache.inputs)
+                    && let Some(hit) = self.undefined_at(&model, id, truth, cache.inputs, true)
                 {
                     t.verdict = Verdict::Undefined(hit);
                 }
@@ -580,7 +585,7 @@ impl Triage {
             attrs: crate::localize::key_attrs(n),
         });
         if let Some(truth) = &truth {
-            if let Some(hit) = self.undefined_at(&model, node, truth, cache.inputs) {
+            if let Some(hit) = self.undefined_at(&model, node, truth, cache.inputs, false) {
                 t.verdict = Verdict::Undefined(hit);
             }
             t.intermediates = Some(truth.clone());
@@ -588,13 +593,15 @@ impl Triage {
         t
     }
 
-    /// The undefined-behaviour catalogue's verdict on node `id`, fed the reference's values.
+    /// The undefined-behaviour catalogue's verdict on node `id`, fed the reference's values
+    /// (`shape`: only the entries that leave shapes open).
     fn undefined_at(
         &self,
         model: &Model,
         id: NodeId,
         values: &NamedValues,
         inputs: &NamedValues,
+        shape: bool,
     ) -> Option<String> {
         let node = model.graph.node(id)?;
         let mut seen: Vec<(String, HostTensor)> = Vec::new();
@@ -615,7 +622,7 @@ impl Triage {
                 seen.push((i.to_string(), v));
             }
         }
-        crate::undefined::classify(node, &seen).map(|h| h.describe())
+        crate::undefined::classify_for(node, &seen, shape).map(|h| h.describe())
     }
 
     fn triage_numeric(
@@ -638,6 +645,7 @@ impl Triage {
                 verdict: Verdict::Report,
                 localization: None,
                 intermediates: None,
+                native: None,
             };
         };
         let native = self.native(pool, cache);
@@ -660,6 +668,7 @@ impl Triage {
             verdict: Verdict::Report,
             localization: None,
             intermediates: None,
+            native: None,
         };
         if !outside {
             t.verdict = Verdict::Unstable(

@@ -1,0 +1,429 @@
+//! A self-contained reproduction of a burn finding: a cargo project whose `main.rs` calls
+//! burn's tensor API the way this interpreter ran the minimized model's one node ([`super::ops`],
+//! [`super::nn`]: every tensor held at rank [`R`], the ONNX shape padded on the left with
+//! ones), compares the result with the expected values and prints `REPRODUCED` or
+//! `NOT REPRODUCED`. burn has no ONNX runtime and no Python API: this is how a burn maintainer
+//! sees the bug without mutagraph.
+//!
+//! The ops covered are those whose interpreter code is a direct call of burn's API (unary and
+//! parameterized activations, Softmax / LogSoftmax, the float reductions, 1-D / 2-D MaxPool and
+//! AveragePool with explicit pads, element-wise binary arithmetic, Trilu); for the others no
+//! project is written and the report points at `mutagraph recheck`.
+use super::BURN_VERSION;
+use super::tensor::R;
+use crate::value::{HostTensor, NamedValues};
+use mutagraph_ir::DType;
+use mutagraph_ir::attr::AttrLookup;
+use mutagraph_ir::graph::Node;
+use mutagraph_ir::model::Model;
+
+/// Largest input written into the source.
+const MAX_ELEMENTS: usize = 4096;
+
+/// The files of a reproduction project.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Project {
+    /// `Cargo.toml`.
+    pub cargo_toml: String,
+    /// `src/main.rs`.
+    pub main_rs: String,
+}
+
+/// What the project must show.
+pub struct Expect<'a> {
+    /// The expected output of the node (the f64 reference's, in the declared type).
+    pub expected: &'a HostTensor,
+    /// Relative and absolute tolerance.
+    pub tolerance: (f64, f64),
+    /// `shape` when the bug is a wrong output shape, else values.
+    pub symptom: &'a str,
+    /// The report's title.
+    pub title: &'a str,
+}
+
+fn f32_list(t: &HostTensor) -> Option<String> {
+    let v = t.to_f64s()?;
+    Some(
+        v.iter()
+            .map(|&x| {
+                if x.is_nan() {
+                    "f32::NAN".to_string()
+                } else if x.is_infinite() {
+                    if x > 0.0 {
+                        "f32::INFINITY"
+                    } else {
+                        "f32::NEG_INFINITY"
+                    }
+                    .to_string()
+                } else {
+                    format!("{:?}_f32", x as f32)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
+}
+
+fn f64_list(v: &[f64]) -> String {
+    v.iter()
+        .map(|&x| {
+            if x.is_nan() {
+                "f64::NAN".to_string()
+            } else if x.is_infinite() {
+                if x > 0.0 {
+                    "f64::INFINITY"
+                } else {
+                    "f64::NEG_INFINITY"
+                }
+                .to_string()
+            } else {
+                format!("{x:?}_f64")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The burn axis of ONNX axis `a` of a rank-`r` tensor held at rank [`R`].
+fn bax(r: usize, a: usize) -> usize {
+    R - r + a
+}
+
+fn padded(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; R - shape.len()];
+    s.extend_from_slice(shape);
+    s
+}
+
+/// The node's value in input slot `i` (a graph input or a weight).
+fn input(model: &Model, inputs: &NamedValues, node: &Node, i: usize) -> Option<HostTensor> {
+    let name = node.inputs.get(i).filter(|n| !n.is_empty())?;
+    inputs
+        .iter()
+        .find(|(n, _)| n == name)
+        .and_then(|(_, v)| v.tensor().cloned())
+        .or_else(|| {
+            model
+                .graph
+                .initializers
+                .get(name)
+                .and_then(|t| HostTensor::from_proto(t).ok())
+        })
+}
+
+/// The statements computing `y` from `x` (and `z`, the second input) for `node`, the rank of
+/// `y` as burn holds it, and the ONNX rank of the result.
+fn body(node: &Node, x: &HostTensor, second: Option<&HostTensor>) -> Option<(String, usize)> {
+    let a = &node.attributes;
+    let r = x.shape.len();
+    let op = node.op_type.as_str();
+    let unary = |call: &str| Some((format!("    let y = {call};\n"), R));
+    match op {
+        "Sqrt" | "Exp" | "Log" | "Sin" | "Cos" | "Tan" | "Asin" | "Acos" | "Atan" | "Sinh"
+        | "Cosh" | "Asinh" | "Acosh" | "Atanh" | "Erf" | "Floor" | "Ceil" | "Round" | "Abs"
+        | "Neg" => unary(&format!("x.{}()", op.to_lowercase())),
+        "Reciprocal" => unary("x.recip()"),
+        "Tanh" => unary("act::tanh(x)"),
+        "Relu" => unary("act::relu(x)"),
+        "Sigmoid" => unary("act::sigmoid(x)"),
+        "Softsign" => unary("act::softsign(x)"),
+        "Mish" => unary("act::mish(x)"),
+        "HardSwish" => unary("act::hard_swish(x)"),
+        "Softplus" => unary("act::softplus(x, 1.0)"),
+        "LeakyRelu" => unary(&format!(
+            "act::leaky_relu(x, {:?})",
+            a.float("alpha", 0.01) as f64
+        )),
+        "Elu" => unary(&format!("act::elu(x, {:?})", a.float("alpha", 1.0) as f64)),
+        "Celu" => unary(&format!("act::celu(x, {:?})", a.float("alpha", 1.0) as f64)),
+        "ThresholdedRelu" => unary(&format!(
+            "act::thresholded_relu(x, {:?})",
+            a.float("alpha", 1.0) as f64
+        )),
+        "HardSigmoid" => unary(&format!(
+            "act::hard_sigmoid(x, {:?}, {:?})",
+            a.float("alpha", 0.2) as f64,
+            a.float("beta", 0.5) as f64
+        )),
+        "Gelu" if a.string("approximate", "none") == "tanh" => unary("act::gelu_approximate(x)"),
+        "Gelu" => unary("act::gelu(x)"),
+        "Softmax" | "LogSoftmax" => {
+            let axis = a.int("axis", -1);
+            let axis = if axis < 0 { axis + r as i64 } else { axis } as usize;
+            let f = if op == "Softmax" {
+                "softmax"
+            } else {
+                "log_softmax"
+            };
+            unary(&format!("act::{f}(x, {})", bax(r, axis)))
+        }
+        "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL1"
+        | "ReduceL2" | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => {
+            let axes: Vec<usize> = match (a.ints("axes"), second) {
+                (Some(v), _) => v.to_vec(),
+                (None, Some(t)) => t.to_i64s()?,
+                (None, None) => (0..r as i64).collect(),
+            }
+            .into_iter()
+            .map(|v| if v < 0 { v + r as i64 } else { v } as usize)
+            .collect();
+            if axes.iter().any(|&v| v >= r) || x.num_elements() == 0 {
+                return None;
+            }
+            let mut s = String::from("    let mut t = x;\n");
+            match op {
+                "ReduceL1" => s.push_str("    t = t.abs();\n"),
+                "ReduceL2" | "ReduceSumSquare" => s.push_str("    t = t.clone().mul(t);\n"),
+                "ReduceLogSumExp" => s.push_str("    t = t.exp();\n"),
+                _ => {}
+            }
+            let call = match op {
+                "ReduceMean" => "mean_dim",
+                "ReduceMax" => "max_dim",
+                "ReduceMin" => "min_dim",
+                "ReduceProd" => "prod_dim",
+                _ => "sum_dim",
+            };
+            for &d in &axes {
+                s.push_str(&format!("    t = t.{call}({});\n", bax(r, d)));
+            }
+            match op {
+                "ReduceL2" => s.push_str("    t = t.sqrt();\n"),
+                "ReduceLogSum" | "ReduceLogSumExp" => s.push_str("    t = t.log();\n"),
+                _ => {}
+            }
+            // The reduced axes are kept as ones; without keepdims they go (a reshape).
+            let out: Vec<usize> = if a.int("keepdims", 1) != 0 {
+                (0..r)
+                    .map(|i| if axes.contains(&i) { 1 } else { x.shape[i] })
+                    .collect()
+            } else {
+                (0..r)
+                    .filter(|i| !axes.contains(i))
+                    .map(|i| x.shape[i])
+                    .collect()
+            };
+            s.push_str(&format!(
+                "    let y = t.reshape([{}]);\n",
+                padded(&out)
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            Some((s, R))
+        }
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" => {
+            let z = second?;
+            if z.shape.len() > R {
+                return None;
+            }
+            let call = match op {
+                "Add" => "x.add(z)",
+                "Sub" => "x.sub(z)",
+                "Mul" => "x.mul(z)",
+                "Div" => "x.div(z)",
+                _ => "x.powf(z)",
+            };
+            Some((format!("    let y = {call};\n"), R))
+        }
+        "Trilu" => {
+            if r < 2 {
+                return None;
+            }
+            let k = second
+                .and_then(|t| t.to_i64s())
+                .and_then(|v| v.first().copied());
+            let f = if a.int("upper", 1) != 0 {
+                "triu"
+            } else {
+                "tril"
+            };
+            Some((format!("    let y = x.{f}({});\n", k.unwrap_or(0)), R))
+        }
+        "MaxPool" | "AveragePool" => {
+            let n = r.checked_sub(2)?;
+            if !(1..=2).contains(&n) || a.string("auto_pad", "NOTSET") != "NOTSET" {
+                return None;
+            }
+            if node.outputs.len() > 1 && !node.outputs[1].is_empty() {
+                return None;
+            }
+            let list = |name: &str, default: i64| -> Option<Vec<usize>> {
+                let v = a.ints(name).map(|v| v.to_vec()).unwrap_or(vec![default; n]);
+                (v.len() == n && v.iter().all(|&x| x >= 0))
+                    .then(|| v.iter().map(|&x| x as usize).collect())
+            };
+            let kernel = list("kernel_shape", 0)?;
+            let strides = list("strides", 1)?;
+            let dils = list("dilations", 1)?;
+            let pads = a.ints("pads").map(|v| v.to_vec()).unwrap_or(vec![0; 2 * n]);
+            if pads.len() != 2 * n || pads[..n] != pads[n..] || pads.iter().any(|&p| p < 0) {
+                return None;
+            }
+            let pads: Vec<usize> = pads[..n].iter().map(|&p| p as usize).collect();
+            let ceil = a.int("ceil_mode", 0) != 0;
+            let include = a.int("count_include_pad", 0) != 0;
+            let max = op == "MaxPool";
+            let shape = &x.shape;
+            let arr = |v: &[usize]| {
+                format!(
+                    "[{}]",
+                    v.iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            let (reshape, call) = if n == 1 {
+                (
+                    format!("let x3: Tensor<B, 3> = x.reshape({});", arr(shape)),
+                    if max {
+                        format!(
+                            "module::max_pool1d(x3, {}, {}, {}, {}, {ceil})",
+                            kernel[0], strides[0], pads[0], dils[0]
+                        )
+                    } else {
+                        format!(
+                            "module::avg_pool1d(x3, {}, {}, {}, {include}, {ceil})",
+                            kernel[0], strides[0], pads[0]
+                        )
+                    },
+                )
+            } else {
+                (
+                    format!("let x4: Tensor<B, 4> = x.reshape({});", arr(shape)),
+                    if max {
+                        format!(
+                            "module::max_pool2d(x4, {}, {}, {}, {}, {ceil})",
+                            arr(&kernel),
+                            arr(&strides),
+                            arr(&pads),
+                            arr(&dils)
+                        )
+                    } else {
+                        if dils.iter().any(|&d| d != 1) {
+                            return None;
+                        }
+                        format!(
+                            "module::avg_pool2d(x4, {}, {}, {}, {include}, {ceil})",
+                            arr(&kernel),
+                            arr(&strides),
+                            arr(&pads)
+                        )
+                    },
+                )
+            };
+            Some((format!("    {reshape}\n    let y = {call};\n"), r))
+        }
+        _ => None,
+    }
+}
+
+/// The project reproducing `expect` on the model's one node, when the node is one of the ops
+/// covered and every value it reads is f32.
+pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<Project> {
+    let order = model.graph.topo_order().ok()?;
+    let [id] = order.as_slice() else {
+        return None;
+    };
+    let node = model.graph.node(*id)?;
+    let x = input(model, inputs, node, 0)?;
+    if x.dtype != DType::F32 || x.shape.len() > R || x.num_elements() > MAX_ELEMENTS {
+        return None;
+    }
+    let second = input(model, inputs, node, 1);
+    let binary = matches!(node.op_type.as_str(), "Add" | "Sub" | "Mul" | "Div" | "Pow");
+    if binary && second.as_ref().is_none_or(|z| z.dtype != DType::F32) {
+        return None;
+    }
+    let (stmts, held_rank) = body(node, &x, second.as_ref())?;
+    let want = expect.expected.to_f64s()?;
+    let shape_list = |s: &[usize]| {
+        s.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut main = String::new();
+    main.push_str(&format!(
+        "//! {}\n//!\n\
+         //! Written by mutagraph (a fuzzer of ONNX inference libraries): burn's tensor API called\n\
+         //! the way mutagraph's interpreter of ONNX models ran the `{}` node of minimized.onnx.\n\
+         //! Every tensor is held at rank {R}, its ONNX shape padded on the left with ones, so that\n\
+         //! ONNX broadcasting maps onto burn's. Run: cargo run --release\n\
+         use burn::backend::NdArray;\n\
+         #[allow(unused_imports)]\n\
+         use burn::tensor::{{Tensor, TensorData, activation as act, module}};\n\n\
+         type B = NdArray<f32>;\n\n\
+         fn tensor(values: Vec<f32>, shape: [usize; {R}]) -> Tensor<B, {R}> {{\n    \
+         Tensor::from_data(TensorData::new(values, shape), &Default::default())\n}}\n\n\
+         fn main() {{\n",
+        expect.title.replace('\n', " "),
+        node.op_type
+    ));
+    main.push_str(&format!(
+        "    // input '{}': float32{:?}\n    let x = tensor(vec![{}], [{}]);\n",
+        node.inputs[0],
+        x.shape,
+        f32_list(&x)?,
+        shape_list(&padded(&x.shape))
+    ));
+    if binary && let Some(z) = &second {
+        main.push_str(&format!(
+            "    // input '{}': float32{:?}\n    let z = tensor(vec![{}], [{}]);\n",
+            node.inputs[1],
+            z.shape,
+            f32_list(z)?,
+            shape_list(&padded(&z.shape))
+        ));
+    }
+    main.push_str(&stmts);
+    let out_rank = expect.expected.shape.len();
+    main.push_str(&format!(
+        "    let dims = y.dims();\n    \
+         let got_shape: Vec<usize> = dims[{held_rank}usize.saturating_sub({out_rank})..].to_vec();\n    \
+         let got: Vec<f32> = y.into_data().to_vec().expect(\"f32 data\");\n    \
+         let expected_shape: Vec<usize> = vec![{}];\n    \
+         let expected: Vec<f64> = vec![{}];\n    \
+         check(&got_shape, &got, &expected_shape, &expected, {:?}, {:?}, {:?});\n}}\n\n",
+        shape_list(&expect.expected.shape),
+        f64_list(&want),
+        expect.tolerance.0,
+        expect.tolerance.1,
+        expect.symptom
+    ));
+    main.push_str(
+        "/// Prints the result beside the expected one and the verdict: an element is wrong when\n\
+         /// |got - expected| > atol + rtol * |expected| (NaN equals NaN).\n\
+         fn check(\n    got_shape: &[usize],\n    got: &[f32],\n    expected_shape: &[usize],\n    \
+         expected: &[f64],\n    rtol: f64,\n    atol: f64,\n    symptom: &str,\n) {\n    \
+         println!(\"burn gives shape {got_shape:?}: {:?}\", &got[..got.len().min(10)]);\n    \
+         println!(\"expected shape {expected_shape:?}: {:?}\", &expected[..expected.len().min(10)]);\n    \
+         if got_shape != expected_shape {\n        \
+         println!(\"REPRODUCED: burn's output has shape {got_shape:?}, ONNX's definition gives {expected_shape:?}\");\n        \
+         return;\n    }\n    \
+         if symptom == \"shape\" {\n        \
+         println!(\"NOT REPRODUCED: the shape is right\");\n        return;\n    }\n    \
+         let wrong: Vec<usize> = (0..expected.len())\n        \
+         .filter(|&i| {\n            \
+         let (e, g) = (expected[i], got[i] as f64);\n            \
+         !((e.is_nan() && g.is_nan()) || e == g || (e - g).abs() <= atol + rtol * e.abs())\n        \
+         })\n        .collect();\n    \
+         match wrong.first() {\n        \
+         Some(&i) => println!(\n            \
+         \"REPRODUCED: {} of {} elements differ; [{i}] expected {} got {}\",\n            \
+         wrong.len(),\n            expected.len(),\n            expected[i],\n            got[i]\n        ),\n        \
+         None => println!(\"NOT REPRODUCED: every element matches\"),\n    }\n}\n",
+    );
+    let cargo_toml = format!(
+        "[package]\nname = \"mutagraph-burn-repro\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+         publish = false\n\n[dependencies]\nburn = {{ version = \"={BURN_VERSION}\", \
+         default-features = false, features = [\"std\", \"ndarray\"] }}\n\n\
+         # Not part of any enclosing workspace.\n[workspace]\n"
+    );
+    Some(Project {
+        cargo_toml,
+        main_rs: main,
+    })
+}

@@ -1,0 +1,169 @@
+//! What a report says about the values of a minimal model: the trigger facts a title names
+//! (attributes, element types, special values such as NaN, negative or fractional indices,
+//! empty tensors) and the inputs and weights shown in full or summarized.
+use super::markdown::ShownValue;
+use mutagraph_backends::value::{HostTensor, NamedValues};
+use mutagraph_ir::DType;
+use mutagraph_ir::graph::Node;
+use mutagraph_ir::model::Model;
+use mutagraph_ir::registry::Registry;
+
+/// Tensors up to this many elements are shown in full.
+const FULL: usize = 32;
+
+/// The node a report is about: the one producing `value`, else the model's only node, else
+/// the last one.
+pub fn focus<'m>(model: &'m Model, value: Option<&str>) -> Option<&'m Node> {
+    let g = &model.graph;
+    if let Some(v) = value
+        && let Some(n) = g.nodes().find(|n| n.outputs.iter().any(|o| o == v))
+    {
+        return Some(n);
+    }
+    let order = g.topo_order().ok()?;
+    order.last().and_then(|&id| g.node(id))
+}
+
+/// The value named `name`: a graph input's or a weight.
+fn value_of(model: &Model, inputs: &NamedValues, name: &str) -> Option<HostTensor> {
+    inputs
+        .iter()
+        .find(|(n, _)| n == name)
+        .and_then(|(_, v)| v.tensor().cloned())
+        .or_else(|| {
+            model
+                .graph
+                .initializers
+                .get(name)
+                .and_then(|t| HostTensor::from_proto(t).ok())
+        })
+}
+
+/// The facts about `node` and the values reaching it that can trigger a bug, in words:
+/// its attributes, element types other than float32, NaN / Inf, empty tensors, negative or
+/// fractional values where the op reads indices.
+pub fn trigger_facts(model: &Model, node: &Node, inputs: &NamedValues) -> Vec<String> {
+    let mut facts = Vec::new();
+    let spec = Registry::global().for_node(node);
+    let port = |slot: usize| -> String {
+        spec.and_then(|s| s.inputs.get(slot.min(s.inputs.len().saturating_sub(1))))
+            .map(|p| p.name.to_lowercase())
+            .unwrap_or_default()
+    };
+    let attrs: Vec<String> = node
+        .attributes
+        .iter()
+        .filter(|a| a.value.short().len() <= 40)
+        .map(|a| format!("{}={}", a.name, a.value.short()))
+        .collect();
+    let mut dtypes: Vec<DType> = Vec::new();
+    for (slot, name) in node.inputs.iter().enumerate() {
+        if name.is_empty() {
+            continue;
+        }
+        let Some(t) = value_of(model, inputs, name) else {
+            continue;
+        };
+        let p = port(slot);
+        if t.dtype != DType::F32 && !dtypes.contains(&t.dtype) && slot == 0 {
+            dtypes.push(t.dtype);
+        }
+        if t.shape.contains(&0) {
+            facts.push(format!("an empty '{name}'"));
+        }
+        let (nan, inf) = if t.dtype.is_float() {
+            t.nan_inf_counts()
+        } else {
+            (0, 0)
+        };
+        if nan > 0 {
+            facts.push(format!("NaN in '{name}'"));
+        }
+        if inf > 0 {
+            facts.push(format!("infinity in '{name}'"));
+        }
+        if p.contains("indices") || p.contains("index") {
+            let v = t.to_f64s().unwrap_or_default();
+            if t.dtype.is_float() && v.iter().any(|x| x.is_finite() && x.fract() != 0.0) {
+                facts.push(format!("fractional float indices in '{name}'"));
+            }
+            if v.iter().any(|&x| x < 0.0) {
+                facts.push(format!("negative indices in '{name}'"));
+            }
+        }
+    }
+    for d in dtypes {
+        facts.insert(0, format!("on {d}"));
+    }
+    facts.extend(attrs);
+    facts
+}
+
+/// A tensor's values as text: all of them when few, else the range and the special values.
+pub fn tensor_text(t: &HostTensor) -> String {
+    let Some(v) = t.to_f64s() else {
+        return format!("{} elements", t.num_elements());
+    };
+    let fmt = |x: f64| {
+        if t.dtype.is_float() {
+            format!("{x}")
+        } else {
+            format!("{}", x as i64)
+        }
+    };
+    if v.len() <= FULL {
+        return format!(
+            "[{}]",
+            v.iter().map(|&x| fmt(x)).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let finite: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut s = format!(
+        "{} elements in [{}, {}]; first {}",
+        v.len(),
+        fmt(lo),
+        fmt(hi),
+        v.iter()
+            .take(6)
+            .map(|&x| fmt(x))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let (nan, inf) = (
+        v.iter().filter(|x| x.is_nan()).count(),
+        v.iter().filter(|x| x.is_infinite()).count(),
+    );
+    if nan + inf > 0 {
+        s.push_str(&format!("; {nan} NaN, {inf} infinite"));
+    }
+    s
+}
+
+/// The graph inputs and weights of `model` with their values.
+pub fn shown_values(model: &Model, inputs: &NamedValues) -> Vec<ShownValue> {
+    let mut out = Vec::new();
+    let ty = |t: &HostTensor| format!("{}{:?}", t.dtype, t.shape);
+    for (name, v) in inputs {
+        if let Some(t) = v.tensor() {
+            out.push(ShownValue {
+                role: "input".into(),
+                name: name.clone(),
+                ty: ty(t),
+                text: tensor_text(t),
+            });
+        }
+    }
+    for (name, t) in &model.graph.initializers {
+        if let Ok(h) = HostTensor::from_proto(t) {
+            out.push(ShownValue {
+                role: "weight".into(),
+                name: name.clone(),
+                ty: ty(&h),
+                text: tensor_text(&h),
+            });
+        }
+    }
+    out
+}
