@@ -192,12 +192,11 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
                         .as_deref()
                         .is_none_or(|k| t.finding.kind.name() == k)
                 })
-                .filter(|t| {
+                .find(|t| {
                     req.backend
                         .as_deref()
                         .is_none_or(|b| t.finding.backends.iter().any(|x| x == b))
-                })
-                .next();
+                });
             let Some(t) = found else {
                 bail!(
                     "{}: no finding on backends {} with these inputs (seed {}); nothing to minimize",

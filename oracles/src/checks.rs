@@ -513,16 +513,23 @@ impl Oracle for Flaky {
     }
 }
 
-/// The default oracles: crash, hang, memory, NaN/Inf, inconsistency at `tolerance`, slow,
-/// flaky.
+/// The default oracles: crash, hang, memory, NaN/Inf, inconsistency at `tolerance`, slow
+/// (in optimized builds only), flaky.
 pub fn default_oracles(tolerance: Tolerance) -> Vec<Box<dyn Oracle>> {
-    vec![
+    let mut v: Vec<Box<dyn Oracle>> = vec![
         Box::new(Crash),
         Box::new(Hang),
         Box::new(Memory::default()),
         Box::new(NanInf),
         Box::new(Inconsistency { tolerance }),
-        Box::new(Slow),
-        Box::new(Flaky),
-    ]
+    ];
+    if SLOWNESS_MEANINGFUL {
+        v.push(Box::new(Slow));
+    }
+    v.push(Box::new(Flaky));
+    v
 }
+
+/// Whether run times compare libraries: not in a debug build, where the libraries linked into
+/// the binary (tract, burn) run unoptimized and would be "slow" by our build, not their code.
+pub const SLOWNESS_MEANINGFUL: bool = !cfg!(debug_assertions);

@@ -253,3 +253,57 @@ pub fn new_nonfinite(
     }
     (n, total, first)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(text: &str) -> Model {
+        let mut m = mutagraph_ir::text::parse_model(text).unwrap();
+        mutagraph_ir::infer::infer_model(&mut m, Default::default());
+        m
+    }
+
+    #[test]
+    fn the_tolerance_follows_the_narrowest_float_on_the_path() {
+        let m = model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[4] x) => (float[4] y, float[4] z) {\n\
+               h = Cast <to: int = 10> (x)\n\
+               y = Cast <to: int = 1> (h)\n\
+               z = Relu (x)\n\
+             }",
+        );
+        let p = Precision::of(&m, Tolerance::CLOSE);
+        // y went through f16: it carries f16 rounding whatever its own type.
+        assert_eq!(p.narrowest("y"), Some(DType::F16));
+        assert_eq!(p.for_value("y"), Tolerance::CLOSE.for_dtype(DType::F16));
+        assert_eq!(p.for_value("z"), Tolerance::CLOSE);
+        // LayerNormalization with f16 statistics narrows its f32 output too.
+        let m = model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[2, 4] x, float[4] s) => (float[2, 4] y) {\n\
+               y = LayerNormalization <stash_type: int = 10> (x, s)\n\
+             }",
+        );
+        assert_eq!(
+            Precision::of(&m, Tolerance::CLOSE).narrowest("y"),
+            Some(DType::F16)
+        );
+    }
+
+    #[test]
+    fn integer_results_of_an_interpolation_allow_one_unit() {
+        let m = model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (int8[1, 4] x) => (int8[1, 8] y, int8[1, 8] z) {\n\
+               s = Constant <value = int64[2] {1, 8}> ()\n\
+               y = Resize <mode: string = \"linear\"> (x, \"\", \"\", s)\n\
+               z = Neg (y)\n\
+             }",
+        );
+        let p = Precision::of(&m, Tolerance::APPROXIMATE);
+        assert_eq!(p.for_value("y"), Tolerance::INTEGER_ROUNDING);
+        assert_eq!(p.for_value("z"), Tolerance::INTEGER_ROUNDING);
+    }
+}

@@ -75,16 +75,6 @@ pub fn classify_for(node: &Node, seen: &Seen, beyond_values: bool) -> Option<Hit
 /// The catalogue.
 pub static CATALOGUE: &[Entry] = &[
     Entry {
-        id: "onnx-inconsistent",
-        affects: Affects::Everything,
-        ops: &["MaxPool", "AveragePool", "LpPool"],
-        spec: "the operator's definition, ONNX's shape inference and ONNX's reference \
-               implementation",
-        open: "they disagree with one another here (the op registry's ambiguity check names \
-               the case: a ceil_mode window past the input, a window over padding only)",
-        applies: registry_ambiguity,
-    },
-    Entry {
         id: "nan-unspecified",
         affects: Affects::Values,
         ops: NAN_UNSPECIFIED,
@@ -273,6 +263,16 @@ pub static CATALOGUE: &[Entry] = &[
         open: "a length of 0 leaves Y_h / Y_c (no step ran) and the padded outputs undefined",
         applies: recurrent_zero_length,
     },
+    Entry {
+        id: "onnx-inconsistent",
+        affects: Affects::Everything,
+        ops: &["MaxPool", "AveragePool", "LpPool"],
+        spec: "the operator's definition, ONNX's shape inference and ONNX's reference \
+               implementation",
+        open: "they disagree with one another here (the op registry's ambiguity check names \
+               the case: a ceil_mode window past the input, a window over padding only)",
+        applies: registry_ambiguity,
+    },
 ];
 
 /// Ops whose handling of NaN inputs ONNX leaves open: they select or compare (max, min,
@@ -455,7 +455,7 @@ fn real_reduction_of_integers(node: &Node, seen: &Seen) -> Option<String> {
 }
 
 fn shrink_integer_fraction(node: &Node, seen: &Seen) -> Option<String> {
-    if node.op_type != "Shrink" || !slot(node, seen, 0).is_some_and(|t| !t.dtype.is_float()) {
+    if node.op_type != "Shrink" || slot(node, seen, 0).is_none_or(|t| t.dtype.is_float()) {
         return None;
     }
     let frac = |name: &str, default: f32| node.attributes.float(name, default).fract() != 0.0;

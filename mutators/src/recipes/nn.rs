@@ -75,6 +75,14 @@ fn window(rng: &mut SplitMix64, spatial: &[i64], dil: bool) -> Window {
         4 => (None, Some("SAME_LOWER")),
         _ => (None, Some("VALID")),
     };
+    // SAME with a window shorter than the stride needs negative padding, which ONNX leaves
+    // undefined: the stride stays within the window there.
+    if matches!(auto_pad, Some("SAME_UPPER" | "SAME_LOWER")) {
+        for i in 0..strides.len() {
+            let eff = (kernel[i] - 1) * dilations[i] + 1;
+            strides[i] = strides[i].min(eff);
+        }
+    }
     Window {
         kernel,
         strides,
@@ -85,6 +93,20 @@ fn window(rng: &mut SplitMix64, spatial: &[i64], dil: bool) -> Window {
 }
 
 impl Window {
+    /// Whether `ceil_mode` would change the output length here in a way ONNX disputes (a
+    /// last window starting past the input and its begin padding: ONNX's shape inference
+    /// counts it, its reference does not).
+    fn ceil_disputed(&self, spatial: &[i64]) -> bool {
+        let n = spatial.len();
+        (0..n).any(|i| {
+            let (pb, pe) = self.pads.as_ref().map_or((0, 0), |p| (p[i], p[i + n]));
+            let eff = (self.kernel[i] - 1) * self.dilations[i] + 1;
+            let span = spatial[i] + pb + pe - eff;
+            let s = self.strides[i];
+            span >= 0 && ((span + s - 1) / s) * s >= spatial[i] + pb
+        })
+    }
+
     fn attrs(&self, rng: &mut SplitMix64, a: &mut Attrs, kernel_required: bool, dil: bool) {
         if kernel_required || chance(rng, 0.7) {
             a.push(("kernel_shape", ais(&self.kernel)));
@@ -152,7 +174,12 @@ fn conv(
     let mut w = window(rng, spatial, true);
     let transpose = op == "ConvTranspose";
     if transpose && chance(rng, 0.3) {
-        w.strides.iter_mut().for_each(|s| *s = 2);
+        let same = matches!(w.auto_pad, Some("SAME_UPPER" | "SAME_LOWER"));
+        for i in 0..w.strides.len() {
+            // Under SAME the stride stays within the window (see `window`).
+            let eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
+            w.strides[i] = if same { eff.min(2) } else { 2 };
+        }
     }
     let sp: i64 = spatial.iter().product();
     if transpose {
@@ -225,7 +252,7 @@ fn pool(
     // ceil_mode only with explicit pads: with auto_pad the output length is disputed (ONNX's
     // shape inference rounds up, ONNX Runtime does not), which would be a finding about an
     // unsettled corner of the spec rather than a bug.
-    if ceil && w.auto_pad.is_none() {
+    if ceil && w.auto_pad.is_none() && !w.ceil_disputed(&d[2..]) {
         flag(rng, &mut a, "ceil_mode");
     }
     let mut n_out = 1;

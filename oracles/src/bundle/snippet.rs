@@ -342,13 +342,13 @@ pub fn python_snippet(
                 let v = t.to_f64s().unwrap_or_default();
                 let head: Vec<String> = v.iter().take(8).map(|&x| py_num(t.dtype, x)).collect();
                 format!(
-                    "  # expected {}{}",
+                    ", \"expected\", [{}]{}",
                     head.join(", "),
-                    if v.len() > 8 { ", ..." } else { "" }
+                    if v.len() > 8 { ", \"...\"" } else { "" }
                 )
             })
             .unwrap_or_default();
-        lines.push(format!("print({name:?}, y[{k}].ravel()[:8]){want}"));
+        lines.push(format!("print({name:?}, y[{k}].ravel()[:8]{want})"));
     }
     let text = lines.join("\n");
     (text.lines().count() <= 40).then_some(text + "\n")

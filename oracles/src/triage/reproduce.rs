@@ -97,7 +97,7 @@ pub fn confirm_slowness(
     inputs: &NamedValues,
     runs: &mut MutantRuns,
 ) -> u64 {
-    if crate::slow_candidates(runs).is_empty() {
+    if !crate::checks::SLOWNESS_MEANINGFUL || crate::slow_candidates(runs).is_empty() {
         return 0;
     }
     let again: Vec<String> = runs.others().map(|r| r.backend.clone()).collect();

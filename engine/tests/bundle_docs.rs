@@ -1,0 +1,142 @@
+//! A bug bundle's documents: REPORT.md names the library, the op and the trigger, keeps its
+//! hits and last-seen time as current as meta.json's, and the snippet runs with the library's
+//! own Python package.
+use mutagraph_backends::compare::Tolerance;
+use mutagraph_backends::value::{Data, HostTensor, Value};
+use mutagraph_backends::worker::{Outcome, RunReport};
+use mutagraph_engine::bundle::{Found, read_meta, update_hits, write_new};
+use mutagraph_engine::findings::{Seen, SigEntry};
+use mutagraph_oracles::{Finding, Kind, Layer, Location, MutantRuns};
+use std::process::Command;
+
+fn t(v: &[f32]) -> Value {
+    Value::Tensor(HostTensor::new(vec![v.len()], Data::F32(v.to_vec())))
+}
+
+fn report(backend: &str, v: &[f32]) -> RunReport {
+    RunReport {
+        backend: backend.into(),
+        version: "1.31.1".into(),
+        outcome: Outcome::Ok(vec![("y".into(), t(v))]),
+        wall_ms: 1.0,
+        prepare_ms: 0.0,
+        run_ms: 1.0,
+        peak_rss: 0,
+        cached: false,
+    }
+}
+
+#[test]
+fn report_and_snippet_of_a_bundle() {
+    let model = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (float[3] x) => (float[3] y) { y = LeakyRelu <alpha: float = 0.5> (x) }",
+    )
+    .unwrap()
+    .to_bytes();
+    let inputs = vec![("x".to_string(), t(&[-2.0, 1.0, 3.0]))];
+    // The "library" got the first element wrong (the expected value is -1).
+    let runs = MutantRuns {
+        runs: vec![
+            report("reference", &[-1.0, 1.0, 3.0]),
+            report("ort", &[-4.0, 1.0, 3.0]),
+        ],
+        reference: Some(0),
+        reruns: Vec::new(),
+    };
+    let mut f = Finding::new(
+        Kind::Inconsistency,
+        "ort",
+        "values",
+        "output 'y': 1 of 3".into(),
+    );
+    f.location = Some(Location {
+        op_type: "LeakyRelu".into(),
+        value: "y".into(),
+        attrs: String::new(),
+    });
+    f.layer = Some(Layer::Kernel);
+    f.variants = vec![("ort".into(), true), ("ort-noopt".into(), true)];
+    let seen = Seen {
+        iteration: 3,
+        elapsed_s: 1.5,
+    };
+    let mut entry = SigEntry {
+        id: "inconsistency-ort-leakyrelu-00000000".into(),
+        kind: Kind::Inconsistency,
+        hits: 1,
+        first_seen: seen.clone(),
+        last_seen: seen,
+        variants: Default::default(),
+        ops: Default::default(),
+    };
+    entry.note(&f);
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join(&entry.id);
+    let sig = f.signature();
+    write_new(
+        &b,
+        &Found {
+            finding: &f,
+            signature: &sig,
+            entry: &entry,
+            localization: None,
+            model: &model,
+            inputs: &inputs,
+            input_seed: 0,
+            runs: &runs,
+            native: None,
+            seed: "zoo:lenet",
+            iteration: 3,
+            trace: &[],
+            config: serde_json::json!({"backends": ["reference", "ort"]}),
+            tolerance: Tolerance::APPROXIMATE,
+        },
+    )
+    .unwrap();
+    let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
+    let title = md.lines().next().unwrap();
+    assert!(
+        title.starts_with("# ONNX Runtime: LeakyRelu gives wrong values"),
+        "{title}"
+    );
+    assert!(title.contains("alpha=0.5"), "{title}");
+    assert!(md.contains("- Hits: 1\n"), "{md}");
+    assert!(
+        md.contains("| `y` | [0] -1.000000 | [0] -4.000000 | 1 of 3 |"),
+        "{md}"
+    );
+    assert!(md.contains("- OS: "), "{md}");
+    // New hits: REPORT.md follows meta.json.
+    entry.hits = 7;
+    entry.last_seen = Seen {
+        iteration: 99,
+        elapsed_s: 42.0,
+    };
+    update_hits(&b, &entry).unwrap();
+    assert_eq!(read_meta(&b).unwrap().hits, 7);
+    let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
+    assert!(md.contains("- Hits: 7\n"), "{md}");
+    assert!(md.contains("last seen: 42.0 s (iteration 99)"), "{md}");
+    // The snippet builds the model with onnx.helper and runs ONNX Runtime on it.
+    let snippet = std::fs::read_to_string(b.join("snippet.py")).unwrap();
+    assert!(snippet.lines().count() <= 30, "{snippet}");
+    assert!(
+        snippet.contains("helper.make_node(\"LeakyRelu\""),
+        "{snippet}"
+    );
+    let out = Command::new("python3")
+        .arg("snippet.py")
+        .current_dir(&b)
+        .output()
+        .expect("python3 with onnx and onnxruntime: bash .ci/setup");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // ONNX Runtime's own (correct) value and the expected one are printed.
+    assert!(text.contains("-1."), "{text}");
+    assert!(text.contains("expected [-1.0"), "{text}");
+}

@@ -1,0 +1,227 @@
+//! The triage stage's verdict policy on runs made up for the purpose (the workers only run the
+//! reference in its two precisions): our own failures are never filed, a failure needs an
+//! independent witness, a library's variants tell a kernel bug from an optimizer bug, and a
+//! result inside the precision envelope is rounding.
+use mutagraph_backends::backend::Stage;
+use mutagraph_backends::compare::Tolerance;
+use mutagraph_backends::value::{Data, HostTensor, NamedValues, Value};
+use mutagraph_backends::worker::{Outcome, Pool, PoolOptions, RunReport};
+use mutagraph_oracles::triage::{Triage, Verdict};
+use mutagraph_oracles::{Kind, Layer, MutantRuns};
+use std::path::PathBuf;
+
+fn pool() -> Pool {
+    Pool::new(PoolOptions::new(PathBuf::from(env!(
+        "CARGO_BIN_EXE_mutagraph"
+    ))))
+}
+
+fn t(v: &[f32]) -> Value {
+    Value::Tensor(HostTensor::new(vec![v.len()], Data::F32(v.to_vec())))
+}
+
+fn ok(v: &[f32]) -> Outcome {
+    Outcome::Ok(vec![("y".into(), t(v))])
+}
+
+fn err(msg: &str) -> Outcome {
+    Outcome::Error {
+        stage: Stage::Run,
+        message: msg.into(),
+    }
+}
+
+fn report(backend: &str, outcome: Outcome) -> RunReport {
+    RunReport {
+        backend: backend.into(),
+        version: "0".into(),
+        outcome,
+        wall_ms: 1.0,
+        prepare_ms: 0.0,
+        run_ms: 1.0,
+        peak_rss: 100 << 20,
+        cached: false,
+    }
+}
+
+/// A one-node model `y = op(x)` on `n` floats.
+fn model(op: &str, n: usize) -> Vec<u8> {
+    let src = format!(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[{n}] x) => (float[{n}] y) {{ y = {op} (x) }}"
+    );
+    mutagraph_ir::text::parse_model(&src).unwrap().to_bytes()
+}
+
+fn judge(
+    backends: &[&str],
+    outcomes: Vec<Outcome>,
+    bytes: &[u8],
+    inputs: &NamedValues,
+    extra: bool,
+) -> Vec<(Kind, Vec<String>, Verdict, Option<Layer>)> {
+    let names: Vec<String> = backends.iter().map(|s| s.to_string()).collect();
+    let mut triage = Triage::new(&names, Tolerance::APPROXIMATE);
+    triage.extra_runs = extra;
+    let runs = MutantRuns {
+        runs: backends
+            .iter()
+            .zip(outcomes)
+            .map(|(b, o)| report(b, o))
+            .collect(),
+        reference: names.iter().position(|b| b == "reference"),
+        reruns: Vec::new(),
+    };
+    let mut p = pool();
+    let out = triage
+        .judge(&mut p, bytes, inputs, &runs)
+        .into_iter()
+        .map(|t| {
+            (
+                t.finding.kind,
+                t.finding.backends,
+                t.verdict,
+                t.finding.layer,
+            )
+        })
+        .collect();
+    p.shutdown();
+    out
+}
+
+fn x(v: &[f32]) -> NamedValues {
+    vec![("x".into(), t(v))]
+}
+
+#[test]
+fn the_references_failures_are_ours_never_findings() {
+    let m = model("Relu", 2);
+    // The reference fails where ONNX Runtime runs the model.
+    let j = judge(
+        &["reference", "ort"],
+        vec![err("index out of range"), ok(&[1.0, 2.0])],
+        &m,
+        &x(&[1.0, 2.0]),
+        false,
+    );
+    assert_eq!(j.len(), 1, "{j:?}");
+    assert!(
+        matches!(&j[0].2, Verdict::Ours(w) if w.contains("reference failed")),
+        "{j:?}"
+    );
+    // Two libraries agree with each other against the reference: the reference is wrong.
+    let j = judge(
+        &["reference", "ort", "tract"],
+        vec![ok(&[1.0, 2.0]), ok(&[5.0, 2.0]), ok(&[5.0, 2.0])],
+        &m,
+        &x(&[1.0, 2.0]),
+        false,
+    );
+    assert_eq!(j.len(), 1, "{j:?}");
+    assert!(
+        matches!(&j[0].2, Verdict::Ours(w) if w.contains("against the reference")),
+        "{j:?}"
+    );
+}
+
+#[test]
+fn a_failure_needs_an_independent_witness() {
+    let m = model("Relu", 2);
+    // tract fails; the reference fails too: nothing says the model is runnable.
+    let j = judge(
+        &["reference", "ort", "tract"],
+        vec![err("bad"), ok(&[1.0, 2.0]), err("panic: boom")],
+        &m,
+        &x(&[1.0, 2.0]),
+        false,
+    );
+    let tract = j.iter().find(|f| f.1[0] == "tract").unwrap();
+    assert!(matches!(&tract.2, Verdict::Unwitnessed(_)), "{j:?}");
+    // The optimizing ort that ran it is no witness; the reference alone is.
+    let names = ["reference", "ort", "tract"];
+    let mut triage = Triage::new(
+        &names.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        Tolerance::APPROXIMATE,
+    );
+    triage.extra_runs = false;
+    let runs = MutantRuns {
+        runs: vec![
+            report("reference", ok(&[1.0, 2.0])),
+            report("ort", ok(&[1.0, 2.0])),
+            report("tract", err("Evaluating #1 \"r\" Relu: boom")),
+        ],
+        reference: Some(0),
+        reruns: Vec::new(),
+    };
+    let mut p = pool();
+    let tr = triage.judge(&mut p, &m, &x(&[1.0, 2.0]), &runs);
+    p.shutdown();
+    let f = &tr
+        .iter()
+        .find(|t| t.finding.backends[0] == "tract")
+        .unwrap();
+    assert_eq!(f.verdict, Verdict::Report);
+    assert_eq!(f.finding.witnesses, vec!["reference".to_string()]);
+}
+
+#[test]
+fn variants_tell_a_kernel_bug_from_an_optimizer_bug() {
+    let m = model("Relu", 2);
+    let ins = x(&[1.0, 2.0]);
+    // Only the optimized ONNX Runtime fails: an optimizer bug.
+    let j = judge(
+        &["reference", "ort", "ort-noopt", "tract"],
+        vec![
+            ok(&[1.0, 2.0]),
+            err("fused"),
+            ok(&[1.0, 2.0]),
+            ok(&[1.0, 2.0]),
+        ],
+        &m,
+        &ins,
+        false,
+    );
+    assert_eq!(j.len(), 1, "{j:?}");
+    assert_eq!(j[0].3, Some(Layer::Optimizer), "{j:?}");
+    // Both fail alike: one kernel bug of ONNX Runtime, not two findings.
+    let j = judge(
+        &["reference", "ort", "ort-noopt", "tract"],
+        vec![ok(&[1.0, 2.0]), err("k"), err("k"), ok(&[1.0, 2.0])],
+        &m,
+        &ins,
+        false,
+    );
+    assert_eq!(j.len(), 1, "{j:?}");
+    assert_eq!(j[0].3, Some(Layer::Kernel));
+    assert_eq!(j[0].1, vec!["ort".to_string(), "ort-noopt".to_string()]);
+}
+
+#[test]
+fn what_the_spec_body_gives_in_f32_is_not_a_bug() {
+    // Softplus(100) is 100; its ONNX function body Log(Add(Exp(x), 1)) in f32 overflows to
+    // +Inf. A library that follows the body is inside the envelope; one that gives 50 is not.
+    let m = model("Softplus", 2);
+    let ins = x(&[100.0, 0.5]);
+    let soft = (1.0f64 + 0.5f64.exp()).ln() as f32;
+    let j = judge(
+        &["reference", "fault"],
+        vec![ok(&[100.0, soft]), ok(&[f32::INFINITY, soft])],
+        &m,
+        &ins,
+        true,
+    );
+    assert_eq!(j.len(), 1, "{j:?}");
+    assert_eq!(j[0].0, Kind::Nan);
+    assert!(
+        matches!(&j[0].2, Verdict::Unstable(w) if w.contains("envelope")),
+        "{j:?}"
+    );
+    let j = judge(
+        &["reference", "fault"],
+        vec![ok(&[100.0, soft]), ok(&[50.0, soft])],
+        &m,
+        &ins,
+        true,
+    );
+    assert_eq!(j.len(), 1, "{j:?}");
+    assert_eq!(j[0].2, Verdict::Report, "{j:?}");
+}
