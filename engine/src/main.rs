@@ -328,12 +328,10 @@ impl PoolArgs {
     }
 }
 
-fn backend_list(given: Vec<String>) -> Result<Vec<String>> {
+/// The backends named on the command line, or `fallback` (a catalog set) when none are.
+fn backend_list(given: Vec<String>, fallback: fn() -> Vec<&'static str>) -> Result<Vec<String>> {
     let list: Vec<String> = if given.is_empty() {
-        catalog::default_set()
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+        fallback().iter().map(|s| s.to_string()).collect()
     } else {
         given
     };
@@ -560,7 +558,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     )
                 }
             };
-            let backends = backend_list(backends)?;
+            let backends = backend_list(backends, catalog::default_set)?;
             let mut p = Pool::new(pool.options()?);
             let name = model.display().to_string();
             let summary = runcmd::run_model(
@@ -597,7 +595,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 vec![suite.as_str()]
             };
-            let backends = backend_list(backends)?;
+            // Conformance covers every variant (ORT both levels, tract both pipelines).
+            let backends = backend_list(backends, catalog::cpu_set)?;
             let cases = conformcmd::load_cases(&parts, filter.as_deref())?;
             eprintln!(
                 "conformance: {} tests ({}) on {}; {} tests with random expected outputs left out",

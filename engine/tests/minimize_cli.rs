@@ -82,7 +82,7 @@ fn a_bundle_is_minimized_in_place_keeping_its_signature() {
     let o = ok(mg(&["minimize", b.to_str().unwrap()]));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        text.contains("kept: inconsistency|planted-conv-pad|||op=Conv"),
+        text.contains("kept: inconsistency|planted-conv-pad|kernel|values|op=Conv"),
         "{text}"
     );
     let meta = json(&b.join("meta.json"));
@@ -150,7 +150,7 @@ g (float[1, 2, 16, 16] x) => (float[1, 2, 8, 8] y)
     ]));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        text.contains("kept: inconsistency|planted-maxpool-same|||op=MaxPool"),
+        text.contains("kept: inconsistency|planted-maxpool-same|kernel|shape|op=MaxPool"),
         "{text}"
     );
     assert!(text.contains("nodes 4 -> 1"), "{text}");

@@ -38,8 +38,8 @@ fn run_compares_every_default_backend_with_the_reference() {
         .map(|r| r["backend"].as_str().unwrap())
         .collect();
     assert_eq!(names[0], "reference-f64");
-    assert!(names.contains(&"reference"));
-    for b in ["ort", "ort-noopt", "tract", "tract-opt", "burn-ndarray"] {
+    // The default set: one variant per library (the triage runs the others on demand).
+    for b in ["reference", "ort", "tract", "burn-ndarray"] {
         assert!(names.contains(&b), "{b} missing from {names:?}");
     }
     for r in runs {

@@ -185,3 +185,32 @@ fn compress_reverse_sequence_and_conv_transpose_bias() {
     assert!(ct(3).is_ok());
     assert!(ct(2).unwrap_err().contains("bias has shape"));
 }
+
+/// The cases ONNX defines inconsistently are valid (imported models keep them) but reported
+/// as ambiguous, so that generators and the minimizer stay out of them.
+#[test]
+fn open_cases_are_valid_but_reported_ambiguous() {
+    let ambiguous = |body: &str| -> Vec<String> {
+        let src = format!("<ir_version: 8, opset_import: [\"\" : 17]>\n{body}");
+        let mut m = parse_model(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let r = mutagraph_ir::infer::infer_model(&mut m, Default::default());
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        r.ambiguous.into_iter().map(|(_, why)| why).collect()
+    };
+    let conv_t = |os: &str| {
+        ambiguous(&format!(
+            "g (float[1, 1, 3, 3] x, float[1, 2, 3, 3] w) => (float[1, 2, 9, 7] y) \
+             {{ y = ConvTranspose <strides: ints = [3, 2], output_shape: ints = [{os}]> (x, w) }}"
+        ))
+    };
+    // Within the reach (3*2+3 = 9, 2*2+3 = 7): defined.
+    assert!(conv_t("9, 7").is_empty());
+    assert!(conv_t("8, 6").is_empty());
+    // One past it (the suite's own test_convtranspose_output_shape): open.
+    let why = conv_t("10, 8");
+    assert!(
+        why.iter()
+            .any(|w| w.contains("beyond what the geometry reaches (9)")),
+        "{why:?}"
+    );
+}

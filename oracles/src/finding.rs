@@ -139,6 +139,11 @@ pub struct Finding {
     /// variants of other libraries, or the reference).
     #[serde(default)]
     pub witnesses: Vec<String>,
+    /// True when the failure message names the node it is about (tract and ONNX Runtime
+    /// quote their node): the message then places the failure better than the node a search
+    /// of the model's prefixes finds, and the signature keeps the message alone.
+    #[serde(default)]
+    pub placed_by_message: bool,
 }
 
 impl Finding {
@@ -157,6 +162,7 @@ impl Finding {
             variants: Vec::new(),
             gap: None,
             witnesses: Vec::new(),
+            placed_by_message: false,
         }
     }
 
@@ -201,6 +207,8 @@ impl Finding {
             };
             if self.kind.is_numeric() {
                 op
+            } else if self.placed_by_message {
+                format!("msg={}", core_message(&self.message))
             } else {
                 format!("{op}|msg={}", core_message(&self.message))
             }
@@ -280,7 +288,40 @@ pub fn core_message(msg: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ");
-    n.chars().take(100).collect()
+    collapse_lists(&n).chars().take(100).collect()
+}
+
+/// `#, #, #` (and `#,#,#`) as one `#`: a shape printed in a message has the rank of the
+/// model at hand, not of the bug.
+fn collapse_lists(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'#' {
+            out.push('#');
+            i += 1;
+            loop {
+                let mut j = i;
+                if j < b.len() && b[j] == b',' {
+                    j += 1;
+                    while j < b.len() && b[j] == b' ' {
+                        j += 1;
+                    }
+                    if j < b.len() && b[j] == b'#' {
+                        i = j + 1;
+                        continue;
+                    }
+                }
+                break;
+            }
+        } else {
+            let c = s[i..].chars().next().expect("in bounds");
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
 }
 
 /// The innermost cause a failure message names, as the library itself words it (for a

@@ -584,7 +584,21 @@ pub fn near_float_limit(node: &Node, seen: &[(String, HostTensor)]) -> bool {
                     .sum::<f64>()
                     >= max.log2() - 10.0
             }
-            "ReduceSumSquare" | "ReduceL2" => finite.map(|x| x * x).sum::<f64>() >= max / 1024.0,
+            // Sums of squares (or of p-th powers) overflow when the values squared do.
+            "ReduceSumSquare"
+            | "ReduceL2"
+            | "LRN"
+            | "LpNormalization"
+            | "LpPool"
+            | "GlobalLpPool"
+            | "MeanVarianceNormalization"
+            | "LayerNormalization"
+            | "InstanceNormalization"
+            | "GroupNormalization"
+            | "RMSNormalization" => {
+                let p = node.attributes.int("p", 2).max(2) as i32;
+                finite.map(|x| x.abs().powi(p)).sum::<f64>() >= max / 1024.0
+            }
             _ => finite.map(f64::abs).fold(0.0, f64::max) >= max / 1024.0,
         }
     })

@@ -325,6 +325,7 @@ pub const NAN_UNSPECIFIED: &[&str] = &[
     "RoiAlign",
     "GridSample",
     "LRN",
+    "Det",
 ];
 
 /// Ops whose result with an infinite input depends on the order of their arithmetic (an Inf
@@ -348,6 +349,7 @@ pub const INF_UNSPECIFIED: &[&str] = &[
     "Resize",
     "ConvTranspose",
     "Einsum",
+    "Det",
 ];
 
 /// The op registry's own ambiguity check ([`mutagraph_ir::registry::OpSpec::ambiguous`])

@@ -35,7 +35,13 @@ fn runs(list: Vec<RunReport>) -> MutantRuns {
 }
 
 fn judge(r: &MutantRuns) -> Vec<Finding> {
-    judge_all(&default_oracles(Tolerance::APPROXIMATE), r)
+    let mut oracles = default_oracles(Tolerance::APPROXIMATE);
+    // Debug builds leave the slowness oracle out of the default set (run times of unoptimized
+    // libraries mean nothing); its logic is tested here in every build.
+    if !mutagraph_oracles::checks::SLOWNESS_MEANINGFUL {
+        oracles.push(Box::new(mutagraph_oracles::checks::Slow));
+    }
+    judge_all(&oracles, r)
 }
 
 fn kinds(f: &[Finding]) -> Vec<(Kind, &str, &str)> {

@@ -24,8 +24,10 @@ use mutagraph_ir::graph::Node;
 /// kernels they replace.
 pub fn table_native() -> OpTable {
     let mut t = table().clone();
-    let ops: [(&'static str, super::OpFn); 18] = [
+    let ops: [(&'static str, super::OpFn); 20] = [
         ("ReduceSum", reduce_sum),
+        ("BatchNormalization", batch_norm),
+        ("InstanceNormalization", instance_norm),
         ("Softplus", softplus),
         ("Mish", mish),
         ("Celu", celu),
@@ -333,6 +335,83 @@ fn sequential_sum(x: &T, axes: &[usize], keep: bool) -> R<T> {
             .collect()
     };
     Ok(T::f(x.dt, shape, acc))
+}
+
+/// The per-channel value of a 1-D parameter (`None`: `default`).
+fn per_channel(p: Option<&T>, c: usize, default: f64) -> R<f64> {
+    match p {
+        Some(t) => {
+            let v = t.fs()?;
+            v.get(c)
+                .or_else(|| v.first())
+                .copied()
+                .ok_or_else(|| err("empty per-channel parameter"))
+        }
+        None => Ok(default),
+    }
+}
+
+/// BatchNormalization in inference mode, `(X - mean) / sqrt(var + epsilon) * scale + B`,
+/// every step rounded to the element type (no function body: this is how a plain kernel
+/// computes it).
+fn batch_norm(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
+    let Some(x) = float_input(ins)? else {
+        return plain(cx, n, ins);
+    };
+    if n.outputs.iter().skip(1).any(|o| !o.is_empty()) || n.int("training_mode", 0) != 0 {
+        return plain(cx, n, ins);
+    }
+    let (scale, b, mean, var) = (opt(ins, 1)?, opt(ins, 2)?, opt(ins, 3)?, opt(ins, 4)?);
+    let eps = n.float("epsilon", 1e-5) as f64;
+    let dt = x.dt;
+    let r = |v: f64| round_to(dt, v);
+    let c_n = if x.rank() >= 2 { x.shape[1] } else { 1 };
+    let inner: usize = x.shape.iter().skip(2).product();
+    let mut y = Vec::with_capacity(x.fs()?.len());
+    for (i, &v) in x.fs()?.iter().enumerate() {
+        let c = (i / inner.max(1)) % c_n.max(1);
+        let den = r(r(per_channel(var, c, 1.0)? + r(eps)).sqrt());
+        let d = r(v - per_channel(mean, c, 0.0)?);
+        let s = r(r(d / den) * per_channel(scale, c, 1.0)?);
+        y.push(r(s + per_channel(b, c, 0.0)?));
+    }
+    Ok(vec![V::T(T::f(dt, x.shape.clone(), y))])
+}
+
+/// InstanceNormalization, the mean and the variance of each (N, C) slice summed one element at
+/// a time in the element type.
+fn instance_norm(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
+    let Some(x) = float_input(ins)? else {
+        return plain(cx, n, ins);
+    };
+    if x.rank() < 2 {
+        return plain(cx, n, ins);
+    }
+    let (scale, b) = (opt(ins, 1)?, opt(ins, 2)?);
+    let eps = n.float("epsilon", 1e-5) as f64;
+    let dt = x.dt;
+    let r = |v: f64| round_to(dt, v);
+    let c_n = x.shape[1];
+    let inner: usize = x.shape.iter().skip(2).product();
+    let v = x.fs()?;
+    let mut y = vec![0.0; v.len()];
+    if inner == 0 {
+        return Ok(vec![V::T(T::f(dt, x.shape.clone(), y))]);
+    }
+    for (slice, chunk) in v.chunks(inner).enumerate() {
+        let c = slice % c_n.max(1);
+        let mean = r(chunk.iter().fold(0.0, |a, &e| r(a + e)) / inner as f64);
+        let var = r(chunk.iter().fold(0.0, |a, &e| {
+            let d = r(e - mean);
+            r(a + r(d * d))
+        }) / inner as f64);
+        let den = r(r(var + r(eps)).sqrt());
+        for (k, &e) in chunk.iter().enumerate() {
+            let s = r(r(r(e - mean) / den) * per_channel(scale, c, 1.0)?);
+            y[slice * inner + k] = r(s + per_channel(b, c, 0.0)?);
+        }
+    }
+    Ok(vec![V::T(T::f(dt, x.shape.clone(), y))])
 }
 
 /// ReduceSum accumulated in the element type ([`sequential_sum`]).

@@ -208,7 +208,8 @@ pub struct Counters {
     /// open (NaN into an op with unspecified NaN handling, out-of-range float-to-int casts).
     #[serde(default)]
     pub undefined: u64,
-    /// Numeric findings that localization could not pin on a node.
+    /// Numeric findings that localization could not pin on a node, outside an optimizer (not
+    /// filed).
     #[serde(default)]
     pub unlocalized: u64,
     /// Failures no independent implementation witnesses (no other library runs the model at
@@ -1182,6 +1183,10 @@ impl Campaign {
                 c.unwitnessed += 1;
                 return Ok(());
             }
+            Verdict::Unlocalized(_) => {
+                c.unlocalized += 1;
+                return Ok(());
+            }
             Verdict::Ours(why) => {
                 c.ours += 1;
                 if why.starts_with("the reference") || why.starts_with("the other backends") {
@@ -1197,9 +1202,6 @@ impl Campaign {
             native,
             ..
         } = t;
-        if f.kind.is_numeric() && f.location.is_none() {
-            c.unlocalized += 1;
-        }
         let c = &mut self.state.counters;
         c.findings += 1;
         *c.findings_by_kind

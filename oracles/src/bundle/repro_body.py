@@ -306,13 +306,18 @@ def show(run, expected, native):
                 print("      vs expected: %s" % summarize(metrics[name]))
 
 
+def squeeze(text):
+    """Lowercase with every run of whitespace one space (libraries wrap long messages)."""
+    return " ".join(text.lower().split())
+
+
 def shows_bug(run, expected, native):
     """(True, why) when this run shows the bug, (False, why) when it does not."""
     if run.status == "setup":
         return False, "could not be set up: %s" % run.message
     if KIND == "crash":
         if run.status == "error":
-            if EXPECT_ERROR and EXPECT_ERROR.lower() not in run.message.lower():
+            if EXPECT_ERROR and squeeze(EXPECT_ERROR) not in squeeze(run.message):
                 return False, ("failed, but not with the reported error (expected a message "
                                "containing %r): %s" % (EXPECT_ERROR, run.message[:300]))
             return True, "failed: %s" % run.message[:500]

@@ -6,6 +6,7 @@ use crate::localize::{extract, key_attrs};
 use mutagraph_backends::catalog::Library;
 use mutagraph_backends::intermediates::expose_all;
 use mutagraph_backends::value::NamedValues;
+use mutagraph_backends::worker::Outcome;
 use mutagraph_backends::worker::Pool;
 use mutagraph_ir::graph::NodeId;
 use mutagraph_ir::model::Model;
@@ -115,7 +116,8 @@ pub fn named_node(model: &Model, message: &str) -> Option<NodeId> {
     None
 }
 
-fn quoted_spans(s: &str) -> Vec<String> {
+/// The quoted spans of a message (node names, value names as libraries quote them).
+pub fn quoted_spans(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     for q in ['"', '\''] {
         let parts: Vec<&str> = s.split(q).collect();
@@ -143,53 +145,84 @@ fn feed_for(prefix: &Model, inputs: &NamedValues) -> NamedValues {
         .collect()
 }
 
-/// Runs the nodes `keep` of `model` (every output exposed) on `backend`; `None` when it fails.
+/// Runs the nodes `keep` of `model` (every output exposed) on `backend`: its outputs, or the
+/// failure (`None` when the part could not even be built or run, or the library does not
+/// support it).
 pub fn run_part(
     pool: &mut Pool,
     backend: &str,
     model: &Model,
     keep: &[NodeId],
     inputs: &NamedValues,
-) -> Option<NamedValues> {
-    let part = extract(model, keep).ok()?;
-    let (part, _) = expose_all(&part).ok()?;
+) -> Result<NamedValues, Option<String>> {
+    let part = extract(model, keep).map_err(|_| None)?;
+    let (part, _) = expose_all(&part).map_err(|_| None)?;
     let feed = feed_for(&part, inputs);
-    pool.run(backend, &part.to_bytes(), &feed)
-        .ok()?
-        .outcome
-        .outputs()
-        .cloned()
+    let r = pool
+        .run(backend, &part.to_bytes(), &feed)
+        .map_err(|_| None)?;
+    match &r.outcome {
+        // A part the library lacks a kernel for (a value an optimizer would have folded
+        // away, exposed) says nothing about the failure being traced.
+        Outcome::Unsupported { .. } => Err(None),
+        o => match o.outputs() {
+            Some(o) => Ok(o.clone()),
+            None => Err(Some(o.detail())),
+        },
+    }
 }
 
-/// The first node (in topological order) that `faulty` cannot run, found by bisecting the
-/// prefixes of the model it still runs; with the outputs of the longest prefix it runs.
+/// Where a failure starts: the first node (in topological order) that `faulty` cannot run,
+/// found by bisecting the prefixes of the model it still runs; the outputs of the longest
+/// prefix it runs, and the failure of the shortest one it does not.
+pub struct FirstFailure {
+    /// The node.
+    pub node: NodeId,
+    /// Every output of the longest prefix that runs.
+    pub outputs: Option<NamedValues>,
+    /// The failure of the prefix that ends with the node.
+    pub message: Option<String>,
+}
+
+/// See [`FirstFailure`]: bisection over the prefixes of `order` (the whole model's
+/// topological order when `None`), whose whole list fails with `whole` (when known).
 pub fn failing_node(
     pool: &mut Pool,
     faulty: &str,
     model: &Model,
     inputs: &NamedValues,
-) -> Option<(NodeId, Option<NamedValues>)> {
-    let order = model.graph.topo_order().ok()?;
+    order: Option<Vec<NodeId>>,
+    whole: Option<String>,
+) -> Option<FirstFailure> {
+    let order = match order {
+        Some(o) => o,
+        None => model.graph.topo_order().ok()?,
+    };
     if order.is_empty() {
         return None;
-    }
-    if order.len() == 1 {
-        return Some((order[0], None));
     }
     // `lo` nodes run (0: trivially), `hi` do not (the whole model fails).
     let (mut lo, mut hi) = (0usize, order.len());
     let mut got: Option<NamedValues> = None;
+    let mut message: Option<String> = whole;
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
         match run_part(pool, faulty, model, &order[..mid], inputs) {
-            Some(o) => {
+            Ok(o) => {
                 lo = mid;
                 got = Some(o);
             }
-            None => hi = mid,
+            Err(m) => {
+                hi = mid;
+                message = m;
+            }
         }
     }
-    Some((order[lo], got))
+    Some(FirstFailure {
+        node: order[lo],
+        outputs: got,
+        message,
+    })
 }
 
 /// The nodes `id` depends on (itself excluded), in topological order.

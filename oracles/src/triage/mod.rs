@@ -63,6 +63,9 @@ pub enum Verdict {
     Undefined(String),
     /// No independent implementation runs the model: nothing says the model is runnable.
     Unwitnessed(String),
+    /// A numeric difference that does not show with every intermediate exposed, outside an
+    /// optimizer: nothing pins it on an op.
+    Unlocalized(String),
     /// mutagraph's own failure (the reference, our interpreter, a binding, the generator).
     Ours(String),
 }
@@ -75,6 +78,7 @@ impl Verdict {
             Verdict::Unstable(_) => "unstable",
             Verdict::Undefined(_) => "undefined",
             Verdict::Unwitnessed(_) => "unwitnessed",
+            Verdict::Unlocalized(_) => "unlocalized",
             Verdict::Ours(_) => "ours",
         }
     }
@@ -525,18 +529,56 @@ impl Triage {
         let Some(model) = cache.model().cloned() else {
             return t;
         };
-        // The node the library failed on.
+        // A message that quotes a node places the failure itself.
+        t.finding.placed_by_message = !crash::quoted_spans(&t.finding.message).is_empty();
+        // The node the library failed on: the one its message names, else the first whose
+        // prefix of the model fails.
         let named = crash::named_node(&model, &t.finding.message);
-        let (node, prefix_out) = match named {
+        let (mut node, mut prefix_out) = match named {
             Some(id) => (Some(id), None),
-            None => match crash::failing_node(pool, &faulty, &model, cache.inputs) {
-                Some((id, got)) => {
+            None => match crash::failing_node(pool, &faulty, &model, cache.inputs, None, None) {
+                Some(first) => {
                     self.stats.extra_runs += 8;
-                    (Some(id), got)
+                    (Some(first.node), first.outputs)
                 }
                 None => (None, None),
             },
         };
+        let Some(named_or_found) = node else {
+            return t;
+        };
+        // When the named node's own inputs already fail, the failure starts further up: the
+        // first failing node of its ancestors, with that failure's own message.
+        if named.is_some() {
+            let before = crash::ancestors(&model, named_or_found);
+            if !before.is_empty() {
+                self.stats.extra_runs += 1;
+                match crash::run_part(pool, &faulty, &model, &before, cache.inputs) {
+                    Ok(o) => prefix_out = Some(o),
+                    Err(Some(whole)) => {
+                        self.stats.extra_runs += 8;
+                        // Only a failure of its own moves the blame upstream.
+                        if let Some(first) = crash::failing_node(
+                            pool,
+                            &faulty,
+                            &model,
+                            cache.inputs,
+                            Some(before),
+                            Some(whole),
+                        ) && let Some(m) = first.message
+                        {
+                            node = Some(first.node);
+                            prefix_out = first.outputs;
+                            t.finding.message = m;
+                            t.finding.gap = crash::dtype_gap(library, &t.finding.message);
+                            t.finding.placed_by_message =
+                                !crash::quoted_spans(&t.finding.message).is_empty();
+                        }
+                    }
+                    Err(None) => {}
+                }
+            }
+        }
         let Some(node) = node else { return t };
         let truth = self
             .reference()
@@ -549,7 +591,7 @@ impl Triage {
                 Some(g) => Some(g),
                 None if !before.is_empty() => {
                     self.stats.extra_runs += 1;
-                    crash::run_part(pool, &faulty, &model, &before, cache.inputs)
+                    crash::run_part(pool, &faulty, &model, &before, cache.inputs).ok()
                 }
                 None => None,
             };
@@ -563,6 +605,7 @@ impl Triage {
                 f.stage = None;
                 f.symptom = "shape".into();
                 f.gap = None;
+                f.placed_by_message = false;
                 let id = model
                     .graph
                     .nodes()
@@ -725,6 +768,29 @@ impl Triage {
                 max_r: None,
             },
         };
+        // Not pinned on a node: behaviour ONNX leaves open anywhere in the model (values
+        // taken from the reference) may be the cause; else only an optimizer's rewrite, which
+        // exposing the intermediates undoes, explains it.
+        if matches!(l.verdict, LocVerdict::NotReproduced | LocVerdict::Failed(_)) {
+            if let Some(w) = &truth {
+                let ids: Vec<NodeId> = model.graph.topo_order().unwrap_or_default();
+                for id in ids {
+                    if let Some(hit) = self.undefined_at(&model, id, w, cache.inputs, false) {
+                        t.verdict = Verdict::Undefined(hit);
+                        break;
+                    }
+                }
+            }
+            if t.verdict == Verdict::Report && t.finding.layer != Some(Layer::Optimizer) {
+                t.verdict = Verdict::Unlocalized(format!(
+                    "the difference does not show with every intermediate exposed ({})",
+                    match &l.verdict {
+                        LocVerdict::Failed(w) => w.clone(),
+                        _ => "the outputs then agree".into(),
+                    }
+                ));
+            }
+        }
         match &l.verdict {
             LocVerdict::Unstable => {
                 t.verdict = Verdict::Unstable(format!(
