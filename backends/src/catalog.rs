@@ -186,6 +186,14 @@ pub const TEST_TABLE: &[BackendInfo] = &[
         None,
         false,
     ),
+    entry(
+        crate::planted::RNN_CLIP,
+        Library::Test,
+        false,
+        false,
+        None,
+        false,
+    ),
 ];
 
 /// Every backend name this tool knows (not the test-only ones), in report order.

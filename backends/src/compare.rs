@@ -349,7 +349,7 @@ pub fn compare_envelope(
             } else {
                 let nonfinite = if m.nonfinite_mismatch > 0 {
                     format!(
-                        ", {} NaN/Inf where neither bound has one",
+                        ", {} where one side is NaN/Inf and the other is not",
                         m.nonfinite_mismatch
                     )
                 } else {

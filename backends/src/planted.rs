@@ -14,6 +14,7 @@
 //! | [`SOFTMAX`] | `Softmax` | no max subtraction, f32 arithmetic: NaN once an input exceeds ≈ 88.7 |
 //! | [`REDUCE_MEAN`] | `ReduceMean` | a negative axis `a` is normalized to `a + rank - 1` |
 //! | [`MAXPOOL_SAME`] | `MaxPool` | `auto_pad = SAME_*` pads computed from the undilated kernel (wrong output shape) |
+//! | [`RNN_CLIP`] | `RNN`, `GRU`, `LSTM` | the `clip` attribute is ignored (one bug in three ops) |
 use crate::reference::tensor::{R, T, err, norm_axis, numel, split_at_axis};
 use crate::reference::{Cx, OpFn, OpTable, Reference, V, geometry, inp, one, opt, table};
 use mutagraph_ir::attr::{AttrLookup, AttrValue};
@@ -33,8 +34,11 @@ pub const REDUCE_MEAN: &str = "planted-reducemean";
 /// ([`maxpool_same`]).
 pub const MAXPOOL_SAME: &str = "planted-maxpool-same";
 
+/// Name of the backend whose recurrent layers ignore `clip` ([`rnn_clip`]).
+pub const RNN_CLIP: &str = "planted-rnn-clip";
+
 /// Every planted backend's name.
-pub const NAMES: &[&str] = &[CONV_PAD, SOFTMAX, REDUCE_MEAN, MAXPOOL_SAME];
+pub const NAMES: &[&str] = &[CONV_PAD, SOFTMAX, REDUCE_MEAN, MAXPOOL_SAME, RNN_CLIP];
 
 /// The planted backend named `name` (one of [`NAMES`]).
 pub fn by_name(name: &str) -> Option<Reference> {
@@ -43,6 +47,7 @@ pub fn by_name(name: &str) -> Option<Reference> {
         SOFTMAX => Some(softmax()),
         REDUCE_MEAN => Some(reduce_mean()),
         MAXPOOL_SAME => Some(maxpool_same()),
+        RNN_CLIP => Some(rnn_clip()),
         _ => None,
     }
 }
@@ -227,4 +232,24 @@ pub fn maxpool_same_undilated(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>
         .with_attr("auto_pad", AttrValue::String(b"NOTSET".to_vec()))
         .with_attr("pads", AttrValue::Ints(pads));
     pool(cx, &node, ins)
+}
+
+/// `planted-rnn-clip`: the reference with [`recurrent_without_clip`] as `RNN`, `GRU` and
+/// `LSTM`.
+pub fn rnn_clip() -> Reference {
+    let f: OpFn = recurrent_without_clip;
+    Reference::with_overrides(
+        RNN_CLIP,
+        VERSION,
+        OpTable::from([("RNN", f), ("GRU", f), ("LSTM", f)]),
+    )
+}
+
+/// A recurrent layer that ignores its `clip` attribute (tract 0.23 does, in all three ops):
+/// one root cause that shows on three op types and with any other attribute.
+pub fn recurrent_without_clip(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
+    let op = base(&n.op_type)?;
+    let mut node = n.clone();
+    node.attributes.retain(|a| a.name != "clip");
+    op(cx, &node, ins)
 }

@@ -180,6 +180,20 @@ pub struct Meta {
     pub config: serde_json::Value,
     /// Triage note (filled by hand).
     pub triage: Option<String>,
+    /// The root cause's signature, once minimization found the attributes the bug needs
+    /// ([`Finding::root_signature`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_signature: Option<String>,
+    /// Those attributes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trigger: Vec<String>,
+    /// Other signatures found to be this bundle's root cause (their bundles are under
+    /// `merged/`, their hits counted here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    /// For a bundle under `merged/`: the bundle it was merged into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_into: Option<String>,
 }
 
 fn run_lines(runs: &MutantRuns) -> Vec<RunLine> {
@@ -367,6 +381,10 @@ pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
         environment: environment::current().clone(),
         config: f.config.clone(),
         triage: None,
+        root_signature: None,
+        trigger: Vec::new(),
+        aliases: Vec::new(),
+        merged_into: None,
     };
     render_docs(&tmp, &meta)?;
     write_json(&tmp.join("meta.json"), &meta)?;
@@ -391,7 +409,16 @@ pub fn update_hits(dir: &Path, e: &SigEntry) -> Result<()> {
     meta.last_seen = e.last_seen.clone();
     meta.variants_seen = e.variants.clone();
     meta.ops_seen = e.ops.clone();
+    meta.aliases = e.aliases.clone();
     render_docs(dir, &meta)?;
+    write_json(&dir.join("meta.json"), &meta)
+}
+
+/// Marks a bundle as merged into the bundle `into` (same root cause, `root`).
+pub fn note_merged(dir: &Path, into: &str, root: &str) -> Result<()> {
+    let mut meta = read_meta(dir)?;
+    meta.merged_into = Some(into.to_string());
+    meta.root_signature = Some(root.to_string());
     write_json(&dir.join("meta.json"), &meta)
 }
 
@@ -410,6 +437,8 @@ pub fn write_minimized(dir: &Path, d: &Done) -> Result<()> {
     meta.minimized = Some(d.info.clone());
     meta.minimized_runs = run_lines(&d.runs);
     meta.minimized_finding = Some(d.finding.clone());
+    meta.trigger = d.finding.trigger.clone();
+    meta.root_signature = Some(d.finding.root_signature());
     let tol = Tolerance::by_name(&meta.tolerance).unwrap_or(Tolerance::APPROXIMATE);
     let mut repro = reproduce_info(&d.finding, &d.model, tol, &d.runs);
     if repro.expect_error.is_none() {
@@ -878,6 +907,19 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
     if let Some(s) = meta.stage {
         facts_lines.push(("Fails at".into(), s.to_string()));
     }
+    if !meta.trigger.is_empty() {
+        facts_lines.push(("Needs".into(), meta.trigger.join(", ")));
+    }
+    if !meta.aliases.is_empty() {
+        facts_lines.push((
+            "Also seen as".into(),
+            format!(
+                "{} other signature{} with the same root cause (their bundles are in merged/)",
+                meta.aliases.len(),
+                if meta.aliases.len() == 1 { "" } else { "s" }
+            ),
+        ));
+    }
     let summary = {
         let what = match meta.kind {
             Kind::Crash => format!(
@@ -906,7 +948,23 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
         } else {
             format!(" It shows with {}.", facts.join(", "))
         };
-        format!("{what}{trig}")
+        let needs = match meta.trigger.len() {
+            0 => String::new(),
+            1 => format!(
+                " The attribute {} is what it needs: without it, {} is right.",
+                meta.trigger[0], meta.library
+            ),
+            _ => format!(
+                " It needs each of {}: without any one of them, {} is right.",
+                meta.trigger
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                meta.library
+            ),
+        };
+        format!("{what}{trig}{needs}")
     };
     let others = {
         let runs = if meta.minimized_runs.is_empty() {

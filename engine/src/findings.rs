@@ -32,9 +32,51 @@ pub struct SigEntry {
     /// Hits per op the finding was pinned on (a dtype gap lists every op that lacks the type).
     #[serde(default)]
     pub ops: BTreeMap<String, u64>,
+    /// Set when minimization showed this signature to be another bundle's root cause: the
+    /// signature of that bundle, which takes this one's hits from then on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias_of: Option<String>,
+    /// The signatures merged into this bundle (one root cause seen under several).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
 }
 
 impl SigEntry {
+    /// The entry of a signature first seen now, with `f` as its first hit.
+    pub fn first(id: String, f: &Finding, seen: Seen) -> SigEntry {
+        let mut e = SigEntry {
+            id,
+            kind: f.kind,
+            hits: 1,
+            first_seen: seen.clone(),
+            last_seen: seen,
+            variants: BTreeMap::new(),
+            ops: BTreeMap::new(),
+            alias_of: None,
+            aliases: Vec::new(),
+        };
+        e.note(f);
+        e
+    }
+
+    /// Takes `other`'s hits, variant and op counts and first/last sightings (a signature
+    /// merged into this one).
+    pub fn absorb(&mut self, other: &SigEntry) {
+        self.hits += other.hits;
+        for (k, v) in &other.variants {
+            *self.variants.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &other.ops {
+            *self.ops.entry(k.clone()).or_default() += v;
+        }
+        if other.first_seen.elapsed_s < self.first_seen.elapsed_s {
+            self.first_seen = other.first_seen.clone();
+        }
+        if other.last_seen.elapsed_s > self.last_seen.elapsed_s {
+            self.last_seen = other.last_seen.clone();
+        }
+    }
+
     /// Counts one more hit's variant set and op.
     pub fn note(&mut self, f: &Finding) {
         *self.variants.entry(f.backends.join("+")).or_default() += 1;

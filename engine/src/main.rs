@@ -399,6 +399,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if let Some(sig) = &o.signature {
                 println!("  kept: {sig}");
             }
+            if !o.trigger.is_empty() {
+                println!("  needs: {}", o.trigger.join(", "));
+            }
+            if let Some(root) = o.root.as_ref().filter(|r| Some(*r) != o.signature.as_ref()) {
+                println!("  root cause: {root}");
+            }
             for (name, checks, removed) in &i.passes {
                 if *checks > 0 || *removed > 0 {
                     println!("  {name}: {checks} checks, {removed} nodes removed");

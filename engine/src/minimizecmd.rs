@@ -54,6 +54,10 @@ pub struct Outcome {
     pub info: MinimizedInfo,
     /// The signature kept (`None` with `--check`).
     pub signature: Option<String>,
+    /// The attributes the bug needs, found on the minimized model.
+    pub trigger: Vec<String>,
+    /// The root cause's signature (the signature, when no trigger was found).
+    pub root: Option<String>,
 }
 
 fn external(cmd: &str, dir: &Path, n: &mut usize, m: &Model) -> bool {
@@ -123,6 +127,8 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
         return Ok(Outcome {
             out,
             signature: None,
+            trigger: Vec::new(),
+            root: None,
             info: MinimizedInfo {
                 nodes_before: r.nodes_before,
                 nodes_after: r.nodes_after,
@@ -244,5 +250,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
         out,
         info: done.info,
         signature: Some(job.signature),
+        root: Some(done.finding.root_signature()),
+        trigger: done.finding.trigger,
     })
 }

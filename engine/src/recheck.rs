@@ -146,6 +146,7 @@ fn verdict_why(v: &Verdict) -> String {
         Verdict::Unstable(w)
         | Verdict::Undefined(w)
         | Verdict::Unwitnessed(w)
+        | Verdict::Unsupported(w)
         | Verdict::Unlocalized(w)
         | Verdict::Ours(w) => w.chars().take(160).collect(),
     }

@@ -225,3 +225,47 @@ fn what_the_spec_body_gives_in_f32_is_not_a_bug() {
     assert_eq!(j.len(), 1, "{j:?}");
     assert_eq!(j[0].2, Verdict::Report, "{j:?}");
 }
+
+#[test]
+fn an_optimizer_failing_on_what_the_library_does_not_implement_is_not_filed() {
+    // ONNX Runtime has no int32 QuantizeLinear kernel: unoptimized, it says so; optimized, its
+    // rewrite fails with a type error first. The gap shows through the optimizer: no finding.
+    let m = model("Relu", 2);
+    let ins = x(&[1.0, 2.0]);
+    let unsupported = Outcome::Unsupported {
+        stage: Stage::Load,
+        message: "Could not find an implementation for QuantizeLinear(13)".into(),
+    };
+    let j = judge(
+        &["reference", "ort", "ort-noopt", "tract"],
+        vec![
+            ok(&[1.0, 2.0]),
+            err("Type Error: Type (tensor(int32)) of output arg (r) of node (R) does not match"),
+            unsupported,
+            ok(&[1.0, 2.0]),
+        ],
+        &m,
+        &ins,
+        false,
+    );
+    assert_eq!(j.len(), 1, "{j:?}");
+    assert!(
+        matches!(&j[0].2, Verdict::Unsupported(w) if w.contains("QuantizeLinear")),
+        "{j:?}"
+    );
+    // The same failure where the unoptimized level runs the model is an optimizer bug.
+    let j = judge(
+        &["reference", "ort", "ort-noopt", "tract"],
+        vec![
+            ok(&[1.0, 2.0]),
+            err("Type Error: Type (tensor(int32)) of output arg (r) of node (R) does not match"),
+            ok(&[1.0, 2.0]),
+            ok(&[1.0, 2.0]),
+        ],
+        &m,
+        &ins,
+        false,
+    );
+    assert_eq!(j[0].2, Verdict::Report, "{j:?}");
+    assert_eq!(j[0].3, Some(Layer::Optimizer), "{j:?}");
+}

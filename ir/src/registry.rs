@@ -672,6 +672,18 @@ impl OpSpec {
         self.infer = f;
         self
     }
+    /// The ops that share this op's attributes and, in every library we know, their code:
+    /// the recurrent layers (RNN, GRU, LSTM) and the windowed pools (MaxPool, AveragePool,
+    /// LpPool). A bug that one of those shared attributes triggers is one bug for the family.
+    /// Any other op is its own family.
+    pub fn family(&self) -> &'static str {
+        match (self.category, self.op_type) {
+            (Category::Rnn, "RNN" | "GRU" | "LSTM") => "RNN/GRU/LSTM",
+            (Category::Pool, "MaxPool" | "AveragePool" | "LpPool") => "MaxPool/AveragePool/LpPool",
+            _ => self.op_type,
+        }
+    }
+
     /// Sets the cases ONNX defines inconsistently or not at all (see [`OpSpec::ambiguous`]).
     pub fn ambiguous(mut self, f: RequiresFn) -> OpSpec {
         self.ambiguous = Some(f);

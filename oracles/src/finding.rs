@@ -144,6 +144,12 @@ pub struct Finding {
     /// of the model's prefixes finds, and the signature keeps the message alone.
     #[serde(default)]
     pub placed_by_message: bool,
+    /// The attributes of the blamed node that the bug needs (each one, removed, makes it go
+    /// away; `clip`, `layout=1`), found on the minimized model: with the op's family they
+    /// name the root cause ([`Finding::root_signature`]). Empty when not searched or when no
+    /// single attribute is needed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trigger: Vec<String>,
 }
 
 impl Finding {
@@ -163,6 +169,7 @@ impl Finding {
             gap: None,
             witnesses: Vec::new(),
             placed_by_message: false,
+            trigger: Vec::new(),
         }
     }
 
@@ -186,8 +193,30 @@ impl Finding {
             Kind::Inconsistency if self.symptom == "dtype" => "dtype",
             Kind::Inconsistency => "values",
             Kind::Nan => "nan",
+            // A panic caught in the worker and one that ended the process are one symptom.
+            Kind::Crash if self.message.starts_with("panic: ") => "panic",
             _ => self.symptom.as_str(),
         }
+    }
+
+    /// The root cause's signature: with a [`trigger`](Finding::trigger), the op's family and
+    /// the attributes the bug needs (`RNN/GRU/LSTM[clip]`: tract ignoring `clip` in GRU and in
+    /// LSTM is one bug, whatever else the nodes had); else the [signature](Finding::signature).
+    pub fn root_signature(&self) -> String {
+        let (Some(loc), false, None) = (&self.location, self.trigger.is_empty(), &self.gap) else {
+            return self.signature();
+        };
+        let family = mutagraph_ir::registry::Registry::global()
+            .get("", &loc.op_type)
+            .map_or(loc.op_type.as_str(), |s| s.family());
+        format!(
+            "{}|{}|{}|{}|{family}[{}]",
+            self.kind,
+            self.library(),
+            self.layer.map(Layer::name).unwrap_or_default(),
+            self.symptom_class(),
+            self.trigger.join(",")
+        )
     }
 
     /// The dedup signature: one per root cause as far as the campaign can tell. Kind, library

@@ -88,11 +88,19 @@ pub struct Localization {
     pub max_r: Option<(String, f64)>,
 }
 
-/// The key attributes of a node, `name=value` comma-separated, in [`KEY_ATTRS`] order.
+/// The key attributes of a node, `name=value` comma-separated, in [`KEY_ATTRS`] order; an
+/// attribute written with its default value is left out (it is the same node as one without).
 pub fn key_attrs(node: &Node) -> String {
+    let spec = mutagraph_ir::registry::Registry::global().for_node(node);
     let mut parts = Vec::new();
     for k in KEY_ATTRS {
         if let Some(a) = node.attributes.iter().find(|a| a.name == *k) {
+            let default = spec
+                .and_then(|s| s.attrs.iter().find(|d| d.name == *k))
+                .and_then(|d| d.default.as_ref());
+            if default == Some(&a.value) {
+                continue;
+            }
             parts.push(format!("{k}={}", a.value.short()));
         }
     }

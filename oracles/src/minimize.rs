@@ -35,7 +35,7 @@
 //!
 //! The budget ([`Options::max_checks`], [`Options::time_limit`]) is checked before every
 //! predicate call; when it runs out the smallest interesting model found so far is returned.
-mod candidate;
+pub(crate) mod candidate;
 mod passes;
 
 use crate::ir::{Model, validate};

@@ -154,6 +154,26 @@ pub static CATALOGUE: &[Entry] = &[
         applies: cast_out_of_range,
     },
     Entry {
+        id: "onehot-index-not-integer",
+        affects: Affects::Everything,
+        ops: &["OneHot"],
+        spec: "OneHot casts indices and depth of a floating-point type to int64 before use",
+        open: "NaN, infinities and values beyond int64 have no int64 value: the one-hot \
+               position (or, for depth, the output's size) is left open",
+        applies: onehot_index_not_integer,
+    },
+    Entry {
+        id: "resize-empty-axis",
+        affects: Affects::Everything,
+        ops: &["Resize", "Upsample"],
+        spec: "Resize computes each output element from the input elements around its \
+               coordinate mapped back into the input axis",
+        open: "an input axis of length 0 resized to a non-zero length has no element to \
+               interpolate from (the coordinate formulas divide by, or scale with, the \
+               input's length)",
+        applies: resize_empty_axis,
+    },
+    Entry {
         id: "pad-reflect-beyond-axis",
         affects: Affects::Everything,
         ops: &["Pad"],
@@ -513,6 +533,38 @@ fn resize_crop_without_roi(node: &Node, seen: &Seen) -> Option<String> {
         Some(n) => value(seen, n).is_some_and(|t| t.num_elements() == 0),
     };
     empty.then(|| "tf_crop_and_resize without a roi".into())
+}
+
+fn onehot_index_not_integer(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "OneHot" {
+        return None;
+    }
+    let lim = 2f64.powi(63);
+    for (i, what) in [(0, "indices"), (1, "depth")] {
+        let Some(t) = slot(node, seen, i).filter(|t| t.dtype.is_float()) else {
+            continue;
+        };
+        if t.to_f64s()?
+            .iter()
+            .any(|v| !v.is_finite() || v.abs() >= lim)
+        {
+            return Some(format!("OneHot {what} of {} with no int64 value", t.dtype));
+        }
+    }
+    None
+}
+
+fn resize_empty_axis(node: &Node, seen: &Seen) -> Option<String> {
+    if !matches!(node.op_type.as_str(), "Resize" | "Upsample") {
+        return None;
+    }
+    let x = slot(node, seen, 0)?;
+    let y = node.outputs.first().and_then(|o| value(seen, o))?;
+    x.shape
+        .iter()
+        .zip(&y.shape)
+        .position(|(&i, &o)| i == 0 && o > 0)
+        .map(|axis| format!("axis {axis} of length 0 resized to {}", y.shape[axis]))
 }
 
 fn int_range(d: DType) -> Option<(f64, f64)> {

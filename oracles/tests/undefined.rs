@@ -44,6 +44,8 @@ const TESTED: &[&str] = &[
     "resize-align-corners-to-one",
     "resize-crop-without-roi",
     "cast-out-of-range",
+    "onehot-index-not-integer",
+    "resize-empty-axis",
     "pad-reflect-beyond-axis",
     "same-pad-negative",
     "quantize-nonfinite",
@@ -201,6 +203,61 @@ fn resize_crop_without_a_roi() {
                 ("x", x),
                 ("roi", f32s(&[4], &[0.0, 0.0, 1.0, 1.0])),
                 ("sizes", i64s(&[2], &[1, 2]))
+            ]
+        ),
+        None
+    );
+}
+
+#[test]
+fn onehot_index_without_an_integer_value() {
+    let oh = Node::new("OneHot", &["i", "d", "v"], &["y"]);
+    let depth = f32s(&[1], &[4.0]);
+    let values = f32s(&[2], &[0.0, 1.0]);
+    let case =
+        |i: HostTensor, d: HostTensor| hit(&oh, vec![("i", i), ("d", d), ("v", values.clone())]);
+    assert_eq!(
+        case(f32s(&[2], &[f32::NAN, 1.0]), depth.clone()),
+        Some("onehot-index-not-integer")
+    );
+    assert_eq!(
+        case(f32s(&[1], &[1e30]), depth.clone()),
+        Some("onehot-index-not-integer")
+    );
+    assert_eq!(
+        case(f32s(&[1], &[1.0]), f32s(&[1], &[f32::INFINITY])),
+        Some("onehot-index-not-integer")
+    );
+    // Fractions, negatives and indices out of [-depth, depth-1] are defined.
+    assert_eq!(case(f32s(&[3], &[-0.5, 2.7, 9.0]), depth), None);
+    assert_eq!(
+        hit(
+            &oh,
+            vec![("i", i64s(&[1], &[i64::MAX])), ("d", i64s(&[1], &[4]))]
+        ),
+        None
+    );
+}
+
+#[test]
+fn resize_of_an_empty_axis() {
+    let r = Node::new("Resize", &["x", "", "", "sizes"], &["y"]);
+    let empty = f32s(&[1, 0], &[]);
+    assert_eq!(
+        hit(
+            &r,
+            vec![("x", empty.clone()), ("y", f32s(&[1, 2], &[0.0, 0.0]))]
+        ),
+        Some("resize-empty-axis")
+    );
+    // Empty to empty is defined (nothing to compute).
+    assert_eq!(hit(&r, vec![("x", empty), ("y", f32s(&[1, 0], &[]))]), None);
+    assert_eq!(
+        hit(
+            &r,
+            vec![
+                ("x", f32s(&[1, 1], &[1.0])),
+                ("y", f32s(&[1, 2], &[1.0, 1.0]))
             ]
         ),
         None

@@ -10,6 +10,7 @@ use mutagraph_ir::Model;
 use mutagraph_mutators::mutation::{Record, replay_trace};
 use mutagraph_oracles::localize::Localization;
 use mutagraph_oracles::minimize::{self, Options};
+use mutagraph_oracles::triage::trigger::trigger_attributes;
 use mutagraph_oracles::triage::{Reproducer, Triage, ValueMap};
 use mutagraph_oracles::{Finding, MutantRuns};
 use serde::{Deserialize, Serialize};
@@ -156,7 +157,11 @@ pub fn minimize_one(
     };
     let check = rep.check(&small)?;
     let found = check.found?;
-    let (finding, localization, native) = (found.finding, found.localization, found.native);
+    let (mut finding, localization, native) = (found.finding, found.localization, found.native);
+    // The attributes the bug needs name its root cause.
+    if !stop.load(Ordering::Relaxed) {
+        finding.trigger = trigger_attributes(&mut rep, &small, &check.inputs, &finding);
+    }
     let mut passes: Vec<(String, usize, usize)> = vec![(
         format!("records ({dropped} dropped)"),
         record_checks,

@@ -198,6 +198,10 @@ pub struct Counters {
     pub findings: u64,
     /// Findings by kind.
     pub findings_by_kind: BTreeMap<String, u64>,
+    /// Bundles merged into another one after minimization showed one root cause (moved to
+    /// `merged/`; `unique_findings` counts the bundles left under `findings/`).
+    #[serde(default)]
+    pub merged: u64,
     /// Distinct signatures (= bug bundles under `findings/`).
     #[serde(default)]
     pub unique_findings: u64,
@@ -216,6 +220,10 @@ pub struct Counters {
     /// its unoptimized level, or the reference fails on it too): not filed.
     #[serde(default)]
     pub unwitnessed: u64,
+    /// Failures of an optimized variant where the library's unoptimized level does not
+    /// implement the model (the gap showing through the optimizer): not filed.
+    #[serde(default)]
+    pub unsupported: u64,
     /// mutagraph's own failures, never filed: the reference failing or outvoted, a panic in our
     /// interpreter or binding, an invalid model from the generator.
     #[serde(default)]
@@ -326,6 +334,10 @@ pub struct State {
     /// Deduplicated findings by signature.
     #[serde(default)]
     pub signatures: BTreeMap<String, SigEntry>,
+    /// Root causes found by minimization ([`Finding::root_signature`]) → the signature of
+    /// the bundle filed for it.
+    #[serde(default)]
+    pub roots: BTreeMap<String, String>,
     /// The triage's counters.
     #[serde(default)]
     pub triage: TriageStats,
@@ -737,6 +749,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             timings: Timings::default(),
             elapsed_s: 0.0,
             signatures: BTreeMap::new(),
+            roots: BTreeMap::new(),
             triage: TriageStats::default(),
             ours_kept: BTreeSet::new(),
         };
@@ -1183,6 +1196,10 @@ impl Campaign {
                 c.unwitnessed += 1;
                 return Ok(());
             }
+            Verdict::Unsupported(_) => {
+                c.unsupported += 1;
+                return Ok(());
+            }
             Verdict::Unlocalized(_) => {
                 c.unlocalized += 1;
                 return Ok(());
@@ -1212,24 +1229,22 @@ impl Campaign {
             iteration: job.iteration,
             elapsed_s: self.state.elapsed_s,
         };
-        if let Some(e) = self.state.signatures.get_mut(&sig) {
+        // A signature merged into another bundle counts there.
+        let filed = match self.state.signatures.get(&sig) {
+            Some(e) => Some(e.alias_of.clone().unwrap_or_else(|| sig.clone())),
+            None => None,
+        };
+        if let Some(filed) = filed
+            && let Some(e) = self.state.signatures.get_mut(&filed)
+        {
             e.hits += 1;
             e.last_seen = seen;
             e.note(&f);
-            self.dirty.insert(sig);
+            self.dirty.insert(filed);
             return Ok(());
         }
         let id = f.signature_id();
-        let mut entry = SigEntry {
-            id: id.clone(),
-            kind: f.kind,
-            hits: 1,
-            first_seen: seen.clone(),
-            last_seen: seen,
-            variants: BTreeMap::new(),
-            ops: BTreeMap::new(),
-        };
-        entry.note(&f);
+        let entry = SigEntry::first(id.clone(), &f, seen);
         let dir = self.out.join("findings").join(&id);
         let seed = &self.seeds[job.seed];
         let found = bundle::Found {
@@ -1318,7 +1333,7 @@ impl Campaign {
     fn requeue_unminimized(&self) {
         let Some(m) = &self.minimizer else { return };
         for (sig, e) in &self.state.signatures {
-            if !crate::findings::minimizable(e.kind) {
+            if !crate::findings::minimizable(e.kind) || e.alias_of.is_some() {
                 continue;
             }
             let dir = self.out.join("findings").join(&e.id);
@@ -1348,18 +1363,73 @@ impl Campaign {
         }
     }
 
+    /// Files the bundle of `dup` under the bundle of `primary`, whose root cause minimization
+    /// showed it to be (`root`): `primary` takes its hits and every later one, and the bundle
+    /// moves, whole, from `findings/` to `merged/`.
+    fn merge(&mut self, dup: &str, primary: &str, root: &str) -> Result<()> {
+        let Some(d) = self.state.signatures.get(dup).cloned() else {
+            return Ok(());
+        };
+        let Some(p) = self.state.signatures.get_mut(primary) else {
+            return Ok(());
+        };
+        p.absorb(&d);
+        p.aliases.push(dup.to_string());
+        let primary_id = p.id.clone();
+        for e in self.state.signatures.values_mut() {
+            if e.alias_of.as_deref() == Some(dup) {
+                e.alias_of = Some(primary.to_string());
+            }
+        }
+        if let Some(e) = self.state.signatures.get_mut(dup) {
+            e.alias_of = Some(primary.to_string());
+        }
+        let from = self.out.join("findings").join(&d.id);
+        let to_dir = self.out.join("merged");
+        std::fs::create_dir_all(&to_dir)
+            .with_context(|| format!("creating {}", to_dir.display()))?;
+        bundle::note_merged(&from, &primary_id, root)?;
+        let to = to_dir.join(&d.id);
+        if to.exists() {
+            std::fs::remove_dir_all(&to).with_context(|| format!("removing {}", to.display()))?;
+        }
+        std::fs::rename(&from, &to)
+            .with_context(|| format!("moving {} to {}", from.display(), to.display()))?;
+        self.state.counters.unique_findings = self.state.counters.unique_findings.saturating_sub(1);
+        self.state.counters.merged += 1;
+        self.dirty.insert(primary.to_string());
+        Ok(())
+    }
+
     /// Files the minimizer's results and rewrites the `meta.json` of signatures hit since the
     /// last commit.
     fn flush_findings(&mut self) -> Result<()> {
-        if let Some(m) = &self.minimizer {
-            for done in m.results() {
-                bundle::write_minimized(&done.dir, &done)?;
-                self.state.counters.minimized += 1;
+        let results = self
+            .minimizer
+            .as_ref()
+            .map(|m| m.results())
+            .unwrap_or_default();
+        for done in results {
+            bundle::write_minimized(&done.dir, &done)?;
+            self.state.counters.minimized += 1;
+            let root = done.finding.root_signature();
+            match self.state.roots.get(&root).cloned() {
+                Some(primary) if primary != done.signature => {
+                    self.merge(&done.signature, &primary, &root)?
+                }
+                _ => {
+                    self.state.roots.insert(root, done.signature.clone());
+                }
             }
         }
         for sig in std::mem::take(&mut self.dirty) {
             if let Some(e) = self.state.signatures.get(&sig) {
-                bundle::update_hits(&self.out.join("findings").join(&e.id), e)?;
+                let dir = self.out.join("findings").join(&e.id);
+                // A bundle merged away just before a stop, with the state not yet saved,
+                // is under `merged/`: its hits stay counted in the state.
+                if dir.exists() {
+                    bundle::update_hits(&dir, e)?;
+                }
             }
         }
         Ok(())

@@ -208,16 +208,7 @@ impl<'p> Judge<'p> {
                     iteration: self.judged,
                     elapsed_s: 0.0,
                 };
-                let mut entry = SigEntry {
-                    id: f.signature_id(),
-                    kind: f.kind,
-                    hits: 1,
-                    first_seen: seen.clone(),
-                    last_seen: seen,
-                    variants: Default::default(),
-                    ops: Default::default(),
-                };
-                entry.note(&f);
+                let entry = SigEntry::first(f.signature_id(), &f, seen);
                 let bdir = dir.join(&entry.id);
                 let found = Found {
                     finding: &f,

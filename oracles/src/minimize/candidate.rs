@@ -343,6 +343,26 @@ pub(crate) fn carve(
     finalize(m)
 }
 
+/// `cur` with the attribute `name` of node `id` removed (the op then takes its default), its
+/// declared shapes forgotten so that inference retypes what the change reshapes.
+pub(crate) fn without_attribute(cur: &Model, id: NodeId, name: &str) -> Result<Model, Invalid> {
+    let node = cur
+        .graph
+        .node(id)
+        .ok_or_else(|| Invalid("no such node".into()))?;
+    if !node.attributes.iter().any(|a| a.name == name) {
+        return Err(Invalid(format!("no attribute '{name}'")));
+    }
+    let mut n2 = node.clone();
+    n2.attributes.retain(|a| a.name != name);
+    let mut m = cur.clone();
+    let mut p = Patch::new();
+    p.push(PatchOp::ReplaceNode(id, n2));
+    m.apply(&p).map_err(|e| Invalid(e.to_string()))?;
+    forget_declared_shapes(&mut m)?;
+    finalize(m)
+}
+
 /// Keeps the dtype and drops the shape of tensor declarations.
 fn forget_shapes(decls: &mut [pb::ValueInfoProto]) {
     for v in decls {

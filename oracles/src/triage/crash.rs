@@ -85,12 +85,21 @@ pub fn dtype_gap(library: Library, message: &str) -> Option<String> {
                 .collect(),
         )
     };
+    // "No super type for F32 and I64": tract mixing its own f32 constant (Gemm's alpha,
+    // beta) with the model's type; the type that is not f32 is the one it lacks.
+    let no_super = word_after("no super type for ").and_then(|a| {
+        let b = word_after(&format!("no super type for {a} and "))?;
+        Some(if a == "f32" { b } else { a })
+    });
     let candidates = [
         word_before(" is not a number"),
         word_after("does not support "),
         word_after("impossible to unify "),
         word_after("weighttype from "),
         word_after("unsupported datum type "),
+        // "tensor is F16, accessed as F32": the tensor's own type is the one not handled.
+        word_after("tensor is "),
+        no_super,
     ];
     candidates
         .into_iter()
@@ -119,6 +128,19 @@ pub fn named_node(model: &Model, message: &str) -> Option<NodeId> {
 /// The quoted spans of a message (node names, value names as libraries quote them).
 pub fn quoted_spans(s: &str) -> Vec<String> {
     let mut out = Vec::new();
+    // ONNX Runtime's type and shape errors name the node in parentheses: `node (reshape_3)`.
+    for pat in ["node (", "Node ("] {
+        let mut rest = s;
+        while let Some(i) = rest.find(pat) {
+            rest = &rest[i + pat.len()..];
+            if let Some(j) = rest.find(')')
+                && j > 0
+                && j < 200
+            {
+                out.push(rest[..j].to_string());
+            }
+        }
+    }
     for q in ['"', '\''] {
         let parts: Vec<&str> = s.split(q).collect();
         for (i, p) in parts.iter().enumerate() {
@@ -128,6 +150,18 @@ pub fn quoted_spans(s: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// How far a run got before it failed, from the stage its message starts with: loading (0),
+/// compiling (1), running (2); a panic or an unlabelled failure counts as running.
+pub fn stage_rank(message: &str) -> u8 {
+    if message.starts_with("load: ") {
+        0
+    } else if message.starts_with("compile: ") {
+        1
+    } else {
+        2
+    }
 }
 
 /// The inputs of `prefix` taken from `inputs`.
@@ -311,6 +345,22 @@ mod tests {
             dtype_gap(t, "panic: Can't build a WeightType from I64 (at x.rs:1)").as_deref(),
             Some("i64")
         );
+        assert_eq!(
+            dtype_gap(t, "Evaluating #5 \"adhoc.alpha_ab\" Mul: Tensor datum type error: tensor is F16, accessed as F32").as_deref(),
+            Some("f16")
+        );
+        assert_eq!(
+            dtype_gap(
+                t,
+                "in output_facts invocation for g.beta_c: Mul: No super type for F32 and I64"
+            )
+            .as_deref(),
+            Some("i64")
+        );
+        assert_eq!(
+            dtype_gap(t, "Mul: tensor is TDim, accessed as I64").as_deref(),
+            Some("tdim")
+        );
         assert_eq!(dtype_gap(t, "run: index out of bounds"), None);
         assert_eq!(
             dtype_gap(Library::OnnxRuntime, "Bool is not a number"),
@@ -340,6 +390,10 @@ mod tests {
         assert_eq!(
             quoted_spans("evaluating #12 \"n3_pad\" Pad"),
             vec!["n3_pad".to_string()]
+        );
+        assert_eq!(
+            quoted_spans("Type (tensor(int32)) of output arg (r_3) of node (Reshape_4) does not"),
+            vec!["Reshape_4".to_string()]
         );
     }
 }

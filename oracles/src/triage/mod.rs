@@ -32,6 +32,7 @@
 //! Only [`Verdict::Report`] findings are filed.
 pub mod crash;
 pub mod reproduce;
+pub mod trigger;
 
 pub use reproduce::{Reproducer, ValueMap};
 
@@ -63,6 +64,9 @@ pub enum Verdict {
     Undefined(String),
     /// No independent implementation runs the model: nothing says the model is runnable.
     Unwitnessed(String),
+    /// Only an optimized variant fails, and the library's unoptimized level does not
+    /// implement the model: the failure is the gap showing through the optimizer.
+    Unsupported(String),
     /// A numeric difference that does not show with every intermediate exposed, outside an
     /// optimizer: nothing pins it on an op.
     Unlocalized(String),
@@ -78,6 +82,7 @@ impl Verdict {
             Verdict::Unstable(_) => "unstable",
             Verdict::Undefined(_) => "undefined",
             Verdict::Unwitnessed(_) => "unwitnessed",
+            Verdict::Unsupported(_) => "unsupported",
             Verdict::Unlocalized(_) => "unlocalized",
             Verdict::Ours(_) => "ours",
         }
@@ -405,8 +410,15 @@ impl Triage {
     }
 
     /// Runs the finding's library's other variants and records which show it; sets the layer
-    /// and the backends that show it.
-    fn variants(&mut self, pool: &mut Pool, cache: &mut Cache, runs: &MutantRuns, f: &mut Finding) {
+    /// and the backends that show it. Returns what an unoptimized variant that does not
+    /// support the model said, if one did.
+    fn variants(
+        &mut self,
+        pool: &mut Pool,
+        cache: &mut Cache,
+        runs: &MutantRuns,
+        f: &mut Finding,
+    ) -> Option<String> {
         let first = f.backends[0].clone();
         let mut names: Vec<String> = vec![first.clone()];
         names.extend(
@@ -422,6 +434,7 @@ impl Triage {
             }
         }
         let mut seen: Vec<(String, bool)> = Vec::new();
+        let mut unsupported = None;
         for name in names {
             let shows = if f.backends.contains(&name) {
                 true
@@ -429,6 +442,9 @@ impl Triage {
                 match self.run_of(pool, cache, runs, &name) {
                     Some(r) => {
                         if matches!(r.outcome, Outcome::Unsupported { .. }) {
+                            if !catalog::is_optimized(&name) && unsupported.is_none() {
+                                unsupported = Some(format!("{name}: {}", r.outcome.detail()));
+                            }
                             continue;
                         }
                         self.shows(pool, cache, runs, f, &r)
@@ -455,6 +471,7 @@ impl Triage {
         }
         f.backends = showing;
         f.variants = seen;
+        unsupported
     }
 
     /// The backends that ran the mutant fine at their unoptimized level, other libraries only
@@ -507,7 +524,21 @@ impl Triage {
     ) -> Triaged {
         let faulty = f.backends[0].clone();
         let library = catalog::library(&faulty);
-        self.variants(pool, cache, runs, &mut f);
+        let unsupported = self.variants(pool, cache, runs, &mut f);
+        if f.kind == Kind::Crash
+            && f.layer.is_none()
+            && let Some(why) = unsupported
+        {
+            return Triaged {
+                finding: f,
+                verdict: Verdict::Unsupported(format!(
+                    "the unoptimized level does not implement the model ({why})"
+                )),
+                localization: None,
+                intermediates: None,
+                native: None,
+            };
+        }
         f.witnesses = self.witnesses(pool, cache, runs, &faulty);
         let mut t = Triaged {
             finding: f,
@@ -555,9 +586,14 @@ impl Triage {
                 self.stats.extra_runs += 1;
                 match crash::run_part(pool, &faulty, &model, &before, cache.inputs) {
                     Ok(o) => prefix_out = Some(o),
-                    Err(Some(whole)) => {
+                    // A failure that the whole model never reaches (the part runs, and
+                    // fails, where the whole model fails to compile) is another bug.
+                    Err(Some(whole))
+                        if crash::stage_rank(&whole) <= crash::stage_rank(&t.finding.message) =>
+                    {
                         self.stats.extra_runs += 8;
-                        // Only a failure of its own moves the blame upstream.
+                        // Only a failure of its own, one the whole model reaches, moves the
+                        // blame upstream.
                         if let Some(first) = crash::failing_node(
                             pool,
                             &faulty,
@@ -566,6 +602,7 @@ impl Triage {
                             Some(before),
                             Some(whole),
                         ) && let Some(m) = first.message
+                            && crash::stage_rank(&m) <= crash::stage_rank(&t.finding.message)
                         {
                             node = Some(first.node);
                             prefix_out = first.outputs;
@@ -575,7 +612,7 @@ impl Triage {
                                 !crash::quoted_spans(&t.finding.message).is_empty();
                         }
                     }
-                    Err(None) => {}
+                    Err(_) => {}
                 }
             }
         }
@@ -637,7 +674,7 @@ impl Triage {
     }
 
     /// The undefined-behaviour catalogue's verdict on node `id`, fed the reference's values
-    /// (`shape`: only the entries that leave shapes open).
+    /// of its inputs and outputs (`shape`: only the entries that leave shapes open).
     fn undefined_at(
         &self,
         model: &Model,
@@ -648,7 +685,8 @@ impl Triage {
     ) -> Option<String> {
         let node = model.graph.node(id)?;
         let mut seen: Vec<(String, HostTensor)> = Vec::new();
-        for i in node.present_inputs() {
+        let outputs = node.outputs.iter().filter(|o| !o.is_empty());
+        for i in node.present_inputs().chain(outputs.map(String::as_str)) {
             let v = values
                 .iter()
                 .chain(inputs.iter())
@@ -800,7 +838,33 @@ impl Triage {
                 ))
             }
             LocVerdict::Undefined(why) => t.verdict = Verdict::Undefined(why.clone()),
-            LocVerdict::Localized => t.finding.location = l.location.clone(),
+            LocVerdict::Localized => {
+                t.finding.location = l.location.clone();
+                // The symptom is the blamed node's: NaN or Inf that it makes from finite
+                // inputs is a NaN bug even where later nodes turn it into wrong values.
+                if t.finding.kind == Kind::Inconsistency
+                    && let (Some(loc), Some(w), Some(g)) = (&l.location, &truth, &faulty_ex)
+                {
+                    let one = |vals: &NamedValues| -> NamedValues {
+                        vals.iter()
+                            .filter(|(n, _)| *n == loc.value)
+                            .cloned()
+                            .collect()
+                    };
+                    let nat = native_ex.as_ref().map(one);
+                    let (n, total, _) = new_nonfinite(&one(w), nat.as_ref(), &one(g));
+                    if n > 0 {
+                        let f = &mut t.finding;
+                        f.kind = Kind::Nan;
+                        f.symptom = "nan".into();
+                        f.message = format!(
+                            "{n} of {total} elements NaN/Inf where the reference is finite (first \
+                             in '{}', downstream: {})",
+                            loc.value, f.message
+                        );
+                    }
+                }
+            }
             _ => {}
         }
         t.localization = Some(l);

@@ -1,0 +1,118 @@
+//! One bundle per root cause: a bug that shows on several ops and with any other attribute
+//! (the planted backend ignores `clip` in RNN, GRU and LSTM, as tract does) is filed under
+//! different signatures first, then merged once minimization finds the attribute it needs.
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+fn json(p: &Path) -> Value {
+    let bytes = std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// A GRU (reverse, clip 0.1) and an LSTM (clip 0.1) seed, written with the `onnx` package.
+fn seeds(dir: &Path) {
+    let script = r#"
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as T, numpy_helper as nh
+rng = np.random.default_rng(1)
+def rec(op, gates, attrs, path):
+    H, I, S = 3, 4, 3
+    W = nh.from_array((rng.standard_normal((1, gates * H, I)) * 4).astype(np.float32), 'W')
+    R = nh.from_array((rng.standard_normal((1, gates * H, H)) * 4).astype(np.float32), 'R')
+    outs = ['y', 'yh'] + (['yc'] if op == 'LSTM' else [])
+    n = h.make_node(op, ['x', 'W', 'R'], outs, hidden_size=H, **attrs)
+    r = h.make_node('Relu', ['y'], ['out'])
+    g = h.make_graph([n, r], 'g', [h.make_tensor_value_info('x', T.FLOAT, [S, 1, I])],
+                     [h.make_tensor_value_info('out', T.FLOAT, None)], initializer=[W, R])
+    m = h.make_model(g, opset_imports=[h.make_opsetid('', 17)])
+    m.ir_version = 8
+    m = onnx.shape_inference.infer_shapes(m)
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, path)
+rec('GRU', 3, dict(clip=0.1, direction='reverse'), sys.argv[1] + '/gru.onnx')
+rec('LSTM', 4, dict(clip=0.1), sys.argv[1] + '/lstm.onnx')
+"#;
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .arg(dir)
+        .output()
+        .expect("python3 is needed (apt-get install python3; pip install onnx numpy)");
+    assert!(
+        o.status.success(),
+        "writing the seeds needs `pip install onnx numpy`: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn one_bug_in_three_ops_is_one_bundle() {
+    let dir = tempfile::tempdir().unwrap();
+    seeds(dir.path());
+    let out = dir.path().join("c");
+    let seeds = format!(
+        "{},{}",
+        dir.path().join("gru.onnx").display(),
+        dir.path().join("lstm.onnx").display()
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args(["campaign", "--seeds", &seeds, "--out"])
+        .arg(&out)
+        .args([
+            "--seed",
+            "3",
+            "--iterations",
+            "300",
+            "--backends",
+            "reference,planted-rnn-clip",
+            "--minimize-grace",
+            "600s",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stats = json(&out.join("stats.json"));
+    let list = |d: &str| -> Vec<std::path::PathBuf> {
+        match std::fs::read_dir(out.join(d)) {
+            Ok(r) => r.map(|e| e.unwrap().path()).collect(),
+            Err(_) => Vec::new(),
+        }
+    };
+    let filed = list("findings");
+    let merged = list("merged");
+    assert_eq!(
+        filed.len(),
+        1,
+        "one root cause, one bundle: {filed:?}\n{stats}"
+    );
+    assert!(
+        !merged.is_empty(),
+        "the GRU and the LSTM findings were first filed apart: {stats}"
+    );
+    let meta = json(&filed[0].join("meta.json"));
+    assert_eq!(meta["trigger"], serde_json::json!(["clip"]), "{meta}");
+    assert_eq!(
+        meta["root_signature"],
+        "inconsistency|planted-rnn-clip|kernel|values|RNN/GRU/LSTM[clip]"
+    );
+    assert_eq!(
+        meta["aliases"].as_array().map(Vec::len),
+        Some(merged.len()),
+        "{meta}"
+    );
+    // Every hit counts in the one bundle, the merged ones' included.
+    assert_eq!(meta["hits"], stats["findings"], "{meta}\n{stats}");
+    assert_eq!(stats["unique_findings"], 1);
+    let ops = meta["ops_seen"].as_object().unwrap();
+    assert!(
+        ops.contains_key("GRU") && ops.contains_key("LSTM"),
+        "{ops:?}"
+    );
+    for m in &merged {
+        let mm = json(&m.join("meta.json"));
+        assert_eq!(mm["merged_into"], meta["id"], "{mm}");
+    }
+    let report = std::fs::read_to_string(filed[0].join("REPORT.md")).unwrap();
+    assert!(report.contains("clip"), "{report}");
+}
