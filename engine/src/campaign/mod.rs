@@ -1230,10 +1230,11 @@ impl Campaign {
             elapsed_s: self.state.elapsed_s,
         };
         // A signature merged into another bundle counts there.
-        let filed = match self.state.signatures.get(&sig) {
-            Some(e) => Some(e.alias_of.clone().unwrap_or_else(|| sig.clone())),
-            None => None,
-        };
+        let filed = self
+            .state
+            .signatures
+            .get(&sig)
+            .map(|e| e.alias_of.clone().unwrap_or_else(|| sig.clone()));
         if let Some(filed) = filed
             && let Some(e) = self.state.signatures.get_mut(&filed)
         {
