@@ -61,16 +61,7 @@ fn report_and_snippet_of_a_bundle() {
         iteration: 3,
         elapsed_s: 1.5,
     };
-    let mut entry = SigEntry {
-        id: "inconsistency-ort-leakyrelu-00000000".into(),
-        kind: Kind::Inconsistency,
-        hits: 1,
-        first_seen: seen.clone(),
-        last_seen: seen,
-        variants: Default::default(),
-        ops: Default::default(),
-    };
-    entry.note(&f);
+    let mut entry = SigEntry::first("inconsistency-ort-leakyrelu-00000000".into(), &f, seen);
     let dir = tempfile::tempdir().unwrap();
     let b = dir.path().join(&entry.id);
     let sig = f.signature();
