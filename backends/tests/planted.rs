@@ -277,7 +277,10 @@ fn catalog_creates_planted_backends_outside_the_default_set() {
         "planted-softmax",
         "planted-rnn-clip",
     ] {
-        assert!(PLANTED.contains(&expected), "{expected} missing from PLANTED");
+        assert!(
+            PLANTED.contains(&expected),
+            "{expected} missing from PLANTED"
+        );
     }
     assert_eq!(PLANTED.len(), 5);
     for &name in PLANTED {
