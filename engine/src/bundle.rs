@@ -603,13 +603,12 @@ fn comparisons(
 }
 
 /// The title of the report: the library, the op, what goes wrong and its trigger.
-fn title(meta: &Meta, op: Option<&str>, facts: &[String]) -> String {
+fn title(meta: &Meta, f: &Finding, op: Option<&str>, facts: &[String]) -> String {
     let lib = if meta.library.is_empty() {
         meta.backends[0].clone()
     } else {
         meta.library.clone()
     };
-    let f = &meta.finding;
     let what = match (meta.kind, f.symptom_class()) {
         _ if f.gap.is_some() => {
             let g = f.gap.clone().unwrap_or_default();
@@ -623,7 +622,7 @@ fn title(meta: &Meta, op: Option<&str>, facts: &[String]) -> String {
                 }
             );
         }
-        (Kind::Crash, _) => match key_phrase(&meta.message) {
+        (Kind::Crash, _) => match key_phrase(&f.message) {
             Some(k) => format!("fails: {k}"),
             None => "fails on a valid model".into(),
         },
@@ -658,9 +657,8 @@ fn title(meta: &Meta, op: Option<&str>, facts: &[String]) -> String {
 }
 
 /// The spec clauses at stake, in our words.
-fn spec_points(meta: &Meta, model: &Model, op: Option<&str>) -> Vec<String> {
+fn spec_points(meta: &Meta, f: &Finding, model: &Model, op: Option<&str>) -> Vec<String> {
     let mut v = Vec::new();
-    let f = &meta.finding;
     if let Some(op) = op {
         let opset = model.default_opset();
         v.push(format!(
@@ -826,11 +824,11 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
     let facts = node
         .map(|n| trigger_facts(&model, n, &inputs))
         .unwrap_or_default();
-    let title = title(meta, op.as_deref(), &facts);
+    let title = title(meta, finding, op.as_deref(), &facts);
     let repro = ReproSpec {
         title: title.clone(),
         kind: meta.kind.name().into(),
-        symptom: meta.finding.symptom_class().into(),
+        symptom: finding.symptom_class().into(),
         library: rp.library.clone(),
         showing: rp.showing.clone(),
         clean: rp.clean.clone(),
@@ -877,7 +875,7 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
             expected.as_ref(),
             rp,
             &title,
-            meta.finding.symptom_class(),
+            finding.symptom_class(),
         )?
     } else {
         None
@@ -895,7 +893,7 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
         ),
     )];
     let mut shown: Vec<String> = Vec::new();
-    for (n, s) in &meta.finding.variants {
+    for (n, s) in &finding.variants {
         shown.push(format!("{n}: {}", if *s { "shows it" } else { "correct" }));
     }
     if !shown.is_empty() {
@@ -933,7 +931,7 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
                 "{} returns NaN or infinite values where ONNX's definition gives finite ones.",
                 meta.library
             ),
-            Kind::Inconsistency if meta.finding.symptom_class() == "shape" => format!(
+            Kind::Inconsistency if finding.symptom_class() == "shape" => format!(
                 "{} returns an output whose shape differs from the one ONNX's definition gives.",
                 meta.library
             ),
@@ -941,7 +939,7 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
                 "{} returns values that differ from ONNX's definition beyond rounding.",
                 meta.library
             ),
-            _ => format!("{}: {}", meta.library, meta.message),
+            _ => format!("{}: {}", meta.library, finding.message),
         };
         let trig = if facts.is_empty() {
             String::new()
@@ -1040,12 +1038,12 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
         title,
         summary,
         facts: facts_lines,
-        spec: spec_points(meta, &model, op.as_deref()),
+        spec: spec_points(meta, finding, &model, op.as_deref()),
         snippet: snippet_block,
         model: describe_model(&model, model_file),
         values: shown_values(&model, &inputs),
         comparisons,
-        error: (meta.kind == Kind::Crash).then(|| meta.message.clone()),
+        error: (meta.kind == Kind::Crash).then(|| finding.message.clone()),
         steps,
         environment,
         others,

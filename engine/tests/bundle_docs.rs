@@ -131,3 +131,112 @@ fn report_and_snippet_of_a_bundle() {
     assert!(text.contains("-1."), "{text}");
     assert!(text.contains("expected [-1.0"), "{text}");
 }
+
+/// REPORT.md describes the model it shows: once `minimized.onnx` is written, its title, its
+/// error block and its summary come from the finding on the minimized model, not from the
+/// message the campaign saw on the original (whose node numbers and shapes are another
+/// model's).
+#[test]
+fn report_of_a_minimized_crash_uses_the_minimized_message() {
+    use mutagraph_engine::bundle::write_minimized;
+    use mutagraph_engine::campaign::minimizer::{Done, MinimizedInfo};
+    let model = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (float[3] x) => (float[3] y) { a = Relu (x) \n y = Neg (a) }",
+    )
+    .unwrap()
+    .to_bytes();
+    let small = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (float[3] a) => (float[3] y) { y = Neg (a) }",
+    )
+    .unwrap()
+    .to_bytes();
+    let inputs = vec![("x".to_string(), t(&[-2.0, 1.0, 3.0]))];
+    let failing = |backend: &str, msg: &str| RunReport {
+        outcome: Outcome::Error {
+            stage: mutagraph_backends::backend::Stage::Compile,
+            message: msg.into(),
+        },
+        ..report(backend, &[])
+    };
+    let big_msg = "compile: node #18 \"Neg_1\" Neg: expected 8,2,F32 got 8,4,F32";
+    let small_msg = "compile: node #1 \"Neg_1\" Neg: expected 1,2,F32 got 1,4,F32";
+    let runs = MutantRuns {
+        runs: vec![
+            report("reference", &[2.0, -1.0, -3.0]),
+            failing("tract", big_msg),
+        ],
+        reference: Some(0),
+        reruns: Vec::new(),
+    };
+    let mut f = Finding::new(Kind::Crash, "tract", "error", big_msg.into());
+    f.location = Some(Location {
+        op_type: "Neg".into(),
+        value: "y".into(),
+        attrs: String::new(),
+    });
+    f.layer = Some(Layer::Kernel);
+    f.variants = vec![("tract".into(), true)];
+    let seen = Seen {
+        iteration: 1,
+        elapsed_s: 0.5,
+    };
+    let entry = SigEntry::first("crash-tract-neg-00000000".into(), &f, seen);
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join(&entry.id);
+    let sig = f.signature();
+    write_new(
+        &b,
+        &Found {
+            finding: &f,
+            signature: &sig,
+            entry: &entry,
+            localization: None,
+            model: &model,
+            inputs: &inputs,
+            input_seed: 0,
+            runs: &runs,
+            native: None,
+            seed: "zoo:lenet",
+            iteration: 1,
+            trace: &[],
+            config: serde_json::json!({"backends": ["reference", "tract"]}),
+            tolerance: Tolerance::APPROXIMATE,
+        },
+    )
+    .unwrap();
+    let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
+    assert!(md.contains("node #18"), "{md}");
+    let mut small_f = f.clone();
+    small_f.message = small_msg.into();
+    let done = Done {
+        dir: b.clone(),
+        signature: sig.clone(),
+        model: small,
+        inputs: vec![("a".to_string(), t(&[-2.0, 1.0, 3.0]))],
+        runs: MutantRuns {
+            runs: vec![
+                report("reference", &[2.0, -1.0, -3.0]),
+                failing("tract", small_msg),
+            ],
+            reference: Some(0),
+            reruns: Vec::new(),
+        },
+        finding: small_f,
+        native: None,
+        localization: None,
+        info: MinimizedInfo {
+            nodes_before: 2,
+            nodes_after: 1,
+            ..Default::default()
+        },
+    };
+    write_minimized(&b, &done).unwrap();
+    let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
+    assert!(md.contains("expected 1,2,F32 got 1,4,F32"), "{md}");
+    assert!(
+        !md.contains("node #18"),
+        "the original's message is still shown:\n{md}"
+    );
+}

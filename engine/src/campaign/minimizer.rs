@@ -48,7 +48,7 @@ pub struct MinimizeJob {
 }
 
 /// What minimization did, as recorded in `meta.json`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MinimizedInfo {
     /// Main-graph nodes before.
     pub nodes_before: usize,
