@@ -209,8 +209,19 @@ impl Finding {
         let family = mutagraph_ir::registry::Registry::global()
             .get("", &loc.op_type)
             .map_or(loc.op_type.as_str(), |s| s.family());
+        // Two failures of one family that need the same attributes are one root cause only
+        // when they fail the same way.
+        let how = if self.kind.is_numeric() {
+            String::new()
+        } else {
+            let phrase = (self.library() == "tract")
+                .then(|| tract_phrase(&self.message))
+                .flatten()
+                .unwrap_or_else(|| core_message(&self.message));
+            format!("|msg={phrase}")
+        };
         format!(
-            "{}|{}|{}|{}|{family}[{}]",
+            "{}|{}|{}|{}|{family}[{}]{how}",
             self.kind,
             self.library(),
             self.layer.map(Layer::name).unwrap_or_default(),
@@ -236,6 +247,15 @@ impl Finding {
             };
             if self.kind.is_numeric() {
                 op
+            } else if let Some(phrase) = (self.library() == "tract")
+                .then(|| tract_phrase(&self.message))
+                .flatten()
+            {
+                // tract meets one fault at whichever stage first evaluates the op (type
+                // analysis, constant folding, a pass, the run), each wrapping it in its own
+                // context: the op and the innermost cause name it.
+                let op = self.location.as_ref().map_or("?", |l| l.op_type.as_str());
+                format!("op={op}|msg={phrase}")
             } else if self.placed_by_message {
                 format!("msg={}", core_message(&self.message))
             } else {
@@ -318,6 +338,82 @@ pub fn core_message(msg: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     collapse_lists(&n).chars().take(100).collect()
+}
+
+/// What a tract failure says went wrong, without the stage that met it: the innermost cause
+/// of its chain ([`key_phrase`]), normalized. Messages about two element types meeting in one
+/// op (`tensor is F16, accessed as F32`, `No super type for F32 and I32`, an expansion whose
+/// output has another type than inferred) are one phrase whatever the types: tract wiring its
+/// own f32 constants into a model of another type shows through every one of them.
+pub fn tract_phrase(msg: &str) -> Option<String> {
+    let lower = msg.to_lowercase();
+    let types_differ = || {
+        let after = |pat: &str| -> Option<String> {
+            let i = lower.rfind(pat)?;
+            let rest = &lower[i + pat.len()..];
+            let word = rest.split_whitespace().next()?;
+            Some(
+                word.rsplit(',')
+                    .next()?
+                    .trim_matches(|c: char| !c.is_ascii_alphanumeric())
+                    .to_string(),
+            )
+        };
+        matches!((after("expected "), after(" got ")), (Some(a), Some(b)) if !a.is_empty() && !b.is_empty() && a != b && is_type_word(&a) && is_type_word(&b))
+    };
+    if ["accessed as", "no super type for", "no supertype found for"]
+        .iter()
+        .any(|p| lower.contains(p))
+        || types_differ()
+    {
+        return Some("mixes element types".into());
+    }
+    let mut m = msg;
+    for p in ["load: ", "compile: ", "run: ", "panic: "] {
+        m = m.strip_prefix(p).unwrap_or(m);
+    }
+    for cut in [
+        "; with the inputs fixed to their values",
+        "ModelPatch {",
+        " (at ",
+    ] {
+        if let Some(i) = m.find(cut) {
+            m = &m[..i];
+        }
+    }
+    let segs: Vec<&str> = m.split(": ").map(str::trim).collect();
+    let mut phrase = segs.last().copied().unwrap_or_default().to_string();
+    if phrase.split_whitespace().count() < 2 && segs.len() >= 2 {
+        phrase = segs[segs.len() - 2..].join(": ");
+    }
+    // Shapes and fact lists in brackets are the model's, not the fault's; code in
+    // backticks (`start <= end`) is the condition that failed, not a name.
+    let mut plain = String::new();
+    let mut depth = 0usize;
+    for c in phrase.chars() {
+        match c {
+            '[' => {
+                if depth == 0 {
+                    plain.push_str("[_]");
+                }
+                depth += 1;
+            }
+            ']' => depth = depth.saturating_sub(1),
+            '`' => {}
+            c if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let n = collapse_lists(&normalize_message(&plain));
+    (n.split_whitespace().count() >= 2).then(|| n.chars().take(100).collect())
+}
+
+/// tract's names of element types (`F32`, `I64`, `Bool`, `TDim`, ...), lowercased.
+fn is_type_word(w: &str) -> bool {
+    matches!(w, "bool" | "tdim" | "string" | "blob")
+        || (w.len() >= 2
+            && matches!(w.as_bytes()[0], b'f' | b'i' | b'u' | b'q')
+            && w[1..].chars().all(|c| c.is_ascii_digit()))
 }
 
 /// `#, #, #` (and `#,#,#`) as one `#`: a shape printed in a message has the rank of the
@@ -553,6 +649,131 @@ mod tests {
         g2.location = Some(loc);
         assert_eq!(g1.signature(), g2.signature());
         assert!(g1.signature_id().starts_with("crash-tract-bool_gap-"));
+    }
+
+    #[test]
+    fn one_tract_fault_met_at_different_stages_is_one_signature() {
+        let at = |msg: &str, op: &str| {
+            let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());
+            f.layer = Some(Layer::Kernel);
+            f.placed_by_message = true;
+            f.location = Some(Location {
+                op_type: op.into(),
+                value: "v".into(),
+                attrs: String::new(),
+            });
+            f.signature()
+        };
+        // IsInf reached by type analysis, by constant folding and at run time.
+        let a = at(
+            "compile: Failed analyse for node #1 \"IsInf_5\" IsInf: Eager eval during inference: Evaluating #1 \"adhoc\" IsInf: Element wise eval in-place not defined",
+            "IsInf",
+        );
+        let b = at(
+            "run: Evaluating #1 \"IsInf_11\" IsInf: Element wise eval in-place not defined",
+            "IsInf",
+        );
+        let c = at(
+            "compile: running pass PropConst(6): Eager eval #7 \"IsInf_4\" IsInf during optimisation: Element wise eval in-place not defined",
+            "IsInf",
+        );
+        assert_eq!(a, b);
+        assert_eq!(a, c);
+        assert!(
+            a.ends_with("op=IsInf|msg=element wise eval in-place not defined"),
+            "{a}"
+        );
+        // Another op with the same words is another finding.
+        assert_ne!(
+            a,
+            at(
+                "run: Evaluating #1 \"n\" IsNan: Element wise eval in-place not defined",
+                "IsNaN"
+            )
+        );
+        // Shapes in a message are the model's.
+        assert_eq!(
+            at(
+                "compile: Translating node #1 \"F_5\" Flatten ToTypedTranslator: Reshape volume mismatch: input [Val(1), Val(0), Val(1)] (vol=0) vs shape [Val(1), Val(1)] (vol=1)",
+                "Flatten"
+            ),
+            at(
+                "compile: Failed analyse for node #5 \"F_13\" Flatten: Eager eval during inference: Reshape volume mismatch: input [Val(0), Val(1)] (vol=0) vs shape [Val(1), Val(1)] (vol=1)",
+                "Flatten"
+            ),
+        );
+        // The condition that failed stays (backticks are code, not a name).
+        let cond = at(
+            "compile: Translating node #2 \"M_11\" MatMulInference ToTypedTranslator: Condition failed: `a_rank > 1 || b_rank > 1`",
+            "MatMul",
+        );
+        assert!(cond.contains("a_rank > # || b_rank > #"), "{cond}");
+        assert_eq!(
+            cond,
+            at(
+                "compile: Failed analyse for node #2 \"M_13\" MatMulInference: Eager eval during inference: Condition failed: `a_rank > 1 || b_rank > 1`",
+                "MatMul"
+            )
+        );
+        assert_ne!(
+            cond,
+            at(
+                "compile: Translating node #5 \"S\" StridedSlice ToTypedTranslator: Slice: Condition failed: `start <= end` (425 vs 360)",
+                "MatMul"
+            )
+        );
+        // Element types meeting in one op, whichever types and words.
+        let mix = at(
+            "compile: Failed analyse for node #5 \"G\" Gemm: Eager eval during inference: Evaluating #5 \"adhoc.alpha_ab\" Mul: Tensor datum type error: tensor is F16, accessed as F32",
+            "Gemm",
+        );
+        assert!(mix.ends_with("op=Gemm|msg=mixes element types"), "{mix}");
+        for other in [
+            "compile: running pass PropConst(0): Eager eval #5 \"G.beta_c\" Mul during optimisation: Tensor datum type error: tensor is F32, accessed as F64",
+            "compile: Translating node #3 \"G\" Gemm ToTypedTranslator: in output_facts invocation for G.beta_c: Mul: No super type for F32 and I32",
+            "compile: Translating node #3 \"G\" Gemm ToTypedTranslator: Output mismatch after rewiring expansion for output #0: expected 1,5,F16 got 1,5,F32",
+        ] {
+            assert_eq!(mix, at(other, "Gemm"), "{other}");
+        }
+        // A shape mismatch of one type is not a type mix.
+        let shape = at(
+            "compile: Translating node #3 \"R\" RNN ToTypedTranslator: Output mismatch after rewiring expansion for output #0: expected 1,1,2,19,F32 got 1,2,1,19,F32",
+            "RNN",
+        );
+        assert!(!shape.contains("mixes"), "{shape}");
+        // Panics: the source location goes, the panic's words stay.
+        assert_eq!(
+            at(
+                "panic: assertion failed: end <= axis_len (at /x/ndarray-0.17.2/src/impl_methods.rs:591)",
+                "Pad"
+            ),
+            at(
+                "panic: assertion failed: end <= axis_len (at /y/ndarray-0.17.2/src/impl_methods.rs:12)",
+                "Pad"
+            ),
+        );
+    }
+
+    #[test]
+    fn root_signatures_of_failures_keep_how_they_fail() {
+        let mut a = Finding::new(
+            Kind::Crash,
+            "tract",
+            "error",
+            "run: Evaluating #1 \"p\" Pad: index out of bounds".into(),
+        );
+        a.location = Some(Location {
+            op_type: "Pad".into(),
+            value: "v".into(),
+            attrs: "mode=\"reflect\"".into(),
+        });
+        a.trigger = vec!["mode=\"reflect\"".into()];
+        let mut b = a.clone();
+        b.message = "run: Evaluating #1 \"p\" Pad: start <= axis_len failed".into();
+        assert_ne!(a.root_signature(), b.root_signature());
+        let mut c = a.clone();
+        c.message = "compile: Failed analyse for node #4 \"q\" Pad: Eager eval during inference: index out of bounds".into();
+        assert_eq!(a.root_signature(), c.root_signature());
     }
 
     #[test]
