@@ -663,3 +663,23 @@ impl Value {
 
 /// Named values, in graph order.
 pub type NamedValues = Vec<(String, Value)>;
+
+/// The value named `name` as a model run sees it: one of `inputs`, else the model's weight of
+/// that name. `None` for anything else (a value computed by a node, or an unreadable weight).
+pub fn input_or_weight(
+    model: &mutagraph_ir::model::Model,
+    inputs: &NamedValues,
+    name: &str,
+) -> Option<HostTensor> {
+    inputs
+        .iter()
+        .find(|(n, _)| n == name)
+        .and_then(|(_, v)| v.tensor().cloned())
+        .or_else(|| {
+            model
+                .graph
+                .initializers
+                .get(name)
+                .and_then(|t| HostTensor::from_proto(t).ok())
+        })
+}

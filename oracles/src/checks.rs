@@ -1,7 +1,7 @@
 //! The oracles, one type per symptom.
 use crate::finding::{Finding, Kind};
 use crate::{MutantRuns, Oracle};
-use mutagraph_backends::compare::{CompareOptions, Metrics, Tolerance, compare};
+use mutagraph_backends::compare::{CompareOptions, Comparison, Metrics, Tolerance, compare};
 use mutagraph_backends::value::{NamedValues, Value};
 use mutagraph_backends::worker::pool::signal_name;
 use mutagraph_backends::worker::{Outcome, RunReport};
@@ -335,6 +335,20 @@ pub fn agree(
         tolerance,
         check_dtype: false,
     };
+    compare_outputs(want, got, |_, w, h| {
+        (compare(w, h, opts), count_new_nonfinite(w, h))
+    })
+}
+
+/// The loop behind [`agree`] and [`crate::envelope::inside`]: each output of `want` compared
+/// with `got`'s by `cmp` (the comparison, and how many of `got`'s NaN/Inf in it are its own
+/// new ones), the metrics summed, the first disagreement kept as symptom and message. An
+/// output whose only fault is `got`'s own new NaN/Inf is left to [`NanInf`].
+pub(crate) fn compare_outputs(
+    want: &NamedValues,
+    got: &NamedValues,
+    mut cmp: impl FnMut(&str, &Value, &Value) -> (Comparison, usize),
+) -> Result<Metrics, (String, String, Metrics)> {
     let mut total = Metrics::default();
     let mut bad: Option<(String, String)> = None;
     for (name, w) in want {
@@ -345,8 +359,7 @@ pub fn agree(
             ));
             continue;
         };
-        let c = compare(w, h, opts);
-        let fresh = count_new_nonfinite(w, h);
+        let (c, fresh) = cmp(name, w, h);
         let m = &c.metrics;
         total.max_abs = total.max_abs.max(m.max_abs);
         total.max_rel = total.max_rel.max(m.max_rel);

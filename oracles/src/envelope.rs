@@ -10,7 +10,7 @@
 //! The tolerance of a value follows the narrowest float type on its path from the graph
 //! inputs ([`Precision`]): an f32 output computed through an f16 intermediate (or a
 //! LayerNormalization with f16 statistics) carries f16 rounding whatever its own type.
-use crate::checks::count_new_nonfinite;
+use crate::checks::{compare_outputs, count_new_nonfinite};
 use mutagraph_backends::compare::{CompareOptions, Metrics, Tolerance, compare_envelope};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_ir::DType;
@@ -159,49 +159,14 @@ pub fn inside(
     got: &NamedValues,
     precision: &Precision,
 ) -> Result<Metrics, (String, String, Metrics)> {
-    let mut total = Metrics::default();
-    let mut bad: Option<(String, String)> = None;
-    for (name, w) in want {
-        let Some((_, h)) = got.iter().find(|(g, _)| g == name) else {
-            bad.get_or_insert((
-                "missing-output".into(),
-                format!("output '{name}' is missing"),
-            ));
-            continue;
-        };
+    compare_outputs(want, got, |name, w, h| {
         let n = native.and_then(|nv| nv.iter().find(|(k, _)| k == name).map(|(_, v)| v));
         let opts = CompareOptions {
             tolerance: precision.for_value(name),
             check_dtype: false,
         };
-        let c = compare_envelope(w, n, h, opts);
-        let fresh = new_nonfinite_in(w, n, h);
-        let m = &c.metrics;
-        total.max_abs = total.max_abs.max(m.max_abs);
-        total.max_rel = total.max_rel.max(m.max_rel);
-        total.nan += m.nan;
-        total.inf += m.inf;
-        total.nonfinite_mismatch += m.nonfinite_mismatch;
-        total.mismatched += m.mismatched;
-        total.elements += m.elements;
-        let only_nonfinite =
-            m.mismatched == 0 && m.nonfinite_mismatch > 0 && m.nonfinite_mismatch <= fresh;
-        if !c.ok && !only_nonfinite && bad.is_none() {
-            let reason = c.reason.unwrap_or_default();
-            let symptom = if reason.contains("shape") {
-                "shape"
-            } else if reason.contains("type") {
-                "dtype"
-            } else {
-                "values"
-            };
-            bad = Some((symptom.into(), format!("output '{name}': {reason}")));
-        }
-    }
-    match bad {
-        None => Ok(total),
-        Some((s, m)) => Err((s, m, total)),
-    }
+        (compare_envelope(w, n, h, opts), new_nonfinite_in(w, n, h))
+    })
 }
 
 /// NaN / Inf elements of `got` where both the f64 reference and the native one are finite.

@@ -98,17 +98,7 @@ fn padded(shape: &[usize]) -> Vec<usize> {
 /// The node's value in input slot `i` (a graph input or a weight).
 fn input(model: &Model, inputs: &NamedValues, node: &Node, i: usize) -> Option<HostTensor> {
     let name = node.inputs.get(i).filter(|n| !n.is_empty())?;
-    inputs
-        .iter()
-        .find(|(n, _)| n == name)
-        .and_then(|(_, v)| v.tensor().cloned())
-        .or_else(|| {
-            model
-                .graph
-                .initializers
-                .get(name)
-                .and_then(|t| HostTensor::from_proto(t).ok())
-        })
+    crate::value::input_or_weight(model, inputs, name)
 }
 
 /// The statements computing `y` from `x` (and `z`, the second input) for `node`, the rank of

@@ -24,21 +24,6 @@ pub fn focus<'m>(model: &'m Model, value: Option<&str>) -> Option<&'m Node> {
     order.last().and_then(|&id| g.node(id))
 }
 
-/// The value named `name`: a graph input's or a weight.
-fn value_of(model: &Model, inputs: &NamedValues, name: &str) -> Option<HostTensor> {
-    inputs
-        .iter()
-        .find(|(n, _)| n == name)
-        .and_then(|(_, v)| v.tensor().cloned())
-        .or_else(|| {
-            model
-                .graph
-                .initializers
-                .get(name)
-                .and_then(|t| HostTensor::from_proto(t).ok())
-        })
-}
-
 /// The facts about `node` and the values reaching it that can trigger a bug, in words:
 /// its attributes, element types other than float32, NaN / Inf, empty tensors, negative or
 /// fractional values where the op reads indices.
@@ -61,7 +46,7 @@ pub fn trigger_facts(model: &Model, node: &Node, inputs: &NamedValues) -> Vec<St
         if name.is_empty() {
             continue;
         }
-        let Some(t) = value_of(model, inputs, name) else {
+        let Some(t) = mutagraph_backends::value::input_or_weight(model, inputs, name) else {
             continue;
         };
         let p = port(slot);
