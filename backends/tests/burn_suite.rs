@@ -295,3 +295,89 @@ fn unsupported_op_is_refused_at_prepare() {
     let e = be.prepare(&m).err().expect("refused");
     assert!(e.unsupported, "{e}");
 }
+
+// ---- element types and edge cases met in campaigns ----
+
+fn run_text(src: &str, inputs: Vec<(&str, HostTensor)>) -> HostTensor {
+    let m = mutagraph_ir::text::parse_model(&format!(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n{src}"
+    ))
+    .expect("valid text")
+    .to_bytes();
+    run1(
+        &m,
+        inputs
+            .into_iter()
+            .map(|(n, t)| (n, Value::Tensor(t)))
+            .collect(),
+    )
+}
+
+#[test]
+fn a_model_holding_f64_is_computed_in_f64() {
+    // cosh(100) is about 1.3e43, beyond f32's range: computed in f32 it would be +inf.
+    let y = run_text(
+        "g (double[1] x) => (double[1] y) { y = Cosh (x) }",
+        vec![("x", HostTensor::new(vec![1], Data::F64(vec![100.0])))],
+    );
+    let Data::F64(v) = &y.data else {
+        panic!("not f64: {y}")
+    };
+    assert!(
+        v[0].is_finite() && (v[0] / 100f64.cosh() - 1.0).abs() < 1e-12,
+        "{v:?}"
+    );
+}
+
+#[test]
+fn each_op_stores_its_result_in_the_declared_type() {
+    // 1023 + 0.75 = 1023.75 in f32; in f16 (steps of 0.5 there) it rounds to 1024, and the
+    // Cast that follows sees 1024, as in a library with f16 tensors.
+    let h = |v: f32| HostTensor::new(vec![1], Data::F16(vec![half::f16::from_f32(v)]));
+    let y = run_text(
+        "g (float16[1] x, float16[1] z) => (int32[1] y) { m = Add (x, z)\n y = Cast <to: int = 6> (m) }",
+        vec![("x", h(1023.0)), ("z", h(0.75))],
+    );
+    assert_eq!(y.data, Data::I32(vec![1024]));
+}
+
+#[test]
+fn empty_results_of_resize_and_hardmax() {
+    // sizes with a zero: an empty output, as ONNX Runtime and ONNX's reference give
+    let y = run_text(
+        "g (float[1,1,2] x, int64[3] s) => (float[1,0,4] y) { y = Resize (x, \"\", \"\", s) }",
+        vec![
+            (
+                "x",
+                HostTensor::new(vec![1, 1, 2], Data::F32(vec![1.0, 2.0])),
+            ),
+            ("s", HostTensor::new(vec![3], Data::I64(vec![1, 0, 4]))),
+        ],
+    );
+    assert_eq!(y.shape, vec![1, 0, 4]);
+    let y = run_text(
+        "g (float[0] x) => (float[0] y) { y = Hardmax (x) }",
+        vec![("x", HostTensor::new(vec![0], Data::F32(vec![])))],
+    );
+    assert_eq!(y.shape, vec![0]);
+}
+
+#[test]
+fn conv3d_with_uneven_pads() {
+    // D = 3 ones, kernel 2 ones, one pad before and none after: [0+1, 1+1, 1+1]
+    let y = run_text(
+        "g (float[1,1,3,1,1] x, float[1,1,2,1,1] w) => (float[1,1,3,1,1] y) \
+         { y = Conv <pads: ints = [1, 0, 0, 0, 0, 0]> (x, w) }",
+        vec![
+            (
+                "x",
+                HostTensor::new(vec![1, 1, 3, 1, 1], Data::F32(vec![1.0; 3])),
+            ),
+            (
+                "w",
+                HostTensor::new(vec![1, 1, 2, 1, 1], Data::F32(vec![1.0; 2])),
+            ),
+        ],
+    );
+    close(&y, &[1, 1, 3, 1, 1], &[1.0, 2.0, 2.0]);
+}

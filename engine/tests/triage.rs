@@ -269,3 +269,76 @@ fn an_optimizer_failing_on_what_the_library_does_not_implement_is_not_filed() {
     assert_eq!(j[0].2, Verdict::Report, "{j:?}");
     assert_eq!(j[0].3, Some(Layer::Optimizer), "{j:?}");
 }
+
+#[test]
+fn a_failure_fed_by_a_value_onnx_leaves_open_is_undefined() {
+    let src = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+               g (float[2] x) => (float[2] y) { m = Max (x, x)\n y = Neg (m) }";
+    let m = mutagraph_ir::text::parse_model(src).unwrap().to_bytes();
+    let names = ["reference", "tract"];
+    let verdict = |input: &[f32]| {
+        let mut triage = Triage::new(
+            &names.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            Tolerance::APPROXIMATE,
+        );
+        triage.extra_runs = false;
+        let runs = MutantRuns {
+            runs: vec![
+                report("reference", ok(input)),
+                report("tract", err("Evaluating #1 \"y\" Neg: boom")),
+            ],
+            reference: Some(0),
+            reruns: Vec::new(),
+        };
+        let mut p = pool();
+        let tr = triage.judge(&mut p, &m, &x(input), &runs);
+        p.shutdown();
+        tr.into_iter()
+            .find(|t| t.finding.backends[0] == "tract")
+            .unwrap()
+            .verdict
+    };
+    // A NaN reaches the Max: whichever operand wins is the library's choice, and the
+    // failure on the Neg after it follows from a value the spec does not fix.
+    let v = verdict(&[f32::NAN, 1.0]);
+    assert!(
+        matches!(&v, Verdict::Undefined(w) if w.contains("upstream Max") && w.contains("nan-unspecified")),
+        "{v:?}"
+    );
+    // Finite inputs: the same failure is the library's.
+    assert_eq!(verdict(&[2.0, 1.0]), Verdict::Report);
+}
+
+#[test]
+fn burn_failures_that_are_not_burn_panics_are_ours() {
+    let m = model("Relu", 2);
+    let ins = x(&[1.0, 2.0]);
+    let verdict = |msg: &str| {
+        let j = judge(
+            &["reference", "burn-ndarray"],
+            vec![ok(&[1.0, 2.0]), err(msg)],
+            &m,
+            &ins,
+            false,
+        );
+        j.into_iter().find(|f| f.1[0] == "burn-ndarray").unwrap().2
+    };
+    // The interpreter's own refusal: no panic inside burn.
+    let v = verdict("run: y (Relu): Relu: bad input");
+    assert!(
+        matches!(&v, Verdict::Ours(w) if w.contains("interpreter")),
+        "{v:?}"
+    );
+    // A gap burn declares itself.
+    let v = verdict(
+        "panic: Asymmetric padding is not yet supported for conv3d (at /r/burn-tensor-0.21.0/src/tensor/module.rs:179)",
+    );
+    assert!(
+        matches!(&v, Verdict::Ours(w) if w.contains("declares")),
+        "{v:?}"
+    );
+    // A panic inside burn is burn's.
+    let v =
+        verdict("panic: index out of bounds (at /r/burn-tensor-0.21.0/src/tensor/api/base.rs:10)");
+    assert_eq!(v, Verdict::Report);
+}

@@ -179,7 +179,9 @@ pub static CATALOGUE: &[Entry] = &[
         ops: &["Pad"],
         spec: "Pad in reflect mode mirrors the axis about its first and last element",
         open: "a pad as long as the axis or longer (or any pad of an axis of length 1) needs \
-               a reflection of the reflection, which the spec does not define",
+               a reflection of the reflection, which the spec does not define; with negative \
+               pads the spec does not say whether the crop comes before the reflection, and \
+               an axis cropped to nothing has no element to mirror",
         applies: pad_reflect_beyond_axis,
     },
     Entry {
@@ -626,9 +628,16 @@ fn pad_reflect_beyond_axis(node: &Node, seen: &Seen) -> Option<String> {
     for (k, &ax) in axes.iter().enumerate() {
         let len = *x.shape.get(ax)? as i64;
         let (b, e) = (pads[k], pads[k + n]);
-        if (b > 0 || e > 0) && (b >= len || e >= len || len <= 1) {
+        // what is left of the axis once negative pads crop it
+        let kept = len + b.min(0) + e.min(0);
+        if (b > 0 || e > 0) && (b >= kept || e >= kept || kept <= 1) {
             return Some(format!(
                 "reflect pads ({b}, {e}) on an axis of length {len}"
+            ));
+        }
+        if kept <= 0 && len > 0 {
+            return Some(format!(
+                "reflect pads ({b}, {e}) crop an axis of length {len} to nothing"
             ));
         }
     }

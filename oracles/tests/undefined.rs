@@ -297,6 +297,31 @@ fn reflect_pad_beyond_the_axis() {
         ),
         None
     );
+    // Negative pads crop first or after: the crop leaves 1 element to mirror 2 times.
+    assert_eq!(
+        hit(
+            &pad,
+            vec![("x", x.clone()), ("pads", i64s(&[4], &[0, -2, 0, 2]))]
+        ),
+        Some("pad-reflect-beyond-axis")
+    );
+    // An axis cropped to nothing (ONNX Runtime: "zero effective input extent").
+    let one = f32s(&[1, 1], &[1.0]);
+    assert_eq!(
+        hit(
+            &pad,
+            vec![("x", one.clone()), ("pads", i64s(&[4], &[0, 0, 0, -1]))]
+        ),
+        Some("pad-reflect-beyond-axis")
+    );
+    // A crop that leaves enough to mirror is defined.
+    assert_eq!(
+        hit(
+            &pad,
+            vec![("x", x.clone()), ("pads", i64s(&[4], &[0, -1, 0, 1]))]
+        ),
+        None
+    );
     // Constant padding of any length is defined.
     let constant = Node::new("Pad", &["x", "pads"], &["y"]);
     assert_eq!(

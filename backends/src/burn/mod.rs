@@ -5,8 +5,10 @@
 //! burn's same-rank broadcasting; the ONNX shape and element type travel with it. Ops that burn
 //! only offers at a given rank (convolution, pooling) reshape to that rank and back.
 //!
-//! Element types: f32/f64/f16/bf16 are computed in the backend's float type (f32 on NdArray)
-//! and rounded to their declared type on output; i8..i64 and u8..u32 in its int type (i64 on
+//! Element types: f32/f64/f16/bf16 are computed in the backend's float type and each op's
+//! result is rounded to its declared type (NdArray computes in f64 when the model holds any
+//! f64 value, as a burn user would pick `NdArray<f64>` for it, else in f32; wgpu and CUDA in
+//! f32); i8..i64 and u8..u32 in its int type (i64 on
 //! NdArray); bool as burn bools. Everything else is refused as unsupported.
 use crate::backend::{Backend, BackendError, Capabilities, Prepared, Stage};
 use crate::value::{HostTensor, NamedValues, Value};
@@ -170,6 +172,8 @@ struct Plan {
     inits: Vec<(String, HostTensor)>,
     inputs: Vec<(String, Option<DType>)>,
     outputs: Vec<String>,
+    /// Whether any input, weight or node output is f64.
+    holds_f64: bool,
 }
 
 type Make = fn(Plan) -> Result<Box<dyn Prepared>, BackendError>;
@@ -258,7 +262,23 @@ fn plan(bytes: &[u8]) -> Result<Plan, BackendError> {
         check_node(n, opset)?;
         nodes.push(n.clone());
     }
+    let f64_value =
+        |name: &str| matches!(g.value_type(name), ValueType::Tensor(t) if t.dtype == DType::F64);
+    let holds_f64 = inits.iter().any(|(_, h)| h.dtype == DType::F64)
+        || g.real_inputs()
+            .iter()
+            .any(|v| v.name.as_deref().is_some_and(f64_value))
+        || nodes.iter().any(|n| {
+            n.outputs.iter().any(|o| f64_value(o))
+                || (matches!(n.op_type.as_str(), "Cast" | "Constant" | "ConstantOfShape")
+                    && n.attributes.iter().any(|a| match &a.value {
+                        AttrValue::Int(t) => a.name == "to" && *t == DType::F64.code() as i64,
+                        AttrValue::Tensor(t) => t.data_type == Some(DType::F64.code()),
+                        _ => false,
+                    }))
+        });
     Ok(Plan {
+        holds_f64,
         opset,
         nodes,
         inits,
@@ -538,8 +558,18 @@ fn run_graph<B: BB>(
 pub fn ndarray() -> Box<dyn Backend> {
     Box::new(BurnBackend {
         name: "burn-ndarray",
-        make: make::<burn::backend::NdArray<f32>>,
+        make: make_ndarray,
     })
+}
+
+/// NdArray in f64 for a model that holds f64 values (computing them in f32 would make every
+/// overflow of f32's range a false finding), else in f32.
+fn make_ndarray(plan: Plan) -> Result<Box<dyn Prepared>, BackendError> {
+    if plan.holds_f64 {
+        make::<burn::backend::NdArray<f64>>(plan)
+    } else {
+        make::<burn::backend::NdArray<f32>>(plan)
+    }
 }
 
 /// burn on wgpu.

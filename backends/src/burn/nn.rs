@@ -165,6 +165,34 @@ pub(crate) fn conv<B: BurnBackend>(
             ),
             x.dtype,
         ),
+        // burn's conv3d takes symmetric pads only ("not yet supported" otherwise): uneven
+        // pads are applied as zeros first, the way a burn user would
+        _ if pb != pe => {
+            let mut pads = vec![(0usize, 0usize); R];
+            for i in 0..n {
+                pads[bax(r, 2 + i)] = (pb[i], pe[i]);
+            }
+            let mut padded = xs.clone();
+            for i in 0..n {
+                padded[2 + i] += pb[i] + pe[i];
+            }
+            let xp = xt.pad(pads, PadMode::Constant(0.0));
+            lift(
+                conv3d(
+                    xp.reshape(arr::<5>(&padded)),
+                    wt.reshape(arr::<5>(ws)),
+                    bias,
+                    PaddedConvOptions::asymmetric(
+                        arr(&strides),
+                        arr(&[0; 3]),
+                        arr(&[0; 3]),
+                        arr(&dils),
+                        g,
+                    ),
+                ),
+                x.dtype,
+            )
+        }
         _ => lift(
             conv3d(
                 xt.reshape(arr::<5>(xs)),
@@ -823,7 +851,8 @@ pub(crate) fn resize<B: BurnBackend>(
         }
         (None, Some(s)) => {
             let s = s.host_i64();
-            if s.len() != axes.len() || s.iter().any(|&v| v <= 0) {
+            // a size of 0 is an empty output (ONNX Runtime and ONNX's reference give one)
+            if s.len() != axes.len() || s.iter().any(|&v| v < 0) {
                 return Err(run_err("Resize: bad sizes"));
             }
             for (k, &ax) in axes.iter().enumerate() {

@@ -6,7 +6,7 @@ use super::tensor::{
 use crate::backend::BackendError;
 use burn::tensor::activation as act;
 use burn::tensor::backend::Backend as BurnBackend;
-use burn::tensor::{Int, Slice, Tensor};
+use burn::tensor::{Int, Slice, Tensor, TensorData};
 use mutagraph_ir::attr::{AttrLookup, AttrValue};
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
@@ -572,6 +572,8 @@ pub(crate) fn exec<B: BurnBackend>(
             let y = match op {
                 "Softmax" => act::softmax(t, dim),
                 "LogSoftmax" => act::log_softmax(t, dim),
+                // an empty input has an empty output (argmax has nothing to pick from)
+                _ if x.numel() == 0 => t.zeros_like(),
                 _ => {
                     let n = t.dims()[dim];
                     let idx = t.clone().argmax(dim);
@@ -1378,9 +1380,33 @@ pub(crate) fn cast<B: BurnBackend>(x: &Val<B>, to: DType) -> Res<Val<B>> {
 /// that type is narrower than burn's one integer type (i64 on NdArray): a u8 subtraction that
 /// goes below 0 gives 255 - .., as in the library the model describes, not a negative number
 /// the next op would then compute with.
+///
+/// Floats of a type narrower than the backend's float type (f16 and bf16, and f32 when the
+/// backend computes in f64) are rounded to that type: each op computes wide and stores its
+/// result in the declared type, as ONNX Runtime's kernels do, so a Cast or a Floor downstream
+/// sees the value the model holds.
 pub(crate) fn wrap_narrow<B: BurnBackend>(v: Val<B>) -> Val<B> {
     let wide = 8 * std::mem::size_of::<B::IntElem>();
     let to = v.dtype;
+    if let K::F(t) = &v.k
+        && to.is_float()
+        && to
+            .bits()
+            .is_some_and(|b| b < 8 * std::mem::size_of::<B::FloatElem>())
+        && v.numel() > 0
+    {
+        let x: Vec<f64> = t.to_data().iter::<f64>().collect();
+        let r: Vec<f64> = match to {
+            DType::F16 => x.iter().map(|&a| half::f16::from_f64(a).to_f64()).collect(),
+            DType::BF16 => x
+                .iter()
+                .map(|&a| half::bf16::from_f64(a).to_f64())
+                .collect(),
+            _ => x.iter().map(|&a| a as f32 as f64).collect(),
+        };
+        let t = Tensor::<B, R>::from_data(TensorData::new(r, t.dims()), &t.device());
+        return Val::new(K::F(t), v.shape.clone(), to);
+    }
     match (&v.k, to.bits()) {
         (K::I(t), Some(bits)) if bits < wide && to.is_int() => {
             let m = 1i64 << bits;

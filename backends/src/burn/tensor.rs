@@ -21,8 +21,8 @@ pub(crate) enum Class {
 
 /// The class of an ONNX element type, `None` when the interpreter cannot hold it.
 ///
-/// Floats (f16, bf16, f32, f64) are computed in the backend's float type (f32 on NdArray) and
-/// rounded back to their declared type on output; integers up to 32 bits and i64 are computed in
+/// Floats (f16, bf16, f32, f64) are computed in the backend's float type (f64 on NdArray for a
+/// model holding f64 values, else f32) and each op's result is rounded to its declared type; integers up to 32 bits and i64 are computed in
 /// the backend's int type (i64 on NdArray, i32 on wgpu/CUDA); u64, strings, complex and the
 /// sub-byte / float8 types are refused.
 pub(crate) fn class(d: DType) -> Option<Class> {
@@ -257,7 +257,10 @@ pub(crate) fn mk_from_f64<B: BurnBackend>(
     dev: &B::Device,
 ) -> Result<Val<B>, BackendError> {
     Ok(match class(dtype) {
-        Some(Class::Float) => mk_f(v.iter().map(|&x| x as f32).collect(), shape, dtype, dev),
+        Some(Class::Float) => {
+            let t = Tensor::<B, R>::from_data(TensorData::new(v.to_vec(), pad(&shape)), dev);
+            Val::new(K::F(t), shape, dtype)
+        }
         Some(Class::Int) => mk_i(v.iter().map(|&x| x as i64).collect(), shape, dtype, dev),
         Some(Class::Bool) => mk_b(v.iter().map(|&x| x != 0.0).collect(), shape, dev),
         None => return Err(run_unsup(format!("element type {dtype}"))),
@@ -274,18 +277,16 @@ pub(crate) fn upload<B: BurnBackend>(
     }
     let shape = h.shape.clone();
     Ok(match class(h.dtype) {
-        Some(Class::Float) => {
-            let v: Vec<f32> = match &h.data {
-                Data::F32(v) => v.clone(),
-                _ => h
+        Some(Class::Float) => match &h.data {
+            Data::F32(v) => mk_f(v.clone(), shape, h.dtype, dev),
+            // f64 values keep their precision on a backend computing in f64
+            _ => {
+                let v = h
                     .to_f64s()
-                    .ok_or_else(|| run_err("undecodable float tensor"))?
-                    .into_iter()
-                    .map(|x| x as f32)
-                    .collect(),
-            };
-            mk_f(v, shape, h.dtype, dev)
-        }
+                    .ok_or_else(|| run_err("undecodable float tensor"))?;
+                mk_from_f64(&v, shape, h.dtype, dev)?
+            }
+        },
         Some(Class::Int) => {
             let v = h
                 .to_i64s()

@@ -41,6 +41,25 @@ pub fn ours(library: Library, message: &str) -> Option<String> {
     None
 }
 
+/// Why a burn failure is mutagraph's, if it is. burn has no model format: a failure that is not
+/// a panic inside burn (or the crates under it) is mutagraph's interpreter refusing a model, and
+/// a panic stating a gap burn declares ("not yet supported") is the interpreter asking for
+/// what burn says it lacks.
+pub fn burn_refusal(message: &str) -> Option<String> {
+    match panic_location(message) {
+        None => Some(format!(
+            "mutagraph's interpreter over burn refused the model (no panic inside burn): {message}"
+        )),
+        Some(_) if message.contains("not yet supported") || message.contains("not supported") => {
+            Some(format!(
+                "mutagraph's interpreter called burn with an option burn declares unsupported: \
+                 {message}"
+            ))
+        }
+        Some(_) => None,
+    }
+}
+
 /// The source location a caught panic names (`file:line` after ` (at `).
 fn panic_location(message: &str) -> Option<&str> {
     let i = message.rfind(" (at ")?;
@@ -376,6 +395,12 @@ mod tests {
         assert!(ours(Library::Burn, interp).is_some());
         let burn = "panic: === Tensor Operation Error === (at /root/.cargo/registry/src/x/burn-tensor-0.21.0/src/tensor/api/check.rs:1)";
         assert!(ours(Library::Burn, burn).is_none());
+        // the interpreter's own refusal (no panic) and a gap burn states are not burn's bugs
+        let refused = "run: /Resize (Resize): Resize: bad sizes";
+        assert!(burn_refusal(refused).is_some_and(|w| w.contains("interpreter")));
+        let declared = "panic: Asymmetric padding is not yet supported for conv3d (at /r/burn-tensor-0.21.0/src/tensor/module.rs:179)";
+        assert!(burn_refusal(declared).is_some());
+        assert!(burn_refusal(burn).is_none());
         let shape = "load: Node (n1) Op (Add) [ShapeInferenceError] Incompatible dimensions";
         assert!(ours(Library::OnnxRuntime, shape).is_some());
         assert!(ours(Library::OnnxRuntime, "run: Non-zero status code").is_none());

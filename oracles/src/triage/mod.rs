@@ -7,8 +7,10 @@
 //! For each finding, in order:
 //!
 //! 1. **Ours.** A failure of the reference, the other backends agreeing against the reference,
-//!    a panic inside mutagraph's interpreter or the `ort` binding crate, ONNX's own shape
-//!    inference rejecting the model: counted as mutagraph's failures, never filed.
+//!    a panic inside mutagraph's interpreter or the `ort` binding crate, a burn failure that is
+//!    not a panic inside burn (the interpreter refusing the model) or is a gap burn declares,
+//!    ONNX's own shape inference rejecting the model: counted as mutagraph's failures, never
+//!    filed.
 //! 2. **One library, one finding.** Findings of variants of one library (`ort`, `ort-noopt`)
 //!    with the same symptom are one finding. The library's other CPU variants are run when the
 //!    campaign did not run them, so the finding records which variants show the bug: an
@@ -276,6 +278,12 @@ impl Triage {
             return plain(f.clone(), Verdict::Ours(format!("{why}: {}", f.message)));
         }
         if let Some(why) = crash::ours(library, &f.message) {
+            return plain(f, Verdict::Ours(why));
+        }
+        if library == Library::Burn
+            && f.kind == Kind::Crash
+            && let Some(why) = crash::burn_refusal(&f.message)
+        {
             return plain(f, Verdict::Ours(why));
         }
         if let Some(why) = reference_failed
@@ -667,6 +675,18 @@ impl Triage {
         if let Some(truth) = &truth {
             if let Some(hit) = self.undefined_at(&model, node, truth, cache.inputs, false) {
                 t.verdict = Verdict::Undefined(hit);
+            } else {
+                // A value upstream that ONNX leaves open may reach the failing node as
+                // anything (a NaN cast to an integer pad, a size): the failure then follows
+                // from a result the spec does not fix.
+                let upstream = crash::ancestors(&model, node).into_iter().find_map(|id| {
+                    let hit = self.undefined_at(&model, id, truth, cache.inputs, false)?;
+                    let op = &model.graph.node(id)?.op_type;
+                    Some(format!("upstream {op}: {hit}"))
+                });
+                if let Some(hit) = upstream {
+                    t.verdict = Verdict::Undefined(hit);
+                }
             }
             t.intermediates = Some(truth.clone());
         }
@@ -883,6 +903,8 @@ fn ours_class(why: &str) -> String {
         "binding-panic".into()
     } else if why.contains("mutagraph's own code") {
         "interpreter-panic".into()
+    } else if why.contains("interpreter over burn refused") || why.contains("burn declares") {
+        "interpreter-refusal".into()
     } else if why.contains("shape inference") {
         "invalid-model".into()
     } else {
