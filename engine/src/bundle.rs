@@ -728,11 +728,13 @@ fn spec_points(meta: &Meta, f: &Finding, model: &Model, op: Option<&str>) -> Vec
 }
 
 /// Writes `repro/` (a cargo project calling burn's tensor API the way the interpreter ran the
-/// model's one node) when the op is one the generator covers; returns its `main.rs`.
+/// blamed node `node`) when the op is one the generator covers; returns its `main.rs`.
 #[cfg(feature = "burn")]
+#[allow(clippy::too_many_arguments)]
 fn burn_project(
     dir: &Path,
     model: &Model,
+    node: Option<mutagraph_ir::graph::NodeId>,
     inputs: &NamedValues,
     expected: Option<&NamedValues>,
     rp: &Reproduce,
@@ -740,6 +742,19 @@ fn burn_project(
     symptom: &str,
 ) -> Result<Option<String>> {
     use mutagraph_backends::burn::repro::{Expect, project};
+    // A model of several nodes (the minimizer keeps what the bug needs upstream): the blamed
+    // node alone, fed the values the reference computes for it.
+    let alone;
+    let (model, inputs, expected) = match (model.graph.node_count(), node) {
+        (n, Some(id)) if n > 1 => {
+            let Some(a) = mutagraph_oracles::localize::node_alone(model, id, inputs) else {
+                return Ok(None);
+            };
+            alone = a;
+            (&alone.0, &alone.1, Some(&alone.2))
+        }
+        _ => (model, inputs, expected),
+    };
     let Some((name, want)) = expected
         .and_then(|e| e.first())
         .and_then(|(n, v)| Some((n.clone(), v.tensor()?.clone())))
@@ -774,9 +789,11 @@ fn burn_project(
 }
 
 #[cfg(not(feature = "burn"))]
+#[allow(clippy::too_many_arguments)]
 fn burn_project(
     _: &Path,
     _: &Model,
+    _: Option<mutagraph_ir::graph::NodeId>,
     _: &NamedValues,
     _: Option<&NamedValues>,
     _: &Reproduce,
@@ -871,6 +888,7 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
         burn_project(
             dir,
             &model,
+            node.map(|n| n.id),
             &inputs,
             expected.as_ref(),
             rp,

@@ -240,3 +240,98 @@ fn report_of_a_minimized_crash_uses_the_minimized_message() {
         "the original's message is still shown:\n{md}"
     );
 }
+
+/// tract cannot compile some models from their inputs' types and shapes alone (a Reshape whose
+/// shape is an input): mutagraph's tract pipeline then fixes the inputs to their values, and
+/// repro.py does the same with tract's Python package, saying so, instead of reporting the
+/// compile failure as the library's answer.
+#[test]
+fn tract_repro_fixes_the_inputs_as_mutagraph_does() {
+    let model = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (float[3] x, int64[2] s) => (float[3,1] y) { y = Reshape (x, s) }",
+    )
+    .unwrap()
+    .to_bytes();
+    let inputs = vec![
+        ("x".to_string(), t(&[1.0, 2.0, 3.0])),
+        (
+            "s".to_string(),
+            Value::Tensor(HostTensor::new(vec![2], Data::I64(vec![3, 1]))),
+        ),
+    ];
+    let out = |v: &[f32]| RunReport {
+        outcome: Outcome::Ok(vec![(
+            "y".into(),
+            Value::Tensor(HostTensor::new(vec![3, 1], Data::F32(v.to_vec()))),
+        )]),
+        ..report("reference", v)
+    };
+    // A made-up wrong answer: tract's package gives the right one once compiled.
+    let runs = MutantRuns {
+        runs: vec![
+            out(&[1.0, 2.0, 3.0]),
+            RunReport {
+                backend: "tract".into(),
+                ..out(&[9.0, 2.0, 3.0])
+            },
+        ],
+        reference: Some(0),
+        reruns: Vec::new(),
+    };
+    let mut f = Finding::new(
+        Kind::Inconsistency,
+        "tract",
+        "values",
+        "output 'y': 1 of 3".into(),
+    );
+    f.location = Some(Location {
+        op_type: "Reshape".into(),
+        value: "y".into(),
+        attrs: String::new(),
+    });
+    f.variants = vec![("tract".into(), true)];
+    let seen = Seen {
+        iteration: 1,
+        elapsed_s: 0.5,
+    };
+    let entry = SigEntry::first("inconsistency-tract-reshape-00000000".into(), &f, seen);
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join(&entry.id);
+    let sig = f.signature();
+    write_new(
+        &b,
+        &Found {
+            finding: &f,
+            signature: &sig,
+            entry: &entry,
+            localization: None,
+            model: &model,
+            inputs: &inputs,
+            input_seed: 0,
+            runs: &runs,
+            native: None,
+            seed: "zoo:lenet",
+            iteration: 1,
+            trace: &[],
+            config: serde_json::json!({"backends": ["reference", "tract"]}),
+            tolerance: Tolerance::APPROXIMATE,
+        },
+    )
+    .unwrap();
+    let out = Command::new("python3")
+        .arg("repro.py")
+        .current_dir(&b)
+        .output()
+        .expect("python3 with onnx and the tract package: bash .ci/setup");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("fixed to their values"),
+        "no retry with fixed inputs:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("NOT REPRODUCED") && !text.contains("shape input is variable"),
+        "tract's package did not run the model:\n{text}"
+    );
+}

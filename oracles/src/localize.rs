@@ -354,6 +354,39 @@ pub fn localize_with(
     }
 }
 
+/// Node `id` of `model` alone, as the reference sees it: the one-node model, the values of its
+/// inputs (graph inputs from `inputs`, the others computed by the reference) and the
+/// reference's values of its outputs. `None` when the reference cannot run the model.
+pub fn node_alone(
+    model: &Model,
+    id: NodeId,
+    inputs: &NamedValues,
+) -> Option<(Model, NamedValues, NamedValues)> {
+    let single = extract(model, &[id]).ok()?;
+    let (exposed, _) = mutagraph_backends::intermediates::expose_all(model).ok()?;
+    let values = run_reference(&exposed, inputs).ok()?;
+    let find = |n: &str| {
+        values
+            .iter()
+            .chain(inputs.iter())
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| (n.to_string(), v.clone()))
+    };
+    let feed: NamedValues = single
+        .graph
+        .real_inputs()
+        .iter()
+        .filter_map(|vi| find(vi.name.as_deref()?))
+        .collect();
+    let outs: NamedValues = single
+        .graph
+        .outputs
+        .iter()
+        .filter_map(|o| find(o.name.as_deref()?))
+        .collect();
+    (feed.len() == single.graph.real_inputs().len()).then_some((single, feed, outs))
+}
+
 /// The checks a blamed node must pass before it is blamed: the values that reached it are not
 /// in a case ONNX leaves open, not at the edge of the f32 range, and the references, re-run on
 /// the node alone with the backend's own input values, neither reproduce the backend's output

@@ -7,8 +7,10 @@
 //!
 //! The ops covered are those whose interpreter code is a direct call of burn's API (unary and
 //! parameterized activations, Softmax / LogSoftmax, the float reductions, 1-D / 2-D MaxPool and
-//! AveragePool with explicit pads, element-wise binary arithmetic, Trilu); for the others no
-//! project is written and the report points at `mutagraph recheck`.
+//! AveragePool with explicit pads, element-wise binary arithmetic and Mod on floats or integers,
+//! Trilu); for the others no project is written and the report points at `mutagraph recheck`.
+//! f32 models run on `NdArray<f32>`, f64 models on `NdArray<f64>`, as the interpreter does. A
+//! panic inside burn is caught and printed: for a crash finding it is the reproduction.
 use super::BURN_VERSION;
 use super::tensor::R;
 use crate::value::{HostTensor, NamedValues};
@@ -41,22 +43,33 @@ pub struct Expect<'a> {
     pub title: &'a str,
 }
 
-fn f32_list(t: &HostTensor) -> Option<String> {
+/// The values of `t` as Rust literals of element type `ty` (`f32`, `f64` or `i64`).
+fn literal_list(t: &HostTensor, ty: &str) -> Option<String> {
+    if ty == "i64" {
+        let v = t.to_i64s()?;
+        return Some(
+            v.iter()
+                .map(|x| format!("{x}_i64"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
     let v = t.to_f64s()?;
     Some(
         v.iter()
             .map(|&x| {
                 if x.is_nan() {
-                    "f32::NAN".to_string()
+                    format!("{ty}::NAN")
                 } else if x.is_infinite() {
                     if x > 0.0 {
-                        "f32::INFINITY"
+                        format!("{ty}::INFINITY")
                     } else {
-                        "f32::NEG_INFINITY"
+                        format!("{ty}::NEG_INFINITY")
                     }
-                    .to_string()
-                } else {
+                } else if ty == "f32" {
                     format!("{:?}_f32", x as f32)
+                } else {
+                    format!("{x:?}_f64")
                 }
             })
             .collect::<Vec<_>>()
@@ -203,17 +216,23 @@ fn body(node: &Node, x: &HostTensor, second: Option<&HostTensor>) -> Option<(Str
             ));
             Some((s, R))
         }
-        "Add" | "Sub" | "Mul" | "Div" | "Pow" => {
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" => {
             let z = second?;
-            if z.shape.len() > R {
+            if z.shape.len() > R || (op == "Pow" && x.dtype.is_int()) {
                 return None;
             }
+            let fmod = a.int("fmod", 0) != 0;
             let call = match op {
                 "Add" => "x.add(z)",
                 "Sub" => "x.sub(z)",
                 "Mul" => "x.mul(z)",
                 "Div" => "x.div(z)",
-                _ => "x.powf(z)",
+                "Pow" => "x.powf(z)",
+                // the interpreter's Mod: burn's remainder (sign of the divisor), or for fmod
+                // on integers x - trunc(x / z) * z
+                _ if !fmod => "x.remainder(z)",
+                _ if x.dtype.is_int() => "x.clone().sub(x.div(z.clone()).mul(z))",
+                _ => "x.fmod(z)",
             };
             Some((format!("    let y = {call};\n"), R))
         }
@@ -311,7 +330,7 @@ fn body(node: &Node, x: &HostTensor, second: Option<&HostTensor>) -> Option<(Str
 }
 
 /// The project reproducing `expect` on the model's one node, when the node is one of the ops
-/// covered and every value it reads is f32.
+/// covered and the values it reads are all f32, all f64, or (arithmetic) all integers.
 pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<Project> {
     let order = model.graph.topo_order().ok()?;
     let [id] = order.as_slice() else {
@@ -319,22 +338,38 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
     };
     let node = model.graph.node(*id)?;
     let x = input(model, inputs, node, 0)?;
-    if x.dtype != DType::F32 || x.shape.len() > R || x.num_elements() > MAX_ELEMENTS {
+    let arithmetic = matches!(
+        node.op_type.as_str(),
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod"
+    );
+    // burn's element type for the model: the interpreter's choice
+    let (elem, kind) = match x.dtype {
+        DType::F32 => ("f32", ""),
+        DType::F64 => ("f64", ""),
+        d if arithmetic && d.is_int() && d != DType::U64 => ("i64", ", Int"),
+        _ => return None,
+    };
+    if x.shape.len() > R || x.num_elements() > MAX_ELEMENTS {
         return None;
     }
     let second = input(model, inputs, node, 1);
-    let binary = matches!(node.op_type.as_str(), "Add" | "Sub" | "Mul" | "Div" | "Pow");
-    if binary && second.as_ref().is_none_or(|z| z.dtype != DType::F32) {
+    if arithmetic
+        && second
+            .as_ref()
+            .is_none_or(|z| z.dtype != x.dtype || z.num_elements() > MAX_ELEMENTS)
+    {
         return None;
     }
     let (stmts, held_rank) = body(node, &x, second.as_ref())?;
     let want = expect.expected.to_f64s()?;
+    let float = if elem == "i64" { "f32" } else { elem };
     let shape_list = |s: &[usize]| {
         s.iter()
             .map(usize::to_string)
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let crash = !matches!(expect.symptom, "values" | "shape" | "nan" | "dtype");
     let mut main = String::new();
     main.push_str(&format!(
         "//! {}\n//!\n\
@@ -344,36 +379,77 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
          //! ONNX broadcasting maps onto burn's. Run: cargo run --release\n\
          use burn::backend::NdArray;\n\
          #[allow(unused_imports)]\n\
-         use burn::tensor::{{Tensor, TensorData, activation as act, module}};\n\n\
-         type B = NdArray<f32>;\n\n\
-         fn tensor(values: Vec<f32>, shape: [usize; {R}]) -> Tensor<B, {R}> {{\n    \
+         use burn::tensor::{{Int, Tensor, TensorData, activation as act, module}};\n\n\
+         type B = NdArray<{float}>;\n\n\
+         fn tensor(values: Vec<{elem}>, shape: [usize; {R}]) -> Tensor<B, {R}{kind}> {{\n    \
          Tensor::from_data(TensorData::new(values, shape), &Default::default())\n}}\n\n\
          fn main() {{\n",
         expect.title.replace('\n', " "),
         node.op_type
     ));
     main.push_str(&format!(
-        "    // input '{}': float32{:?}\n    let x = tensor(vec![{}], [{}]);\n",
+        "    // input '{}': {}{:?}\n    let x = tensor(vec![{}], [{}]);\n",
         node.inputs[0],
+        x.dtype,
         x.shape,
-        f32_list(&x)?,
+        literal_list(&x, elem)?,
         shape_list(&padded(&x.shape))
     ));
-    if binary && let Some(z) = &second {
+    if arithmetic && let Some(z) = &second {
         main.push_str(&format!(
-            "    // input '{}': float32{:?}\n    let z = tensor(vec![{}], [{}]);\n",
+            "    // input '{}': {}{:?}\n    let z = tensor(vec![{}], [{}]);\n",
             node.inputs[1],
+            z.dtype,
             z.shape,
-            f32_list(z)?,
+            literal_list(z, elem)?,
             shape_list(&padded(&z.shape))
         ));
     }
-    main.push_str(&stmts);
+    main.push_str(
+        "    // a panic inside burn is the finding (or stands in its way): caught and printed\n    \
+         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {\n",
+    );
+    for line in stmts.lines() {
+        main.push_str(&format!("    {line}\n"));
+    }
+    main.push_str(
+        "        let dims = y.dims().to_vec();\n        \
+         let got: Vec<f64> = y.into_data().iter::<f64>().collect();\n        \
+         (dims, got)\n    }));\n",
+    );
+    let (on_panic, on_value) = if crash {
+        (
+            "REPRODUCED: burn panics",
+            "NOT REPRODUCED: burn runs the node",
+        )
+    } else {
+        ("NOT REPRODUCED: burn panics instead", "")
+    };
+    main.push_str(&format!(
+        "    let (dims, got) = match run {{\n        \
+         Ok(r) => r,\n        \
+         Err(p) => {{\n            \
+         let why = p\n                \
+         .downcast_ref::<String>()\n                \
+         .cloned()\n                \
+         .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))\n                \
+         .unwrap_or_default();\n            \
+         println!(\"{on_panic}: {{why}}\");\n            \
+         return;\n        }}\n    }};\n"
+    ));
+    if crash {
+        main.push_str(&format!(
+            "    println!(\"{on_value} (shape {{:?}}): {{:?}}\", dims, &got[..got.len().min(10)]);\n}}\n"
+        ));
+        let cargo_toml = cargo_toml();
+        return Some(Project {
+            cargo_toml,
+            main_rs: main,
+        });
+    }
     let out_rank = expect.expected.shape.len();
     main.push_str(&format!(
-        "    let dims = y.dims();\n    \
-         let got_shape: Vec<usize> = dims[{held_rank}usize.saturating_sub({out_rank})..].to_vec();\n    \
-         let got: Vec<f32> = y.into_data().to_vec().expect(\"f32 data\");\n    \
+        "    let got_shape: Vec<usize> = dims[{held_rank}usize.saturating_sub({out_rank})..].to_vec();\n    \
          let expected_shape: Vec<usize> = vec![{}];\n    \
          let expected: Vec<f64> = vec![{}];\n    \
          check(&got_shape, &got, &expected_shape, &expected, {:?}, {:?}, {:?});\n}}\n\n",
@@ -386,7 +462,7 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
     main.push_str(
         "/// Prints the result beside the expected one and the verdict: an element is wrong when\n\
          /// |got - expected| > atol + rtol * |expected| (NaN equals NaN).\n\
-         fn check(\n    got_shape: &[usize],\n    got: &[f32],\n    expected_shape: &[usize],\n    \
+         fn check(\n    got_shape: &[usize],\n    got: &[f64],\n    expected_shape: &[usize],\n    \
          expected: &[f64],\n    rtol: f64,\n    atol: f64,\n    symptom: &str,\n) {\n    \
          println!(\"burn gives shape {got_shape:?}: {:?}\", &got[..got.len().min(10)]);\n    \
          println!(\"expected shape {expected_shape:?}: {:?}\", &expected[..expected.len().min(10)]);\n    \
@@ -397,7 +473,7 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
          println!(\"NOT REPRODUCED: the shape is right\");\n        return;\n    }\n    \
          let wrong: Vec<usize> = (0..expected.len())\n        \
          .filter(|&i| {\n            \
-         let (e, g) = (expected[i], got[i] as f64);\n            \
+         let (e, g) = (expected[i], got[i]);\n            \
          !((e.is_nan() && g.is_nan()) || e == g || (e - g).abs() <= atol + rtol * e.abs())\n        \
          })\n        .collect();\n    \
          match wrong.first() {\n        \
@@ -406,14 +482,84 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
          wrong.len(),\n            expected.len(),\n            expected[i],\n            got[i]\n        ),\n        \
          None => println!(\"NOT REPRODUCED: every element matches\"),\n    }\n}\n",
     );
-    let cargo_toml = format!(
+    Some(Project {
+        cargo_toml: cargo_toml(),
+        main_rs: main,
+    })
+}
+
+/// `Cargo.toml` of a project: burn at the interpreter's version, NdArray only.
+fn cargo_toml() -> String {
+    format!(
         "[package]\nname = \"mutagraph-burn-repro\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
          publish = false\n\n[dependencies]\nburn = {{ version = \"={BURN_VERSION}\", \
          default-features = false, features = [\"std\", \"ndarray\"] }}\n\n\
          # Not part of any enclosing workspace.\n[workspace]\n"
-    );
-    Some(Project {
-        cargo_toml,
-        main_rs: main,
-    })
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::{Data, Value};
+
+    fn one_node(src: &str) -> Model {
+        mutagraph_ir::text::parse_model(&format!(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n{src}"
+        ))
+        .expect("valid text")
+    }
+
+    fn expect<'a>(expected: &'a HostTensor, symptom: &'a str) -> Expect<'a> {
+        Expect {
+            expected,
+            tolerance: (1e-4, 1e-5),
+            symptom,
+            title: "t",
+        }
+    }
+
+    #[test]
+    fn integer_mod_is_written_with_int_tensors_and_a_caught_panic() {
+        let m = one_node("g (int64[1,1,2] x, int64[1] z) => (int64[1,1,2] y) { y = Mod (x, z) }");
+        let inputs: NamedValues = vec![
+            (
+                "x".into(),
+                Value::Tensor(HostTensor::new(vec![1, 1, 2], Data::I64(vec![5, -3]))),
+            ),
+            (
+                "z".into(),
+                Value::Tensor(HostTensor::new(vec![1], Data::I64(vec![4]))),
+            ),
+        ];
+        let want = HostTensor::new(vec![1, 1, 2], Data::I64(vec![1, 1]));
+        let p = project(&m, &inputs, &expect(&want, "panic")).expect("Mod is covered");
+        assert!(p.main_rs.contains("Tensor<B, 6, Int>"), "{}", p.main_rs);
+        assert!(p.main_rs.contains("vec![5_i64, -3_i64]"), "{}", p.main_rs);
+        assert!(p.main_rs.contains("x.remainder(z)"), "{}", p.main_rs);
+        assert!(p.main_rs.contains("REPRODUCED: burn panics"), "{}", p.main_rs);
+        // a crash is reproduced by the panic alone: no value check
+        assert!(!p.main_rs.contains("fn check("), "{}", p.main_rs);
+    }
+
+    #[test]
+    fn f64_models_run_on_ndarray_f64() {
+        let m = one_node("g (double[2] x) => (double[2] y) { y = Cosh (x) }");
+        let inputs: NamedValues = vec![(
+            "x".into(),
+            Value::Tensor(HostTensor::new(vec![2], Data::F64(vec![100.0, 0.5]))),
+        )];
+        let want = HostTensor::new(vec![2], Data::F64(vec![100f64.cosh(), 0.5f64.cosh()]));
+        let p = project(&m, &inputs, &expect(&want, "nan")).expect("Cosh is covered");
+        assert!(p.main_rs.contains("type B = NdArray<f64>;"), "{}", p.main_rs);
+        assert!(p.main_rs.contains("vec![100.0_f64, 0.5_f64]"), "{}", p.main_rs);
+        assert!(p.main_rs.contains("fn check("), "{}", p.main_rs);
+        // a string input is not covered
+        let m = one_node("g (string[1] x) => (string[1] y) { y = Identity (x) }");
+        let inputs: NamedValues = vec![(
+            "x".into(),
+            Value::Tensor(HostTensor::new(vec![1], Data::String(vec![b"a".to_vec()]))),
+        )];
+        assert!(project(&m, &inputs, &expect(&want, "values")).is_none());
+    }
 }

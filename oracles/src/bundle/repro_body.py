@@ -110,10 +110,64 @@ def run_ort(model_path, inputs, opt_level, providers, runs):
 
 
 def run_tract(model_path, inputs, runs):
-    """Runs with tract's Python package (the decluttered model, as `tract` runs it)."""
+    """Runs with tract's Python package (the decluttered model, as `tract` runs it). When tract
+    cannot compile the model for its inputs' types and shapes and some inputs are integers (a
+    shape, pads, axes or sizes tract needs as constants), it is compiled again with every
+    input fixed to its value, as mutagraph's tract pipeline does; a note says so."""
     import tract
 
-    model = tract.onnx().load(model_path)
+    try:
+        return compile_and_run_tract(tract, model_path, inputs, runs, [])
+    except CompileError as e:
+        if not any(np.asarray(v).dtype.kind in "iu" for v in inputs.values()):
+            raise e.cause
+        frozen, fixed = frozen_model(model_path, inputs, list(inputs))
+        # printed here (this runs in the child process) so that it shows whatever follows
+        print("   note: tract cannot compile the model for its inputs' types and shapes (%s); "
+              "compiled again with its inputs (%s) fixed to their values, as mutagraph's "
+              "tract pipeline does when some are integers" % (e.cause, ", ".join(fixed)))
+        sys.stdout.flush()
+        try:
+            return compile_and_run_tract(tract, frozen, inputs, runs, [])
+        except CompileError as again:
+            raise again.cause
+        finally:
+            os.unlink(frozen)
+
+
+class CompileError(Exception):
+    """tract failed before running the model (loading, typing, decluttering)."""
+
+    def __init__(self, cause):
+        Exception.__init__(self, str(cause))
+        self.cause = cause
+
+
+def frozen_model(model_path, inputs, names):
+    """A temporary copy of the model whose inputs `names` are initializers holding their
+    values; returns its path and the names fixed."""
+    import tempfile
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(model_path)
+    fixed = []
+    for vi in list(model.graph.input):
+        if vi.name in names and vi.name in inputs:
+            model.graph.initializer.append(numpy_helper.from_array(np.asarray(inputs[vi.name]), vi.name))
+            model.graph.input.remove(vi)
+            fixed.append(vi.name)
+    handle, path = tempfile.mkstemp(suffix=".onnx")
+    os.close(handle)
+    onnx.save(model, path)
+    return path, fixed
+
+
+def compile_and_run_tract(tract, model_path, inputs, runs, notes):
+    try:
+        model = tract.onnx().load(model_path)
+    except Exception as e:  # the library's own failure to load is compile-time
+        raise CompileError(e)
     arrays = []
     for i in range(model.input_count()):
         name = model.input_name(i)
@@ -126,7 +180,10 @@ def run_tract(model_path, inputs, runs):
                              (name, value.dtype))
         model.set_input_fact(i, ",".join([str(d) for d in value.shape] + [dt]))
         arrays.append(value)
-    runnable = model.into_model().into_runnable()
+    try:
+        runnable = model.into_model().into_runnable()
+    except Exception as e:
+        raise CompileError(e)
     names = graph_outputs(model_path)
     results, seconds = [], []
     for _ in range(runs):
@@ -136,7 +193,7 @@ def run_tract(model_path, inputs, runs):
         if names is None or len(names) != len(values):
             names = ["output_%d" % k for k in range(len(values))]
         results.append(list(zip(names, values)))
-    return results, seconds, []
+    return results, seconds, notes
 
 
 def child_main(conn, library, variant, model_path, inputs, runs):
