@@ -273,7 +273,7 @@ fn an_optimizer_failing_on_what_the_library_does_not_implement_is_not_filed() {
 #[test]
 fn a_failure_fed_by_a_value_onnx_leaves_open_is_undefined() {
     let src = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
-               g (float[2] x) => (float[2] y) { m = Max (x, x)\n y = Neg (m) }";
+               g (float[2] x) => (float[2] y) <float[2] o = {1, 1}> { m = Max (x, o)\n y = Neg (m) }";
     let m = mutagraph_ir::text::parse_model(src).unwrap().to_bytes();
     let names = ["reference", "tract"];
     let verdict = |input: &[f32]| {
@@ -298,8 +298,9 @@ fn a_failure_fed_by_a_value_onnx_leaves_open_is_undefined() {
             .unwrap()
             .verdict
     };
-    // A NaN reaches the Max: whichever operand wins is the library's choice, and the
-    // failure on the Neg after it follows from a value the spec does not fix.
+    // A NaN reaches the Max: whichever operand wins is the library's choice (tract picks 1,
+    // the reference NaN), and the failure on the Neg after it follows from a value the spec
+    // does not fix.
     let v = verdict(&[f32::NAN, 1.0]);
     assert!(
         matches!(&v, Verdict::Undefined(w) if w.contains("upstream Max") && w.contains("nan-unspecified")),

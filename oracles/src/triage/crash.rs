@@ -60,6 +60,30 @@ pub fn burn_refusal(message: &str) -> Option<String> {
     }
 }
 
+/// Whether the library computed every output of `node` as the reference did (`got` and
+/// `truth` hold values by name; an output missing from `got` is not the same). Integers and
+/// NaN exactly, floats to a relative 1e-6.
+pub fn same_values(node: &mutagraph_ir::graph::Node, truth: &NamedValues, got: &NamedValues) -> bool {
+    let find = |set: &NamedValues, n: &str| {
+        set.iter()
+            .find(|(k, _)| k == n)
+            .and_then(|(_, v)| v.tensor()?.to_f64s())
+    };
+    node.outputs.iter().filter(|o| !o.is_empty()).all(|o| {
+        match (find(truth, o), find(got, o)) {
+            (Some(a), Some(b)) => {
+                a.len() == b.len()
+                    && a.iter().zip(&b).all(|(x, y)| {
+                        (x.is_nan() && y.is_nan())
+                            || x == y
+                            || (x - y).abs() <= 1e-6 * x.abs().max(1.0)
+                    })
+            }
+            _ => false,
+        }
+    })
+}
+
 /// The source location a caught panic names (`file:line` after ` (at `).
 fn panic_location(message: &str) -> Option<&str> {
     let i = message.rfind(" (at ")?;

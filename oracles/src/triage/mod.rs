@@ -629,6 +629,8 @@ impl Triage {
             .reference()
             .map(str::to_string)
             .and_then(|r| self.exposed(pool, cache, &r));
+        // The library's own values upstream of the failing node, when it computes them.
+        let mut library_values: Option<NamedValues> = None;
         // A wrongly shaped value upstream is the root cause.
         if let Some(truth) = &truth {
             let before = crash::ancestors(&model, node);
@@ -640,6 +642,7 @@ impl Triage {
                 }
                 None => None,
             };
+            library_values.clone_from(&got);
             if let Some(got) = got
                 && let Some((loc, why)) =
                     crash::first_shape_mismatch(&model, &before, truth, &got, &faulty)
@@ -678,11 +681,20 @@ impl Triage {
             } else {
                 // A value upstream that ONNX leaves open may reach the failing node as
                 // anything (a NaN cast to an integer pad, a size): the failure then follows
-                // from a result the spec does not fix.
+                // from a result the spec does not fix, when the library's value there is not
+                // the reference's (a type gap does not depend on values).
                 let upstream = crash::ancestors(&model, node).into_iter().find_map(|id| {
+                    if t.finding.gap.is_some() {
+                        return None;
+                    }
+                    let n = model.graph.node(id)?;
+                    if let Some(got) = &library_values
+                        && crash::same_values(n, truth, got)
+                    {
+                        return None;
+                    }
                     let hit = self.undefined_at(&model, id, truth, cache.inputs, false)?;
-                    let op = &model.graph.node(id)?.op_type;
-                    Some(format!("upstream {op}: {hit}"))
+                    Some(format!("upstream {}: {hit}", n.op_type))
                 });
                 if let Some(hit) = upstream {
                     t.verdict = Verdict::Undefined(hit);
