@@ -316,9 +316,15 @@ fn reproduce_info(f: &Finding, model: &[u8], tol: Tolerance, runs: &MutantRuns) 
             .filter(|(_, shows)| !shows)
             .map(|(n, _)| n.clone())
             .collect(),
-        expect_error: (f.kind == Kind::Crash)
-            .then(|| key_phrase(&f.message))
-            .flatten(),
+        expect_error: match f.kind {
+            Kind::Crash => key_phrase(&f.message),
+            // a wrong shape upstream of a failure: the library shows it by that failure
+            Kind::Inconsistency => f
+                .message
+                .split_once("; downstream: ")
+                .and_then(|(_, failure)| key_phrase(failure)),
+            _ => None,
+        },
         tolerances,
         default_tolerance: (tol.rtol, tol.atol),
         slow_seconds: if slow_seconds.is_finite() {

@@ -537,7 +537,11 @@ mod tests {
         assert!(p.main_rs.contains("Tensor<B, 6, Int>"), "{}", p.main_rs);
         assert!(p.main_rs.contains("vec![5_i64, -3_i64]"), "{}", p.main_rs);
         assert!(p.main_rs.contains("x.remainder(z)"), "{}", p.main_rs);
-        assert!(p.main_rs.contains("REPRODUCED: burn panics"), "{}", p.main_rs);
+        assert!(
+            p.main_rs.contains("REPRODUCED: burn panics"),
+            "{}",
+            p.main_rs
+        );
         // a crash is reproduced by the panic alone: no value check
         assert!(!p.main_rs.contains("fn check("), "{}", p.main_rs);
     }
@@ -551,8 +555,16 @@ mod tests {
         )];
         let want = HostTensor::new(vec![2], Data::F64(vec![100f64.cosh(), 0.5f64.cosh()]));
         let p = project(&m, &inputs, &expect(&want, "nan")).expect("Cosh is covered");
-        assert!(p.main_rs.contains("type B = NdArray<f64>;"), "{}", p.main_rs);
-        assert!(p.main_rs.contains("vec![100.0_f64, 0.5_f64]"), "{}", p.main_rs);
+        assert!(
+            p.main_rs.contains("type B = NdArray<f64>;"),
+            "{}",
+            p.main_rs
+        );
+        assert!(
+            p.main_rs.contains("vec![100.0_f64, 0.5_f64]"),
+            "{}",
+            p.main_rs
+        );
         assert!(p.main_rs.contains("fn check("), "{}", p.main_rs);
         // a string input is not covered
         let m = one_node("g (string[1] x) => (string[1] y) { y = Identity (x) }");

@@ -63,14 +63,20 @@ pub fn burn_refusal(message: &str) -> Option<String> {
 /// Whether the library computed every output of `node` as the reference did (`got` and
 /// `truth` hold values by name; an output missing from `got` is not the same). Integers and
 /// NaN exactly, floats to a relative 1e-6.
-pub fn same_values(node: &mutagraph_ir::graph::Node, truth: &NamedValues, got: &NamedValues) -> bool {
+pub fn same_values(
+    node: &mutagraph_ir::graph::Node,
+    truth: &NamedValues,
+    got: &NamedValues,
+) -> bool {
     let find = |set: &NamedValues, n: &str| {
         set.iter()
             .find(|(k, _)| k == n)
             .and_then(|(_, v)| v.tensor()?.to_f64s())
     };
-    node.outputs.iter().filter(|o| !o.is_empty()).all(|o| {
-        match (find(truth, o), find(got, o)) {
+    node.outputs
+        .iter()
+        .filter(|o| !o.is_empty())
+        .all(|o| match (find(truth, o), find(got, o)) {
             (Some(a), Some(b)) => {
                 a.len() == b.len()
                     && a.iter().zip(&b).all(|(x, y)| {
@@ -80,8 +86,7 @@ pub fn same_values(node: &mutagraph_ir::graph::Node, truth: &NamedValues, got: &
                     })
             }
             _ => false,
-        }
-    })
+        })
 }
 
 /// The source location a caught panic names (`file:line` after ` (at `).
