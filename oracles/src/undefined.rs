@@ -104,6 +104,16 @@ pub static CATALOGUE: &[Entry] = &[
         applies: nonfinite_conv_weights,
     },
     Entry {
+        id: "clip-default-bound-infinite",
+        affects: Affects::Values,
+        ops: &["Clip"],
+        spec: "Clip's absent min and max default to numeric_limits::lowest() and max() of the \
+               element type",
+        open: "by that text an infinite input is clipped to the finite extreme, while ONNX's \
+               own reference leaves it infinite: ONNX disagrees with itself",
+        applies: clip_default_bound_infinite,
+    },
+    Entry {
         id: "gemm-zero-scale",
         affects: Affects::Values,
         ops: &["Gemm"],
@@ -420,6 +430,26 @@ fn nan_inf(t: &HostTensor) -> (usize, usize) {
     } else {
         (0, 0)
     }
+}
+
+fn clip_default_bound_infinite(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "Clip" {
+        return None;
+    }
+    let x = slot(node, seen, 0)?;
+    let v = x.to_f64s().filter(|_| x.dtype.is_float())?;
+    // an attribute (Clip before opset 11) or an input gives the bound
+    let absent = |slot_ix: usize, attr: &str| {
+        node.inputs.get(slot_ix).is_none_or(|n| n.is_empty())
+            && node.attributes.attr(attr).is_none()
+    };
+    if absent(1, "min") && v.iter().any(|&a| a == f64::NEG_INFINITY) {
+        return Some("-inf reaches a Clip without min".into());
+    }
+    if absent(2, "max") && v.iter().any(|&a| a == f64::INFINITY) {
+        return Some("+inf reaches a Clip without max".into());
+    }
+    None
 }
 
 fn nan_into_select(node: &Node, seen: &Seen) -> Option<String> {

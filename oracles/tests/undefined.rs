@@ -47,6 +47,7 @@ const TESTED: &[&str] = &[
     "onehot-index-not-integer",
     "resize-empty-axis",
     "pad-reflect-beyond-axis",
+    "clip-default-bound-infinite",
     "same-pad-negative",
     "quantize-nonfinite",
     "gridsample-cubic-border",
@@ -605,4 +606,28 @@ fn every_entry_is_tested_and_cites_its_clause() {
             e.id
         );
     }
+}
+
+#[test]
+fn clip_of_infinity_without_a_bound() {
+    let clip = Node::new("Clip", &["x", "", "hi"], &["y"]);
+    let hi = f32s(&[], &[3.0]);
+    assert_eq!(
+        hit(
+            &clip,
+            vec![
+                ("x", f32s(&[2], &[f32::NEG_INFINITY, 1.0])),
+                ("hi", hi.clone())
+            ]
+        ),
+        Some("clip-default-bound-infinite")
+    );
+    // +inf meets the given max: defined
+    assert_eq!(
+        hit(
+            &clip,
+            vec![("x", f32s(&[2], &[f32::INFINITY, 1.0])), ("hi", hi)]
+        ),
+        None
+    );
 }

@@ -167,7 +167,20 @@ pub fn named_node(model: &Model, message: &str) -> Option<NodeId> {
             }
         }
     }
-    None
+    // tract names the nodes it derives from one of ours by suffixes ("Gemm_1.beta_c",
+    // "Conv_3.downsample.1", "Slice_2.Slice_2.slice-axis-0-0"): the longest node name that
+    // starts a quoted span, followed by a dot
+    quoted.iter().find_map(|q| {
+        g.nodes()
+            .filter_map(|n| {
+                let name = n.name.as_deref().filter(|s| !s.is_empty())?;
+                q.strip_prefix(name)
+                    .is_some_and(|rest| rest.starts_with('.'))
+                    .then_some((name.len(), n.id))
+            })
+            .max_by_key(|&(len, _)| len)
+            .map(|(_, id)| id)
+    })
 }
 
 /// The quoted spans of a message (node names, value names as libraries quote them).
@@ -433,6 +446,20 @@ mod tests {
         let shape = "load: Node (n1) Op (Add) [ShapeInferenceError] Incompatible dimensions";
         assert!(ours(Library::OnnxRuntime, shape).is_some());
         assert!(ours(Library::OnnxRuntime, "run: Non-zero status code").is_none());
+    }
+
+    #[test]
+    fn nodes_tract_derives_are_found_by_their_origin() {
+        let m = mutagraph_ir::text::parse_model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[2] x) => (float[2] y) { [Erf_1] a = Erf (x)\n [Gemm_1] y = Relu (a) }",
+        )
+        .unwrap();
+        let msg = "compile: running pass PropConst(0): Eager eval #7 \"Gemm_1.beta_c\" Mul during \
+                   optimisation: Tensor datum type error: tensor is F32, accessed as F64";
+        let id = named_node(&m, msg).expect("found");
+        assert_eq!(m.graph.node(id).unwrap().name.as_deref(), Some("Gemm_1"));
+        assert_eq!(named_node(&m, "\"Gemm_10.beta_c\" Mul"), None);
     }
 
     #[test]
