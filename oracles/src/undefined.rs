@@ -443,10 +443,10 @@ fn clip_default_bound_infinite(node: &Node, seen: &Seen) -> Option<String> {
         node.inputs.get(slot_ix).is_none_or(|n| n.is_empty())
             && node.attributes.attr(attr).is_none()
     };
-    if absent(1, "min") && v.iter().any(|&a| a == f64::NEG_INFINITY) {
+    if absent(1, "min") && v.contains(&f64::NEG_INFINITY) {
         return Some("-inf reaches a Clip without min".into());
     }
-    if absent(2, "max") && v.iter().any(|&a| a == f64::INFINITY) {
+    if absent(2, "max") && v.contains(&f64::INFINITY) {
         return Some("+inf reaches a Clip without max".into());
     }
     None
