@@ -178,34 +178,7 @@ fn report_of_a_minimized_crash_uses_the_minimized_message() {
     });
     f.layer = Some(Layer::Kernel);
     f.variants = vec![("tract".into(), true)];
-    let seen = Seen {
-        iteration: 1,
-        elapsed_s: 0.5,
-    };
-    let entry = SigEntry::first("crash-tract-neg-00000000".into(), &f, seen);
-    let dir = tempfile::tempdir().unwrap();
-    let b = dir.path().join(&entry.id);
-    let sig = f.signature();
-    write_new(
-        &b,
-        &Found {
-            finding: &f,
-            signature: &sig,
-            entry: &entry,
-            localization: None,
-            model: &model,
-            inputs: &inputs,
-            input_seed: 0,
-            runs: &runs,
-            native: None,
-            seed: "zoo:lenet",
-            iteration: 1,
-            trace: &[],
-            config: serde_json::json!({"backends": ["reference", "tract"]}),
-            tolerance: Tolerance::APPROXIMATE,
-        },
-    )
-    .unwrap();
+    let (_dir, b, sig) = write_tract_bundle("crash-tract-neg-00000000", &f, &model, &inputs, &runs);
     let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
     assert!(md.contains("node #18"), "{md}");
     let mut small_f = f.clone();
@@ -291,34 +264,13 @@ fn tract_repro_fixes_the_inputs_as_mutagraph_does() {
         attrs: String::new(),
     });
     f.variants = vec![("tract".into(), true)];
-    let seen = Seen {
-        iteration: 1,
-        elapsed_s: 0.5,
-    };
-    let entry = SigEntry::first("inconsistency-tract-reshape-00000000".into(), &f, seen);
-    let dir = tempfile::tempdir().unwrap();
-    let b = dir.path().join(&entry.id);
-    let sig = f.signature();
-    write_new(
-        &b,
-        &Found {
-            finding: &f,
-            signature: &sig,
-            entry: &entry,
-            localization: None,
-            model: &model,
-            inputs: &inputs,
-            input_seed: 0,
-            runs: &runs,
-            native: None,
-            seed: "zoo:lenet",
-            iteration: 1,
-            trace: &[],
-            config: serde_json::json!({"backends": ["reference", "tract"]}),
-            tolerance: Tolerance::APPROXIMATE,
-        },
-    )
-    .unwrap();
+    let (_dir, b, _) = write_tract_bundle(
+        "inconsistency-tract-reshape-00000000",
+        &f,
+        &model,
+        &inputs,
+        &runs,
+    );
     let out = Command::new("python3")
         .arg("repro.py")
         .current_dir(&b)
@@ -334,4 +286,44 @@ fn tract_repro_fixes_the_inputs_as_mutagraph_does() {
         text.contains("NOT REPRODUCED") && text.contains("matches the expected values"),
         "tract's package did not run the model:\n{text}"
     );
+}
+
+/// Files `f` (a tract finding seen at iteration 1) as bundle `id` in a new temporary directory;
+/// returns the directory, the bundle's path and the signature.
+fn write_tract_bundle(
+    id: &str,
+    f: &Finding,
+    model: &[u8],
+    inputs: &mutagraph_backends::value::NamedValues,
+    runs: &MutantRuns,
+) -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let seen = Seen {
+        iteration: 1,
+        elapsed_s: 0.5,
+    };
+    let entry = SigEntry::first(id.into(), f, seen);
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join(&entry.id);
+    let sig = f.signature();
+    write_new(
+        &b,
+        &Found {
+            finding: f,
+            signature: &sig,
+            entry: &entry,
+            localization: None,
+            model,
+            inputs,
+            input_seed: 0,
+            runs,
+            native: None,
+            seed: "zoo:lenet",
+            iteration: 1,
+            trace: &[],
+            config: serde_json::json!({"backends": ["reference", "tract"]}),
+            tolerance: Tolerance::APPROXIMATE,
+        },
+    )
+    .unwrap();
+    (dir, b, sig)
 }
