@@ -3,6 +3,10 @@
 //! domain `mutagraph.fault` is the fault (`Abort`, `Segfault`, `Panic`, `Hang`, `Alloc`,
 //! `Error`, `Unsupported`, `Exit`); a model without such a node is run as identity (graph input
 //! `k` is returned as graph output `k`).
+//!
+//! With [`WRONG_ONCE`] naming a directory, a model without a fault node is run as identity only
+//! the first time any process prepares it (a marker file per model under that directory), and
+//! by the reference interpreter after that: a finding that a fresh process does not show.
 use crate::backend::{Backend, BackendError, Capabilities, Prepared, Stage};
 use crate::value::NamedValues;
 use mutagraph_ir::model::Model;
@@ -12,6 +16,27 @@ pub const DOMAIN: &str = "mutagraph.fault";
 
 /// The fault-injection backend.
 pub struct Fault;
+
+/// Environment variable: a directory where the fault backend marks the models it has run
+/// wrongly once (see the module documentation).
+pub const WRONG_ONCE: &str = "MUTAGRAPH_FAULT_WRONG_ONCE";
+
+/// Whether `model` was prepared before under the [`WRONG_ONCE`] directory (marking it now if
+/// not); `None` when the variable is not set.
+fn seen_before(model: &[u8]) -> Option<bool> {
+    use std::hash::{Hash, Hasher};
+    let dir = std::path::PathBuf::from(std::env::var_os(WRONG_ONCE)?);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    model.hash(&mut h);
+    let marker = dir.join(format!("{:016x}", h.finish()));
+    Some(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(marker)
+            .is_err(),
+    )
+}
 
 /// What the model asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +101,9 @@ impl Backend for Fault {
                 })?;
                 break;
             }
+        }
+        if mode == Mode::Identity && seen_before(model) == Some(true) {
+            return crate::reference::Reference::new().prepare(model);
         }
         let outputs = m
             .graph

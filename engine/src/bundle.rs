@@ -194,6 +194,11 @@ pub struct Meta {
     /// For a bundle under `merged/`: the bundle it was merged into.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_into: Option<String>,
+    /// For a bundle under `unconfirmed/`: what a fresh run of its model and inputs showed
+    /// (each finding's verdict and signature; empty: nothing), the filed finding not among
+    /// them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_shown_again: Option<Vec<String>>,
 }
 
 fn run_lines(runs: &MutantRuns) -> Vec<RunLine> {
@@ -391,6 +396,7 @@ pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
         trigger: Vec::new(),
         aliases: Vec::new(),
         merged_into: None,
+        not_shown_again: None,
     };
     render_docs(&tmp, &meta)?;
     write_json(&tmp.join("meta.json"), &meta)?;
@@ -425,6 +431,14 @@ pub fn note_merged(dir: &Path, into: &str, root: &str) -> Result<()> {
     let mut meta = read_meta(dir)?;
     meta.merged_into = Some(into.to_string());
     meta.root_signature = Some(root.to_string());
+    write_json(&dir.join("meta.json"), &meta)
+}
+
+/// Records in a bundle's `meta.json` that a fresh run of its model and inputs did not show
+/// the finding, and what that run showed instead.
+pub fn note_not_shown(dir: &Path, shown: &[String]) -> Result<()> {
+    let mut meta = read_meta(dir)?;
+    meta.not_shown_again = Some(shown.to_vec());
     write_json(&dir.join("meta.json"), &meta)
 }
 

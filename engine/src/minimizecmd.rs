@@ -8,7 +8,7 @@
 //! * `--check CMD`: an external interestingness test instead: the candidate's path is appended
 //!   to `CMD` (run by `sh -c`, also in `$MUTAGRAPH_MODEL`); exit status 0 = still interesting.
 use crate::bundle;
-use crate::campaign::minimizer::{Done, MinimizeJob, MinimizedInfo, minimize_one};
+use crate::campaign::minimizer::{Done, Finished, MinimizeJob, MinimizedInfo, minimize_one};
 use anyhow::{Context, Result, anyhow, bail};
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};
@@ -231,14 +231,24 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
     let mut o = opts.clone();
     o.focus = finding.location.as_ref().map(|l| l.value.clone());
     let stop = AtomicBool::new(false);
-    let done: Done = minimize_one(&mut pool, &backends, req.tolerance, &job, &o, &stop)
-        .ok_or_else(|| {
-            anyhow!(
-                "{}: the finding `{}` does not reproduce on the original model any more",
-                req.target.display(),
-                job.signature
-            )
-        })?;
+    let done: Done = match minimize_one(&mut pool, &backends, req.tolerance, &job, &o, &stop) {
+        Some(Finished::Minimized(done)) => *done,
+        Some(Finished::NotShown(n)) => bail!(
+            "{}: the finding `{}` does not reproduce on the original model any more (this run: {})",
+            req.target.display(),
+            job.signature,
+            if n.shown.is_empty() {
+                "no finding".to_string()
+            } else {
+                n.shown.join("; ")
+            }
+        ),
+        None => bail!(
+            "{}: the original model could not be run again to check the finding `{}`",
+            req.target.display(),
+            job.signature
+        ),
+    };
     pool.shutdown();
     if is_bundle && req.out.is_none() {
         bundle::write_minimized(&req.target, &done)?;

@@ -312,3 +312,58 @@ fn findings_are_deduplicated_into_bundles() {
     }
     assert_eq!(hits, findings);
 }
+
+#[test]
+fn findings_a_fresh_process_does_not_show_are_withdrawn() {
+    // With MUTAGRAPH_FAULT_WRONG_ONCE, the `fault` backend answers wrongly (identity) only the
+    // first time a model is run anywhere: the campaign sees an inconsistency, the minimizer's
+    // fresh workers, running the bundle's own model and inputs, do not.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("f");
+    let marks = dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args([
+            "campaign",
+            "--seeds",
+            "zoo",
+            "--out",
+            out.to_str().unwrap(),
+            "--seed",
+            "5",
+            "--backends",
+            "reference,fault",
+            "--iterations",
+            "6",
+            "--quiet",
+        ])
+        .env(mutagraph_backends::fault::WRONG_ONCE, &marks)
+        .output()
+        .unwrap();
+    ok(o);
+    let stats = json(&out.join("stats.json"));
+    let withdrawn = u(&stats, "unconfirmed");
+    assert!(withdrawn > 0, "{stats}");
+    assert_eq!(u(&stats, "unique_findings"), 0, "{stats}");
+    let left: Vec<_> = std::fs::read_dir(out.join("findings"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "nothing stays filed: {left:?}");
+    let state = json(&out.join("state.json"));
+    assert!(state["signatures"].as_object().unwrap().is_empty());
+    let moved: Vec<_> = std::fs::read_dir(out.join("unconfirmed"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(moved.len() as u64, withdrawn, "{moved:?}");
+    for d in &moved {
+        let meta = json(&d.join("meta.json"));
+        let shown = meta["not_shown_again"].as_array().unwrap();
+        let sig = meta["signature"].as_str().unwrap();
+        assert!(
+            shown.iter().all(|s| !s.as_str().unwrap().ends_with(sig)),
+            "{shown:?}"
+        );
+        assert!(d.join("original.onnx").is_file() && d.join("inputs").is_dir());
+    }
+}

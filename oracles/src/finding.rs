@@ -206,6 +206,9 @@ impl Finding {
         let (Some(loc), false, None) = (&self.location, self.trigger.is_empty(), &self.gap) else {
             return self.signature();
         };
+        if self.tract_rule().is_some() {
+            return self.signature();
+        }
         let family = mutagraph_ir::registry::Registry::global()
             .get("", &loc.op_type)
             .map_or(loc.op_type.as_str(), |s| s.family());
@@ -247,6 +250,12 @@ impl Finding {
             };
             if self.kind.is_numeric() {
                 op
+            } else if let (Some(rule), Some(phrase)) =
+                (self.tract_rule(), tract_phrase(&self.message))
+            {
+                // A rewrite rule that fails is one fault whichever op put the pulled node there
+                // (a strided Conv and a stepped Slice both leave a Downsample to pull).
+                format!("rule={rule}|msg={phrase}")
             } else if let Some(phrase) = (self.library() == "tract")
                 .then(|| tract_phrase(&self.message))
                 .flatten()
@@ -276,6 +285,16 @@ impl Finding {
             symptom,
             place
         )
+    }
+
+    /// The tract rewrite rule a failure happened in, when tract names one: `Pulling #5 "a"
+    /// Downsample over #4 "b" Reshape: Invalid axis` is the rule pulling a `Downsample` over a
+    /// `Reshape`, written `Downsample/Reshape`.
+    pub fn tract_rule(&self) -> Option<String> {
+        if self.library() != "tract" {
+            return None;
+        }
+        tract_rule(&self.message)
     }
 
     /// A file-name-safe id for the signature: `kind-library-what-<8 hex digits>`.
@@ -338,6 +357,28 @@ pub fn core_message(msg: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     collapse_lists(&n).chars().take(100).collect()
+}
+
+/// The rewrite rule named by a tract message `Pulling #N "name" Op over #M "name" Other: ...`
+/// as `Op/Other`; `None` when the message names no rule.
+pub fn tract_rule(msg: &str) -> Option<String> {
+    // After each `#N "name" ` comes the op's name, up to the next space or colon.
+    fn op_after_node(s: &str) -> Option<(&str, &str)> {
+        let s = s.strip_prefix('#')?;
+        let s = s.trim_start_matches(|c: char| c.is_ascii_digit());
+        let s = s.strip_prefix(" \"")?;
+        let close = s.find("\" ")?;
+        let rest = &s[close + 2..];
+        let end = rest.find([' ', ':']).unwrap_or(rest.len());
+        let op = &rest[..end];
+        (!op.is_empty() && op.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .then_some((op, &rest[end..]))
+    }
+    let start = msg.find("Pulling #")?;
+    let (pulled, rest) = op_after_node(&msg[start + "Pulling ".len()..])?;
+    let rest = rest.strip_prefix(" over ")?;
+    let (over, _) = op_after_node(rest)?;
+    Some(format!("{pulled}/{over}"))
 }
 
 /// What a tract failure says went wrong, without the stage that met it: the innermost cause
@@ -774,6 +815,55 @@ mod tests {
         let mut c = a.clone();
         c.message = "compile: Failed analyse for node #4 \"q\" Pad: Eager eval during inference: index out of bounds".into();
         assert_eq!(a.root_signature(), c.root_signature());
+    }
+
+    #[test]
+    fn a_failing_tract_rule_is_one_signature_whichever_op_left_the_node() {
+        let at = |op: &str, msg: &str| {
+            let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());
+            f.stage = Some(Stage::Compile);
+            f.layer = Some(Layer::Kernel);
+            f.location = Some(Location {
+                op_type: op.into(),
+                value: "v".into(),
+                attrs: String::new(),
+            });
+            f.trigger = vec!["strides".into()];
+            f
+        };
+        let conv = at(
+            "Conv",
+            "compile: running pass declutter: declutter node #51 \"Conv_5.downsample.1\" Downsample: Pulling #51 \"Conv_5.downsample.1\" Downsample over #50 \"Reshape_18.1\" Reshape: Invalid axis",
+        );
+        let slice = at(
+            "Slice",
+            "compile: running pass declutter: declutter node #55 \"/Slice\" Downsample: Pulling #55 \"/Slice\" Downsample over #30 \"/Reshape.0\" Reshape: Invalid axis",
+        );
+        assert_eq!(conv.tract_rule().as_deref(), Some("Downsample/Reshape"));
+        assert_eq!(conv.signature(), slice.signature());
+        assert_eq!(conv.root_signature(), slice.root_signature());
+        assert!(
+            conv.signature()
+                .contains("rule=Downsample/Reshape|msg=invalid axis"),
+            "{}",
+            conv.signature()
+        );
+        // Pulled over another op, or failing another way, is another fault.
+        let expand = at(
+            "Expand",
+            "compile: declutter node #34 \"c.downsample.1\" Downsample: Pulling #34 \"c.downsample.1\" Downsample over #33 \"/Expand\" MultiBroadcastTo: Trying to substitute a 1,37,5,16,F16 by 1,37,5,32,F16 as output #0",
+        );
+        assert_eq!(
+            expand.tract_rule().as_deref(),
+            Some("Downsample/MultiBroadcastTo")
+        );
+        assert_ne!(expand.signature(), conv.signature());
+        // Another library's message, or one naming no rule, keeps the op.
+        let mut ort = conv.clone();
+        ort.backends = vec!["ort".into()];
+        assert_eq!(ort.tract_rule(), None);
+        assert!(ort.signature().contains("op=Conv"));
+        assert_eq!(tract_rule("run: Evaluating #1 \"p\" Pad: bad"), None);
     }
 
     #[test]

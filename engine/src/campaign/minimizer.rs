@@ -88,8 +88,30 @@ pub struct Done {
     pub info: MinimizedInfo,
 }
 
-/// Minimizes one finding's model with `pool`. `None` when the original model, on the
-/// campaign's own inputs, no longer shows the finding's signature (then nothing is written).
+/// What became of one minimization job.
+pub enum Finished {
+    /// The finding showed again and was minimized.
+    Minimized(Box<Done>),
+    /// The original model, run again in the minimizer's own worker processes on the inputs
+    /// the campaign used, did not show the finding: not confirmed, so not filed.
+    NotShown(NotShown),
+}
+
+/// A finding a fresh run of its own model and inputs did not show.
+#[derive(Clone, Debug)]
+pub struct NotShown {
+    /// The bundle.
+    pub dir: PathBuf,
+    /// The signature.
+    pub signature: String,
+    /// What the fresh run showed instead: each finding's verdict and signature.
+    pub shown: Vec<String>,
+}
+
+/// Minimizes one finding's model with `pool`. `None` when the job could not be run (its
+/// model does not load, a worker failed, or `stop` was set); [`Finished::NotShown`] when the
+/// original model, on the campaign's own inputs, does not show the finding's signature (then
+/// nothing is minimized).
 pub fn minimize_one(
     pool: &mut Pool,
     backends: &[String],
@@ -97,7 +119,7 @@ pub fn minimize_one(
     job: &MinimizeJob,
     opts: &Options,
     stop: &AtomicBool,
-) -> Option<Done> {
+) -> Option<Finished> {
     let model = Model::from_bytes(&job.model).ok()?;
     let run_on = Reproducer::backends_for(&job.finding, backends);
     let mut rep = Reproducer {
@@ -109,7 +131,20 @@ pub fn minimize_one(
     };
     // The original, on the inputs the campaign used: what the campaign saw must show again.
     let first = rep.check_with(&model, job.inputs.clone())?;
-    let seen = first.found?;
+    let Some(seen) = first.found else {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        return Some(Finished::NotShown(NotShown {
+            dir: job.dir.clone(),
+            signature: job.signature.clone(),
+            shown: first
+                .all
+                .iter()
+                .map(|t| format!("{}: {}", t.verdict.name(), t.finding.signature()))
+                .collect(),
+        }));
+    };
     // The reference's intermediate values feed the inputs that cuts create.
     let intermediates = job.intermediates.clone().or(seen.intermediates);
     rep.values = ValueMap::new(&job.inputs, intermediates.as_ref(), job.input_seed);
@@ -182,7 +217,7 @@ pub fn minimize_one(
         passes,
         op_type: finding.op_type().map(String::from),
     };
-    Some(Done {
+    Some(Finished::Minimized(Box::new(Done {
         dir: job.dir.clone(),
         signature: job.signature.clone(),
         model: small.to_bytes(),
@@ -192,13 +227,13 @@ pub fn minimize_one(
         native,
         localization,
         info,
-    })
+    })))
 }
 
 /// The background thread.
 pub struct Minimizer {
     tx: Option<Sender<MinimizeJob>>,
-    rx: Receiver<Done>,
+    rx: Receiver<Finished>,
     pending: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
@@ -208,7 +243,7 @@ impl Minimizer {
     /// Starts the thread.
     pub fn start(pool_opts: PoolOptions, backends: Vec<String>, tolerance: Tolerance) -> Minimizer {
         let (tx, jobs) = channel::<MinimizeJob>();
-        let (done_tx, rx) = channel::<Done>();
+        let (done_tx, rx) = channel::<Finished>();
         let pending = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let (p, s) = (pending.clone(), stop.clone());
@@ -255,7 +290,7 @@ impl Minimizer {
     }
 
     /// Finished jobs since the last call.
-    pub fn results(&self) -> Vec<Done> {
+    pub fn results(&self) -> Vec<Finished> {
         self.rx.try_iter().collect()
     }
 

@@ -28,7 +28,7 @@ use crate::bundle;
 use crate::findings::{Seen, SigEntry};
 use anyhow::{Context, Result, anyhow, bail};
 use mcmc::{Scheduler, SeedStats};
-use minimizer::{MinimizeJob, Minimizer};
+use minimizer::{Finished, MinimizeJob, Minimizer, NotShown};
 use mutagraph_backends::backend::Stage;
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};
@@ -205,6 +205,10 @@ pub struct Counters {
     /// Distinct signatures (= bug bundles under `findings/`).
     #[serde(default)]
     pub unique_findings: u64,
+    /// Bundles withdrawn to `unconfirmed/` because their own model and inputs, run again in
+    /// the minimizer's fresh worker processes, did not show the finding.
+    #[serde(default)]
+    pub unconfirmed: u64,
     /// Findings dropped by localization as amplified rounding of the inputs (`unstable`).
     #[serde(default)]
     pub unstable: u64,
@@ -1386,19 +1390,50 @@ impl Campaign {
             e.alias_of = Some(primary.to_string());
         }
         let from = self.out.join("findings").join(&d.id);
-        let to_dir = self.out.join("merged");
+        bundle::note_merged(&from, &primary_id, root)?;
+        self.move_bundle(&d.id, "merged")?;
+        self.state.counters.unique_findings = self.state.counters.unique_findings.saturating_sub(1);
+        self.state.counters.merged += 1;
+        self.dirty.insert(primary.to_string());
+        Ok(())
+    }
+
+    /// Moves bundle `id`, whole, from `findings/` to `to/` (replacing an older bundle of that
+    /// id there).
+    fn move_bundle(&self, id: &str, to: &str) -> Result<()> {
+        let from = self.out.join("findings").join(id);
+        let to_dir = self.out.join(to);
         std::fs::create_dir_all(&to_dir)
             .with_context(|| format!("creating {}", to_dir.display()))?;
-        bundle::note_merged(&from, &primary_id, root)?;
-        let to = to_dir.join(&d.id);
+        let to = to_dir.join(id);
         if to.exists() {
             std::fs::remove_dir_all(&to).with_context(|| format!("removing {}", to.display()))?;
         }
         std::fs::rename(&from, &to)
-            .with_context(|| format!("moving {} to {}", from.display(), to.display()))?;
+            .with_context(|| format!("moving {} to {}", from.display(), to.display()))
+    }
+
+    /// Withdraws the bundle of a finding that its own model and inputs, run again in fresh
+    /// workers, did not show: it moves to `unconfirmed/` with what the second run showed, and
+    /// the signature is forgotten, so a later hit files it anew and is checked again.
+    fn unconfirm(&mut self, n: &NotShown) -> Result<()> {
+        let Some(e) = self.state.signatures.get(&n.signature) else {
+            return Ok(());
+        };
+        if e.alias_of.is_some() || !e.aliases.is_empty() {
+            return Ok(());
+        }
+        let id = e.id.clone();
+        let from = self.out.join("findings").join(&id);
+        if !from.exists() {
+            return Ok(());
+        }
+        bundle::note_not_shown(&from, &n.shown)?;
+        self.move_bundle(&id, "unconfirmed")?;
+        self.state.signatures.remove(&n.signature);
+        self.dirty.remove(&n.signature);
         self.state.counters.unique_findings = self.state.counters.unique_findings.saturating_sub(1);
-        self.state.counters.merged += 1;
-        self.dirty.insert(primary.to_string());
+        self.state.counters.unconfirmed += 1;
         Ok(())
     }
 
@@ -1410,7 +1445,14 @@ impl Campaign {
             .as_ref()
             .map(|m| m.results())
             .unwrap_or_default();
-        for done in results {
+        for finished in results {
+            let done = match finished {
+                Finished::Minimized(done) => done,
+                Finished::NotShown(n) => {
+                    self.unconfirm(&n)?;
+                    continue;
+                }
+            };
             bundle::write_minimized(&done.dir, &done)?;
             self.state.counters.minimized += 1;
             let root = done.finding.root_signature();
