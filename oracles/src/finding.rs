@@ -203,10 +203,13 @@ impl Finding {
     /// the attributes the bug needs (`RNN/GRU/LSTM[clip]`: tract ignoring `clip` in GRU and in
     /// LSTM is one bug, whatever else the nodes had); else the [signature](Finding::signature).
     pub fn root_signature(&self) -> String {
-        let (Some(loc), false, None) = (&self.location, self.trigger.is_empty(), &self.gap) else {
+        // A failure needs no trigger to be one root cause over the family: tract failing the
+        // same way on the initial state of an RNN, a GRU and an LSTM is one fault of the
+        // recurrent expansion they share. A numeric finding without a trigger stays the op's.
+        let (Some(loc), None) = (&self.location, &self.gap) else {
             return self.signature();
         };
-        if self.tract_rule().is_some() {
+        if self.tract_rule().is_some() || (self.trigger.is_empty() && self.kind.is_numeric()) {
             return self.signature();
         }
         let family = mutagraph_ir::registry::Registry::global()
@@ -357,6 +360,18 @@ pub fn core_message(msg: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     collapse_lists(&n).chars().take(100).collect()
+}
+
+/// Whether two failure messages of `library` (`tract`, `ort`, ...) say the same thing went
+/// wrong, the stage that met it and the model's names, numbers and shapes aside.
+pub fn same_failure(library: &str, a: &str, b: &str) -> bool {
+    let key = |m: &str| {
+        (library == "tract")
+            .then(|| tract_phrase(m))
+            .flatten()
+            .unwrap_or_else(|| core_message(m))
+    };
+    key(a) == key(b)
 }
 
 /// The rewrite rule named by a tract message `Pulling #N "name" Op over #M "name" Other: ...`
@@ -864,6 +879,67 @@ mod tests {
         assert_eq!(ort.tract_rule(), None);
         assert!(ort.signature().contains("op=Conv"));
         assert_eq!(tract_rule("run: Evaluating #1 \"p\" Pad: bad"), None);
+    }
+
+    #[test]
+    fn one_failure_of_a_family_is_one_root_cause_without_a_trigger() {
+        let at = |kind: Kind, op: &str, msg: &str| {
+            let mut f = Finding::new(kind, "tract", "error", msg.into());
+            f.layer = Some(Layer::Kernel);
+            f.location = Some(Location {
+                op_type: op.into(),
+                value: "v".into(),
+                attrs: String::new(),
+            });
+            f
+        };
+        let msg = |op: &str| {
+            format!(
+                "compile: running pass ChangeAxes: Making patch for AxisChange from #4 \"{op}_5.h0\" Const: Trying to substitute a 1,1,2,F32 by 1,2,F32 as output #0 of #4 \"{op}_5.h0\" RmAxis."
+            )
+        };
+        let rnn = at(Kind::Crash, "RNN", &msg("RNN"));
+        let lstm = at(Kind::Crash, "LSTM", &msg("LSTM"));
+        assert_ne!(rnn.signature(), lstm.signature());
+        assert_eq!(rnn.root_signature(), lstm.root_signature());
+        // Failing another way is another root cause.
+        let other = at(
+            Kind::Crash,
+            "LSTM",
+            "compile: seq_len only supported for trivial noop case",
+        );
+        assert_ne!(other.root_signature(), rnn.root_signature());
+        // Ops of different families stay apart, and wrong values without a trigger stay the op's.
+        assert_ne!(
+            at(Kind::Crash, "Pad", &msg("RNN")).root_signature(),
+            rnn.root_signature()
+        );
+        let mut gru = at(Kind::Inconsistency, "GRU", "x");
+        gru.symptom = "values".into();
+        let mut lstm_values = gru.clone();
+        lstm_values.location.as_mut().unwrap().op_type = "LSTM".into();
+        assert_ne!(gru.root_signature(), lstm_values.root_signature());
+    }
+
+    #[test]
+    fn one_failure_met_at_two_stages_is_the_same_failure() {
+        let panic = "panic: ndarray: could not broadcast array from shape: [0] to: [1] (at /x/ndarray/src/lib.rs:1801)";
+        assert!(same_failure(
+            "tract",
+            panic,
+            "panic: ndarray: could not broadcast array from shape: [0] to: [1] (at /x/lib.rs:9)"
+        ));
+        assert!(!same_failure(
+            "tract",
+            panic,
+            "run: Evaluating #1 \"/Erf\" Erf: Erf does not support F64"
+        ));
+        assert!(same_failure(
+            "tract",
+            "compile: Failed analyse for node #4 \"q\" Pad: start <= axis_len failed",
+            "run: Evaluating #1 \"p\" Pad: start <= axis_len failed"
+        ));
+        assert!(!same_failure("ort", "run: a failed", "run: b failed"));
     }
 
     #[test]

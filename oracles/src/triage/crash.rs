@@ -277,7 +277,10 @@ pub struct FirstFailure {
 }
 
 /// See [`FirstFailure`]: bisection over the prefixes of `order` (the whole model's
-/// topological order when `None`), whose whole list fails with `whole` (when known).
+/// topological order when `None`), whose whole list fails with `whole` (when known). With
+/// `like`, a prefix counts as failing only when it fails that way
+/// ([`crate::finding::same_failure`]): a prefix that fails otherwise (an op the library lacks,
+/// which the whole model never reached) does not hold the failure looked for.
 pub fn failing_node(
     pool: &mut Pool,
     faulty: &str,
@@ -285,7 +288,9 @@ pub fn failing_node(
     inputs: &NamedValues,
     order: Option<Vec<NodeId>>,
     whole: Option<String>,
+    like: Option<&str>,
 ) -> Option<FirstFailure> {
+    let library = mutagraph_backends::catalog::family(faulty);
     let order = match order {
         Some(o) => o,
         None => model.graph.topo_order().ok()?,
@@ -303,6 +308,9 @@ pub fn failing_node(
             Ok(o) => {
                 lo = mid;
                 got = Some(o);
+            }
+            Err(Some(m)) if like.is_some_and(|l| !crate::finding::same_failure(library, l, &m)) => {
+                lo = mid;
             }
             Err(m) => {
                 hi = mid;

@@ -575,7 +575,15 @@ impl Triage {
         let named = crash::named_node(&model, &t.finding.message);
         let (mut node, mut prefix_out) = match named {
             Some(id) => (Some(id), None),
-            None => match crash::failing_node(pool, &faulty, &model, cache.inputs, None, None) {
+            None => match crash::failing_node(
+                pool,
+                &faulty,
+                &model,
+                cache.inputs,
+                None,
+                None,
+                Some(&t.finding.message),
+            ) {
                 Some(first) => {
                     self.stats.extra_runs += 8;
                     (Some(first.node), first.outputs)
@@ -609,6 +617,7 @@ impl Triage {
                             cache.inputs,
                             Some(before),
                             Some(whole),
+                            None,
                         ) && let Some(m) = first.message
                             && crash::stage_rank(&m) <= crash::stage_rank(&t.finding.message)
                         {
