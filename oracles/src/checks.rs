@@ -471,9 +471,13 @@ impl Oracle for Inconsistency {
 }
 
 /// The same backend twice on the same model and inputs: a different outcome (ok / error /
-/// crash; timeouts and memory are left out, they depend on load) or outputs that are not
-/// bit-identical (NaN equal to NaN).
-pub struct Flaky;
+/// crash; timeouts and memory are left out, they depend on load) or outputs that differ beyond
+/// `tolerance` (NaN equal to NaN). Bitwise differences within it are left out: a threaded
+/// reduction summing in another order each run is how every library computes, not a bug.
+pub struct Flaky {
+    /// The campaign's tolerance.
+    pub tolerance: Tolerance,
+}
 
 impl Oracle for Flaky {
     fn name(&self) -> &'static str {
@@ -500,7 +504,7 @@ impl Oracle for Flaky {
             }
             match (first.outcome.outputs(), again.outcome.outputs()) {
                 (Some(a), Some(b)) => {
-                    if let Err((_, msg, _)) = agree(a, b, Tolerance::EXACT) {
+                    if let Err((_, msg, _)) = agree(a, b, self.tolerance) {
                         out.push(Finding::new(
                             Kind::Flaky,
                             &again.backend,
@@ -527,7 +531,7 @@ impl Oracle for Flaky {
 }
 
 /// The default oracles: crash, hang, memory, NaN/Inf, inconsistency at `tolerance`, slow
-/// (in optimized builds only), flaky.
+/// (in optimized builds only), flaky at `tolerance`.
 pub fn default_oracles(tolerance: Tolerance) -> Vec<Box<dyn Oracle>> {
     let mut v: Vec<Box<dyn Oracle>> = vec![
         Box::new(Crash),
@@ -539,7 +543,7 @@ pub fn default_oracles(tolerance: Tolerance) -> Vec<Box<dyn Oracle>> {
     if SLOWNESS_MEANINGFUL {
         v.push(Box::new(Slow));
     }
-    v.push(Box::new(Flaky));
+    v.push(Box::new(Flaky { tolerance }));
     v
 }
 

@@ -271,9 +271,12 @@ fn flaky_runs_differ_from_themselves() {
     ]);
     r.reruns = vec![
         report("ort", out(&[1.0, 2.0])),
-        report("tract", out(&[1.0, 2.0000002])),
+        report("tract", out(&[1.0, 2.5])),
     ];
     assert_eq!(kinds(&judge(&r)), vec![(Kind::Flaky, "tract", "values")]);
+    // A last bit of difference (a threaded sum in another order) is within the tolerance.
+    r.reruns = vec![report("tract", out(&[1.0, 2.0000002]))];
+    assert!(judge(&r).is_empty());
     r.reruns = vec![report(
         "ort",
         Outcome::Crash {
