@@ -203,3 +203,44 @@ fn f64_mode_returns_f64_outputs() {
     );
     assert!(cmp.ok, "{:?}", cmp.reason);
 }
+
+#[test]
+fn reverse_sequence_refuses_lengths_that_do_not_fit_the_batch() {
+    use mutagraph_backends::value::{HostTensor, Value};
+    // The input's shape is only known at run time (an Expand to a shape input): one length for
+    // a batch of 0 is an invalid model there, as ONNX Runtime says, not a result to compare.
+    let src = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+               g (float x, int64[3] s) => (float[?,?,?] y) <int64[1] l = {1}> {\n\
+                 e = Expand (x, s)\n\
+                 y = ReverseSequence (e, l)\n\
+               }";
+    let model = mutagraph_ir::text::parse_model(src).unwrap().to_bytes();
+    let run = |shape: [i64; 3]| {
+        let mut r = Reference::new();
+        let mut p = r.prepare(&model).unwrap();
+        p.run(&vec![
+            (
+                "x".to_string(),
+                Value::Tensor(
+                    HostTensor::from_f64s(mutagraph_ir::DType::F32, vec![], &[1.0]).unwrap(),
+                ),
+            ),
+            (
+                "s".to_string(),
+                Value::Tensor(
+                    HostTensor::from_f64s(
+                        mutagraph_ir::DType::I64,
+                        vec![3],
+                        &shape.map(|d| d as f64),
+                    )
+                    .unwrap(),
+                ),
+            ),
+        ])
+    };
+    let e = run([1, 0, 0]).expect_err("a batch of 0 with one length");
+    assert!(e.to_string().contains("1 entries for a batch of 0"), "{e}");
+    let e = run([0, 1, 2]).expect_err("a length beyond an empty time axis");
+    assert!(e.to_string().contains("outside 0..=0"), "{e}");
+    assert!(run([1, 1, 2]).is_ok());
+}

@@ -393,3 +393,35 @@ fn a_failure_is_placed_on_the_node_that_fails_that_way() {
         .expect("a tract finding");
     assert_eq!(t.finding.op_type(), Some("Pad"), "{:?}", t.finding);
 }
+
+#[test]
+fn a_limit_the_library_declares_is_not_filed() {
+    let m = model("Relu", 2);
+    let verdict = |msg: &str| {
+        judge(
+            &["reference", "tract"],
+            vec![ok(&[1.0, 0.0]), err(msg)],
+            &m,
+            &x(&[1.0, -1.0]),
+            false,
+        )
+        .into_iter()
+        .find(|(_, b, _, _)| b[0] == "tract")
+        .unwrap()
+        .2
+    };
+    let v = verdict(
+        "compile: Translating node #6 \"y\" RNN ToTypedTranslator: seq_len only supported for trivial noop case",
+    );
+    assert!(
+        matches!(&v, Verdict::Unsupported(w) if w.contains("only supported for")),
+        "{v:?}"
+    );
+    // A failure that says nothing of the kind is the library's.
+    assert_eq!(
+        verdict(
+            "compile: Translating node #6 \"y\" Relu: Output mismatch after rewiring expansion"
+        ),
+        Verdict::Report
+    );
+}

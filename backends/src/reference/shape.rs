@@ -856,6 +856,21 @@ fn op_reverse_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     if t.rank() < 2 || ba >= t.rank() || ta >= t.rank() || ba == ta {
         return Err(err("ReverseSequence axes"));
     }
+    // The spec gives sequence_lens the shape [batch_size], each length within the time axis:
+    // anything else is an invalid model at these values, not a result to compare.
+    if lens.len() != t.shape[ba] {
+        return Err(err(format!(
+            "ReverseSequence sequence_lens has {} entries for a batch of {}",
+            lens.len(),
+            t.shape[ba]
+        )));
+    }
+    if let Some(l) = lens.iter().find(|&&l| l < 0 || l > t.shape[ta] as i64) {
+        return Err(err(format!(
+            "ReverseSequence sequence length {l} is outside 0..={}",
+            t.shape[ta]
+        )));
+    }
     let st = strides(&t.shape);
     let mut idx = Vec::with_capacity(t.len());
     for p in 0..t.len() {

@@ -60,6 +60,27 @@ pub fn burn_refusal(message: &str) -> Option<String> {
     }
 }
 
+/// A failure in which the library says in words that it does not implement what the model
+/// asks (tract's `seq_len only supported for trivial noop case`): a limit it declares, not a
+/// misbehaviour, so not filed. A panic is never a declared limit.
+pub fn declared_limitation(message: &str) -> Option<String> {
+    const PHRASES: &[&str] = &[
+        "only supported for",
+        "is not supported",
+        "not yet supported",
+        "unimplemented",
+        "not implemented",
+    ];
+    if message.starts_with("panic: ") {
+        return None;
+    }
+    let lower = message.to_lowercase();
+    PHRASES
+        .iter()
+        .find(|p| lower.contains(*p))
+        .map(|p| format!("the library declares this unsupported (\"{p}\"): {message}"))
+}
+
 /// Whether the library computed every output of `node` as the reference did (`got` and
 /// `truth` hold values by name; an output missing from `got` is not the same). Integers and
 /// NaN exactly, floats to a relative 1e-6.

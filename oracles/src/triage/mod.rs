@@ -16,6 +16,8 @@
 //!    campaign did not run them, so the finding records which variants show the bug: an
 //!    unoptimized variant showing it makes it a kernel bug, only optimized ones an optimizer bug
 //!    ([`Layer`]).
+//!    A failure in which the library declares in words that it does not implement what the
+//!    model asks (`only supported for`, `not implemented`) is `unsupported`, not filed.
 //! 3. **Witnesses.** A failure (crash, hang, memory) is blamed only when an independent
 //!    implementation runs the model at its unoptimized level: another library's unoptimized
 //!    variant (run on demand when the campaign lacks one) or, failing any, the reference alone
@@ -285,6 +287,11 @@ impl Triage {
             && let Some(why) = crash::burn_refusal(&f.message)
         {
             return plain(f, Verdict::Ours(why));
+        }
+        if f.kind == Kind::Crash
+            && let Some(why) = crash::declared_limitation(&f.message)
+        {
+            return plain(f, Verdict::Unsupported(why));
         }
         if let Some(why) = reference_failed
             && !matches!(f.kind, Kind::Flaky | Kind::Slow)
