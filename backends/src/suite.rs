@@ -151,7 +151,17 @@ fn file_err(path: &Path, problem: impl ToString) -> SuiteError {
 pub fn load(case: &CaseRef) -> Result<Case, SuiteError> {
     let mpath = case.dir.join("model.onnx");
     let model_bytes = std::fs::read(&mpath).map_err(|e| file_err(&mpath, e))?;
-    let model = Model::from_bytes(&model_bytes).map_err(|e| file_err(&mpath, e))?;
+    let (model, external) =
+        mutagraph_ir::external::decode_at(&model_bytes, &mpath).map_err(|e| match e {
+            mutagraph_ir::Error::File { problem, .. } => file_err(&mpath, problem),
+            e => file_err(&mpath, e),
+        })?;
+    // Backends get the model self-contained: with the data of its side files read in.
+    let model_bytes = if external.is_empty() {
+        model_bytes
+    } else {
+        model.to_bytes()
+    };
     let g = &model.graph;
     let inputs: Vec<(String, ValueType)> = g
         .real_inputs()

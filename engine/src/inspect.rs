@@ -150,7 +150,11 @@ pub fn inspect(path: &str, model: &mut Model) -> Inspection {
         op_histogram,
         values,
         errors: diag.errors,
-        warnings: diag.warnings,
+        warnings: mutagraph_ir::import::declared_dim_notes(g)
+            .iter()
+            .map(|n| n.to_string())
+            .chain(diag.warnings)
+            .collect(),
     }
 }
 

@@ -41,7 +41,8 @@ enum Cmd {
         no_fail: bool,
     },
     /// Re-export a model through the IR (validated first). Files ending in `.onnxtxt` are
-    /// read or written in ONNX's textual syntax, any other file as protobuf.
+    /// read or written in ONNX's textual syntax, any other file as protobuf. Tensors the input
+    /// keeps in side files go to `OUTPUT.data` beside the output.
     Convert {
         /// Input model (`.onnxtxt`: text).
         input: PathBuf,
@@ -548,7 +549,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 .with_context(|| format!("unknown tolerance '{tolerance}'"))?;
             let bytes = std::fs::read(&model)
                 .with_context(|| format!("{}: cannot read", model.display()))?;
-            let m = Model::from_bytes(&bytes).map_err(|e| e.in_file(&model))?;
+            let (m, external) = mutagraph_ir::external::decode_at(&bytes, &model)?;
+            // Backends get one self-contained buffer: the file as it is, or, when it keeps
+            // tensor data in side files, the model with that data read in.
+            let bytes = if external.is_empty() {
+                bytes
+            } else {
+                m.to_bytes()
+            };
+            for note in mutagraph_ir::import::declared_dim_notes(&m.graph) {
+                eprintln!("warning: {}: {note}", model.display());
+            }
             let (values, source) = match &inputs {
                 Some(p) => (mg_inputs::read(&m, p)?, format!("from {}", p.display())),
                 None => {
@@ -731,12 +742,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             output,
             force,
         } => {
-            let m = if is_text(&input) {
+            let (m, external) = if is_text(&input) {
                 let src = std::fs::read_to_string(&input)
                     .with_context(|| format!("reading {}", input.display()))?;
-                text::parse_model(&src).map_err(|e| anyhow::anyhow!("{}:{e}", input.display()))?
+                let mut m = text::parse_model(&src)
+                    .map_err(|e| anyhow::anyhow!("{}:{e}", input.display()))?;
+                let external = mutagraph_ir::external::resolve(&mut m, &input)?;
+                (m, external)
             } else {
-                Model::load(&input)?
+                mutagraph_ir::external::load(&input)?
             };
             if let Err(e) = validate::validate(&m) {
                 if !force {
@@ -744,17 +758,33 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 eprintln!("warning: {}: {e}", input.display());
             }
-            if is_text(&output) {
-                write_atomic(&output, text::print_model(&m).as_bytes())
+            let nodes = m.graph.node_count();
+            let encode = |m: &Model| {
+                if is_text(&output) {
+                    text::print_model(m).into_bytes()
+                } else {
+                    m.to_bytes()
+                }
+            };
+            if external.is_empty() {
+                write_atomic(&output, &encode(&m))
+                    .with_context(|| format!("writing {}", output.display()))?;
             } else {
-                m.save(&output)
+                // The tensors the input kept in side files go to one data file beside the
+                // output (the text syntax writes external data for initializers only).
+                let ordinals: std::collections::HashSet<usize> =
+                    external.iter().map(|r| r.place.ordinal).collect();
+                let text_out = is_text(&output);
+                let select = |p: &mutagraph_ir::external::Place| {
+                    ordinals.contains(&p.ordinal) && (p.initializer || !text_out)
+                };
+                if let Some(data) = mutagraph_ir::external::save(m, &output, &select, &encode)
+                    .with_context(|| format!("writing {}", output.display()))?
+                {
+                    eprintln!("wrote {} (the tensor data)", data.display());
+                }
             }
-            .with_context(|| format!("writing {}", output.display()))?;
-            eprintln!(
-                "wrote {} ({} nodes)",
-                output.display(),
-                m.graph.node_count()
-            );
+            eprintln!("wrote {} ({nodes} nodes)", output.display());
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Ops { json } => {

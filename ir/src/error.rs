@@ -27,6 +27,18 @@ pub enum Error {
         /// What the OS said.
         err: std::io::Error,
     },
+    /// A tensor's data in a side file cannot be used (see [`crate::external`]).
+    #[error("tensor '{tensor}' ({holder}): external data location '{location}': {problem}")]
+    ExternalData {
+        /// The tensor's name (may be empty for attribute tensors).
+        tensor: String,
+        /// What holds the tensor (`initializer`, a node's attribute, ...).
+        holder: String,
+        /// The `location` entry as the file wrote it.
+        location: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// Any of the above, for a named file.
     #[error("{path}: {problem}")]
     File {

@@ -167,3 +167,93 @@ fn legacy_kind(a: &pb::AttributeProto) -> AttrKind {
         AttrKind::Undefined
     }
 }
+
+/// A declared dim that import does not read as the plain size it says: a negative `dim_value`
+/// (exporters write -1 for a dynamic size) is read as a dynamic dim, and a `dim_value` of 0 on
+/// an input is an empty dimension, which a model meaning a dynamic size gets wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DimNote {
+    /// `input`, `output` or `value_info`, prefixed by the subgraph's path outside the main graph.
+    pub role: String,
+    /// The value's name.
+    pub value: String,
+    /// The dim's index in the shape.
+    pub index: usize,
+    /// The `dim_value` the file declares.
+    pub declared: i64,
+}
+
+impl std::fmt::Display for DimNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let DimNote {
+            role,
+            value,
+            index,
+            declared,
+        } = self;
+        if *declared < 0 {
+            write!(
+                f,
+                "{role} '{value}': dim {index} is declared {declared}, read as a dynamic dim"
+            )
+        } else {
+            write!(
+                f,
+                "{role} '{value}': dim {index} is declared 0, read as an empty dim (ONNX Runtime \
+                 accepts only empty tensors there); a dynamic dim has a name, no value or -1"
+            )
+        }
+    }
+}
+
+/// The declared dims of `g` (its subgraphs included) that [`DimNote`] describes: negative
+/// `dim_value`s on inputs, outputs and value_info, and zeros on inputs that no initializer
+/// feeds.
+pub fn declared_dim_notes(g: &Graph) -> Vec<DimNote> {
+    let mut out = Vec::new();
+    dim_notes(g, "", &mut out);
+    out
+}
+
+fn dim_notes(g: &Graph, prefix: &str, out: &mut Vec<DimNote>) {
+    use pb::tensor_shape_proto::dimension::Value;
+    use pb::type_proto::Value as Tv;
+    let lists = [
+        ("input", &g.inputs),
+        ("output", &g.outputs),
+        ("value_info", &g.value_info),
+    ];
+    for (role, list) in lists {
+        for v in list {
+            let shape = match v.r#type.as_ref().and_then(|t| t.value.as_ref()) {
+                Some(Tv::TensorType(t)) => t.shape.as_ref(),
+                Some(Tv::SparseTensorType(t)) => t.shape.as_ref(),
+                _ => None,
+            };
+            for (index, d) in shape.into_iter().flat_map(|s| s.dim.iter()).enumerate() {
+                if let Some(Value::DimValue(declared)) = d.value
+                    && (declared < 0
+                        || (declared == 0
+                            && role == "input"
+                            && !g.initializers.contains_key(v.name.as_deref().unwrap_or(""))))
+                {
+                    out.push(DimNote {
+                        role: format!("{prefix}{role}"),
+                        value: v.name.clone().unwrap_or_default(),
+                        index,
+                        declared,
+                    });
+                }
+            }
+        }
+    }
+    for n in g.nodes() {
+        for (attr, sub) in n.subgraphs() {
+            dim_notes(
+                sub,
+                &format!("{prefix}{} attribute '{attr}': ", n.label()),
+                out,
+            );
+        }
+    }
+}

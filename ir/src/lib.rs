@@ -4,6 +4,8 @@
 //! * [`Model`] / [`Graph`] / [`Node`]: a petgraph `StableDiGraph` of ops with stable [`NodeId`]s;
 //!   edges carry the values flowing between ops. Import ([`Model::from_bytes`]) and export
 //!   ([`Model::to_bytes`]) are lossless: what the IR does not model is kept verbatim.
+//! * [`external`]: tensor data in side files, read in by [`Model::load`] (confined to the
+//!   model's directory) and written back beside a model by [`external::save`].
 //! * [`registry`]: one [`OpSpec`](registry::OpSpec) per ONNX op (arity, attributes, dtype
 //!   constraints, type-and-shape transfer, input constraints, parameter buckets).
 //! * [`infer`]: type and shape inference over a graph with the registry.
@@ -15,6 +17,7 @@ pub mod attr;
 pub mod dtype;
 pub mod error;
 pub mod export;
+pub mod external;
 pub mod graph;
 pub mod import;
 pub mod infer;

@@ -76,11 +76,21 @@ impl Model {
         self.opset("").unwrap_or(1)
     }
 
-    /// Decodes and imports a model from protobuf bytes.
+    /// Decodes and imports a model from protobuf bytes. A model that keeps tensor data in side
+    /// files is refused ([`Error::ExternalData`]): bytes alone say nothing of where those files
+    /// are; use [`Model::load`] or [`Model::from_bytes_at`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
         use prost::Message;
         let proto = pb::ModelProto::decode(bytes)?;
-        crate::import::model_from_proto(proto)
+        let mut m = crate::import::model_from_proto(proto)?;
+        crate::external::refuse(&mut m)?;
+        Ok(m)
+    }
+
+    /// Decodes and imports the bytes of the model file `path`, reading its external data from
+    /// the files beside it ([`crate::external`]). Errors name the file.
+    pub fn from_bytes_at(bytes: &[u8], path: impl AsRef<Path>) -> Result<Model> {
+        crate::external::decode_at(bytes, path.as_ref()).map(|(m, _)| m)
     }
 
     /// Exports the model to protobuf bytes.
@@ -89,14 +99,11 @@ impl Model {
         crate::export::model_to_proto(self).encode_to_vec()
     }
 
-    /// Reads, decodes and imports a model file. Errors name the file.
+    /// Reads, decodes and imports a model file, with the tensor data it keeps in side files
+    /// beside it (the model holds those bytes: [`Model::to_bytes`] is self-contained). Errors
+    /// name the file.
     pub fn load(path: impl AsRef<Path>) -> Result<Model> {
-        let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|err| Error::Io {
-            path: path.to_path_buf(),
-            err,
-        })?;
-        Model::from_bytes(&bytes).map_err(|e| e.in_file(path))
+        crate::external::load(path.as_ref()).map(|(m, _)| m)
     }
 
     /// Writes the model atomically (temporary file in the same folder, then rename).

@@ -235,12 +235,16 @@ impl fmt::Display for ValueType {
     }
 }
 
+/// Reads a declared shape. A negative `dim_value` (exporters write -1 for a dynamic size, and
+/// ONNX Runtime and tract read it so) is an unknown dim, like a dim without a value; the file
+/// keeps what it said ([`crate::import::declared_dim_notes`] lists such dims). A `dim_value`
+/// of 0 is a size: ONNX Runtime feeds such an input only empty tensors.
 fn shape_from_proto(s: &pb::TensorShapeProto) -> Vec<Dim> {
     use pb::tensor_shape_proto::dimension::Value;
     s.dim
         .iter()
         .map(|d| match &d.value {
-            Some(Value::DimValue(v)) => Dim::Known(*v),
+            Some(Value::DimValue(v)) if *v >= 0 => Dim::Known(*v),
             Some(Value::DimParam(p)) if !p.is_empty() => Dim::Param(p.clone()),
             _ => Dim::Unknown,
         })
