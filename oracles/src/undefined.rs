@@ -222,6 +222,16 @@ pub static CATALOGUE: &[Entry] = &[
         applies: quantize_nonfinite,
     },
     Entry {
+        id: "dynamicquantize-zero-range",
+        affects: Affects::Values,
+        ops: &["DynamicQuantizeLinear"],
+        spec: "DynamicQuantizeLinear takes y_scale = (max(x) - min(x)) / 255 over a range that \
+               includes 0, and the zero point qmin - min(x) / y_scale",
+        open: "for an input of zeros only (or none) the scale is 0 and the zero point 0 / 0: \
+               neither it nor x / y_scale has a value",
+        applies: dynamicquantize_zero_range,
+    },
+    Entry {
         id: "gridsample-cubic-border",
         affects: Affects::Values,
         ops: &["GridSample"],
@@ -733,6 +743,17 @@ fn quantize_nonfinite(node: &Node, seen: &Seen) -> Option<String> {
         "QuantizeLinear" | "DynamicQuantizeLinear"
     ) && slot(node, seen, 0).is_some_and(nonfinite))
     .then(|| format!("NaN/Inf into {}", node.op_type))
+}
+
+fn dynamicquantize_zero_range(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "DynamicQuantizeLinear" {
+        return None;
+    }
+    slot(node, seen, 0)?
+        .to_f64s()?
+        .iter()
+        .all(|v| *v == 0.0)
+        .then(|| "DynamicQuantizeLinear of zeros only: y_scale 0, zero point 0 / 0".into())
 }
 
 fn gridsample_cubic_border(node: &Node, seen: &Seen) -> Option<String> {

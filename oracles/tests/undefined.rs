@@ -50,6 +50,7 @@ const TESTED: &[&str] = &[
     "clip-default-bound-infinite",
     "same-pad-negative",
     "quantize-nonfinite",
+    "dynamicquantize-zero-range",
     "gridsample-cubic-border",
     "scatter-duplicate-indices",
     "maxunpool-duplicate-indices",
@@ -349,6 +350,16 @@ fn same_padding_that_would_be_negative() {
         Some("same-pad-negative")
     );
     assert_eq!(hit(&pool(1), vec![("x", x)]), None);
+}
+
+#[test]
+fn quantizing_zeros_only_dynamically() {
+    let q = Node::new("DynamicQuantizeLinear", &["x"], &["y", "s", "z"]);
+    assert_eq!(
+        hit(&q, vec![("x", f32s(&[2], &[-0.0, 0.0]))]),
+        Some("dynamicquantize-zero-range")
+    );
+    assert_eq!(hit(&q, vec![("x", f32s(&[2], &[0.0, 1.0]))]), None);
 }
 
 #[test]
