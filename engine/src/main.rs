@@ -272,6 +272,10 @@ struct CampaignArgs {
     /// MH parameter p (default: 1/|seeds × operators| clipped to [0.02, 0.5]).
     #[arg(long)]
     mcmc_p: Option<f64>,
+    /// Size of the symbolic and unknown dims of generated inputs (default 1; fixed for the
+    /// campaign). Seeds the reference cannot run at that size are not mutated.
+    #[arg(long)]
+    free_dim: Option<usize>,
     /// No status line.
     #[arg(long)]
     quiet: bool,
@@ -697,6 +701,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 mcmc_p: a.mcmc_p,
                 quiet: a.quiet,
                 minimize: !a.no_minimize,
+                free_dim: a.free_dim,
                 minimize_grace: mutagraph_engine::campaign::parse_duration(&a.minimize_grace)?,
             };
             let s = mutagraph_engine::campaign::run(req, a.pool.options()?)?;

@@ -265,7 +265,14 @@ fn findings_are_deduplicated_into_bundles() {
         findings,
         "{stats}"
     );
-    assert_eq!(findings + u(&stats, "unstable"), execs, "{stats}");
+    // Every run of the fault backend is a finding or rounding: the mutants' and the seeds'
+    // own runs at admission.
+    assert!(u(&stats, "seed_runs") > 0, "{stats}");
+    assert_eq!(
+        findings + u(&stats, "unstable"),
+        execs + u(&stats, "seed_runs"),
+        "{stats}"
+    );
     let state = json(&out.join("state.json"));
     let sigs = state["signatures"].as_object().unwrap();
     assert_eq!(sigs.len() as u64, u(&stats, "unique_findings"));
@@ -279,6 +286,7 @@ fn findings_are_deduplicated_into_bundles() {
         .collect();
     assert_eq!(dirs.len(), sigs.len(), "{dirs:?}");
     let mut hits = 0;
+    let mut seed_bundles = 0;
     for d in &dirs {
         let name = d.file_name().unwrap().to_str().unwrap();
         assert!(name.starts_with("inconsistency-fault-"), "{name}");
@@ -304,13 +312,22 @@ fn findings_are_deduplicated_into_bundles() {
         assert_eq!(sigs[sig]["id"], name);
         assert_eq!(sigs[sig]["hits"], meta["hits"]);
         assert!(u(&meta["first_seen"], "iteration") <= u(&meta["last_seen"], "iteration"));
-        assert!(!meta["trace"].as_array().unwrap().is_empty());
+        // A bundle without mutation records is a seed finding: the fault backend is wrong on
+        // the unmutated seed already, and admission filed it before any mutant ran.
+        if meta["trace"].as_array().unwrap().is_empty() {
+            assert_eq!(u(&meta["first_seen"], "iteration"), 0);
+            seed_bundles += 1;
+        }
         assert_eq!(meta["runs"].as_array().unwrap().len(), 3);
         let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();
         assert!(report.contains("## Steps to reproduce") && report.contains("fault"));
         hits += u(&meta, "hits");
     }
     assert_eq!(hits, findings);
+    assert!(seed_bundles > 0, "the seeds' own findings are filed");
+    assert_eq!(seed_bundles, u(&stats, "seed_findings"), "{stats}");
+    let admission = json(&out.join("admission.json"));
+    assert!(admission["refused"].as_object().unwrap().is_empty());
 }
 
 #[test]
@@ -366,4 +383,84 @@ fn findings_a_fresh_process_does_not_show_are_withdrawn() {
         );
         assert!(d.join("original.onnx").is_file() && d.join("inputs").is_dir());
     }
+}
+
+#[test]
+fn seeds_the_reference_cannot_run_are_not_mutated() {
+    // `pool` needs at least 3 elements along its symbolic axis: at the default size 1 the
+    // reference cannot run it, so admission refuses it and says which flag changes that.
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds");
+    std::fs::create_dir_all(&seeds).unwrap();
+    let write = |name: &str, src: &str| {
+        let m = mutagraph_ir::text::parse_model(src).unwrap();
+        std::fs::write(seeds.join(name), m.to_bytes()).unwrap();
+    };
+    write(
+        "a_relu.onnx",
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1,4] x) => (float[1,4] y) { y = Relu (x) }",
+    );
+    write(
+        "b_pool.onnx",
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1,1,N] x) => (float[1,1,?] y) { y = MaxPool <kernel_shape = [3]> (x) }",
+    );
+    let campaign = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "campaign",
+            "--seeds",
+            seeds.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backends",
+            "reference",
+            "--iterations",
+            "4",
+            "--no-minimize",
+        ];
+        args.extend_from_slice(extra);
+        mg(&args)
+    };
+    let out = dir.path().join("c1");
+    let o = campaign(&out, &[]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    ok(o);
+    assert!(
+        err.contains("b_pool.onnx: not mutated") && err.contains("--free-dim"),
+        "{err}"
+    );
+    let admission = json(&out.join("admission.json"));
+    let refused = admission["refused"].as_object().unwrap();
+    assert_eq!(refused.len(), 1, "{admission}");
+    assert!(refused.keys().next().unwrap().ends_with("b_pool.onnx"));
+    let state = json(&out.join("state.json"));
+    assert_eq!(
+        state["pool"].as_array().unwrap().len(),
+        1,
+        "only a_relu is mutated"
+    );
+    // Resumed, the decision stands (the refused seed is not run again).
+    ok(campaign(&out, &[]));
+    let state = json(&out.join("state.json"));
+    assert_eq!(state["pool"].as_array().unwrap().len(), 1);
+    // At size 4 the reference runs it: both seeds are mutated.
+    let out = dir.path().join("c2");
+    ok(campaign(&out, &["--free-dim", "4"]));
+    let admission = json(&out.join("admission.json"));
+    assert!(
+        admission["refused"].as_object().unwrap().is_empty(),
+        "{admission}"
+    );
+    assert_eq!(
+        json(&out.join("state.json"))["pool"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // No seed the reference runs: a clear error, not a campaign of nothing.
+    std::fs::remove_file(seeds.join("a_relu.onnx")).unwrap();
+    let o = campaign(&dir.path().join("c3"), &[]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no seed can be mutated"), "{err}");
 }

@@ -21,6 +21,7 @@
 //!   `model.onnx`, `input_<i>.pb`, `outputs/<backend>/output_<i>.pb`, `report.json`.
 //! * `stats.json` and a `timeseries.csv` row about once a second; `state.json`, the resume
 //!   point, written last in each commit (every [`COMMIT_EVERY`], after the batch crossing it).
+pub mod admission;
 pub mod mcmc;
 pub mod minimizer;
 
@@ -98,6 +99,13 @@ pub struct Config {
     pub run_timeout_s: f64,
     /// Memory cap per worker, MiB.
     pub mem_limit_mib: u64,
+    /// Size of the symbolic and unknown dims of generated inputs.
+    #[serde(default = "one")]
+    pub free_dim: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// What the command line asked for; `None` fields take the saved value on resume, or the
@@ -128,6 +136,8 @@ pub struct Request {
     pub minimize: bool,
     /// How long the end of a session waits for pending minimizations.
     pub minimize_grace: Duration,
+    /// `--free-dim`.
+    pub free_dim: Option<usize>,
 }
 
 /// Parses `90s`, `10m`, `1h`, `1.5s`, `250ms` or a plain number of seconds.
@@ -205,6 +215,13 @@ pub struct Counters {
     /// Distinct signatures (= bug bundles under `findings/`).
     #[serde(default)]
     pub unique_findings: u64,
+    /// Bundles filed from a seed's own run before any mutation (admission): bugs on the
+    /// user's unmutated model.
+    #[serde(default)]
+    pub seed_findings: u64,
+    /// Seeds run unmutated by admission (each on every backend; not counted in `executions`).
+    #[serde(default)]
+    pub seed_runs: u64,
     /// Bundles withdrawn to `unconfirmed/` because their own model and inputs, run again in
     /// the minimizer's fresh worker processes, did not show the finding.
     #[serde(default)]
@@ -599,6 +616,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             check_same("--seed", req.seed, &c.seed)?;
             check_same("--search", req.search.clone(), &c.search)?;
             check_same("--mcmc-p", req.mcmc_p, &c.mcmc_p)?;
+            check_same("--free-dim", req.free_dim, &c.free_dim)?;
             if c.operators != op_names {
                 bail!(
                     "the campaign in {} used operators {:?}; this build has {:?}",
@@ -635,6 +653,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 tolerance: "approximate".into(),
                 run_timeout_s: timeout_s,
                 mem_limit_mib: mem_mib,
+                free_dim: req.free_dim.unwrap_or(1).max(1),
             }
         }
     };
@@ -664,14 +683,9 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         bail!("--search must be mcmc or random, not '{}'", config.search);
     }
     let seeds = load_seeds(&config.seeds)?;
-    let n_seeds = seeds.len() * ops.len();
-    if config.mcmc_p.is_nan() {
-        config.mcmc_p = req.mcmc_p.unwrap_or_else(|| mcmc::default_p(n_seeds));
-    }
-    if !(config.mcmc_p > 0.0 && config.mcmc_p < 1.0) {
+    if req.mcmc_p.is_some_and(|p| !(p > 0.0 && p < 1.0)) {
         bail!("--mcmc-p must be in (0, 1)");
     }
-    let scheduler = mcmc::by_name(&config.search, config.mcmc_p).expect("checked");
     let tolerance = mutagraph_backends::compare::Tolerance::by_name(&config.tolerance)
         .ok_or_else(|| anyhow!("unknown tolerance '{}'", config.tolerance))?;
 
@@ -684,6 +698,73 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 .collect(),
         );
     }
+    let reference = config.backends.iter().position(|b| is_reference(b));
+    let mut stage = Triage::new(&config.backends, tolerance);
+    let mut triage_pool = Pool::new(pool_opts.clone());
+    let gen_opts = GenOptions {
+        free_dim: config.free_dim,
+        ..GenOptions::default()
+    };
+    // Admission: each seed once, unmutated, on every backend (decided once per campaign).
+    let admission_path = out.join(admission::FILE);
+    let resumed_admission: Option<admission::Decisions> = if admission_path.exists() {
+        Some(
+            serde_json::from_slice(
+                &std::fs::read(&admission_path)
+                    .with_context(|| format!("reading {}", admission_path.display()))?,
+            )
+            .with_context(|| format!("parsing {}", admission_path.display()))?,
+        )
+    } else {
+        None
+    };
+    let mut seed_runs: Vec<(usize, admission::SeedRun)> = Vec::new();
+    let seeds = match resumed_admission {
+        Some(d) => seeds
+            .into_iter()
+            .filter(|s| !d.refused.contains_key(&s.name))
+            .collect(),
+        None => {
+            let mut decisions = admission::Decisions::default();
+            let mut kept = Vec::new();
+            for (i, s) in seeds.into_iter().enumerate() {
+                let input_seed = mix(config.seed, i as u64, 7);
+                match admission::admit(
+                    &s,
+                    &config.backends,
+                    reference,
+                    &mut pools,
+                    &mut stage,
+                    &mut triage_pool,
+                    input_seed,
+                    &gen_opts,
+                ) {
+                    admission::Admission::Refused(why) => {
+                        eprintln!("{}", admission::advice(&s.name, &why));
+                        decisions.refused.insert(s.name.clone(), why);
+                    }
+                    admission::Admission::Admitted(run) => {
+                        decisions.admitted.insert(s.name.clone(), run.reports());
+                        seed_runs.push((kept.len(), *run));
+                        kept.push(s);
+                    }
+                }
+            }
+            write_json(&admission_path, &decisions)?;
+            kept
+        }
+    };
+    if seeds.is_empty() {
+        bail!(
+            "no seed can be mutated: the reference runs none of them (see {})",
+            admission_path.display()
+        );
+    }
+    let n_seeds = seeds.len() * ops.len();
+    if config.mcmc_p.is_nan() {
+        config.mcmc_p = req.mcmc_p.unwrap_or_else(|| mcmc::default_p(n_seeds));
+    }
+    let scheduler = mcmc::by_name(&config.search, config.mcmc_p).expect("checked");
     // The generator's ops: those that exist at the seeds' opset (the lowest one).
     let opset = seeds
         .iter()
@@ -807,7 +888,6 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             write_atomic(&p, &bytes).with_context(|| format!("writing {}", p.display()))?;
         }
     }
-    let reference = config.backends.iter().position(|b| is_reference(b));
     let minimizer = if req.minimize {
         Some(Minimizer::start(
             pool_opts.clone(),
@@ -819,8 +899,8 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     };
     let mut c = Campaign {
         out,
-        stage: Triage::new(&config.backends, tolerance),
-        triage: Pool::new(pool_opts.clone()),
+        stage,
+        triage: triage_pool,
         tolerance,
         dirty: BTreeSet::new(),
         minimizer,
@@ -840,6 +920,12 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     if !fresh {
         c.requeue_unminimized();
     }
+    // The seeds' own bugs are filed before any mutant runs: mutants that show them again
+    // count as their hits.
+    for (seed, run) in seed_runs {
+        c.file_seed_findings(seed, run)?;
+    }
+    c.state.triage = c.stage.stats.clone();
     c.main_loop(req.quiet, fresh)
 }
 
@@ -1030,7 +1116,11 @@ impl Campaign {
             tm.export += t.elapsed().as_secs_f64();
             let t = Instant::now();
             let input_seed = mix(seed_master, it, 3);
-            let ins = inputs::generate(&model, input_seed, &GenOptions::default());
+            let gen_opts = GenOptions {
+                free_dim: self.config.free_dim,
+                ..GenOptions::default()
+            };
+            let ins = inputs::generate(&model, input_seed, &gen_opts);
             tm.inputs += t.elapsed().as_secs_f64();
             let t = Instant::now();
             // Every generated mutant joins M' (Alg. 2 line 12); it is diverse when it grew a
@@ -1284,6 +1374,37 @@ impl Campaign {
                 input_seed: job.input_seed,
                 trace: Some((self.seeds[job.seed].model.to_bytes(), job.records.clone())),
             });
+        }
+        Ok(())
+    }
+
+    /// Counts the unmutated seed `seed`'s run (not an execution: those are mutants') and
+    /// files what the triage
+    /// reported on it (iteration 0, no mutation records): seed findings.
+    fn file_seed_findings(&mut self, seed: usize, run: admission::SeedRun) -> Result<()> {
+        self.state.counters.seed_runs += 1;
+        let job = Job {
+            iteration: 0,
+            op: 0,
+            seed,
+            bytes: self.seeds[seed].model.to_bytes(),
+            inputs: Some(run.inputs),
+            input_seed: run.input_seed,
+            records: Vec::new(),
+            diverse: false,
+        };
+        for t in run.judged {
+            let known = self.state.signatures.contains_key(&t.finding.signature());
+            if t.verdict == Verdict::Report && !known {
+                self.state.counters.seed_findings += 1;
+                eprintln!(
+                    "seed {}: {} on the unmutated seed: {}",
+                    self.seeds[seed].name,
+                    t.finding.backends.join("+"),
+                    t.finding.message.lines().next().unwrap_or_default()
+                );
+            }
+            self.record(&job, t, &run.runs)?;
         }
         Ok(())
     }

@@ -1,0 +1,139 @@
+//! Seed admission: before the campaign mutates anything, every seed runs once, unmutated, on
+//! every backend, through the campaign's own triage.
+//!
+//! - A seed the reference cannot run (at the generated inputs: symbolic dims at
+//!   `--free-dim`) is not mutated: every mutant of it would fail the same way, and the failures
+//!   of the libraries on it would be the seed's, not bugs. The user is told why and what to
+//!   change.
+//! - A library bug on the unmutated seed is a **seed finding**, the most valuable kind (a bug
+//!   on the user's own model): it is filed once, as iteration 0 with an empty trace, before any
+//!   mutant runs, so the mutants that still show it count as its hits instead of new bundles.
+//!
+//! What admission decided is kept in `admission.json` in the output directory: a resumed
+//! campaign reads it instead of running the seeds again, so its seed list cannot change.
+use super::Seed;
+use mutagraph_backends::inputs::{self, GenOptions};
+use mutagraph_backends::value::NamedValues;
+use mutagraph_backends::worker::{Pool, RunReport};
+use mutagraph_oracles::MutantRuns;
+use mutagraph_oracles::triage::{Triage, Triaged, Verdict};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The file admission writes in the output directory.
+pub const FILE: &str = "admission.json";
+
+/// What admission decided, as saved in [`FILE`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Decisions {
+    /// Seeds not mutated, by name, with the reason.
+    pub refused: BTreeMap<String, String>,
+    /// Seeds admitted, by name, with the number of seed findings filed for each.
+    pub admitted: BTreeMap<String, usize>,
+}
+
+impl SeedRun {
+    /// The findings filed: those the triage reports.
+    pub fn reports(&self) -> usize {
+        self.judged
+            .iter()
+            .filter(|t| t.verdict == Verdict::Report)
+            .count()
+    }
+}
+
+/// One seed's run, admitted.
+pub struct SeedRun {
+    /// Its inputs.
+    pub inputs: NamedValues,
+    /// The seed the inputs were generated from.
+    pub input_seed: u64,
+    /// The runs on every backend.
+    pub runs: MutantRuns,
+    /// Every finding of the triage on the unmutated seed, with its verdict.
+    pub judged: Vec<Triaged>,
+}
+
+/// Admission of one seed.
+pub enum Admission {
+    /// Mutated; with what its own run reported.
+    Admitted(Box<SeedRun>),
+    /// Not mutated, and why.
+    Refused(String),
+}
+
+/// Runs `seed` once on every backend (`pools[i]` runs `backends[i]`), judges the runs with
+/// `stage` (its extra runs on `triage`), and decides.
+#[allow(clippy::too_many_arguments)]
+pub fn admit(
+    seed: &Seed,
+    backends: &[String],
+    reference: Option<usize>,
+    pools: &mut [Vec<Pool>],
+    stage: &mut Triage,
+    triage: &mut Pool,
+    input_seed: u64,
+    gen_opts: &GenOptions,
+) -> Admission {
+    let bytes = seed.model.to_bytes();
+    let inputs = match inputs::generate(&seed.model, input_seed, gen_opts) {
+        Ok(v) => v,
+        Err(e) => return Admission::Refused(format!("its inputs cannot be generated: {e}")),
+    };
+    let mut runs: Vec<RunReport> = Vec::new();
+    for (b, lanes) in backends.iter().zip(pools.iter_mut()) {
+        match lanes[0].run(b, &bytes, &inputs) {
+            Ok(r) => runs.push(r),
+            Err(e) => return Admission::Refused(format!("backend {b} could not be started: {e}")),
+        }
+    }
+    if let Some(r) = reference.and_then(|i| runs.get(i))
+        && r.outcome.outputs().is_none()
+    {
+        return Admission::Refused(format!(
+            "the reference cannot run it at the generated inputs ({}): {}",
+            shapes(&inputs),
+            r.outcome.detail()
+        ));
+    }
+    let mr = MutantRuns {
+        runs,
+        reference,
+        reruns: Vec::new(),
+    };
+    let judged = stage.judge(triage, &bytes, &inputs, &mr);
+    Admission::Admitted(Box::new(SeedRun {
+        inputs,
+        input_seed,
+        runs: mr,
+        judged,
+    }))
+}
+
+/// `x[1,3,8,8], ids[1,4]`: the shapes the inputs were given.
+fn shapes(inputs: &NamedValues) -> String {
+    inputs
+        .iter()
+        .map(|(n, v)| match v.tensor() {
+            Some(t) => format!(
+                "{n}[{}]",
+                t.shape
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            None => n.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What to tell the user about a refused seed: the reason and what to change.
+pub fn advice(name: &str, why: &str) -> String {
+    format!(
+        "seed {name}: not mutated: {why}. Symbolic and unknown input dims get --free-dim \
+         (default 1); try `mutagraph run {name} --free-dim N` to find sizes the model accepts, \
+         then start the campaign with --free-dim N"
+    )
+}
