@@ -457,6 +457,21 @@ fn seeds_the_reference_cannot_run_are_not_mutated() {
             .len(),
         2
     );
+    // A file of the directory that is no model is named and left out.
+    std::fs::write(seeds.join("c_broken.onnx"), b"not a model").unwrap();
+    let out = dir.path().join("c4");
+    let o = campaign(&out, &["--free-dim", "4"]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    ok(o);
+    assert!(err.contains("c_broken.onnx: not used"), "{err}");
+    assert_eq!(
+        json(&out.join("state.json"))["pool"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    std::fs::remove_file(seeds.join("c_broken.onnx")).unwrap();
     // No seed the reference runs: a clear error, not a campaign of nothing.
     std::fs::remove_file(seeds.join("a_relu.onnx")).unwrap();
     let o = campaign(&dir.path().join("c3"), &[]);

@@ -454,9 +454,13 @@ pub fn load_seeds(specs: &[String]) -> Result<Vec<Seed>> {
             if files.is_empty() {
                 bail!("seed directory {} has no .onnx file", p.display());
             }
+            // One broken file of a directory does not stop the campaign: it is named and left
+            // out (a file named on its own is an error).
             for f in files {
-                let m = load_one(&f)?;
-                out.push((f.display().to_string(), m));
+                match load_one(&f) {
+                    Ok(m) => out.push((f.display().to_string(), m)),
+                    Err(e) => eprintln!("seed {}: not used: {e:#}", f.display()),
+                }
             }
         } else {
             out.push((s.clone(), load_one(p)?));
