@@ -425,3 +425,60 @@ fn a_limit_the_library_declares_is_not_filed() {
         Verdict::Report
     );
 }
+
+#[test]
+fn a_failure_hidden_by_another_in_the_prefixes_is_placed_by_its_own_part() {
+    // tract runs `b` first in the whole model (the order of the graph's outputs) and panics
+    // there; every prefix that holds `b` holds `a` too, which tract meets first there and
+    // which fails another way (no f64 Erf). Bisecting the prefixes blamed `c`; `b` alone with
+    // what it depends on fails the way the whole model did.
+    let src = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+               g (double[1] e, double[1,4,2,2] x) => (double[1] c, double[1,1,1,1] b, double[1] a) {\n\
+                 p = Constant <value = int64[8] {0,-1,0,0,0,-2,-1,-1}> ()\n\
+                 a = Erf (e)\n\
+                 b = Pad <mode: string = \"reflect\"> (x, p)\n\
+                 c = Neg (e)\n\
+               }";
+    let bytes = mutagraph_ir::text::parse_model(src).unwrap().to_bytes();
+    let f64s = |shape: Vec<usize>, v: Vec<f64>| Value::Tensor(HostTensor::new(shape, Data::F64(v)));
+    let inputs: NamedValues = vec![
+        ("e".into(), f64s(vec![1], vec![0.5])),
+        (
+            "x".into(),
+            f64s(vec![1, 4, 2, 2], (0..16).map(|i| i as f64 / 4.0).collect()),
+        ),
+    ];
+    let names = ["reference", "tract"];
+    let mut p = pool();
+    let runs = MutantRuns {
+        runs: names
+            .iter()
+            .map(|b| p.run(b, &bytes, &inputs).unwrap())
+            .collect(),
+        reference: Some(0),
+        reruns: Vec::new(),
+    };
+    assert!(
+        runs.runs[1].outcome.detail().starts_with("panic: "),
+        "tract 0.23.9 panics: {}",
+        runs.runs[1].outcome.detail()
+    );
+    let mut triage = Triage::new(
+        &names.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        Tolerance::APPROXIMATE,
+    );
+    triage.extra_runs = false;
+    let tr = triage.judge(&mut p, &bytes, &inputs, &runs);
+    p.shutdown();
+    let t = tr
+        .iter()
+        .find(|t| t.finding.backends[0] == "tract")
+        .expect("a tract finding");
+    let loc = t.finding.location.as_ref().expect("placed");
+    assert_eq!(
+        (loc.op_type.as_str(), loc.value.as_str()),
+        ("Pad", "b"),
+        "{:?}",
+        t.finding
+    );
+}

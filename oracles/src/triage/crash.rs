@@ -339,12 +339,39 @@ pub fn failing_node(
             }
         }
     }
+    // A prefix that fails another way may hide the failure looked for (the library meets the
+    // other fault first): the node found must fail that way with only what it depends on, else
+    // the first node (in order) whose own part does.
+    if let Some(like) = like {
+        let fails_like = |pool: &mut Pool, id: NodeId| {
+            let mut part = ancestors(model, id);
+            part.push(id);
+            matches!(run_part(pool, faulty, model, &part, inputs),
+                Err(Some(m)) if crate::finding::same_failure(library, like, &m))
+        };
+        if !fails_like(pool, order[lo])
+            && let Some(&id) = order
+                .iter()
+                .take(MAX_SCAN)
+                .find(|&&id| fails_like(pool, id))
+        {
+            return Some(FirstFailure {
+                node: id,
+                outputs: None,
+                message: Some(like.to_string()),
+            });
+        }
+    }
     Some(FirstFailure {
         node: order[lo],
         outputs: got,
         message,
     })
 }
+
+/// Nodes [`failing_node`] tries one by one when bisection found none that fails the way looked
+/// for on its own.
+const MAX_SCAN: usize = 48;
 
 /// The nodes `id` depends on (itself excluded), in topological order.
 pub fn ancestors(model: &Model, id: NodeId) -> Vec<NodeId> {
