@@ -18,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 mod control;
 mod elementwise;
 mod extra;
+mod gemm;
 mod linalg;
 mod misc;
 mod native;
