@@ -6,7 +6,6 @@
 //! (blocked, with fused multiply-adds where the CPU has them), so results agree with the direct
 //! sums to f64 rounding. Integer data goes through the GEMM only when every partial sum is an
 //! integer below 2^53 ([`exact_in_f64`]): then any order gives the same exact result.
-use super::nn::Geo;
 use super::tensor::{R, err, numel, strides, unravel};
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
@@ -16,17 +15,14 @@ use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
 /// batched MatMuls).
 const SMALL: usize = 4096;
 
-/// Elements of an im2col / col2im buffer per block of columns (2 MiB of f64: the block stays in
-/// cache between being written and being packed by the GEMM). Unit tests use tiny blocks, so
-/// that their small convolutions cross block boundaries inside rows too.
-const COL_BUDGET: usize = if cfg!(test) { 128 } else { 1 << 18 };
+/// Elements of an im2col / col2im buffer per block of columns (1 MiB of f64: the block stays in
+/// cache between being written and being packed by the GEMM; from 256 KiB to 4 MiB the 3x3
+/// convs measured alike). Unit tests use tiny blocks, so that their small convolutions cross
+/// block boundaries inside rows too.
+const COL_BUDGET: usize = if cfg!(test) { 128 } else { 1 << 17 };
 
 /// Fewest columns per block, whatever the row count (a wide block keeps the GEMM efficient).
 const MIN_COLS: usize = if cfg!(test) { 3 } else { 64 };
-
-/// Elements of the accumulated output block of [`conv_unit_stride`] (256 KiB of f64: it is
-/// read and written once per kernel position, so it should stay in the core's cache).
-const ACC_BUDGET: usize = if cfg!(test) { 64 } else { 1 << 15 };
 
 /// A read-only matrix in a slice: element `(i, j)` at `data[i * rs + j * cs]`.
 #[derive(Clone, Copy, Debug)]
@@ -69,15 +65,6 @@ impl<'a> MatRef<'a> {
 /// `c = a · b`: `c` holds `a.rows` rows of `b.cols` elements, row `i` starting at `c[i * ldc]`;
 /// those elements are overwritten, the others (between rows) left as they are.
 pub(super) fn gemm(a: MatRef, b: MatRef, c: &mut [f64], ldc: usize) -> R<()> {
-    gemm_into(a, b, c, ldc, false)
-}
-
-/// `c += a · b`, `c` laid out as for [`gemm`].
-pub(super) fn gemm_add(a: MatRef, b: MatRef, c: &mut [f64], ldc: usize) -> R<()> {
-    gemm_into(a, b, c, ldc, true)
-}
-
-fn gemm_into(a: MatRef, b: MatRef, c: &mut [f64], ldc: usize, add: bool) -> R<()> {
     if a.cols != b.rows {
         return Err(err(format!(
             "matrix product of {}x{} and {}x{}",
@@ -89,13 +76,7 @@ fn gemm_into(a: MatRef, b: MatRef, c: &mut [f64], ldc: usize, add: bool) -> R<()
         return Ok(());
     }
     if m.saturating_mul(k).saturating_mul(n) <= SMALL {
-        for i in 0..m {
-            for j in 0..n {
-                let s = dot(a, b, i, j);
-                let o = &mut c[i * ldc + j];
-                *o = if add { *o + s } else { s };
-            }
-        }
+        gemm_naive(a, b, c, ldc);
         return Ok(());
     }
     let shape_err = |e: ndarray::ShapeError| err(format!("matrix product layout: {e}"));
@@ -103,7 +84,7 @@ fn gemm_into(a: MatRef, b: MatRef, c: &mut [f64], ldc: usize, add: bool) -> R<()
     let bv = ArrayView2::from_shape((k, n).strides((b.rs, b.cs)), b.data).map_err(shape_err)?;
     let mut cv = ArrayViewMut2::from_shape((m, n).strides((ldc, 1)), c).map_err(shape_err)?;
     // beta = 0: C is written, never read (matrixmultiply's contract), and k = 0 gives zeros.
-    general_mat_mul(1.0, &av, &bv, if add { 1.0 } else { 0.0 }, &mut cv);
+    general_mat_mul(1.0, &av, &bv, 0.0, &mut cv);
     Ok(())
 }
 
@@ -288,12 +269,7 @@ impl Taps {
 
 /// Columns per block of an im2col / col2im buffer with `rows` rows over `total` columns.
 fn block_cols(rows: usize, total: usize) -> usize {
-    block_cols_in(COL_BUDGET, rows, total)
-}
-
-/// Columns per block of `budget` elements over `rows` rows, `total` columns in all.
-fn block_cols_in(budget: usize, rows: usize, total: usize) -> usize {
-    (budget / rows.max(1)).max(MIN_COLS).min(total.max(1))
+    (COL_BUDGET / rows.max(1)).max(MIN_COLS).min(total.max(1))
 }
 
 /// Shapes of a convolution: batch, channels in and out, groups, spatial sizes.
@@ -309,22 +285,13 @@ pub(super) struct ConvDims<'a> {
 /// Conv without bias: `x` is `[batch, c_in, input..]`, `w` is `[c_out, c_in / groups,
 /// kernel..]`; returns `[batch, c_out, output..]`. Per batch and group, the output block is the
 /// group's weights (`c_out/g × c_in/g·K`) times the im2col matrix (`c_in/g·K × output`),
-/// built a block of columns at a time. Two layouts skip the im2col copy: a pointwise conv that
-/// reads the input as it lies, and unit strides ([`conv_unit_stride`]).
-pub(super) fn conv_lowered(
-    d: &ConvDims,
-    geo: &Geo,
-    taps: &Taps,
-    x: &[f64],
-    w: &[f64],
-) -> R<Vec<f64>> {
+/// built a block of columns at a time; a pointwise conv that reads the input as it lies skips
+/// the copy.
+pub(super) fn conv_lowered(d: &ConvDims, taps: &Taps, x: &[f64], w: &[f64]) -> R<Vec<f64>> {
     let (cg, mg) = (d.c_in / d.groups, d.c_out / d.groups);
     let (isz, osz, ksz) = (numel(d.input), numel(d.output), taps.kernel_size());
     let kk = cg * ksz;
     let direct = ksz == 1 && taps.full && d.input == d.output && taps.step == 1;
-    if !direct && let Some(out) = conv_unit_stride(d, geo, x, w)? {
-        return Ok(out);
-    }
     let mut out = vec![0.0; d.batch * d.c_out * osz];
     let cols = block_cols(kk, osz);
     let mut col = if direct {
@@ -375,118 +342,6 @@ pub(super) fn conv_lowered(
         }
     }
     Ok(out)
-}
-
-/// Conv with unit strides and no negative pads, without an im2col copy. In a zero-padded copy
-/// of the input, output position `o` and kernel position `k` read element `j(o) + off(k)`,
-/// where `j` is `o`'s flat index in the padded grid: for each kernel position the input rows
-/// the products need are one strided matrix (`c_in/g × padded size`, shifted by `off(k)`), and
-/// the output over the padded grid is the sum over kernel positions of `W_k · X_k`. Columns of
-/// the padded grid past the output's extent are computed and dropped. `None`: not applicable.
-fn conv_unit_stride(d: &ConvDims, geo: &Geo, x: &[f64], w: &[f64]) -> R<Option<Vec<f64>>> {
-    if geo.strides.iter().any(|&s| s != 1) || geo.pb.iter().chain(&geo.pe).any(|&p| p < 0) {
-        return Ok(None);
-    }
-    let r = d.input.len();
-    let padded: Vec<usize> = (0..r)
-        .map(|i| d.input[i] + geo.pb[i] as usize + geo.pe[i] as usize)
-        .collect();
-    // Unit strides: the output spans the padded input less the dilated kernel's extent.
-    let fits = (0..r).all(|i| {
-        let ek = (geo.kernel[i].max(1) - 1) * geo.dil[i] + 1;
-        padded[i] >= ek && d.output[i] == padded[i] - ek + 1
-    });
-    if !fits || geo.kernel.contains(&0) {
-        return Ok(None);
-    }
-    let (cg, mg) = (d.c_in / d.groups, d.c_out / d.groups);
-    let (isz, osz, ksz) = (numel(d.input), numel(d.output), numel(&geo.kernel));
-    let pn = numel(&padded);
-    let pst = strides(&padded);
-    let mut out = vec![0.0; d.batch * d.c_out * osz];
-    if osz == 0 || mg == 0 {
-        return Ok(Some(out));
-    }
-    // Kernel offsets in the padded grid, and the padded-grid span of the output.
-    let offs: Vec<usize> = (0..ksz)
-        .map(|k| {
-            let ki = unravel(k, &geo.kernel);
-            (0..r).map(|i| ki[i] * geo.dil[i] * pst[i]).sum()
-        })
-        .collect();
-    let span: usize = (0..r).map(|i| (d.output[i] - 1) * pst[i]).sum::<usize>() + 1;
-    // Output rows (its last dim) and where each starts in the padded grid.
-    let (ow, orows) = (d.output[r - 1], osz / d.output[r - 1]);
-    let row_start: Vec<usize> = (0..orows)
-        .map(|row| {
-            let oi = unravel(row, &d.output[..r - 1]);
-            (0..r - 1).map(|i| oi[i] * pst[i]).sum()
-        })
-        .collect();
-    // Input rows and where each lands in the padded grid.
-    let (iw, irows) = (d.input[r - 1], isz / d.input[r - 1].max(1));
-    let in_start: Vec<usize> = (0..irows)
-        .map(|row| {
-            let ii = unravel(row, &d.input[..r - 1]);
-            (0..r)
-                .map(|i| (ii.get(i).copied().unwrap_or(0) + geo.pb[i] as usize) * pst[i])
-                .sum()
-        })
-        .collect();
-    let cols = block_cols_in(ACC_BUDGET, mg, span);
-    let mut xp = vec![0.0; cg * pn];
-    let mut acc = vec![0.0; mg * cols];
-    for bi in 0..d.batch {
-        for grp in 0..d.groups {
-            let xg = &x[(bi * d.c_in + grp * cg) * isz..][..cg * isz];
-            for ci in 0..cg {
-                let dst = &mut xp[ci * pn..][..pn];
-                for (row, &at) in in_start.iter().enumerate() {
-                    dst[at..at + iw].copy_from_slice(&xg[ci * isz + row * iw..][..iw]);
-                }
-            }
-            let wg = &w[grp * mg * cg * ksz..][..mg * cg * ksz];
-            let og = &mut out[(bi * d.c_out + grp * mg) * osz..][..mg * osz];
-            let mut j0 = 0;
-            while j0 < span {
-                let n = cols.min(span - j0);
-                for (k, &off) in offs.iter().enumerate() {
-                    let wk = MatRef {
-                        data: &wg[k..],
-                        rows: mg,
-                        cols: cg,
-                        rs: cg * ksz,
-                        cs: ksz,
-                    };
-                    let xk = MatRef {
-                        data: &xp[off + j0..],
-                        rows: cg,
-                        cols: n,
-                        rs: pn,
-                        cs: 1,
-                    };
-                    if k == 0 {
-                        gemm(wk, xk, &mut acc, n)?;
-                    } else {
-                        gemm_add(wk, xk, &mut acc, n)?;
-                    }
-                }
-                // The columns of this block inside an output row, to their place.
-                for (row, &at) in row_start.iter().enumerate() {
-                    let (lo, hi) = (at.max(j0), (at + ow).min(j0 + n));
-                    if lo >= hi {
-                        continue;
-                    }
-                    for oc in 0..mg {
-                        og[oc * osz + row * ow + lo - at..][..hi - lo]
-                            .copy_from_slice(&acc[oc * n + lo - j0..][..hi - lo]);
-                    }
-                }
-                j0 += n;
-            }
-        }
-    }
-    Ok(Some(out))
 }
 
 /// ConvTranspose without bias: `x` is `[batch, c_in, input..]`, `w` is `[c_in, c_out /

@@ -126,7 +126,7 @@ impl ConvCase {
             mg: rng.range(1, 4),
             input: (0..r).map(|_| rng.range(1, side)).collect(),
             kernel: (0..r).map(|_| rng.range(1, 3)).collect(),
-            // Unit strides half of the time (a lowering of their own).
+            // Unit strides half of the time (the common case; one of them pointwise).
             stride: if rng.coin(0.5) {
                 vec![1; r]
             } else {

@@ -227,7 +227,7 @@ pub(super) fn conv_core(
             input: &geo.input,
             output: &geo.out,
         };
-        conv_lowered(&dims, &geo, &taps, x, w)?
+        conv_lowered(&dims, &taps, x, w)?
     };
     // Bias (0.0 without one) added to every sum, as the direct loop always did.
     if osz > 0 {
