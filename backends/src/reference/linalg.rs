@@ -1,5 +1,6 @@
 //! Linear algebra: MatMul, Gemm, MatMulInteger, Einsum, Det, and the quantization ops built on
 //! them.
+use super::gemm::{MatRef, exact_in_f64, exact_in_f64_i, gemm, gemm_naive};
 use super::tensor::*;
 use super::{Cx, OpFn, V, inp, one, opt};
 use mutagraph_ir::attr::AttrLookup;
@@ -9,77 +10,126 @@ use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
-/// Arithmetic the matrix routines need.
-trait Num: Copy + Default {
-    fn add(self, o: Self) -> Self;
-    fn mul(self, o: Self) -> Self;
+/// The shapes of a numpy matmul: 1-D operands promoted, batch dims broadcast.
+struct MatMulPlan {
+    /// Rows of A, the inner size, columns of B.
+    n: usize,
+    k: usize,
+    m: usize,
+    /// Per output batch: the batch of A and of B it reads.
+    ia: Vec<usize>,
+    ib: Vec<usize>,
+    /// The output shape.
+    shape: Vec<usize>,
 }
-impl Num for f64 {
-    fn add(self, o: f64) -> f64 {
-        self + o
+
+impl MatMulPlan {
+    fn new(ash: &[usize], bsh: &[usize]) -> R<MatMulPlan> {
+        if ash.is_empty() || bsh.is_empty() {
+            return Err(err("MatMul of a scalar"));
+        }
+        let mut ash2 = ash.to_vec();
+        let mut bsh2 = bsh.to_vec();
+        let a1 = ash.len() == 1;
+        let b1 = bsh.len() == 1;
+        if a1 {
+            ash2.insert(0, 1);
+        }
+        if b1 {
+            bsh2.push(1);
+        }
+        let (n, k) = (ash2[ash2.len() - 2], ash2[ash2.len() - 1]);
+        let (k2, m) = (bsh2[bsh2.len() - 2], bsh2[bsh2.len() - 1]);
+        if k != k2 {
+            return Err(err(format!("MatMul of {ash:?} and {bsh:?}")));
+        }
+        let ab = &ash2[..ash2.len() - 2];
+        let bb = &bsh2[..bsh2.len() - 2];
+        let batch = bcast_shapes(&[ab, bb])?;
+        check_size(&[numel(&batch), n, m])?;
+        let ia = bcast_index(ab, &batch);
+        let ib = bcast_index(bb, &batch);
+        let mut shape = batch;
+        if !a1 {
+            shape.push(n);
+        }
+        if !b1 {
+            shape.push(m);
+        }
+        Ok(MatMulPlan {
+            n,
+            k,
+            m,
+            ia,
+            ib,
+            shape,
+        })
     }
-    fn mul(self, o: f64) -> f64 {
-        self * o
+
+    /// The products in f64 through the GEMM. Batches of A that all meet the same B and follow
+    /// each other in memory are one product with their rows stacked.
+    fn run_f64(&self, a: &[f64], b: &[f64]) -> R<Vec<f64>> {
+        let (n, k, m) = (self.n, self.k, self.m);
+        let nbatch = self.ia.len();
+        let mut out = vec![0.0; nbatch * n * m];
+        let stacked = nbatch > 1
+            && self.ib.iter().all(|&j| j == self.ib[0])
+            && self.ia.iter().enumerate().all(|(i, &j)| i == j);
+        if stacked {
+            let bm = MatRef::row_major(&b[self.ib[0] * k * m..][..k * m], k, m);
+            let am = MatRef::row_major(&a[..nbatch * n * k], nbatch * n, k);
+            gemm(am, bm, &mut out, m)?;
+            return Ok(out);
+        }
+        for bi in 0..nbatch {
+            let am = MatRef::row_major(&a[self.ia[bi] * n * k..][..n * k], n, k);
+            let bm = MatRef::row_major(&b[self.ib[bi] * k * m..][..k * m], k, m);
+            gemm(am, bm, &mut out[bi * n * m..], m)?;
+        }
+        Ok(out)
     }
-}
-impl Num for i64 {
-    fn add(self, o: i64) -> i64 {
-        self.wrapping_add(o)
-    }
-    fn mul(self, o: i64) -> i64 {
-        self.wrapping_mul(o)
+
+    /// The products of integers, wrapping in i64 as the element types do: through the f64 GEMM
+    /// when that is exact, else summed in i64.
+    fn run_i64(&self, a: &[i64], b: &[i64]) -> R<Vec<i64>> {
+        if exact_in_f64_i(a, b, self.k) {
+            let af: Vec<f64> = a.iter().map(|&v| v as f64).collect();
+            let bf: Vec<f64> = b.iter().map(|&v| v as f64).collect();
+            return Ok(self.run_f64(&af, &bf)?.iter().map(|&v| v as i64).collect());
+        }
+        let (n, k, m) = (self.n, self.k, self.m);
+        let nbatch = self.ia.len();
+        let mut out = vec![0i64; nbatch * n * m];
+        for bi in 0..nbatch {
+            let ao = self.ia[bi] * n * k;
+            let bo = self.ib[bi] * k * m;
+            for i in 0..n {
+                let orow = &mut out[(bi * n + i) * m..][..m];
+                for q in 0..k {
+                    let x = a[ao + i * k + q];
+                    let brow = &b[bo + q * m..][..m];
+                    for (o, &y) in orow.iter_mut().zip(brow) {
+                        *o = o.wrapping_add(x.wrapping_mul(y));
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 }
 
-/// numpy matmul: 1-D operands promoted, batch dims broadcast.
-fn matmul<X: Num>(a: &[X], ash: &[usize], b: &[X], bsh: &[usize]) -> R<(Vec<usize>, Vec<X>)> {
-    if ash.is_empty() || bsh.is_empty() {
-        return Err(err("MatMul of a scalar"));
-    }
-    let mut ash2 = ash.to_vec();
-    let mut bsh2 = bsh.to_vec();
-    let a1 = ash.len() == 1;
-    let b1 = bsh.len() == 1;
-    if a1 {
-        ash2.insert(0, 1);
-    }
-    if b1 {
-        bsh2.push(1);
-    }
-    let (n, k) = (ash2[ash2.len() - 2], ash2[ash2.len() - 1]);
-    let (k2, m) = (bsh2[bsh2.len() - 2], bsh2[bsh2.len() - 1]);
-    if k != k2 {
-        return Err(err(format!("MatMul of {ash:?} and {bsh:?}")));
-    }
-    let ab = &ash2[..ash2.len() - 2];
-    let bb = &bsh2[..bsh2.len() - 2];
-    let batch = bcast_shapes(&[ab, bb])?;
-    let nbatch = numel(&batch);
-    check_size(&[nbatch, n, m])?;
-    let ia = bcast_index(ab, &batch);
-    let ib = bcast_index(bb, &batch);
-    let mut out = vec![X::default(); nbatch * n * m];
-    for bi in 0..nbatch {
-        let ao = ia[bi] * n * k;
-        let bo = ib[bi] * k * m;
-        for i in 0..n {
-            for j in 0..m {
-                let mut s = X::default();
-                for q in 0..k {
-                    s = s.add(a[ao + i * k + q].mul(b[bo + q * m + j]));
-                }
-                out[(bi * n + i) * m + j] = s;
-            }
-        }
-    }
-    let mut shape = batch;
-    if !a1 {
-        shape.push(n);
-    }
-    if !b1 {
-        shape.push(m);
-    }
-    Ok((shape, out))
+/// numpy matmul of floats: 1-D operands promoted, batch dims broadcast.
+fn matmul(a: &[f64], ash: &[usize], b: &[f64], bsh: &[usize]) -> R<(Vec<usize>, Vec<f64>)> {
+    let plan = MatMulPlan::new(ash, bsh)?;
+    let out = plan.run_f64(a, b)?;
+    Ok((plan.shape, out))
+}
+
+/// numpy matmul of integers (wrapping i64 arithmetic).
+fn matmul_i(a: &[i64], ash: &[usize], b: &[i64], bsh: &[usize]) -> R<(Vec<usize>, Vec<i64>)> {
+    let plan = MatMulPlan::new(ash, bsh)?;
+    let out = plan.run_i64(a, b)?;
+    Ok((plan.shape, out))
 }
 
 fn op_matmul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
@@ -87,7 +137,7 @@ fn op_matmul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let b = inp(ins, 1)?;
     match (&a.buf, &b.buf) {
         (Buf::I(x), Buf::I(y)) => {
-            let (s, v) = matmul(x, &a.shape, y, &b.shape)?;
+            let (s, v) = matmul_i(x, &a.shape, y, &b.shape)?;
             one(T::from_i64s(a.dt, s, v)?)
         }
         _ => {
@@ -130,7 +180,7 @@ fn op_matmul_integer(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         .enumerate()
         .map(|(i, &x)| x - bzp[i % cols.max(1)])
         .collect();
-    let (s, v) = matmul(&av, &a.shape, &bv, &b.shape)?;
+    let (s, v) = matmul_i(&av, &a.shape, &bv, &b.shape)?;
     one(T::from_i64s(DType::I32, s, v)?)
 }
 
@@ -163,15 +213,26 @@ fn op_gemm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         Some(c) => Some(expand_to(c, &[m, nn])?.floats()?),
         None => None,
     };
+    let am = if ta {
+        MatRef::row_major(&av, k, m).t()
+    } else {
+        MatRef::row_major(&av, m, k)
+    };
+    let bm = if tb {
+        MatRef::row_major(&bv, nn, k).t()
+    } else {
+        MatRef::row_major(&bv, k, nn)
+    };
     let mut out = vec![0.0; m * nn];
+    // Integers (converted to f64 as before) take the GEMM only where its sums are exact.
+    if a.dt.is_float() || exact_in_f64(&av, &bv, k) {
+        gemm(am, bm, &mut out, nn)?;
+    } else {
+        gemm_naive(am, bm, &mut out, nn);
+    }
     for i in 0..m {
         for j in 0..nn {
-            let mut s = 0.0;
-            for q in 0..k {
-                let x = if ta { av[q * m + i] } else { av[i * k + q] };
-                let y = if tb { bv[j * k + q] } else { bv[q * nn + j] };
-                s += x * y;
-            }
+            let s = out[i * nn + j];
             out[i * nn + j] = alpha * s + c.as_ref().map(|c| beta * c[i * nn + j]).unwrap_or(0.0);
         }
     }
@@ -509,7 +570,7 @@ fn op_qlinear_conv(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         .enumerate()
         .map(|(i, &a)| a - pick(&wz, i / per.max(1)))
         .collect();
-    let (shape, acc) = super::nn::conv_core(n, &xv, &x.shape, &wv, &w.shape, None)?;
+    let (shape, acc) = super::nn::conv_core(n, &xv, &x.shape, &wv, &w.shape, None, true)?;
     let osz = numel(&shape[2..]);
     let (lo, hi) = qrange(yz.dt)?;
     let zp = yz.scalar_f()?;
@@ -554,7 +615,7 @@ mod tests {
         assert_eq!(s, vec![2]);
         assert_eq!(v, vec![7.0, 10.0]);
         // [2, 1, 2] @ [2, 1] -> [2, 1, 1]
-        let (s, v) = matmul(&[1, 2, 3, 4], &[2, 1, 2], &[10, 1], &[2, 1]).unwrap();
+        let (s, v) = matmul_i(&[1, 2, 3, 4], &[2, 1, 2], &[10, 1], &[2, 1]).unwrap();
         assert_eq!(s, vec![2, 1, 1]);
         assert_eq!(v, vec![12, 34]);
     }

@@ -18,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 mod control;
 mod elementwise;
 mod extra;
+mod gemm;
 mod linalg;
 mod misc;
 mod native;
@@ -237,16 +238,26 @@ pub fn eval_graph_with(
             }
         }
     }
-    g.outputs
+    // Outputs are moved out of the scope (a large tensor is not copied), but for a name that a
+    // later output repeats or that lives in an enclosing scope: those are copied.
+    let names: Vec<&str> = g
+        .outputs
         .iter()
-        .map(|o| {
-            let name = o.name.as_deref().unwrap_or("");
-            scope
-                .get(name)
-                .cloned()
-                .ok_or_else(|| err(format!("graph output '{name}' was not computed")))
-        })
-        .collect()
+        .map(|o| o.name.as_deref().unwrap_or(""))
+        .collect();
+    let mut result = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let v = if names[i + 1..].contains(name) {
+            scope.get(name).cloned()
+        } else {
+            match scope.vars.remove(*name) {
+                Some(v) => Some(v),
+                None => scope.get(name).cloned(),
+            }
+        };
+        result.push(v.ok_or_else(|| err(format!("graph output '{name}' was not computed")))?);
+    }
+    Ok(result)
 }
 
 /// Evaluates a subgraph whose inputs are bound by position.

@@ -1,5 +1,6 @@
 //! Neural-network ops over N-D spatial data: Conv / ConvTranspose, pooling, normalizations,
 //! LRN, Dropout (inference).
+use super::gemm::{ConvDims, Taps, conv_lowered, conv_transpose_lowered, exact_in_f64};
 use super::tensor::*;
 use super::{Cx, OpFn, V, inp, one, opt};
 use mutagraph_ir::attr::AttrLookup;
@@ -157,6 +158,9 @@ impl Geo {
     }
 }
 
+/// Conv of `x` (`[N, C, spatial..]`) with `w` (`[M, C / group, kernel..]`) plus the optional
+/// bias: the output shape and values. `integer`: the values are integers (ConvInteger,
+/// QLinearConv), to be summed exactly.
 pub(super) fn conv_core(
     n: &Node,
     x: &[f64],
@@ -164,6 +168,7 @@ pub(super) fn conv_core(
     w: &[f64],
     ws: &[usize],
     b: Option<&[f64]>,
+    integer: bool,
 ) -> R<(Vec<usize>, Vec<f64>)> {
     if xs.len() < 3 || ws.len() != xs.len() {
         return Err(err(format!("Conv input {xs:?} and weight {ws:?}")));
@@ -190,21 +195,64 @@ pub(super) fn conv_core(
         _ => ws[2..].to_vec(),
     };
     let geo = geometry(n, &xs[2..], &kernel, false)?;
-    let taps = geo.taps();
-    let isz = numel(&xs[2..]);
-    let osz = numel(&geo.out);
-    let ksz = numel(&kernel);
-    let mg = m / g;
     if let Some(b) = b
         && b.len() != m
     {
         return Err(err("Conv bias length"));
     }
+    let osz = numel(&geo.out);
+    check_size(&[nb, m, osz])?;
+    let taps = Taps::new(
+        &geo.out,
+        &geo.input,
+        &geo.kernel,
+        &geo.strides,
+        &geo.dil,
+        &geo.pb,
+    );
+    // The lowering multiplies the zeros of the padding by the weights, where the direct sum
+    // skips those taps: with an infinite or NaN weight that would put a NaN where the sum of the
+    // taps inside the input is finite. Integers beyond what f64 sums exactly keep the direct
+    // loop's order too.
+    let direct = (!taps.full && w.iter().any(|v| !v.is_finite()))
+        || (integer && !exact_in_f64(x, w, cg * numel(&kernel)));
+    let mut out = if direct {
+        conv_direct(x, xs, w, ws, g, &geo)
+    } else {
+        let dims = ConvDims {
+            batch: nb,
+            c_in: c,
+            c_out: m,
+            groups: g,
+            input: &geo.input,
+            output: &geo.out,
+        };
+        conv_lowered(&dims, &taps, x, w)?
+    };
+    // Bias (0.0 without one) added to every sum, as the direct loop always did.
+    if osz > 0 {
+        for (i, plane) in out.chunks_mut(osz).enumerate() {
+            let bias = b.map(|b| b[i % m]).unwrap_or(0.0);
+            plane.iter_mut().for_each(|v| *v += bias);
+        }
+    }
+    let mut shape = vec![nb, m];
+    shape.extend(&geo.out);
+    Ok((shape, out))
+}
+
+/// Conv without bias by the direct sum over the taps inside the input (padding skipped).
+fn conv_direct(x: &[f64], xs: &[usize], w: &[f64], ws: &[usize], g: usize, geo: &Geo) -> Vec<f64> {
+    let taps = geo.taps();
+    let (nb, c, m, cg) = (xs[0], xs[1], ws[0], ws[1]);
+    let isz = numel(&xs[2..]);
+    let osz = numel(&geo.out);
+    let ksz = numel(&geo.kernel);
+    let mg = m / g;
     let mut out = vec![0.0; nb * m * osz];
     for bi in 0..nb {
         for oc in 0..m {
             let grp = oc / mg;
-            let bias = b.map(|b| b[oc]).unwrap_or(0.0);
             for (o, row) in taps.iter().enumerate() {
                 let mut s = 0.0;
                 for ci in 0..cg {
@@ -217,13 +265,11 @@ pub(super) fn conv_core(
                         }
                     }
                 }
-                out[(bi * m + oc) * osz + o] = s + bias;
+                out[(bi * m + oc) * osz + o] = s;
             }
         }
     }
-    let mut shape = vec![nb, m];
-    shape.extend(&geo.out);
-    Ok((shape, out))
+    out
 }
 
 fn op_conv(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
@@ -231,7 +277,15 @@ fn op_conv(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let w = inp(ins, 1)?;
     let b = opt(ins, 2)?;
     let bv = b.map(|b| b.floats()).transpose()?;
-    let (shape, v) = conv_core(n, x.fs()?, &x.shape, &w.floats()?, &w.shape, bv.as_deref())?;
+    let (shape, v) = conv_core(
+        n,
+        x.fs()?,
+        &x.shape,
+        &w.floats()?,
+        &w.shape,
+        bv.as_deref(),
+        false,
+    )?;
     one(T::f(x.dt, shape, v))
 }
 
@@ -247,7 +301,7 @@ fn op_conv_integer(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let xv: Vec<f64> = x.ints()?.iter().map(|&v| (v - xz) as f64).collect();
     let wv: Vec<f64> = w.ints()?.iter().map(|&v| (v - wz) as f64).collect();
     // Zero points: padded positions hold the zero point, i.e. contribute 0 after subtraction.
-    let (shape, v) = conv_core(n, &xv, &x.shape, &wv, &w.shape, None)?;
+    let (shape, v) = conv_core(n, &xv, &x.shape, &wv, &w.shape, None, true)?;
     one(T::i(
         DType::I32,
         shape,
@@ -271,7 +325,6 @@ fn op_conv_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     let mg = ws[1];
     let m = mg * g;
-    let cg = c / g;
     let kernel = ws[2..].to_vec();
     let stv = positive(ints_or(n, "strides", r, 1)?, "strides")?;
     let dil = positive(ints_or(n, "dilations", r, 1)?, "dilations")?;
@@ -320,41 +373,18 @@ fn op_conv_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     let xv = x.fs()?;
     let wv = w.floats()?;
-    let isz = numel(&xs[2..]);
     let osz = numel(&out_sp);
     check_size(&[nb, m, osz])?;
-    let ksz = numel(&kernel);
-    let ost = strides(&out_sp);
-    let mut out = vec![0.0; nb * m * osz];
-    for ip in 0..isz {
-        let ii = unravel(ip, &xs[2..]);
-        for kp in 0..ksz {
-            let ki = unravel(kp, &kernel);
-            let mut flat = 0usize;
-            let mut inside = true;
-            for d in 0..r {
-                let o = (ii[d] * stv[d] + ki[d] * dil[d]) as i64 - pb[d];
-                if o < 0 || o >= out_sp[d] as i64 {
-                    inside = false;
-                    break;
-                }
-                flat += o as usize * ost[d];
-            }
-            if !inside {
-                continue;
-            }
-            for bi in 0..nb {
-                for ic in 0..c {
-                    let grp = ic / cg;
-                    let xval = xv[(bi * c + ic) * isz + ip];
-                    for j in 0..mg {
-                        let oc = grp * mg + j;
-                        out[(bi * m + oc) * osz + flat] += xval * wv[(ic * mg + j) * ksz + kp];
-                    }
-                }
-            }
-        }
-    }
+    let taps = Taps::new(&xs[2..], &out_sp, &kernel, &stv, &dil, &pb);
+    let dims = ConvDims {
+        batch: nb,
+        c_in: c,
+        c_out: m,
+        groups: g,
+        input: &xs[2..],
+        output: &out_sp,
+    };
+    let mut out = conv_transpose_lowered(&dims, &taps, xv, &wv)?;
     if let Some(b) = b {
         if b.len() != m {
             return Err(err("ConvTranspose bias length"));
@@ -840,7 +870,8 @@ mod tests {
         let node = Node::new("Conv", &["x", "w"], &["y"])
             .with_attr("group", AttrValue::Int(2))
             .with_attr("pads", AttrValue::Ints(vec![1, 1, 1, 1]));
-        let (shape, y) = conv_core(&node, &x, &[1, 2, 2, 2], &w, &[2, 1, 2, 2], None).unwrap();
+        let (shape, y) =
+            conv_core(&node, &x, &[1, 2, 2, 2], &w, &[2, 1, 2, 2], None, false).unwrap();
         assert_eq!(shape, vec![1, 2, 3, 3]);
         // Group 0 sees only channel 0: the 3x3 output of summing 2x2 windows over the padded
         // [[0,0,0,0],[0,1,2,0],[0,3,4,0],[0,0,0,0]].
