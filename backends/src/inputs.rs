@@ -62,6 +62,10 @@ pub enum InputError {
 pub struct GenOptions {
     /// Size given to dims that are symbolic or unknown.
     pub free_dim: usize,
+    /// Size given instead to a symbolic dim named as a batch (`batch`, `batch_size`, `N`),
+    /// when set: a larger `free_dim` for the spatial and sequence dims need not multiply the
+    /// work by the batch.
+    pub batch_dim: Option<usize>,
     /// Range of floating-point values.
     pub float_range: (f64, f64),
     /// Range of integer values (half-open).
@@ -72,10 +76,16 @@ impl Default for GenOptions {
     fn default() -> Self {
         GenOptions {
             free_dim: 1,
+            batch_dim: None,
             float_range: (-1.0, 1.0),
             int_range: (0, 4),
         }
     }
+}
+
+/// Whether a symbolic dim's name says it is a batch (`batch`, `batch_size`, `N`).
+fn is_batch_name(p: &str) -> bool {
+    p == "N" || p.to_ascii_lowercase().contains("batch")
 }
 
 /// Generates one value per real graph input of `model` from `seed`.
@@ -104,6 +114,9 @@ pub fn generate(model: &Model, seed: u64, opts: &GenOptions) -> Result<NamedValu
                 .map(|d| match d {
                     Dim::Known(v) if *v >= 0 => Ok(*v as usize),
                     Dim::Known(v) => Err(err(format!("negative dimension {v}"))),
+                    Dim::Param(p) if is_batch_name(p) => {
+                        Ok(opts.batch_dim.unwrap_or(opts.free_dim))
+                    }
                     _ => Ok(opts.free_dim),
                 })
                 .collect::<Result<_, _>>()?,
@@ -298,6 +311,35 @@ pub fn read(model: &Model, path: &Path) -> Result<NamedValues, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batch_named_dims_take_their_own_size() {
+        let m = mutagraph_ir::text::parse_model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[batch_size,3,H,W] x, float[N,?] y) => (float[batch_size,3,H,W] z) { z = Relu (x) }",
+        )
+        .unwrap();
+        let opts = GenOptions {
+            free_dim: 8,
+            batch_dim: Some(1),
+            ..GenOptions::default()
+        };
+        let v = generate(&m, 1, &opts).unwrap();
+        let shape = |i: usize| v[i].1.tensor().unwrap().shape.clone();
+        assert_eq!(shape(0), vec![1, 3, 8, 8]);
+        assert_eq!(shape(1), vec![1, 8]);
+        // Without a batch size every dynamic dim takes free_dim.
+        let v = generate(
+            &m,
+            1,
+            &GenOptions {
+                batch_dim: None,
+                ..opts
+            },
+        )
+        .unwrap();
+        assert_eq!(v[0].1.tensor().unwrap().shape, vec![8, 3, 8, 8]);
+    }
 
     #[test]
     fn generation_is_deterministic_and_in_range() {

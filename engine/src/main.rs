@@ -272,8 +272,9 @@ struct CampaignArgs {
     /// MH parameter p (default: 1/|seeds × operators| clipped to [0.02, 0.5]).
     #[arg(long)]
     mcmc_p: Option<f64>,
-    /// Size of the symbolic and unknown dims of generated inputs (default 1; fixed for the
-    /// campaign). Seeds the reference cannot run at that size are not mutated.
+    /// Size of the dynamic dims of generated inputs, fixed for the campaign (default: found per
+    /// seed at admission, the smallest of 1, 2, 4, ... 224 the reference runs it at, batch-named
+    /// dims staying 1). Seeds the reference cannot run are not mutated.
     #[arg(long)]
     free_dim: Option<usize>,
     /// No status line.

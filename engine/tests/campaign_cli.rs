@@ -387,8 +387,9 @@ fn findings_a_fresh_process_does_not_show_are_withdrawn() {
 
 #[test]
 fn seeds_the_reference_cannot_run_are_not_mutated() {
-    // `pool` needs at least 3 elements along its symbolic axis: at the default size 1 the
-    // reference cannot run it, so admission refuses it and says which flag changes that.
+    // `pool` needs at least 3 elements along its dynamic axis: admission finds the smallest
+    // size the reference runs it at (4 of 1, 2, 4, ...); at a size the user fixes to 1 it is
+    // not mutated, and the user is told which flag changes that.
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("seeds");
     std::fs::create_dir_all(&seeds).unwrap();
@@ -402,7 +403,7 @@ fn seeds_the_reference_cannot_run_are_not_mutated() {
     );
     write(
         "b_pool.onnx",
-        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1,1,N] x) => (float[1,1,?] y) { y = MaxPool <kernel_shape = [3]> (x) }",
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[batch,1,L] x) => (float[batch,1,?] y) { y = MaxPool <kernel_shape = [3]> (x) }",
     );
     let campaign = |out: &Path, extra: &[&str]| {
         let mut args = vec![
@@ -420,8 +421,34 @@ fn seeds_the_reference_cannot_run_are_not_mutated() {
         args.extend_from_slice(extra);
         mg(&args)
     };
+    let pool_size = |out: &Path| {
+        json(&out.join("state.json"))["pool"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    // Sizes found per seed.
+    let out = dir.path().join("c0");
+    ok(campaign(&out, &[]));
+    let admission = json(&out.join("admission.json"));
+    assert!(
+        admission["refused"].as_object().unwrap().is_empty(),
+        "{admission}"
+    );
+    let chosen = admission["admitted"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(k, _)| k.ends_with("b_pool.onnx"))
+        .unwrap()
+        .1
+        .clone();
+    assert_eq!(chosen["free_dim"], 4, "{admission}");
+    assert_eq!(chosen["batch_one"], true, "{admission}");
+    assert_eq!(pool_size(&out), 2);
+    // A size the user fixes: the seed the reference cannot run at it is left out.
     let out = dir.path().join("c1");
-    let o = campaign(&out, &[]);
+    let o = campaign(&out, &["--free-dim", "1"]);
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     ok(o);
     assert!(
@@ -432,49 +459,22 @@ fn seeds_the_reference_cannot_run_are_not_mutated() {
     let refused = admission["refused"].as_object().unwrap();
     assert_eq!(refused.len(), 1, "{admission}");
     assert!(refused.keys().next().unwrap().ends_with("b_pool.onnx"));
-    let state = json(&out.join("state.json"));
-    assert_eq!(
-        state["pool"].as_array().unwrap().len(),
-        1,
-        "only a_relu is mutated"
-    );
+    assert_eq!(pool_size(&out), 1, "only a_relu is mutated");
     // Resumed, the decision stands (the refused seed is not run again).
-    ok(campaign(&out, &[]));
-    let state = json(&out.join("state.json"));
-    assert_eq!(state["pool"].as_array().unwrap().len(), 1);
-    // At size 4 the reference runs it: both seeds are mutated.
-    let out = dir.path().join("c2");
-    ok(campaign(&out, &["--free-dim", "4"]));
-    let admission = json(&out.join("admission.json"));
-    assert!(
-        admission["refused"].as_object().unwrap().is_empty(),
-        "{admission}"
-    );
-    assert_eq!(
-        json(&out.join("state.json"))["pool"]
-            .as_array()
-            .unwrap()
-            .len(),
-        2
-    );
+    ok(campaign(&out, &["--free-dim", "1"]));
+    assert_eq!(pool_size(&out), 1);
     // A file of the directory that is no model is named and left out.
     std::fs::write(seeds.join("c_broken.onnx"), b"not a model").unwrap();
     let out = dir.path().join("c4");
-    let o = campaign(&out, &["--free-dim", "4"]);
+    let o = campaign(&out, &[]);
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     ok(o);
     assert!(err.contains("c_broken.onnx: not used"), "{err}");
-    assert_eq!(
-        json(&out.join("state.json"))["pool"]
-            .as_array()
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(pool_size(&out), 2);
     std::fs::remove_file(seeds.join("c_broken.onnx")).unwrap();
     // No seed the reference runs: a clear error, not a campaign of nothing.
     std::fs::remove_file(seeds.join("a_relu.onnx")).unwrap();
-    let o = campaign(&dir.path().join("c3"), &[]);
+    let o = campaign(&dir.path().join("c3"), &["--free-dim", "2"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no seed can be mutated"), "{err}");

@@ -1,10 +1,11 @@
 //! Seed admission: before the campaign mutates anything, every seed runs once, unmutated, on
 //! every backend, through the campaign's own triage.
 //!
-//! - A seed the reference cannot run (at the generated inputs: symbolic dims at
-//!   `--free-dim`) is not mutated: every mutant of it would fail the same way, and the failures
-//!   of the libraries on it would be the seed's, not bugs. The user is told why and what to
-//!   change.
+//! - Dynamic input dims get a size the reference can run the seed at: `--free-dim` when the
+//!   user gave one, else the smallest of [`SIZES`] that works (a dim named as a batch stays 1).
+//! - A seed the reference cannot run at any of them is not mutated: every mutant of it would
+//!   fail the same way, and the failures of the libraries on it would be the seed's, not bugs.
+//!   The user is told why and what to change.
 //! - A library bug on the unmutated seed is a **seed finding**, the most valuable kind (a bug
 //!   on the user's own model): it is filed once, as iteration 0 with an empty trace, before any
 //!   mutant runs, so the mutants that still show it count as its hits instead of new bundles.
@@ -28,19 +29,35 @@ pub const FILE: &str = "admission.json";
 pub struct Decisions {
     /// Seeds not mutated, by name, with the reason.
     pub refused: BTreeMap<String, String>,
-    /// Seeds admitted, by name, with the number of seed findings filed for each.
-    pub admitted: BTreeMap<String, usize>,
+    /// Seeds admitted, by name.
+    pub admitted: BTreeMap<String, Admitted>,
 }
 
-impl SeedRun {
-    /// The findings filed: those the triage reports.
-    pub fn reports(&self) -> usize {
-        self.judged
-            .iter()
-            .filter(|t| t.verdict == Verdict::Report)
-            .count()
+/// What admission chose for a seed it admitted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Admitted {
+    /// The size its dynamic input dims are generated at (a dim named as a batch: 1 when the
+    /// size was searched).
+    pub free_dim: usize,
+    /// Whether batch-named dims stay 1.
+    pub batch_one: bool,
+    /// Findings the triage reported on the unmutated seed.
+    pub findings: usize,
+}
+
+impl Admitted {
+    /// The input options of this seed.
+    pub fn gen_options(&self) -> GenOptions {
+        GenOptions {
+            free_dim: self.free_dim,
+            batch_dim: self.batch_one.then_some(1),
+            ..GenOptions::default()
+        }
     }
 }
+
+/// The sizes tried, in order, for the dynamic dims of a seed when `--free-dim` is not given.
+pub const SIZES: &[usize] = &[1, 2, 4, 8, 16, 32, 64, 128, 224];
 
 /// One seed's run, admitted.
 pub struct SeedRun {
@@ -50,6 +67,8 @@ pub struct SeedRun {
     pub input_seed: u64,
     /// The runs on every backend.
     pub runs: MutantRuns,
+    /// The input options chosen.
+    pub chosen: Admitted,
     /// Every finding of the triage on the unmutated seed, with its verdict.
     pub judged: Vec<Triaged>,
 }
@@ -62,8 +81,9 @@ pub enum Admission {
     Refused(String),
 }
 
-/// Runs `seed` once on every backend (`pools[i]` runs `backends[i]`), judges the runs with
-/// `stage` (its extra runs on `triage`), and decides.
+/// Finds input sizes the reference runs `seed` at (`sizes` in order; `batch_one`: batch-named
+/// dims stay 1), then runs it once on every backend (`pools[i]` runs `backends[i]`), judges the
+/// runs with `stage` (its extra runs on `triage`), and decides.
 #[allow(clippy::too_many_arguments)]
 pub fn admit(
     seed: &Seed,
@@ -73,12 +93,51 @@ pub fn admit(
     stage: &mut Triage,
     triage: &mut Pool,
     input_seed: u64,
-    gen_opts: &GenOptions,
+    sizes: &[usize],
+    batch_one: bool,
 ) -> Admission {
     let bytes = seed.model.to_bytes();
-    let inputs = match inputs::generate(&seed.model, input_seed, gen_opts) {
-        Ok(v) => v,
-        Err(e) => return Admission::Refused(format!("its inputs cannot be generated: {e}")),
+    let mut why = String::from("no size to try");
+    let mut found = None;
+    for &size in sizes {
+        let chosen = Admitted {
+            free_dim: size,
+            batch_one,
+            findings: 0,
+        };
+        let inputs = match inputs::generate(&seed.model, input_seed, &chosen.gen_options()) {
+            Ok(v) => v,
+            Err(e) => {
+                why = format!("its inputs cannot be generated: {e}");
+                continue;
+            }
+        };
+        let Some(r) = reference else {
+            found = Some((chosen, inputs));
+            break;
+        };
+        match pools[r][0].run(&backends[r], &bytes, &inputs) {
+            Ok(run) if run.outcome.outputs().is_some() => {
+                found = Some((chosen, inputs));
+                break;
+            }
+            Ok(run) => {
+                why = format!(
+                    "the reference cannot run it at the generated inputs ({}): {}",
+                    shapes(&inputs),
+                    run.outcome.detail()
+                );
+            }
+            Err(e) => {
+                return Admission::Refused(format!("the reference could not be started: {e}"));
+            }
+        }
+    }
+    let Some((mut chosen, inputs)) = found else {
+        if sizes.len() > 1 {
+            why = format!("{why} (sizes tried for its dynamic dims: {sizes:?})");
+        }
+        return Admission::Refused(why);
     };
     let mut runs: Vec<RunReport> = Vec::new();
     for (b, lanes) in backends.iter().zip(pools.iter_mut()) {
@@ -91,7 +150,7 @@ pub fn admit(
         && r.outcome.outputs().is_none()
     {
         return Admission::Refused(format!(
-            "the reference cannot run it at the generated inputs ({}): {}",
+            "the reference ran it once at ({}) and not the second time: {}",
             shapes(&inputs),
             r.outcome.detail()
         ));
@@ -102,10 +161,15 @@ pub fn admit(
         reruns: Vec::new(),
     };
     let judged = stage.judge(triage, &bytes, &inputs, &mr);
+    chosen.findings = judged
+        .iter()
+        .filter(|t| t.verdict == Verdict::Report)
+        .count();
     Admission::Admitted(Box::new(SeedRun {
         inputs,
         input_seed,
         runs: mr,
+        chosen,
         judged,
     }))
 }
@@ -132,8 +196,8 @@ fn shapes(inputs: &NamedValues) -> String {
 /// What to tell the user about a refused seed: the reason and what to change.
 pub fn advice(name: &str, why: &str) -> String {
     format!(
-        "seed {name}: not mutated: {why}. Symbolic and unknown input dims get --free-dim \
-         (default 1); try `mutagraph run {name} --free-dim N` to find sizes the model accepts, \
-         then start the campaign with --free-dim N"
+        "seed {name}: not mutated: {why}. Try `mutagraph run {name} --free-dim N` (or \
+         `--inputs DIR`) to find input sizes the model accepts, then start the campaign with \
+         --free-dim N"
     )
 }

@@ -99,13 +99,9 @@ pub struct Config {
     pub run_timeout_s: f64,
     /// Memory cap per worker, MiB.
     pub mem_limit_mib: u64,
-    /// Size of the symbolic and unknown dims of generated inputs.
-    #[serde(default = "one")]
-    pub free_dim: usize,
-}
-
-fn one() -> usize {
-    1
+    /// Size of the dynamic dims of generated inputs (`None`: admission finds one per seed).
+    #[serde(default)]
+    pub free_dim: Option<usize>,
 }
 
 /// What the command line asked for; `None` fields take the saved value on resume, or the
@@ -537,6 +533,8 @@ struct Job {
 /// The campaign in memory.
 struct Campaign {
     out: PathBuf,
+    /// How each seed's (and its mutants') inputs are generated, as admission chose.
+    seed_inputs: Vec<GenOptions>,
     config: Config,
     seeds: Vec<Seed>,
     ops: Vec<Box<dyn Mutator>>,
@@ -620,7 +618,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             check_same("--seed", req.seed, &c.seed)?;
             check_same("--search", req.search.clone(), &c.search)?;
             check_same("--mcmc-p", req.mcmc_p, &c.mcmc_p)?;
-            check_same("--free-dim", req.free_dim, &c.free_dim)?;
+            check_same("--free-dim", req.free_dim.map(Some), &c.free_dim)?;
             if c.operators != op_names {
                 bail!(
                     "the campaign in {} used operators {:?}; this build has {:?}",
@@ -657,7 +655,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 tolerance: "approximate".into(),
                 run_timeout_s: timeout_s,
                 mem_limit_mib: mem_mib,
-                free_dim: req.free_dim.unwrap_or(1).max(1),
+                free_dim: req.free_dim.map(|n| n.max(1)),
             }
         }
     };
@@ -705,9 +703,9 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     let reference = config.backends.iter().position(|b| is_reference(b));
     let mut stage = Triage::new(&config.backends, tolerance);
     let mut triage_pool = Pool::new(pool_opts.clone());
-    let gen_opts = GenOptions {
-        free_dim: config.free_dim,
-        ..GenOptions::default()
+    let (sizes, batch_one): (Vec<usize>, bool) = match config.free_dim {
+        Some(n) => (vec![n], false),
+        None => (admission::SIZES.to_vec(), true),
     };
     // Admission: each seed once, unmutated, on every backend (decided once per campaign).
     let admission_path = out.join(admission::FILE);
@@ -723,11 +721,19 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         None
     };
     let mut seed_runs: Vec<(usize, admission::SeedRun)> = Vec::new();
-    let seeds = match resumed_admission {
+    let (seeds, seed_inputs): (Vec<Seed>, Vec<GenOptions>) = match resumed_admission {
         Some(d) => seeds
             .into_iter()
             .filter(|s| !d.refused.contains_key(&s.name))
-            .collect(),
+            .map(|s| {
+                let g = d
+                    .admitted
+                    .get(&s.name)
+                    .map(admission::Admitted::gen_options)
+                    .unwrap_or_default();
+                (s, g)
+            })
+            .unzip(),
         None => {
             let mut decisions = admission::Decisions::default();
             let mut kept = Vec::new();
@@ -741,21 +747,25 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                     &mut stage,
                     &mut triage_pool,
                     input_seed,
-                    &gen_opts,
+                    &sizes,
+                    batch_one,
                 ) {
                     admission::Admission::Refused(why) => {
                         eprintln!("{}", admission::advice(&s.name, &why));
                         decisions.refused.insert(s.name.clone(), why);
                     }
                     admission::Admission::Admitted(run) => {
-                        decisions.admitted.insert(s.name.clone(), run.reports());
+                        let g = run.chosen.gen_options();
+                        decisions
+                            .admitted
+                            .insert(s.name.clone(), run.chosen.clone());
                         seed_runs.push((kept.len(), *run));
-                        kept.push(s);
+                        kept.push((s, g));
                     }
                 }
             }
             write_json(&admission_path, &decisions)?;
-            kept
+            kept.into_iter().unzip()
         }
     };
     if seeds.is_empty() {
@@ -903,6 +913,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     };
     let mut c = Campaign {
         out,
+        seed_inputs,
         stage,
         triage: triage_pool,
         tolerance,
@@ -1120,11 +1131,8 @@ impl Campaign {
             tm.export += t.elapsed().as_secs_f64();
             let t = Instant::now();
             let input_seed = mix(seed_master, it, 3);
-            let gen_opts = GenOptions {
-                free_dim: self.config.free_dim,
-                ..GenOptions::default()
-            };
-            let ins = inputs::generate(&model, input_seed, &gen_opts);
+            let gen_opts = &self.seed_inputs[self.state.pool[slot].seed];
+            let ins = inputs::generate(&model, input_seed, gen_opts);
             tm.inputs += t.elapsed().as_secs_f64();
             let t = Instant::now();
             // Every generated mutant joins M' (Alg. 2 line 12); it is diverse when it grew a
