@@ -9,8 +9,14 @@ use std::process::{Command, Output};
 const BACKENDS: &str = "reference,ort,tract,burn-ndarray";
 
 fn mg(args: &[&str]) -> Output {
+    mg_env(args, &[])
+}
+
+/// `mutagraph ARGS` with environment variables set.
+fn mg_env(args: &[&str], vars: &[(&str, &Path)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mutagraph"))
         .args(args)
+        .envs(vars.iter().copied())
         .output()
         .unwrap()
 }
@@ -339,8 +345,8 @@ fn findings_a_fresh_process_does_not_show_are_withdrawn() {
     let out = dir.path().join("f");
     let marks = dir.path().join("marks");
     std::fs::create_dir_all(&marks).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
-        .args([
+    ok(mg_env(
+        &[
             "campaign",
             "--seeds",
             "zoo",
@@ -353,11 +359,9 @@ fn findings_a_fresh_process_does_not_show_are_withdrawn() {
             "--iterations",
             "6",
             "--quiet",
-        ])
-        .env(mutagraph_backends::fault::WRONG_ONCE, &marks)
-        .output()
-        .unwrap();
-    ok(o);
+        ],
+        &[(mutagraph_backends::fault::WRONG_ONCE, &marks)],
+    ));
     let stats = json(&out.join("stats.json"));
     let withdrawn = u(&stats, "unconfirmed");
     assert!(withdrawn > 0, "{stats}");

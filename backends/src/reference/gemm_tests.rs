@@ -1,11 +1,10 @@
 //! The GEMM lowerings of Conv, ConvTranspose, MatMul and Gemm against direct loops written here
 //! from the ONNX definitions, on random small configurations (fixed seed).
+use super::super::V;
 use super::super::tensor::{T, numel, strides, unravel};
-use super::super::{Cx, Scope, V, table};
 use mutagraph_ir::attr::AttrValue;
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
-use std::collections::HashMap;
 
 /// splitmix64: a fixed, dependency-free stream.
 struct Rng(u64);
@@ -38,18 +37,9 @@ impl Rng {
 }
 
 fn run(op: &str, node: &Node, ins: &[Option<V>]) -> T {
-    let scope = Scope {
-        vars: HashMap::new(),
-        parent: None,
-    };
-    let cx = Cx {
-        opset: 18,
-        scope: &scope,
-        ops: table(),
-        native: false,
-    };
     let refs: Vec<Option<&V>> = ins.iter().map(|v| v.as_ref()).collect();
-    let mut out = table()[op](&cx, node, &refs).unwrap_or_else(|e| panic!("{op}: {e}"));
+    let mut out =
+        super::super::tests::run_refs(op, node, &refs).unwrap_or_else(|e| panic!("{op}: {e}"));
     match out.swap_remove(0) {
         V::T(t) => t,
         v => panic!("{op} gave {v:?}"),

@@ -607,6 +607,13 @@ mod tests {
     use super::*;
 
     fn run_op(op: &str, node: &Node, ins: &[V]) -> R<Vec<V>> {
+        let refs: Vec<Option<&V>> = ins.iter().map(Some).collect();
+        run_refs(op, node, &refs)
+    }
+
+    /// Runs the reference's `op` alone on `ins` (absent optional inputs as `None`), at opset 18
+    /// in f64.
+    pub(crate) fn run_refs(op: &str, node: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
         let scope = Scope {
             vars: HashMap::new(),
             parent: None,
@@ -617,8 +624,7 @@ mod tests {
             ops: table(),
             native: false,
         };
-        let refs: Vec<Option<&V>> = ins.iter().map(Some).collect();
-        table()[op](&cx, node, &refs)
+        table()[op](&cx, node, ins)
     }
 
     fn f32s(shape: &[usize]) -> V {
