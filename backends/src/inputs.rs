@@ -3,7 +3,9 @@
 use crate::value::{HostTensor, NamedValues, Value};
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::model::Model;
+use mutagraph_ir::solve::{Fixed, Plan, SolveError, is_batch_name, solve};
 use mutagraph_ir::types::{Dim, ValueType};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A small deterministic generator (SplitMix64): inputs depend only on the seed.
@@ -70,6 +72,46 @@ pub struct GenOptions {
     pub float_range: (f64, f64),
     /// Range of integer values (half-open).
     pub int_range: (i64, i64),
+    /// Shapes by input name (from [`solve`](mutagraph_ir::solve::solve) or the user): used
+    /// where the input's declared rank is the same, its known dims overriding.
+    pub shapes: BTreeMap<String, Vec<usize>>,
+    /// Inputs filled with one value, by name.
+    pub values: BTreeMap<String, f64>,
+    /// Ranges of integer inputs, by name (half-open).
+    pub ranges: BTreeMap<String, (i64, i64)>,
+}
+
+impl GenOptions {
+    /// Options for `model`'s inputs: `free_dim` for every dynamic dim (batches too) when
+    /// given, else the shapes [`solve`] finds; what `fixed` fixes and the selector values
+    /// `solve` finds in both cases. `Err` when what `fixed` names does not fit the model.
+    pub fn for_model(
+        model: &Model,
+        free_dim: Option<usize>,
+        fixed: &Fixed,
+    ) -> Result<GenOptions, SolveError> {
+        let plan = solve(model, fixed)?;
+        Ok(match free_dim {
+            Some(n) => GenOptions {
+                free_dim: n,
+                shapes: fixed.shapes.clone(),
+                values: plan.values,
+                ranges: plan.ranges,
+                ..GenOptions::default()
+            },
+            None => GenOptions::from_plan(&plan),
+        })
+    }
+
+    /// Options generating the inputs `plan` chose.
+    pub fn from_plan(plan: &Plan) -> GenOptions {
+        GenOptions {
+            shapes: plan.shapes.clone(),
+            values: plan.values.clone(),
+            ranges: plan.ranges.clone(),
+            ..GenOptions::default()
+        }
+    }
 }
 
 impl Default for GenOptions {
@@ -79,13 +121,11 @@ impl Default for GenOptions {
             batch_dim: None,
             float_range: (-1.0, 1.0),
             int_range: (0, 4),
+            shapes: BTreeMap::new(),
+            values: BTreeMap::new(),
+            ranges: BTreeMap::new(),
         }
     }
-}
-
-/// Whether a symbolic dim's name says it is a batch (`batch`, `batch_size`, `N`).
-fn is_batch_name(p: &str) -> bool {
-    p == "N" || p.to_ascii_lowercase().contains("batch")
 }
 
 /// Generates one value per real graph input of `model` from `seed`.
@@ -108,26 +148,45 @@ pub fn generate(model: &Model, seed: u64, opts: &GenOptions) -> Result<NamedValu
                 "only tensor inputs can be generated (this one is {ty:?}); pass --inputs"
             )));
         };
-        let shape: Vec<usize> = match &tt.shape {
-            Some(dims) => dims
+        // A planned shape of another rank (a mutant changed the input) is not used.
+        let planned = opts
+            .shapes
+            .get(&name)
+            .filter(|p| tt.shape.as_ref().is_none_or(|d| d.len() == p.len()));
+        let shape: Vec<usize> = match (&tt.shape, planned) {
+            (Some(dims), planned) => dims
                 .iter()
-                .map(|d| match d {
-                    Dim::Known(v) if *v >= 0 => Ok(*v as usize),
-                    Dim::Known(v) => Err(err(format!("negative dimension {v}"))),
-                    Dim::Param(p) if is_batch_name(p) => {
+                .enumerate()
+                .map(|(axis, d)| match (d, planned) {
+                    (Dim::Known(v), _) if *v >= 0 => Ok(*v as usize),
+                    (Dim::Known(v), _) => Err(err(format!("negative dimension {v}"))),
+                    (_, Some(p)) => Ok(p[axis]),
+                    (Dim::Param(p), None) if is_batch_name(p) => {
                         Ok(opts.batch_dim.unwrap_or(opts.free_dim))
                     }
                     _ => Ok(opts.free_dim),
                 })
                 .collect::<Result<_, _>>()?,
-            None => vec![opts.free_dim],
+            (None, Some(p)) => p.clone(),
+            (None, None) => vec![opts.free_dim],
         };
         let n: usize = shape.iter().product();
         if n > 1 << 28 {
             return Err(err(format!("shape {shape:?} is too large to generate")));
         }
-        let mut t = generate_tensor(&mut rng, tt.dtype, shape, opts).map_err(err)?;
-        if tt.dtype.is_float() {
+        let mut t = match (opts.values.get(&name), opts.ranges.get(&name)) {
+            (Some(v), _) => HostTensor::from_f64s(tt.dtype, shape.clone(), &vec![*v; n])
+                .map_err(|e| err(e.to_string()))?,
+            (None, Some(&r)) => {
+                let o = GenOptions {
+                    int_range: r,
+                    ..GenOptions::default()
+                };
+                generate_tensor(&mut rng, tt.dtype, shape, &o).map_err(err)?
+            }
+            (None, None) => generate_tensor(&mut rng, tt.dtype, shape, opts).map_err(err)?,
+        };
+        if tt.dtype.is_float() && !opts.values.contains_key(&name) {
             let domain = domain_of(model, &name);
             if domain != Domain::Any
                 && let Some(v) = t.to_f64s()

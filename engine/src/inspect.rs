@@ -1,5 +1,6 @@
 //! `mutagraph inspect`: what a model contains, with every value's inferred type.
 use mutagraph_ir::infer::{self, Options};
+use mutagraph_ir::solve::{Fixed, Plan, solve};
 use mutagraph_ir::tensor::TensorExt;
 use mutagraph_ir::validate;
 use mutagraph_ir::{Model, ValueType};
@@ -37,6 +38,9 @@ pub struct Inspection {
     pub errors: Vec<String>,
     /// Validation warnings.
     pub warnings: Vec<String>,
+    /// The inputs `run` and `campaign` generate: shapes solved from the graph (and those
+    /// given), selector values, and why; `None` when what was given does not fit.
+    pub input_plan: Option<Plan>,
 }
 
 /// A named value and its type.
@@ -83,10 +87,16 @@ fn histogram(g: &mutagraph_ir::Graph, h: &mut BTreeMap<String, usize>) -> usize 
     count
 }
 
-/// Inspects a loaded model (runs inference and validation on it).
-pub fn inspect(path: &str, model: &mut Model) -> Inspection {
+/// Inspects a loaded model (runs inference and validation on it), with the inputs solved for
+/// it given what `fixed` fixes.
+pub fn inspect(path: &str, model: &mut Model, fixed: &Fixed) -> Inspection {
+    let (input_plan, plan_error) = match solve(model, fixed) {
+        Ok(p) => (Some(p), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
     infer::infer_model(model, Options::default());
-    let diag = validate::check(model);
+    let mut diag = validate::check(model);
+    diag.errors.extend(plan_error);
     let g = &model.graph;
     let mut op_histogram = BTreeMap::new();
     let nodes_with_subgraphs = histogram(g, &mut op_histogram);
@@ -155,6 +165,7 @@ pub fn inspect(path: &str, model: &mut Model) -> Inspection {
             .map(|n| n.to_string())
             .chain(diag.warnings)
             .collect(),
+        input_plan,
     }
 }
 
@@ -196,6 +207,12 @@ impl Inspection {
         let _ = writeln!(s, "outputs");
         for v in &self.outputs {
             let _ = writeln!(s, "  {}: {}", v.name, v.ty);
+        }
+        if let Some(p) = self.input_plan.as_ref().filter(|p| !p.why.is_empty()) {
+            let _ = writeln!(s, "\ngenerated inputs (solved from the graph)");
+            for line in p.to_string().lines() {
+                let _ = writeln!(s, "  {line}");
+            }
         }
         let _ = writeln!(s, "\nops");
         let mut hist: Vec<_> = self.op_histogram.iter().collect();

@@ -10,6 +10,7 @@ use mutagraph_backends::worker::{Pool, PoolOptions};
 use mutagraph_engine::inspect::inspect;
 use mutagraph_engine::{conformcmd, runcmd};
 use mutagraph_ir::model::write_atomic;
+use mutagraph_ir::solve::{self, Fixed};
 use mutagraph_ir::{Model, Registry, text, validate};
 use mutagraph_mutators::zoo;
 use std::path::{Path, PathBuf};
@@ -39,6 +40,8 @@ enum Cmd {
         /// Show the model even when it fails validation (exit code stays 1).
         #[arg(long)]
         no_fail: bool,
+        #[command(flatten)]
+        given: InputArgs,
     },
     /// Re-export a model through the IR (validated first). Files ending in `.onnxtxt` are
     /// read or written in ONNX's textual syntax, any other file as protobuf. Tensors the input
@@ -71,9 +74,12 @@ enum Cmd {
         /// Seed of the generated inputs.
         #[arg(long)]
         seed: Option<u64>,
-        /// Size of symbolic / unknown input dims for generated inputs.
-        #[arg(long, default_value_t = 1)]
-        free_dim: usize,
+        /// One size for every symbolic / unknown input dim of generated inputs, batches too
+        /// (default: sizes solved from the graph, as `inspect` shows them).
+        #[arg(long)]
+        free_dim: Option<usize>,
+        #[command(flatten)]
+        given: InputArgs,
         /// Tolerance for "agrees": exact, suite, close, approximate, very-approximate.
         #[arg(long, default_value = "close")]
         tolerance: String,
@@ -172,6 +178,8 @@ enum Cmd {
         /// Seed of generated inputs (model files).
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        #[command(flatten)]
+        given: InputArgs,
         /// Keep the finding of this kind (crash, nan, inconsistency, hang).
         #[arg(long)]
         kind: Option<String>,
@@ -277,6 +285,8 @@ struct CampaignArgs {
     /// dims staying 1). Seeds the reference cannot run are not mutated.
     #[arg(long)]
     free_dim: Option<usize>,
+    #[command(flatten)]
+    given: InputArgs,
     /// No status line.
     #[arg(long)]
     quiet: bool,
@@ -288,6 +298,37 @@ struct CampaignArgs {
     minimize_grace: String,
     #[command(flatten)]
     pool: PoolArgs,
+}
+
+/// Input shapes and values fixed by the user, shared by the commands that generate inputs.
+#[derive(clap::Args, Clone, Default)]
+struct InputArgs {
+    /// The shape of an input, `NAME:1x3x320x320` (`NAME:` for a scalar); repeatable. Its
+    /// symbolic dims take these sizes wherever they appear.
+    #[arg(long = "input-shape", value_name = "NAME:SHAPE")]
+    input_shape: Vec<String>,
+    /// The value of every element of an input, `NAME=16000`; repeatable.
+    #[arg(long = "input-value", value_name = "NAME=VALUE")]
+    input_value: Vec<String>,
+}
+
+impl InputArgs {
+    fn fixed(&self) -> Result<Fixed> {
+        let mut f = Fixed::default();
+        for s in &self.input_shape {
+            let (n, shape) = solve::parse_shape(s).map_err(|e| anyhow::anyhow!("--input-shape {e}"))?;
+            if f.shapes.insert(n.clone(), shape).is_some() {
+                bail!("--input-shape: '{n}' is given twice");
+            }
+        }
+        for s in &self.input_value {
+            let (n, v) = solve::parse_value(s).map_err(|e| anyhow::anyhow!("--input-value {e}"))?;
+            if f.values.insert(n.clone(), v).is_some() {
+                bail!("--input-value: '{n}' is given twice");
+            }
+        }
+        Ok(f)
+    }
 }
 
 /// Worker pool settings shared by the commands that run backends.
@@ -368,6 +409,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             max_checks,
             time_limit,
             seed,
+            given,
             kind,
             backend,
             tolerance,
@@ -386,6 +428,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     .map(mutagraph_engine::campaign::parse_duration)
                     .transpose()?,
                 seed,
+                fixed: given.fixed()?,
                 kind,
                 backend,
                 tolerance: tol,
@@ -545,11 +588,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             inputs,
             seed,
             free_dim,
+            given,
             tolerance,
             reference,
             json,
             pool,
         } => {
+            let fixed = given.fixed()?;
             let tol = Tolerance::by_name(&tolerance)
                 .with_context(|| format!("unknown tolerance '{tolerance}'"))?;
             let bytes = std::fs::read(&model)
@@ -569,10 +614,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Some(p) => (mg_inputs::read(&m, p)?, format!("from {}", p.display())),
                 None => {
                     let seed = seed.unwrap_or(0);
-                    let opts = mg_inputs::GenOptions {
-                        free_dim,
-                        ..Default::default()
-                    };
+                    let opts = mg_inputs::GenOptions::for_model(&m, free_dim, &fixed)
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
                     (
                         mg_inputs::generate(&m, seed, &opts)
                             .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?,
@@ -703,6 +746,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 quiet: a.quiet,
                 minimize: !a.no_minimize,
                 free_dim: a.free_dim,
+                fixed: a.given.fixed()?,
                 minimize_grace: mutagraph_engine::campaign::parse_duration(&a.minimize_grace)?,
             };
             let s = mutagraph_engine::campaign::run(req, a.pool.options()?)?;
@@ -722,9 +766,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             model,
             json,
             no_fail,
+            given,
         } => {
+            let fixed = given.fixed()?;
             let mut m = Model::load(&model)?;
-            let ins = inspect(&model.display().to_string(), &mut m);
+            solve::solve(&m, &fixed).map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+            let ins = inspect(&model.display().to_string(), &mut m, &fixed);
             if !ins.errors.is_empty() && !no_fail {
                 bail!(
                     "{}: invalid model: {}",

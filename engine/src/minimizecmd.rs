@@ -38,6 +38,8 @@ pub struct Request {
     pub time_limit: Option<Duration>,
     /// Seed of generated inputs (model files).
     pub seed: u64,
+    /// Input shapes and values given for generated inputs (model files).
+    pub fixed: mutagraph_ir::solve::Fixed,
     /// Keep the finding of this kind (model files).
     pub kind: Option<String>,
     /// Keep the finding on this backend (model files).
@@ -147,6 +149,10 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
 
     let mut pool = Pool::new(pool_opts);
     let (backends, finding, inputs, intermediates, input_seed) = match &meta {
+        Some(_) if !req.fixed.is_empty() => bail!(
+            "{}: a bundle keeps its inputs; --input-shape and --input-value apply to model files",
+            req.target.display()
+        ),
         Some(meta) => {
             let backends: Vec<String> = if req.backends.is_empty() {
                 meta.config["backends"]
@@ -173,7 +179,9 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
             } else {
                 req.backends.clone()
             };
-            let ins = inputs::generate(&model, req.seed, &GenOptions::default())
+            let opts = GenOptions::for_model(&model, None, &req.fixed)
+                .map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
+            let ins = inputs::generate(&model, req.seed, &opts)
                 .map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
             let bytes = model.to_bytes();
             let mut triage = Triage::new(&backends, req.tolerance);

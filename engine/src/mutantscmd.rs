@@ -58,9 +58,11 @@ pub fn run(seeds: &[String], count: usize, seed: u64, out: &Path) -> Result<Writ
         w.iterations += 1;
         let slot = (rng.next_u64() % pool.len() as u64) as usize;
         let op = (rng.next_u64() % ops.len() as u64) as usize;
-        if pool[slot].graph.node_count() * 4 >= limits.max_nodes * 3 {
+        let seed_nodes = seeds[slot].model.graph.node_count();
+        if limits.grown_out(seed_nodes, pool[slot].graph.node_count()) {
             pool[slot] = seeds[slot].model.clone();
         }
+        let slot_limits = limits.for_seed(seed_nodes);
         let mut model = pool[slot].clone();
         let mut mrng = SplitMix64::new(rng.next_u64());
         let outcome = {
@@ -68,7 +70,7 @@ pub fn run(seeds: &[String], count: usize, seed: u64, out: &Path) -> Result<Writ
                 rng: &mut mrng,
                 coverage: &coverage,
                 recipes: &recipes,
-                limits: &limits,
+                limits: &slot_limits,
             };
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 ops[op].mutate(&mut model, &mut ctx)

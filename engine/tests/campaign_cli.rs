@@ -391,9 +391,9 @@ fn findings_a_fresh_process_does_not_show_are_withdrawn() {
 
 #[test]
 fn seeds_the_reference_cannot_run_are_not_mutated() {
-    // `pool` needs at least 3 elements along its dynamic axis: admission finds the smallest
-    // size the reference runs it at (4 of 1, 2, 4, ...); at a size the user fixes to 1 it is
-    // not mutated, and the user is told which flag changes that.
+    // `pool` needs at least 3 elements along its dynamic axis: admission solves the smallest
+    // size every node accepts from the graph (3); at a size the user fixes to 1 it is not
+    // mutated, and the user is told which flags change that.
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("seeds");
     std::fs::create_dir_all(&seeds).unwrap();
@@ -447,16 +447,44 @@ fn seeds_the_reference_cannot_run_are_not_mutated() {
         .unwrap()
         .1
         .clone();
-    assert_eq!(chosen["free_dim"], 4, "{admission}");
-    assert_eq!(chosen["batch_one"], true, "{admission}");
+    assert_eq!(chosen["shapes"]["x"], serde_json::json!([1, 1, 3]), "{admission}");
+    let why = chosen["why"].to_string();
+    assert!(why.contains("L = 3") && why.contains("MaxPool"), "{why}");
     assert_eq!(pool_size(&out), 2);
+    // A shape the user gives is kept; one the reference cannot run refuses the seed.
+    let out = dir.path().join("c5");
+    ok(campaign(&out, &["--input-shape", "x:1x1x5"]));
+    let admission = json(&out.join("admission.json"));
+    let b = |a: &serde_json::Value| {
+        a["admitted"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(k, _)| k.ends_with("b_pool.onnx"))
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(b(&admission).unwrap()["shapes"]["x"], serde_json::json!([1, 1, 5]));
+    let out = dir.path().join("c6");
+    let o = campaign(&out, &["--input-shape", "x:1x1x2"]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    ok(o);
+    assert!(b(&json(&out.join("admission.json"))).is_none());
+    assert!(
+        err.contains("b_pool.onnx: not mutated") && err.contains("x[1,1,2]"),
+        "{err}"
+    );
+    // An input no seed has is an error before anything runs.
+    let o = campaign(&dir.path().join("c7"), &["--input-shape", "nope:1x2"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("no seed has an input named 'nope'"), "{err}");
     // A size the user fixes: the seed the reference cannot run at it is left out.
     let out = dir.path().join("c1");
     let o = campaign(&out, &["--free-dim", "1"]);
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     ok(o);
     assert!(
-        err.contains("b_pool.onnx: not mutated") && err.contains("--free-dim"),
+        err.contains("b_pool.onnx: not mutated") && err.contains("--input-shape NAME:"),
         "{err}"
     );
     let admission = json(&out.join("admission.json"));

@@ -163,3 +163,63 @@ fn conformance_simple_part_writes_a_report_and_checks_allowlists() {
     assert!(ort_pass >= 21, "ort passes {ort_pass}/23 simple tests");
     assert!(allow.join("ort.txt").is_file());
 }
+
+#[test]
+fn dynamic_dims_get_solved_or_given_sizes() {
+    // A 7×7 strided conv and a 3×3 pool over dynamic H, W, and a selector `mode` compared
+    // with a constant. At size 1 (the old default) every backend failed on it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("net.onnx");
+    let m = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (float[batch,3,H,W] x, float[4,3,7,7] w, int64 mode) => (float[batch,4,?,?] y, bool sel) {\n\
+           c = Conv <strides = [2, 2]> (x, w)\n\
+           y = MaxPool <kernel_shape = [3, 3]> (c)\n\
+           k = Constant <value = int64 {7}> ()\n\
+           sel = Equal (mode, k)\n\
+         }",
+    )
+    .unwrap();
+    std::fs::write(&path, m.to_bytes()).unwrap();
+    let p = path.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", p, "--json", "--backends", "reference,ort"];
+        args.extend_from_slice(extra);
+        json(&mg(&args))
+    };
+    let x = |j: &serde_json::Value| {
+        j["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i[0] == "x")
+            .unwrap()[1]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let j = run(&[]);
+    assert!(x(&j).contains("[1, 3, 12, 12]"), "{j}");
+    for r in j["runs"].as_array().unwrap() {
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let j = run(&["--input-shape", "x:2x3x20x16", "--input-value", "mode=3"]);
+    assert!(x(&j).contains("[2, 3, 20, 16]"), "{j}");
+    // One size for every dynamic dim, batches too: the pool no longer fits at 1.
+    let o = mg(&["run", p, "--json", "--backends", "reference", "--free-dim", "1"]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(x(&j).contains("[1, 3, 1, 1]"), "{j}");
+    assert_ne!(j["runs"][0]["status"], "ok", "{j}");
+    // `inspect` says what it chose and why.
+    let o = mg(&["inspect", p]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        text.contains("x: 1x3x12x12") && text.contains("mode = 7") && text.contains("at 8"),
+        "{text}"
+    );
+    // A shape that does not fit names the input; exit 1.
+    let o = mg(&["run", p, "--input-shape", "x:1x3x12"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("input 'x'") && err.contains("4 dims"), "{err}");
+}

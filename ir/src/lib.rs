@@ -25,6 +25,7 @@ pub mod model;
 pub mod ops;
 pub mod patch;
 pub mod registry;
+pub mod solve;
 pub mod tensor;
 pub mod text;
 pub mod types;

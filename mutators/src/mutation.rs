@@ -63,6 +63,31 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The limits for mutants of a seed of `seed_nodes` ops: a seed larger than the node limit
+    /// (an exported model) may still grow by half the limit.
+    pub fn for_seed(&self, seed_nodes: usize) -> Limits {
+        Limits {
+            max_nodes: self.max_nodes.max(seed_nodes + self.max_nodes / 2),
+            ..self.clone()
+        }
+    }
+
+    /// Whether a mutant of `nodes` ops of a seed of `seed_nodes` ops has grown so far that it
+    /// should start again from its seed (operators that add ops would mostly be skipped on it):
+    /// at three quarters of the limit, or, for a seed that raised its limit, three quarters of
+    /// the way from the seed to it.
+    pub fn grown_out(&self, seed_nodes: usize, nodes: usize) -> bool {
+        let max = self.for_seed(seed_nodes).max_nodes;
+        let at = if max == self.max_nodes {
+            max * 3 / 4
+        } else {
+            seed_nodes + (max - seed_nodes) * 3 / 4
+        };
+        nodes >= at
+    }
+}
+
 /// What a mutator may look at while mutating.
 pub struct Ctx<'a> {
     /// The mutation's random generator (fixed seed per campaign, so runs are reproducible).
@@ -477,5 +502,22 @@ pub fn commit(model: &mut Model, operator: &str, summary: String, patch: &Patch)
     match model.apply(patch) {
         Ok(_) => Outcome::Mutated(record),
         Err(e) => Outcome::Rejected(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Limits;
+
+    #[test]
+    fn exported_seeds_larger_than_the_limit_may_still_grow() {
+        let l = Limits::default();
+        // A zoo-sized seed: the limit and the restart point are the limit's.
+        assert_eq!(l.for_seed(40).max_nodes, 120);
+        assert!(!l.grown_out(40, 89) && l.grown_out(40, 90));
+        // A 300-op exported model: it is not restarted at once, and may grow by 60.
+        assert_eq!(l.for_seed(300).max_nodes, 360);
+        assert!(!l.grown_out(300, 300));
+        assert!(!l.grown_out(300, 344) && l.grown_out(300, 345));
     }
 }

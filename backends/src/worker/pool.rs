@@ -389,7 +389,7 @@ impl Pool {
         }
     }
 
-    /// Runs `model` on `inputs` in the worker of `backend`.
+    /// Runs `model` on `inputs` in the worker of `backend`, within the pool's timeout.
     ///
     /// Whatever the backend does (fail, crash, hang, eat memory) comes back as the report's
     /// [`Outcome`]; `Err` only when the worker cannot be started at all.
@@ -399,7 +399,23 @@ impl Pool {
         model: &[u8],
         inputs: &NamedValues,
     ) -> Result<RunReport, PoolError> {
-        let timeout = self.opts.timeout;
+        self.run_within(backend, model, inputs, self.opts.timeout)
+    }
+
+    /// Sets the time limit of [`run`](Pool::run).
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.opts.timeout = timeout;
+    }
+
+    /// [`run`](Pool::run) with another time limit for this run (a campaign scales it from
+    /// the seed's own time).
+    pub fn run_within(
+        &mut self,
+        backend: &str,
+        model: &[u8],
+        inputs: &NamedValues,
+        timeout: Duration,
+    ) -> Result<RunReport, PoolError> {
         let mem_limit = self.opts.mem_limit;
         let w = self.worker(backend)?;
         let version = w.version.clone();

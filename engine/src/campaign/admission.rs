@@ -1,8 +1,12 @@
 //! Seed admission: before the campaign mutates anything, every seed runs once, unmutated, on
 //! every backend, through the campaign's own triage.
 //!
-//! - Dynamic input dims get a size the reference can run the seed at: `--free-dim` when the
-//!   user gave one, else the smallest of [`SIZES`] that works (a dim named as a batch stays 1).
+//! - Dynamic input dims get sizes the reference can run the seed at: `--free-dim` when the
+//!   user gave one; else the sizes [`solve`] finds from the graph (one per symbol, the smallest
+//!   every node accepts; selector inputs from the constants they are compared with), and
+//!   should the reference not run it there, the smallest of [`SIZES`] for every dynamic dim
+//!   that works (a dim named as a batch stays 1). Shapes and values the user gave
+//!   (`--input-shape`, `--input-value`) are kept in every case.
 //! - A seed the reference cannot run at any of them is not mutated: every mutant of it would
 //!   fail the same way, and the failures of the libraries on it would be the seed's, not bugs.
 //!   The user is told why and what to change.
@@ -16,6 +20,7 @@ use super::Seed;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Pool, RunReport};
+use mutagraph_ir::solve::{Fixed, solve};
 use mutagraph_oracles::MutantRuns;
 use mutagraph_oracles::triage::{Triage, Triaged, Verdict};
 use serde::{Deserialize, Serialize};
@@ -41,19 +46,130 @@ pub struct Admitted {
     pub free_dim: usize,
     /// Whether batch-named dims stay 1.
     pub batch_one: bool,
+    /// Input shapes by name (solved from the graph, or given), which `free_dim` does not
+    /// override.
+    #[serde(default)]
+    pub shapes: BTreeMap<String, Vec<usize>>,
+    /// Inputs filled with one value (given, or the constant a selector is compared with).
+    #[serde(default)]
+    pub values: BTreeMap<String, f64>,
+    /// Ranges of integer inputs that index a tensor.
+    #[serde(default)]
+    pub ranges: BTreeMap<String, (i64, i64)>,
+    /// How the shapes were chosen, one line per symbol or input.
+    #[serde(default)]
+    pub why: Vec<String>,
+    /// The slowest backend's time on the unmutated seed, ms (its mutants' time limit is
+    /// scaled from it: [`Admitted::run_timeout`]).
+    #[serde(default)]
+    pub baseline_ms: f64,
     /// Findings the triage reported on the unmutated seed.
     pub findings: usize,
 }
 
+/// How many times the seed's own time a mutant's run may take before it is a hang.
+pub const TIMEOUT_SCALE: f64 = 20.0;
+
 impl Admitted {
+    /// The time limit of a run of a mutant of this seed: `floor` (`--timeout`), or
+    /// [`TIMEOUT_SCALE`] times the seed's slowest run when that is longer (a large model
+    /// that takes seconds is not a hang at the small models' limit).
+    pub fn run_timeout(&self, floor: std::time::Duration) -> std::time::Duration {
+        floor.max(std::time::Duration::from_secs_f64(
+            self.baseline_ms * TIMEOUT_SCALE / 1e3,
+        ))
+    }
+
     /// The input options of this seed.
     pub fn gen_options(&self) -> GenOptions {
         GenOptions {
             free_dim: self.free_dim,
             batch_dim: self.batch_one.then_some(1),
+            shapes: self.shapes.clone(),
+            values: self.values.clone(),
+            ranges: self.ranges.clone(),
             ..GenOptions::default()
         }
     }
+}
+
+/// How the input sizes of a seed are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sizing {
+    /// Every dynamic dim (batches too) takes this size (`--free-dim`).
+    Uniform(usize),
+    /// Solved from the graph, then [`SIZES`] should the reference not run it there.
+    Solved,
+}
+
+/// What `fixed` fixes that fits `model`: values of inputs it has, shapes that fit its inputs'
+/// declared shapes (a campaign's seeds may share an input name at different ranks).
+pub fn fixed_for(model: &mutagraph_ir::Model, fixed: &Fixed) -> Fixed {
+    let names: Vec<String> = model
+        .graph
+        .real_inputs()
+        .iter()
+        .filter_map(|v| v.name.clone())
+        .collect();
+    Fixed {
+        shapes: fixed
+            .shapes
+            .iter()
+            .filter(|(k, v)| {
+                names.contains(k) && {
+                    let one = Fixed {
+                        shapes: [((*k).clone(), (*v).clone())].into(),
+                        ..Fixed::default()
+                    };
+                    solve(model, &one).is_ok()
+                }
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        values: fixed
+            .values
+            .iter()
+            .filter(|(k, _)| names.contains(k))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect(),
+    }
+}
+
+/// The input choices tried for `seed`, in order; `Err` when what the user fixed does not fit
+/// the seed.
+pub fn candidates(seed: &Seed, sizing: Sizing, fixed: &Fixed) -> Result<Vec<Admitted>, String> {
+    let mine = fixed_for(&seed.model, fixed);
+    let plan = solve(&seed.model, &mine).map_err(|e| e.to_string())?;
+    let uniform = |size: usize, batch_one: bool| Admitted {
+        free_dim: size,
+        batch_one,
+        shapes: mine.shapes.clone(),
+        values: plan.values.clone(),
+        ranges: plan.ranges.clone(),
+        why: vec![format!(
+            "every dynamic dim {}= {size}",
+            if batch_one { "not named as a batch " } else { "" }
+        )],
+        baseline_ms: 0.0,
+        findings: 0,
+    };
+    Ok(match sizing {
+        Sizing::Uniform(n) => vec![uniform(n, false)],
+        Sizing::Solved => {
+            let mut v = vec![Admitted {
+                free_dim: 1,
+                batch_one: true,
+                shapes: plan.shapes.clone(),
+                values: plan.values.clone(),
+                ranges: plan.ranges.clone(),
+                why: plan.why.clone(),
+                baseline_ms: 0.0,
+                findings: 0,
+            }];
+            v.extend(SIZES.iter().map(|&s| uniform(s, true)));
+            v
+        }
+    })
 }
 
 /// The sizes tried, in order, for the dynamic dims of a seed when `--free-dim` is not given.
@@ -81,9 +197,9 @@ pub enum Admission {
     Refused(String),
 }
 
-/// Finds input sizes the reference runs `seed` at (`sizes` in order; `batch_one`: batch-named
-/// dims stay 1), then runs it once on every backend (`pools[i]` runs `backends[i]`), judges the
-/// runs with `stage` (its extra runs on `triage`), and decides.
+/// Finds input sizes the reference runs `seed` at (the first of [`candidates`] that works),
+/// then runs it once on every backend (`pools[i]` runs `backends[i]`), judges the runs with
+/// `stage` (its extra runs on `triage`), and decides.
 #[allow(clippy::too_many_arguments)]
 pub fn admit(
     seed: &Seed,
@@ -93,18 +209,19 @@ pub fn admit(
     stage: &mut Triage,
     triage: &mut Pool,
     input_seed: u64,
-    sizes: &[usize],
-    batch_one: bool,
+    sizing: Sizing,
+    fixed: &Fixed,
 ) -> Admission {
     let bytes = seed.model.to_bytes();
+    let tries = match candidates(seed, sizing, fixed) {
+        Ok(c) => c,
+        Err(e) => return Admission::Refused(e),
+    };
     let mut why = String::from("no size to try");
+    let mut first_why = None;
     let mut found = None;
-    for &size in sizes {
-        let chosen = Admitted {
-            free_dim: size,
-            batch_one,
-            findings: 0,
-        };
+    let mut tried: Vec<String> = Vec::new();
+    for chosen in tries {
         let inputs = match inputs::generate(&seed.model, input_seed, &chosen.gen_options()) {
             Ok(v) => v,
             Err(e) => {
@@ -112,6 +229,12 @@ pub fn admit(
                 continue;
             }
         };
+        // Sizes that give the same inputs as an earlier try are not run again.
+        let key = shapes(&inputs);
+        if tried.contains(&key) {
+            continue;
+        }
+        tried.push(key);
         let Some(r) = reference else {
             found = Some((chosen, inputs, None));
             break;
@@ -127,6 +250,7 @@ pub fn admit(
                     shapes(&inputs),
                     run.outcome.detail()
                 );
+                first_why.get_or_insert_with(|| why.clone());
             }
             Err(e) => {
                 return Admission::Refused(format!("the reference could not be started: {e}"));
@@ -134,8 +258,12 @@ pub fn admit(
         }
     }
     let Some((mut chosen, inputs, mut reference_run)) = found else {
-        if sizes.len() > 1 {
-            why = format!("{why} (sizes tried for its dynamic dims: {sizes:?})");
+        if tried.len() > 1 {
+            // The solved shapes first, then every size for every dynamic dim.
+            let first = first_why.unwrap_or_default();
+            why = format!(
+                "{first}; nor at any of the sizes {SIZES:?} for its dynamic dims ({why})"
+            );
         }
         return Admission::Refused(why);
     };
@@ -153,6 +281,7 @@ pub fn admit(
             Err(e) => return Admission::Refused(format!("backend {b} could not be started: {e}")),
         }
     }
+    chosen.baseline_ms = runs.iter().map(|r| r.wall_ms).fold(0.0, f64::max);
     let mr = MutantRuns {
         runs,
         reference,
@@ -194,8 +323,9 @@ fn shapes(inputs: &NamedValues) -> String {
 /// What to tell the user about a refused seed: the reason and what to change.
 pub fn advice(name: &str, why: &str) -> String {
     format!(
-        "seed {name}: not mutated: {why}. Try `mutagraph run {name} --free-dim N` (or \
-         `--inputs DIR`) to find input sizes the model accepts, then start the campaign with \
-         --free-dim N"
+        "seed {name}: not mutated: {why}. Give the shapes and values its inputs need with \
+         `--input-shape NAME:1x3x224x224` and `--input-value NAME=16000` (try them with \
+         `mutagraph run MODEL --input-shape ...`; `mutagraph inspect MODEL` shows the shapes \
+         solved from the graph and why)"
     )
 }

@@ -33,6 +33,7 @@ use minimizer::{Finished, MinimizeJob, Minimizer, NotShown};
 use mutagraph_backends::backend::Stage;
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};
+use mutagraph_ir::solve::Fixed;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Outcome as RunOutcome, Pool, PoolOptions, RunReport};
 use mutagraph_ir::model::write_atomic;
@@ -102,6 +103,9 @@ pub struct Config {
     /// Size of the dynamic dims of generated inputs (`None`: admission finds one per seed).
     #[serde(default)]
     pub free_dim: Option<usize>,
+    /// Input shapes and values the user gave (`--input-shape`, `--input-value`).
+    #[serde(default, skip_serializing_if = "Fixed::is_empty")]
+    pub fixed: Fixed,
 }
 
 /// What the command line asked for; `None` fields take the saved value on resume, or the
@@ -134,6 +138,8 @@ pub struct Request {
     pub minimize_grace: Duration,
     /// `--free-dim`.
     pub free_dim: Option<usize>,
+    /// `--input-shape` and `--input-value`.
+    pub fixed: Fixed,
 }
 
 /// Parses `90s`, `10m`, `1h`, `1.5s`, `250ms` or a plain number of seconds.
@@ -522,6 +528,8 @@ struct Job {
     op: usize,
     seed: usize,
     bytes: Vec<u8>,
+    /// The time limit of each backend's run.
+    timeout: Duration,
     /// `None` when the inputs could not be generated (not executed).
     inputs: Option<NamedValues>,
     /// The seed the inputs were generated from.
@@ -533,8 +541,9 @@ struct Job {
 /// The campaign in memory.
 struct Campaign {
     out: PathBuf,
-    /// How each seed's (and its mutants') inputs are generated, as admission chose.
-    seed_inputs: Vec<GenOptions>,
+    /// How each seed's (and its mutants') inputs are generated, and their runs' time limit,
+    /// as admission chose.
+    seed_inputs: Vec<(GenOptions, Duration)>,
     config: Config,
     seeds: Vec<Seed>,
     ops: Vec<Box<dyn Mutator>>,
@@ -619,6 +628,11 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             check_same("--search", req.search.clone(), &c.search)?;
             check_same("--mcmc-p", req.mcmc_p, &c.mcmc_p)?;
             check_same("--free-dim", req.free_dim.map(Some), &c.free_dim)?;
+            check_same(
+                "--input-shape/--input-value",
+                (!req.fixed.is_empty()).then(|| req.fixed.clone()),
+                &c.fixed,
+            )?;
             if c.operators != op_names {
                 bail!(
                     "the campaign in {} used operators {:?}; this build has {:?}",
@@ -656,6 +670,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 run_timeout_s: timeout_s,
                 mem_limit_mib: mem_mib,
                 free_dim: req.free_dim.map(|n| n.max(1)),
+                fixed: req.fixed.clone(),
             }
         }
     };
@@ -703,10 +718,38 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     let reference = config.backends.iter().position(|b| is_reference(b));
     let mut stage = Triage::new(&config.backends, tolerance);
     let mut triage_pool = Pool::new(pool_opts.clone());
-    let (sizes, batch_one): (Vec<usize>, bool) = match config.free_dim {
-        Some(n) => (vec![n], false),
-        None => (admission::SIZES.to_vec(), true),
+    let sizing = match config.free_dim {
+        Some(n) => admission::Sizing::Uniform(n),
+        None => admission::Sizing::Solved,
     };
+    // Each shape or value given must fit an input of some seed.
+    let fits: Vec<Fixed> = seeds
+        .iter()
+        .map(|s| admission::fixed_for(&s.model, &config.fixed))
+        .collect();
+    for name in config.fixed.shapes.keys() {
+        if !fits.iter().any(|f| f.shapes.contains_key(name)) {
+            let why = seeds
+                .iter()
+                .find_map(|s| {
+                    let one = Fixed {
+                        shapes: [(name.clone(), config.fixed.shapes[name].clone())].into(),
+                        ..Fixed::default()
+                    };
+                    mutagraph_ir::solve::solve(&s.model, &one)
+                        .err()
+                        .filter(|e| !matches!(e, mutagraph_ir::solve::SolveError::NoInput { .. }))
+                        .map(|e| format!("{}: {e}", s.name))
+                })
+                .unwrap_or_else(|| format!("no seed has an input named '{name}'"));
+            bail!("--input-shape {name}: {why}");
+        }
+    }
+    for name in config.fixed.values.keys() {
+        if !fits.iter().any(|f| f.values.contains_key(name)) {
+            bail!("--input-value {name}: no seed has an input named '{name}'");
+        }
+    }
     // Admission: each seed once, unmutated, on every backend (decided once per campaign).
     let admission_path = out.join(admission::FILE);
     let resumed_admission: Option<admission::Decisions> = if admission_path.exists() {
@@ -721,16 +764,12 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         None
     };
     let mut seed_runs: Vec<(usize, admission::SeedRun)> = Vec::new();
-    let (seeds, seed_inputs): (Vec<Seed>, Vec<GenOptions>) = match resumed_admission {
+    let (seeds, seed_inputs): (Vec<Seed>, Vec<admission::Admitted>) = match resumed_admission {
         Some(d) => seeds
             .into_iter()
             .filter(|s| !d.refused.contains_key(&s.name))
             .map(|s| {
-                let g = d
-                    .admitted
-                    .get(&s.name)
-                    .map(admission::Admitted::gen_options)
-                    .unwrap_or_default();
+                let g = d.admitted.get(&s.name).cloned().unwrap_or_default();
                 (s, g)
             })
             .unzip(),
@@ -747,15 +786,15 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                     &mut stage,
                     &mut triage_pool,
                     input_seed,
-                    &sizes,
-                    batch_one,
+                    sizing,
+                    &config.fixed,
                 ) {
                     admission::Admission::Refused(why) => {
                         eprintln!("{}", admission::advice(&s.name, &why));
                         decisions.refused.insert(s.name.clone(), why);
                     }
                     admission::Admission::Admitted(run) => {
-                        let g = run.chosen.gen_options();
+                        let g = run.chosen.clone();
                         decisions
                             .admitted
                             .insert(s.name.clone(), run.chosen.clone());
@@ -902,9 +941,18 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             write_atomic(&p, &bytes).with_context(|| format!("writing {}", p.display()))?;
         }
     }
+    // The triage's extra runs and the minimizer's wait as long as the slowest seed's mutants may take.
+    let floor = pool_opts.timeout;
+    let seed_inputs: Vec<(GenOptions, Duration)> = seed_inputs
+        .iter()
+        .map(|a| (a.gen_options(), a.run_timeout(floor)))
+        .collect();
+    triage_pool.set_timeout(seed_inputs.iter().map(|s| s.1).max().unwrap_or(floor));
+    let mut slowest = pool_opts.clone();
+    slowest.timeout = triage_pool.options().timeout;
     let minimizer = if req.minimize {
         Some(Minimizer::start(
-            pool_opts.clone(),
+            slowest,
             config.backends.clone(),
             tolerance,
         ))
@@ -1082,9 +1130,14 @@ impl Campaign {
             counters.iterations += 1;
             counters.per_operator[op].selected += 1;
 
-            // A slot whose model has grown to three quarters of the node limit starts again
-            // from its seed: operators that add ops would mostly be skipped on it.
-            if self.models[slot].0.graph.node_count() * 4 >= self.limits.max_nodes * 3 {
+            // A slot whose model has grown far toward the node limit starts again from its
+            // seed: operators that add ops would mostly be skipped on it.
+            let seed_nodes = self.seeds[self.state.pool[slot].seed].model.graph.node_count();
+            let limits = self.limits.for_seed(seed_nodes);
+            if self
+                .limits
+                .grown_out(seed_nodes, self.models[slot].0.graph.node_count())
+            {
                 let seed_model = self.seeds[self.state.pool[slot].seed].model.clone();
                 self.models[slot] = (seed_model, Vec::new());
                 self.state.pool[slot].corpus = None;
@@ -1100,7 +1153,7 @@ impl Campaign {
                     rng: &mut mrng,
                     coverage: &self.state.coverage,
                     recipes: &self.recipes,
-                    limits: &self.limits,
+                    limits: &limits,
                 };
                 // An operator that panics (a bug of ours) costs one illegal mutant, not the
                 // campaign; the copy it worked on is dropped.
@@ -1131,7 +1184,7 @@ impl Campaign {
             tm.export += t.elapsed().as_secs_f64();
             let t = Instant::now();
             let input_seed = mix(seed_master, it, 3);
-            let gen_opts = &self.seed_inputs[self.state.pool[slot].seed];
+            let (gen_opts, timeout) = &self.seed_inputs[self.state.pool[slot].seed];
             let ins = inputs::generate(&model, input_seed, gen_opts);
             tm.inputs += t.elapsed().as_secs_f64();
             let t = Instant::now();
@@ -1172,6 +1225,7 @@ impl Campaign {
                     op,
                     seed: self.state.pool[slot].seed,
                     bytes,
+                    timeout: *timeout,
                     inputs,
                     input_seed,
                     records,
@@ -1400,6 +1454,7 @@ impl Campaign {
             op: 0,
             seed,
             bytes: self.seeds[seed].model.to_bytes(),
+            timeout: self.seed_inputs[seed].1,
             inputs: Some(run.inputs),
             input_seed: run.input_seed,
             records: Vec::new(),
@@ -1765,10 +1820,11 @@ fn execute_jobs(
                     let mut v = Vec::new();
                     for i in mine {
                         let r = pool
-                            .run(
+                            .run_within(
                                 name,
                                 &jobs[i].bytes,
                                 jobs[i].inputs.as_ref().expect("runnable"),
+                                jobs[i].timeout,
                             )
                             .map_err(|e| anyhow!("backend '{name}': {e}"))?;
                         v.push((i, b, r));

@@ -1,0 +1,678 @@
+//! Input shapes and values for a model whose inputs have dynamic dims, found from the graph.
+//!
+//! Exported models declare their inputs with symbolic dims (`batch`, `height`), unnamed ones
+//! (`?`, `-1`) or none at all. To run such a model we need one concrete size per symbol,
+//! everywhere the symbol appears, that makes every node valid: pool and conv windows no larger
+//! than their padded input, strides and up/down-sampling that divide, reflect pads within the
+//! axis, reshape products that match. [`solve`] finds them with the registry itself: each
+//! candidate assignment is substituted into the inputs and the graph inferred
+//! ([`crate::infer`]); its transfer functions and `requires` constraints say whether every node
+//! accepts it. The smallest valid sizes are preferred (small inputs run fast on the f64
+//! reference):
+//!
+//! 1. dims named as a batch ([`is_batch_name`]) start at 1, the other symbols at the smallest
+//!    candidate size that is valid for all of them at once;
+//! 2. each symbol is then lowered on its own to the smallest size still valid.
+//!
+//! Integer inputs that select behaviour get values from the constants they are compared with
+//! (`sr == 16000`) and index ranges from the tensors they index (`Gather` indices); such a
+//! value is also propagated during the search, so the branch it selects is the one checked.
+//!
+//! What the user fixed ([`Fixed`]: whole input shapes and input values) is kept as given and
+//! binds the symbols it covers. [`Plan`] says, for each input and symbol, what was chosen and
+//! why.
+use crate::attr::AttrValue;
+use crate::dtype::DType;
+use crate::graph::Graph;
+use crate::infer::{self, Options, Scope};
+use crate::model::Model;
+use crate::pb;
+use crate::tensor::{self, Tensor, TensorExt};
+use crate::types::{Dim, TensorType, ValueType};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+/// Candidate sizes for a symbolic dim, in order of preference: small first; multiples of
+/// the common strides and of the 3 · 2^k sizes OCR and detection models are exported at.
+pub const CANDIDATES: &[usize] = &[
+    1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 224, 256, 320, 416, 512, 640,
+];
+
+/// Inputs larger than this many elements (all inputs together) are not tried.
+pub const MAX_INPUT_ELEMENTS: usize = 1 << 24;
+
+/// Whether a symbolic dim's name says it is a batch (`batch`, `batch_size`, `N`).
+pub fn is_batch_name(p: &str) -> bool {
+    p == "N" || p.to_ascii_lowercase().contains("batch")
+}
+
+/// What the user fixed: whole shapes and fill values of inputs, by input name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fixed {
+    /// Input shapes.
+    pub shapes: BTreeMap<String, Vec<usize>>,
+    /// Input values (every element of the input).
+    pub values: BTreeMap<String, f64>,
+}
+
+impl Fixed {
+    /// Whether nothing is fixed.
+    pub fn is_empty(&self) -> bool {
+        self.shapes.is_empty() && self.values.is_empty()
+    }
+}
+
+/// Concrete inputs for a model, and why.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The shape of each tensor input whose declared shape has a rank.
+    pub shapes: BTreeMap<String, Vec<usize>>,
+    /// Inputs filled with one value.
+    pub values: BTreeMap<String, f64>,
+    /// Half-open ranges of integer inputs (indices into a tensor).
+    pub ranges: BTreeMap<String, (i64, i64)>,
+    /// The size chosen for each symbol (an unnamed dim is `input[axis]`).
+    pub symbols: BTreeMap<String, usize>,
+    /// Why each choice was made, one line per symbol or input.
+    pub why: Vec<String>,
+    /// Whether every node of the graph accepts the shapes as far as inference can tell.
+    pub valid: bool,
+}
+
+/// A problem with what the user fixed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SolveError {
+    /// The model has no real input of that name.
+    #[error("the model has no input named '{name}' (its inputs: {known})")]
+    NoInput {
+        /// The name given.
+        name: String,
+        /// The model's real inputs.
+        known: String,
+    },
+    /// A shape does not fit the input's declared shape.
+    #[error("input '{name}': {problem}")]
+    Shape {
+        /// The input.
+        name: String,
+        /// What does not fit.
+        problem: String,
+    },
+}
+
+/// One dim of an input during the search.
+#[derive(Clone, Debug)]
+enum Slot {
+    Fixed(usize),
+    Sym(usize),
+}
+
+struct Input {
+    name: String,
+    dtype: DType,
+    /// `None`: rank unknown (generated as a vector of the default size).
+    dims: Option<Vec<Slot>>,
+}
+
+struct Symbol {
+    name: String,
+    batch: bool,
+    /// Set by a fixed shape.
+    given: Option<usize>,
+}
+
+/// Finds concrete shapes and selector values for the real inputs of `m`.
+pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
+    let g = &m.graph;
+    let real: Vec<&pb::ValueInfoProto> = g.real_inputs();
+    let known = || {
+        real.iter()
+            .map(|v| v.name.clone().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for name in fixed.shapes.keys().chain(fixed.values.keys()) {
+        if !real.iter().any(|v| v.name.as_deref() == Some(name.as_str())) {
+            return Err(SolveError::NoInput {
+                name: name.clone(),
+                known: known(),
+            });
+        }
+    }
+    let mut symbols: Vec<Symbol> = Vec::new();
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    let mut inputs: Vec<Input> = Vec::new();
+    for v in &real {
+        let name = v.name.clone().unwrap_or_default();
+        let ty = v
+            .r#type
+            .as_ref()
+            .map(ValueType::from_proto)
+            .unwrap_or(ValueType::Unknown);
+        let ValueType::Tensor(tt) = ty else {
+            continue;
+        };
+        let given = fixed.shapes.get(&name);
+        let dims = match (&tt.shape, given) {
+            (None, Some(s)) => Some(s.iter().map(|&d| Slot::Fixed(d)).collect()),
+            (None, None) => None,
+            (Some(dims), given) => {
+                if let Some(s) = given
+                    && s.len() != dims.len()
+                {
+                    return Err(SolveError::Shape {
+                        name,
+                        problem: format!(
+                            "the model declares {} dims ({}), the shape given has {}",
+                            dims.len(),
+                            show_dims(dims),
+                            s.len()
+                        ),
+                    });
+                }
+                let mut out = Vec::new();
+                for (axis, d) in dims.iter().enumerate() {
+                    let want = given.map(|s| s[axis]);
+                    let slot = match d {
+                        Dim::Known(k) => {
+                            if let Some(w) = want
+                                && w as i64 != *k
+                            {
+                                return Err(SolveError::Shape {
+                                    name,
+                                    problem: format!(
+                                        "dim {axis} is {k} in the model, the shape given has {w}"
+                                    ),
+                                });
+                            }
+                            Slot::Fixed(*k as usize)
+                        }
+                        Dim::Param(p) => {
+                            let i = *by_name.entry(p.clone()).or_insert_with(|| {
+                                symbols.push(Symbol {
+                                    name: p.clone(),
+                                    batch: is_batch_name(p),
+                                    given: None,
+                                });
+                                symbols.len() - 1
+                            });
+                            if let Some(w) = want {
+                                match symbols[i].given {
+                                    Some(prev) if prev != w => {
+                                        return Err(SolveError::Shape {
+                                            name,
+                                            problem: format!(
+                                                "dim {axis} is '{p}', which another given \
+                                                 shape sets to {prev}, this one to {w}"
+                                            ),
+                                        });
+                                    }
+                                    _ => symbols[i].given = Some(w),
+                                }
+                            }
+                            Slot::Sym(i)
+                        }
+                        Dim::Unknown => match want {
+                            Some(w) => Slot::Fixed(w),
+                            None => {
+                                symbols.push(Symbol {
+                                    name: format!("{name}[{axis}]"),
+                                    batch: false,
+                                    given: None,
+                                });
+                                Slot::Sym(symbols.len() - 1)
+                            }
+                        },
+                    };
+                    out.push(slot);
+                }
+                Some(out)
+            }
+        };
+        inputs.push(Input {
+            name,
+            dtype: tt.dtype,
+            dims,
+        });
+    }
+
+    let mut plan = Plan {
+        values: fixed.values.clone(),
+        ..Plan::default()
+    };
+    for (name, v) in &fixed.values {
+        plan.why.push(format!("{name} = {v}: given"));
+    }
+    selector_hints(g, &inputs, &mut plan);
+
+    let mut search = Search {
+        model: m,
+        graph: g.clone(),
+        inputs: &inputs,
+        values: &plan.values,
+    };
+    let n = symbols.len();
+    let mut sizes: Vec<usize> = symbols.iter().map(|s| s.given.unwrap_or(1)).collect();
+    let free: Vec<usize> = (0..n).filter(|&i| symbols[i].given.is_none()).collect();
+    let mut valid = false;
+    let mut first_error = None;
+    // 1. One size for every free symbol that is not a batch; batches at 1. Then, should no
+    //    size fit, batches too.
+    'uniform: for batches_too in [false, true] {
+        if batches_too && !free.iter().any(|&i| symbols[i].batch) {
+            break;
+        }
+        for &c in CANDIDATES {
+            for &i in &free {
+                sizes[i] = if symbols[i].batch && !batches_too {
+                    1
+                } else {
+                    c
+                };
+            }
+            match search.check(&sizes) {
+                Ok(()) => {
+                    valid = true;
+                    break 'uniform;
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+            if free.iter().all(|&i| symbols[i].batch && !batches_too) {
+                break;
+            }
+        }
+    }
+    let mut reason: Vec<String> = vec![String::new(); n];
+    if valid {
+        // 2. Each symbol on its own, down to the smallest valid size.
+        for &i in &free {
+            let mut blocked = None;
+            for &c in CANDIDATES.iter().take_while(|&&c| c < sizes[i]) {
+                let mut trial = sizes.clone();
+                trial[i] = c;
+                match search.check(&trial) {
+                    Ok(()) => {
+                        sizes = trial;
+                        blocked = None;
+                        break;
+                    }
+                    Err(e) => blocked = Some((c, e)),
+                }
+            }
+            reason[i] = match blocked {
+                Some((c, e)) => format!("the smallest valid size; at {c}: {e}"),
+                None if sizes[i] == 1 && symbols[i].batch => "named as a batch".to_string(),
+                None => "the smallest size".to_string(),
+            };
+        }
+    } else {
+        for &i in &free {
+            sizes[i] = if symbols[i].batch { 1 } else { CANDIDATES[0] };
+        }
+    }
+    for (i, s) in symbols.iter().enumerate() {
+        plan.symbols.insert(s.name.clone(), sizes[i]);
+        let why = match s.given {
+            Some(_) => "given".to_string(),
+            None if valid => reason[i].clone(),
+            None => "no candidate size makes every node valid".to_string(),
+        };
+        plan.why.push(format!("{} = {}: {why}", s.name, sizes[i]));
+    }
+    if !valid && let Some(e) = first_error {
+        plan.why.push(format!(
+            "at the smallest sizes: {e}; sizes tried: {CANDIDATES:?}"
+        ));
+    }
+    for inp in &inputs {
+        if let Some(d) = &inp.dims {
+            plan.shapes.insert(inp.name.clone(), concrete(d, &sizes));
+        }
+    }
+    plan.valid = valid;
+    Ok(plan)
+}
+
+fn show_dims(dims: &[Dim]) -> String {
+    dims.iter()
+        .map(|d| match d {
+            Dim::Known(k) => k.to_string(),
+            Dim::Param(p) => p.clone(),
+            Dim::Unknown => "?".into(),
+        })
+        .collect::<Vec<_>>()
+        .join("×")
+}
+
+fn concrete(dims: &[Slot], sizes: &[usize]) -> Vec<usize> {
+    dims.iter()
+        .map(|s| match s {
+            Slot::Fixed(k) => *k,
+            Slot::Sym(i) => sizes[*i],
+        })
+        .collect()
+}
+
+/// Inference of the graph at candidate sizes.
+struct Search<'a> {
+    model: &'a Model,
+    /// A scratch copy whose input types are rewritten for each candidate.
+    graph: Graph,
+    inputs: &'a [Input],
+    values: &'a BTreeMap<String, f64>,
+}
+
+impl Search<'_> {
+    /// `Ok` when inference finds no node rejecting the inputs at `sizes`; else the first
+    /// node's complaint.
+    fn check(&mut self, sizes: &[usize]) -> Result<(), String> {
+        let mut scope = Scope::default();
+        let mut total = 0usize;
+        for inp in self.inputs {
+            let Some(d) = &inp.dims else { continue };
+            let shape = concrete(d, sizes);
+            let n = shape.iter().product::<usize>();
+            total = total.saturating_add(n);
+            if let Some(v) = self.values.get(&inp.name)
+                && n <= 4096
+            {
+                let dims: Vec<i64> = shape.iter().map(|&x| x as i64).collect();
+                let t = tensor::from_f64s(&inp.name, inp.dtype, &dims, &vec![*v; n]);
+                scope.consts.insert(inp.name.clone(), t);
+            }
+            let dims: Vec<i64> = shape.iter().map(|&x| x as i64).collect();
+            let ty = ValueType::Tensor(TensorType::fixed(inp.dtype, &dims));
+            if let Some(vi) = self
+                .graph
+                .inputs
+                .iter_mut()
+                .find(|v| v.name.as_deref() == Some(inp.name.as_str()))
+            {
+                vi.r#type = Some(ty.to_proto());
+            }
+        }
+        if total > MAX_INPUT_ELEMENTS {
+            return Err(format!("inputs of {total} elements are too large"));
+        }
+        // Valued inputs are constants of the outer scope: the graph sees them as consts, and
+        // their types come from the graph's own inputs.
+        let rep = infer::infer_graph(
+            &mut self.graph,
+            self.model.default_opset(),
+            &scope,
+            Options {
+                use_declared: false,
+            },
+        );
+        match rep.errors.into_iter().next() {
+            None => Ok(()),
+            Some((node, msg)) => Err(format!("node {node}: {msg}")),
+        }
+    }
+}
+
+/// Constants of the main graph: initializers and `Constant` node outputs, by value name.
+fn constants(g: &Graph) -> HashMap<&str, &Tensor> {
+    let mut out: HashMap<&str, &Tensor> = g
+        .initializers
+        .iter()
+        .map(|(k, t)| (k.as_str(), t))
+        .collect();
+    for n in g.nodes() {
+        if n.op_type == "Constant"
+            && let Some(a) = n.attributes.iter().find(|a| a.name == "value")
+            && let AttrValue::Tensor(t) = &a.value
+            && let Some(o) = n.outputs.first()
+        {
+            out.insert(o.as_str(), t);
+        }
+    }
+    out
+}
+
+/// Values for integer inputs that select behaviour: the constant an input is compared with,
+/// or the range of the axis it indexes. Looks through ops that keep values (Cast, Reshape,
+/// Squeeze, Unsqueeze, Identity, Flatten).
+fn selector_hints(g: &Graph, inputs: &[Input], plan: &mut Plan) {
+    let consts = constants(g);
+    for inp in inputs {
+        if !inp.dtype.is_int() || plan.values.contains_key(&inp.name) {
+            continue;
+        }
+        let mut frontier = vec![inp.name.clone()];
+        let mut seen = 0;
+        let mut found = false;
+        while let Some(v) = frontier.pop() {
+            seen += 1;
+            if seen > 64 || found {
+                break;
+            }
+            for id in g.consumers(&v) {
+                let Some(n) = g.node(id) else { continue };
+                let slot = n.inputs.iter().position(|i| *i == v);
+                match n.op_type.as_str() {
+                    "Cast" | "Reshape" | "Squeeze" | "Unsqueeze" | "Identity" | "Flatten"
+                        if slot == Some(0) =>
+                    {
+                        frontier.extend(n.outputs.iter().filter(|o| !o.is_empty()).cloned());
+                    }
+                    "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" => {
+                        let other = n.inputs.iter().find(|i| **i != v);
+                        if let Some(t) = other.and_then(|o| consts.get(o.as_str()))
+                            && t.num_elements() >= 1
+                            && let Ok(vals) = t.to_f64s()
+                        {
+                            let val = vals[0];
+                            plan.values.insert(inp.name.clone(), val);
+                            plan.why.push(format!(
+                                "{} = {val}: compared with that constant by node {}",
+                                inp.name,
+                                n.label()
+                            ));
+                            found = true;
+                            break;
+                        }
+                    }
+                    "Gather" | "GatherElements" if slot == Some(1) => {
+                        let axis = n
+                            .attributes
+                            .iter()
+                            .find(|a| a.name == "axis")
+                            .and_then(|a| match a.value {
+                                AttrValue::Int(k) => Some(k),
+                                _ => None,
+                            })
+                            .unwrap_or(0);
+                        if let Some(t) = consts.get(n.inputs[0].as_str()) {
+                            let r = t.dims.len() as i64;
+                            let ax = if axis < 0 { axis + r } else { axis };
+                            if let Some(&len) = usize::try_from(ax).ok().and_then(|a| t.dims.get(a))
+                                && len > 0
+                            {
+                                plan.ranges.insert(inp.name.clone(), (0, len));
+                                plan.why.push(format!(
+                                    "{} in [0, {len}): indices into axis {ax} of '{}' by node {}",
+                                    inp.name,
+                                    n.inputs[0],
+                                    n.label()
+                                ));
+                                found = true;
+                                break;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (name, s) in &self.shapes {
+            if s.is_empty() {
+                writeln!(f, "{name}: scalar")?;
+            } else {
+                writeln!(
+                    f,
+                    "{name}: {}",
+                    s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
+                )?;
+            }
+        }
+        for w in &self.why {
+            writeln!(f, "  {w}")?;
+        }
+        if !self.valid {
+            writeln!(f, "  (no sizes found that every node accepts)")?;
+        }
+        Ok(())
+    }
+}
+
+/// Parses `name:1x3x320x320` (an input shape; `name:` alone is a scalar).
+pub fn parse_shape(s: &str) -> Result<(String, Vec<usize>), String> {
+    let (name, dims) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("'{s}': expected NAME:D1xD2x... (e.g. x:1x3x224x224)"))?;
+    if name.is_empty() {
+        return Err(format!("'{s}': the input name is empty"));
+    }
+    let dims = dims.trim();
+    let shape = if dims.is_empty() {
+        Vec::new()
+    } else {
+        dims.split(['x', 'X', ','])
+            .map(|d| {
+                d.trim()
+                    .parse::<usize>()
+                    .map_err(|_| format!("'{s}': '{d}' is not a size (a non-negative integer)"))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    Ok((name.to_string(), shape))
+}
+
+/// Parses `name=16000` (every element of the input gets that value).
+pub fn parse_value(s: &str) -> Result<(String, f64), String> {
+    let (name, v) = s
+        .rsplit_once('=')
+        .ok_or_else(|| format!("'{s}': expected NAME=VALUE (e.g. sr=16000)"))?;
+    if name.is_empty() {
+        return Err(format!("'{s}': the input name is empty"));
+    }
+    let v: f64 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}': '{v}' is not a number"))?;
+    Ok((name.to_string(), v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::parse_model;
+
+    /// A 7×7 strided conv and a 3×3 pool over dynamic H, W: H, W ≥ 11 are valid, 12 is the
+    /// smallest candidate; the batch stays 1; the weight's fixed shape is kept.
+    const CONV: &str = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+        g (float[batch,3,H,W] x, float[4,3,7,7] w) => (float[batch,4,?,?] y) {\n\
+          c = Conv <strides = [2, 2]> (x, w)\n\
+          y = MaxPool <kernel_shape = [3, 3]> (c)\n\
+        }";
+
+    #[test]
+    fn sizes_are_the_smallest_every_node_accepts() {
+        let m = parse_model(CONV).unwrap();
+        let p = solve(&m, &Fixed::default()).unwrap();
+        assert!(p.valid, "{p}");
+        assert_eq!(p.shapes["x"], vec![1, 3, 12, 12], "{p}");
+        assert_eq!(p.shapes["w"], vec![4, 3, 7, 7]);
+        assert_eq!(p.symbols["batch"], 1);
+        // Why 12: at 8 the pool's window no longer fits.
+        let h = p.why.iter().find(|w| w.starts_with("H = 12")).unwrap();
+        assert!(h.contains("at 8") && h.contains("MaxPool"), "{h}");
+    }
+
+    #[test]
+    fn a_given_shape_binds_its_symbols_everywhere() {
+        let src = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+            g (float[N,S] a, float[N,S] b) => (float[N,S] y) { y = Add (a, b) }";
+        let m = parse_model(src).unwrap();
+        let fixed = Fixed {
+            shapes: [("a".to_string(), vec![2, 5])].into(),
+            ..Fixed::default()
+        };
+        let p = solve(&m, &fixed).unwrap();
+        assert_eq!(p.shapes["b"], vec![2, 5], "{p}");
+        // A rank or a known dim the model contradicts, or an unknown input, is an error
+        // naming the input.
+        let bad = |name: &str, shape: Vec<usize>| {
+            let f = Fixed {
+                shapes: [(name.to_string(), shape)].into(),
+                ..Fixed::default()
+            };
+            solve(&parse_model(CONV).unwrap(), &f).unwrap_err().to_string()
+        };
+        let e = bad("x", vec![1, 3, 8]);
+        assert!(e.contains("input 'x'") && e.contains("4 dims"), "{e}");
+        let e = bad("x", vec![1, 4, 8, 8]);
+        assert!(e.contains("dim 1 is 3"), "{e}");
+        let e = bad("z", vec![1]);
+        assert!(e.contains("no input named 'z'") && e.contains("x, w"), "{e}");
+    }
+
+    #[test]
+    fn selectors_take_the_constant_they_are_compared_with() {
+        let src = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+            g (int64 sr, int64[K] ids) => (bool c, float[K,2] e) {\n\
+              k = Constant <value = int64 {16000}> ()\n\
+              c = Equal (sr, k)\n\
+              t = Constant <value = float[5,2] {1,2,3,4,5,6,7,8,9,10}> ()\n\
+              e = Gather (t, ids)\n\
+            }";
+        let m = parse_model(src).unwrap();
+        let p = solve(&m, &Fixed::default()).unwrap();
+        assert_eq!(p.values.get("sr"), Some(&16000.0), "{p}");
+        assert_eq!(p.ranges.get("ids"), Some(&(0, 5)), "{p}");
+        // A given value wins.
+        let f = Fixed {
+            values: [("sr".to_string(), 8000.0)].into(),
+            ..Fixed::default()
+        };
+        assert_eq!(solve(&m, &f).unwrap().values["sr"], 8000.0);
+    }
+
+    #[test]
+    fn no_size_fits_is_said_with_the_node() {
+        // A reshape to a fixed 7 elements: no candidate size of S gives 7 · 1 ... except 7,
+        // which is not a candidate.
+        let src = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+            g (float[S] x) => (float[7] y) {\n\
+              s = Constant <value = int64[1] {7}> ()\n\
+              y = Reshape (x, s)\n\
+            }";
+        let m = parse_model(src).unwrap();
+        let p = solve(&m, &Fixed::default()).unwrap();
+        assert!(!p.valid);
+        assert!(p.why.iter().any(|w| w.contains("Reshape")), "{p}");
+    }
+
+    #[test]
+    fn shapes_and_values_parse() {
+        assert_eq!(
+            parse_shape("x:1x3x320x320").unwrap(),
+            ("x".into(), vec![1, 3, 320, 320])
+        );
+        assert_eq!(parse_shape("a:b:2,3").unwrap(), ("a:b".into(), vec![2, 3]));
+        assert_eq!(parse_shape("sr:").unwrap(), ("sr".into(), vec![]));
+        assert!(parse_shape("x").unwrap_err().contains("NAME:"));
+        assert!(parse_shape("x:1xq").unwrap_err().contains("'q'"));
+        assert_eq!(parse_value("sr=16000").unwrap(), ("sr".into(), 16000.0));
+        assert!(parse_value("sr=abc").unwrap_err().contains("not a number"));
+    }
+}
