@@ -456,12 +456,12 @@ fn loop_model(with_m: bool, with_cond: bool) -> Model {
              int64 n, float[?,2] ys) <int64 n0 = {{0}}, float three = {{3}}, int64 one = \
              {{1}}> {{\n  s, n, ys = Loop ({m}, {c}, s0, n0) <body: graph = body (int64 i, \
              bool ci, float[2] si, int64 ni) => (bool co, float[2] so, int64 no, float[2] \
-             yo) <int64 two = {{2}}> {{\n    xi = Mul (x, x)\n    odd = Mod (i, two)\n    isodd = Equal (odd, \
-             one)\n    so = If (isodd) <then_branch: graph = th () => (float[2] a) {{\n      \
-             a = Add (si, bias)\n    }}, else_branch: graph = el () => (float[2] b) {{\n      \
-             b = Add (si, xi)\n    }}>\n    no = Add (ni, one)\n    total = ReduceSum \
-             <keepdims: int = 0> (so)\n    co = Less (total, three)\n    yo = Identity \
-             (so)\n  }}>\n}}"
+             yo) <int64 two = {{2}}> {{\n    xi = Mul (x, x)\n    odd = Mod (i, two)\n    \
+             isodd = Equal (odd, one)\n    so = If (isodd) <then_branch: graph = th () => \
+             (float[2] a) {{\n      a = Add (si, bias)\n    }}, else_branch: graph = el () \
+             => (float[2] b) {{\n      b = Add (si, xi)\n    }}>\n    no = Add (ni, one)\n    \
+             total = ReduceSum <keepdims: int = 0> (so)\n    co = Less (total, three)\n    \
+             yo = Identity (so)\n  }}>\n}}"
         ),
     )
 }

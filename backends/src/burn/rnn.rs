@@ -267,26 +267,27 @@ pub(crate) fn recurrent<B: BurnBackend>(
         };
         let (mut h, mut c) = (init(&h0), init(&c0));
         let mut y: Vec<Option<Tensor<B, 2>>> = vec![None; seq];
-        for s in 0..seq {
-            let t = if spec.reverse(d) { seq - 1 - s } else { s };
-            let Some(xw) = &xw else { break };
-            let xt = xw.clone().narrow(0, t, 1).reshape([batch, g * hs]);
-            let (hn, cn) = step.run(xt, h.clone(), c.clone());
-            match &masks {
-                Some(m) => {
-                    let m = m
-                        .clone()
-                        .narrow(0, t, 1)
-                        .reshape([batch, 1])
-                        .expand([batch, hs]);
-                    y[t] = Some(hn.zeros_like().mask_where(m.clone(), hn.clone()));
-                    h = h.mask_where(m.clone(), hn);
-                    c = c.mask_where(m, cn);
-                }
-                None => {
-                    y[t] = Some(hn.clone());
-                    h = hn;
-                    c = cn;
+        if let Some(xw) = &xw {
+            for s in 0..seq {
+                let t = if spec.reverse(d) { seq - 1 - s } else { s };
+                let xt = xw.clone().narrow(0, t, 1).reshape([batch, g * hs]);
+                let (hn, cn) = step.run(xt, h.clone(), c.clone());
+                match &masks {
+                    Some(m) => {
+                        let m = m
+                            .clone()
+                            .narrow(0, t, 1)
+                            .reshape([batch, 1])
+                            .expand([batch, hs]);
+                        y[t] = Some(hn.zeros_like().mask_where(m.clone(), hn.clone()));
+                        h = h.mask_where(m.clone(), hn);
+                        c = c.mask_where(m, cn);
+                    }
+                    None => {
+                        y[t] = Some(hn.clone());
+                        h = hn;
+                        c = cn;
+                    }
                 }
             }
         }
