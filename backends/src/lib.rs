@@ -9,6 +9,8 @@
 //! - [`planted`]: the reference with one op carrying a known bug (tests of the campaign).
 //! - [`compare`]: error metrics and named tolerances; [`suite`]: the ONNX backend test suite;
 //!   [`conformance`]: running it.
+//! - [`semantics`]: what the attributes of the recurrent and control-flow ops mean, read once
+//!   for both interpreters (the reference and burn's).
 pub use mutagraph_ir as ir;
 
 pub mod backend;
@@ -21,6 +23,7 @@ pub mod intermediates;
 pub mod planted;
 pub mod probe;
 pub mod reference;
+pub mod semantics;
 pub mod suite;
 pub mod value;
 pub mod worker;

@@ -15,17 +15,19 @@ use crate::value::{HostTensor, NamedValues, Value};
 use burn::tensor::backend::Backend as BB;
 use mutagraph_ir::attr::{AttrLookup, AttrValue, Attribute};
 use mutagraph_ir::dtype::DType;
-use mutagraph_ir::graph::Node;
+use mutagraph_ir::graph::{Graph, Node};
 use mutagraph_ir::model::Model;
 use mutagraph_ir::types::ValueType;
 use std::collections::HashMap;
 
+mod control;
 mod nn;
 mod ops;
 pub mod repro;
+mod rnn;
 mod tensor;
 
-use tensor::{Val, class};
+use tensor::{Item, Val, class};
 
 /// burn's version, as pinned in Cargo.toml.
 pub const BURN_VERSION: &str = "0.21.0";
@@ -75,6 +77,7 @@ pub const OPS: &[&str] = &[
     "EyeLike",
     "Flatten",
     "Floor",
+    "GRU",
     "Gather",
     "GatherElements",
     "GatherND",
@@ -88,15 +91,18 @@ pub const OPS: &[&str] = &[
     "HardSwish",
     "Hardmax",
     "Identity",
+    "If",
     "InstanceNormalization",
     "IsInf",
     "IsNaN",
+    "LSTM",
     "LayerNormalization",
     "LeakyRelu",
     "Less",
     "LessOrEqual",
     "Log",
     "LogSoftmax",
+    "Loop",
     "LpNormalization",
     "MatMul",
     "Max",
@@ -110,12 +116,16 @@ pub const OPS: &[&str] = &[
     "Neg",
     "NegativeLogLikelihoodLoss",
     "NonZero",
-    "OneHot",
     "Not",
+    "OneHot",
+    "Optional",
+    "OptionalGetElement",
+    "OptionalHasElement",
     "Or",
     "PRelu",
     "Pad",
     "Pow",
+    "RNN",
     "Range",
     "Reciprocal",
     "ReduceL1",
@@ -132,9 +142,16 @@ pub const OPS: &[&str] = &[
     "Reshape",
     "Resize",
     "Round",
+    "Scan",
     "ScatterElements",
     "ScatterND",
     "Selu",
+    "SequenceAt",
+    "SequenceConstruct",
+    "SequenceEmpty",
+    "SequenceErase",
+    "SequenceInsert",
+    "SequenceLength",
     "Shape",
     "Shrink",
     "Sigmoid",
@@ -168,12 +185,76 @@ pub const OPS: &[&str] = &[
 /// The model, checked and ready to run on any burn backend.
 struct Plan {
     opset: i64,
-    nodes: Vec<Node>,
-    inits: Vec<(String, HostTensor)>,
+    /// The main graph; its inputs are the model's real inputs.
+    main: Body<HostTensor>,
+    /// The model's real inputs with their declared element types (tensors).
     inputs: Vec<(String, Option<DType>)>,
-    outputs: Vec<String>,
-    /// Whether any input, weight or node output is f64.
+    /// Whether any input, weight or node output is f64 (in any graph of the model).
     holds_f64: bool,
+}
+
+/// A graph ready to run: its nodes in topological order (each with its subgraphs made ready
+/// the same way), its weights (`W`: host tensors once planned, burn tensors once uploaded),
+/// the names of its inputs (a subgraph's are bound by position) and of its outputs. Values a
+/// subgraph captures from enclosing graphs are looked up in their scopes when it runs.
+pub(crate) struct Body<W> {
+    pub steps: Vec<Step<W>>,
+    pub inits: Vec<(String, W)>,
+    pub inputs: Vec<String>,
+    pub outputs: Vec<String>,
+}
+
+/// One node of a [`Body`] and its subgraphs, by attribute name.
+pub(crate) struct Step<W> {
+    pub node: Node,
+    pub subs: Vec<(String, Body<W>)>,
+}
+
+impl<W> Step<W> {
+    /// The subgraph of attribute `name`.
+    pub fn sub(&self, name: &str) -> Result<&Body<W>, BackendError> {
+        self.subs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, b)| b)
+            .ok_or_else(|| {
+                BackendError::failed(
+                    Stage::Run,
+                    format!("{} without attribute {name}", self.node.op_type),
+                )
+            })
+    }
+}
+
+impl Body<HostTensor> {
+    /// The same graph with its weights (and its subgraphs') uploaded to `dev`.
+    fn upload<B: BB>(&self, dev: &B::Device) -> Result<Body<Val<B>>, BackendError> {
+        let mut inits = Vec::with_capacity(self.inits.len());
+        for (name, h) in &self.inits {
+            let v = tensor::upload::<B>(h, dev).map_err(|mut e| {
+                e.stage = Stage::Compile;
+                e
+            })?;
+            inits.push((name.clone(), v));
+        }
+        let mut steps = Vec::with_capacity(self.steps.len());
+        for s in &self.steps {
+            let mut subs = Vec::with_capacity(s.subs.len());
+            for (name, b) in &s.subs {
+                subs.push((name.clone(), b.upload::<B>(dev)?));
+            }
+            steps.push(Step {
+                node: s.node.clone(),
+                subs,
+            });
+        }
+        Ok(Body {
+            steps,
+            inits,
+            inputs: self.inputs.clone(),
+            outputs: self.outputs.clone(),
+        })
+    }
 }
 
 type Make = fn(Plan) -> Result<Box<dyn Prepared>, BackendError>;
@@ -208,6 +289,8 @@ fn compile_err(msg: impl Into<String>) -> BackendError {
     BackendError::failed(Stage::Compile, msg)
 }
 
+/// Refuses a declared type the interpreter cannot hold: a tensor of an element type or rank it
+/// does not handle, or a value that is neither a tensor, a sequence nor an optional.
 fn check_type(what: &str, ty: &ValueType) -> Result<(), BackendError> {
     match ty {
         ValueType::Tensor(t) => {
@@ -225,24 +308,28 @@ fn check_type(what: &str, ty: &ValueType) -> Result<(), BackendError> {
             }
             Ok(())
         }
+        ValueType::Sequence(inner) | ValueType::Optional(inner) => check_type(what, inner),
         ValueType::Unknown => Ok(()),
-        other => Err(compile_unsup(format!("{what}: non-tensor type {other:?}"))),
+        other => Err(compile_unsup(format!("{what}: type {other:?}"))),
     }
 }
 
-fn plan(bytes: &[u8]) -> Result<Plan, BackendError> {
-    let model =
-        Model::from_bytes(bytes).map_err(|e| BackendError::failed(Stage::Load, e.to_string()))?;
-    let opset = model.default_opset();
-    let g = &model.graph;
-    for vi in g.real_inputs().into_iter().chain(g.outputs.iter()) {
-        let name = vi.name.clone().unwrap_or_default();
-        let ty = vi
-            .r#type
-            .as_ref()
-            .map(ValueType::from_proto)
-            .unwrap_or(ValueType::Unknown);
-        check_type(&name, &ty)?;
+fn declared(vi: &mutagraph_ir::pb::ValueInfoProto) -> ValueType {
+    vi.r#type
+        .as_ref()
+        .map(ValueType::from_proto)
+        .unwrap_or(ValueType::Unknown)
+}
+
+/// Checks graph `g` (the main graph when `main`) and its subgraphs, in topological order.
+fn plan_body(g: &Graph, opset: i64, main: bool) -> Result<Body<HostTensor>, BackendError> {
+    let inputs: Vec<&mutagraph_ir::pb::ValueInfoProto> = if main {
+        g.real_inputs()
+    } else {
+        g.inputs.iter().collect()
+    };
+    for vi in inputs.iter().copied().chain(g.outputs.iter()) {
+        check_type(vi.name.as_deref().unwrap_or(""), &declared(vi))?;
     }
     let mut inits = Vec::new();
     for (name, t) in &g.initializers {
@@ -256,19 +343,49 @@ fn plan(bytes: &[u8]) -> Result<Plan, BackendError> {
         inits.push((name.clone(), h));
     }
     let order = g.topo_order().map_err(|e| compile_err(e.to_string()))?;
-    let mut nodes = Vec::new();
+    let mut steps = Vec::new();
     for id in order {
         let n = g.node(id).ok_or_else(|| compile_err("dangling node id"))?;
         check_node(n, opset)?;
-        nodes.push(n.clone());
+        let mut subs = Vec::new();
+        for (name, sub) in n.subgraphs() {
+            subs.push((name.to_string(), plan_body(sub, opset, false)?));
+        }
+        steps.push(Step {
+            node: n.clone(),
+            subs,
+        });
     }
+    let names = |v: &[&mutagraph_ir::pb::ValueInfoProto]| -> Vec<String> {
+        v.iter()
+            .map(|vi| vi.name.clone().unwrap_or_default())
+            .collect()
+    };
+    Ok(Body {
+        steps,
+        inits,
+        inputs: names(&inputs),
+        outputs: names(&g.outputs.iter().collect::<Vec<_>>()),
+    })
+}
+
+/// Whether graph `g` or one of its subgraphs holds an f64 value: a weight, an input, a node
+/// output, or a Cast / Constant / ConstantOfShape making one.
+fn holds_f64(g: &Graph, main: bool) -> bool {
     let f64_value =
         |name: &str| matches!(g.value_type(name), ValueType::Tensor(t) if t.dtype == DType::F64);
-    let holds_f64 = inits.iter().any(|(_, h)| h.dtype == DType::F64)
-        || g.real_inputs()
+    let inputs = if main {
+        g.real_inputs()
+    } else {
+        g.inputs.iter().collect()
+    };
+    g.initializers
+        .values()
+        .any(|t| t.data_type == Some(DType::F64.code()))
+        || inputs
             .iter()
             .any(|v| v.name.as_deref().is_some_and(f64_value))
-        || nodes.iter().any(|n| {
+        || g.nodes().any(|n| {
             n.outputs.iter().any(|o| f64_value(o))
                 || (matches!(n.op_type.as_str(), "Cast" | "Constant" | "ConstantOfShape")
                     && n.attributes.iter().any(|a| match &a.value {
@@ -276,27 +393,29 @@ fn plan(bytes: &[u8]) -> Result<Plan, BackendError> {
                         AttrValue::Tensor(t) => t.data_type == Some(DType::F64.code()),
                         _ => false,
                     }))
-        });
+                || n.subgraphs().any(|(_, sub)| holds_f64(sub, false))
+        })
+}
+
+fn plan(bytes: &[u8]) -> Result<Plan, BackendError> {
+    let model =
+        Model::from_bytes(bytes).map_err(|e| BackendError::failed(Stage::Load, e.to_string()))?;
+    let opset = model.default_opset();
+    let g = &model.graph;
+    let main = plan_body(g, opset, true)?;
     Ok(Plan {
-        holds_f64,
+        holds_f64: holds_f64(g, true),
         opset,
-        nodes,
-        inits,
+        main,
         inputs: g
             .real_inputs()
             .iter()
             .map(|v| {
-                let ty = v.r#type.as_ref().map(ValueType::from_proto);
                 (
                     v.name.clone().unwrap_or_default(),
-                    ty.and_then(|t| t.tensor().map(|t| t.dtype)),
+                    declared(v).tensor().map(|t| t.dtype),
                 )
             })
-            .collect(),
-        outputs: g
-            .outputs
-            .iter()
-            .map(|v| v.name.clone().unwrap_or_default())
             .collect(),
     })
 }
@@ -325,6 +444,26 @@ fn check_node(n: &Node, opset: i64) -> Result<(), BackendError> {
         }
         "Constant" => {
             constant_value(a).map_err(|e| compile_unsup(format!("Constant: {}", e.message)))?;
+        }
+        "If" | "Loop" | "Scan" => {
+            let graphs: &[&str] = if op == "If" {
+                &["then_branch", "else_branch"]
+            } else {
+                &["body"]
+            };
+            for g in graphs {
+                if a.graph(g).is_none() {
+                    return Err(compile_err(format!("{op} without attribute {g}")));
+                }
+            }
+        }
+        "RNN" | "GRU" | "LSTM" => {
+            // what ONNX does not define or burn cannot compute, refused before running
+            crate::semantics::rnn::Spec::parse(n).map_err(|mut e| {
+                e.stage = Stage::Compile;
+                e.message = format!("{op}: {}", e.message);
+                e
+            })?;
         }
         "ConstantOfShape" => {
             if let Some(t) = a.tensor("value") {
@@ -451,61 +590,43 @@ pub(crate) fn constant_value(a: &[Attribute]) -> Result<HostTensor, BackendError
 
 /// The prepared model on burn backend `B`.
 struct BurnPrepared<B: BB> {
-    plan: Plan,
+    opset: i64,
+    inputs: Vec<(String, Option<DType>)>,
+    main: Body<Val<B>>,
     device: B::Device,
-    inits: Vec<(String, Val<B>)>,
 }
 
 fn make<B: BB>(plan: Plan) -> Result<Box<dyn Prepared>, BackendError> {
     let device = B::Device::default();
-    let mut inits = Vec::new();
-    for (name, h) in &plan.inits {
-        let v = tensor::upload::<B>(h, &device).map_err(|mut e| {
-            e.stage = Stage::Compile;
-            e
-        })?;
-        inits.push((name.clone(), v));
-    }
+    let main = plan.main.upload::<B>(&device)?;
     Ok(Box::new(BurnPrepared::<B> {
-        plan,
+        opset: plan.opset,
+        inputs: plan.inputs,
+        main,
         device,
-        inits,
     }))
 }
 
 impl<B: BB> Prepared for BurnPrepared<B> {
     fn run(&mut self, inputs: &NamedValues) -> Result<NamedValues, BackendError> {
-        run_graph::<B>(&self.plan, &self.inits, &self.device, inputs)
+        run_graph::<B>(self, inputs)
     }
 }
 
-/// Runs the plan on burn backend `B`.
+/// Runs the model on burn backend `B`.
 fn run_graph<B: BB>(
-    plan: &Plan,
-    inits: &[(String, Val<B>)],
-    dev: &B::Device,
+    prep: &BurnPrepared<B>,
     inputs: &NamedValues,
 ) -> Result<NamedValues, BackendError> {
-    let mut env: HashMap<String, Val<B>> = HashMap::new();
-    for (name, v) in inits {
-        env.insert(name.clone(), v.clone());
-    }
-    for (name, declared) in &plan.inputs {
+    let dev = &prep.device;
+    let mut bound = Vec::with_capacity(prep.inputs.len());
+    for (name, declared) in &prep.inputs {
         let v = inputs
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v)
             .ok_or_else(|| BackendError::failed(Stage::Run, format!("input '{name}' not given")))?;
-        let h = match v {
-            Value::Tensor(t) => t,
-            _ => {
-                return Err(BackendError::unsupported(
-                    Stage::Run,
-                    format!("input '{name}' is not a tensor"),
-                ));
-            }
-        };
-        if let Some(d) = declared
+        if let (Some(d), Value::Tensor(h)) = (declared, v)
             && *d != h.dtype
         {
             return Err(BackendError::failed(
@@ -513,19 +634,62 @@ fn run_graph<B: BB>(
                 format!("input '{name}' is {}, the model declares {d}", h.dtype),
             ));
         }
-        env.insert(name.clone(), tensor::upload::<B>(h, dev)?);
+        bound.push((name.clone(), tensor::upload_value::<B>(v, dev)?));
     }
     let cx = ops::Cx::<B> {
         dev,
-        opset: plan.opset,
+        opset: prep.opset,
     };
-    for node in &plan.nodes {
+    let outs = eval(&prep.main, &cx, None, bound)?;
+    let mut out = Vec::with_capacity(outs.len());
+    for (name, v) in prep.main.outputs.iter().zip(&outs) {
+        out.push((name.clone(), tensor::download_value(v)?));
+    }
+    Ok(out)
+}
+
+/// Values by name, with the enclosing graph's scope as parent (a subgraph reads the values of
+/// the graphs around it).
+pub(crate) struct Scope<'a, B: BB> {
+    vars: HashMap<String, Item<B>>,
+    parent: Option<&'a Scope<'a, B>>,
+}
+
+impl<B: BB> Scope<'_, B> {
+    fn get(&self, name: &str) -> Option<&Item<B>> {
+        match self.vars.get(name) {
+            Some(v) => Some(v),
+            None => self.parent.and_then(|p| p.get(name)),
+        }
+    }
+}
+
+/// Runs `body` with its inputs bound to `inputs` (by name) inside scope `parent`; returns its
+/// outputs in order.
+pub(crate) fn eval<B: BB>(
+    body: &Body<Val<B>>,
+    cx: &ops::Cx<B>,
+    parent: Option<&Scope<B>>,
+    inputs: Vec<(String, Item<B>)>,
+) -> Result<Vec<Item<B>>, BackendError> {
+    let mut scope = Scope {
+        vars: HashMap::new(),
+        parent,
+    };
+    for (name, v) in &body.inits {
+        scope.vars.insert(name.clone(), Item::T(v.clone()));
+    }
+    for (name, v) in inputs {
+        scope.vars.insert(name, v);
+    }
+    for step in &body.steps {
+        let node = &step.node;
         let mut ins = Vec::with_capacity(node.inputs.len());
         for i in &node.inputs {
             if i.is_empty() {
                 ins.push(None);
             } else {
-                let v = env.get(i).ok_or_else(|| {
+                let v = scope.get(i).ok_or_else(|| {
                     BackendError::failed(
                         Stage::Run,
                         format!("{}: value '{i}' is not defined", node.label()),
@@ -534,22 +698,51 @@ fn run_graph<B: BB>(
                 ins.push(Some(v.clone()));
             }
         }
-        let outs = ops::exec(node, &ins, &cx).map_err(|mut e| {
+        let label = |mut e: BackendError| {
             e.message = format!("{}: {}", node.label(), e.message);
             e
-        })?;
-        for (name, v) in node.outputs.iter().zip(outs) {
-            if let (false, Some(v)) = (name.is_empty(), v) {
-                env.insert(name.clone(), ops::wrap_narrow(v));
+        };
+        let outs: Vec<Option<Item<B>>> = if control::OPS.contains(&node.op_type.as_str()) {
+            control::exec(step, ins, cx, &scope).map_err(label)?
+        } else {
+            let mut vals = Vec::with_capacity(ins.len());
+            for (k, v) in ins.into_iter().enumerate() {
+                vals.push(match v {
+                    Some(v) => Some(
+                        v.into_tensor(&format!("input '{}'", node.inputs[k]))
+                            .map_err(label)?,
+                    ),
+                    None => None,
+                });
+            }
+            ops::exec(node, &vals, cx)
+                .map_err(label)?
+                .into_iter()
+                .map(|v| v.map(|v| Item::T(ops::wrap_narrow(v))))
+                .collect()
+        };
+        let mut outs = outs.into_iter();
+        for name in &node.outputs {
+            match outs.next().flatten() {
+                Some(v) if !name.is_empty() => {
+                    scope.vars.insert(name.clone(), v);
+                }
+                None if !name.is_empty() => {
+                    return Err(BackendError::failed(
+                        Stage::Run,
+                        format!("{}: output '{name}' was not produced", node.label()),
+                    ));
+                }
+                _ => {}
             }
         }
     }
-    let mut out = Vec::new();
-    for name in &plan.outputs {
-        let v = env.get(name).ok_or_else(|| {
+    let mut out = Vec::with_capacity(body.outputs.len());
+    for name in &body.outputs {
+        let v = scope.get(name).ok_or_else(|| {
             BackendError::failed(Stage::Run, format!("output '{name}' is not computed"))
         })?;
-        out.push((name.clone(), Value::Tensor(tensor::download(v)?)));
+        out.push(v.clone());
     }
     Ok(out)
 }

@@ -98,7 +98,7 @@ pub(crate) fn bshape(a: &[usize], b: &[usize]) -> Res<Vec<usize>> {
     Ok(out)
 }
 
-fn need_float<B: BurnBackend>(v: &Val<B>, op: &str) -> Res<Tensor<B, R>> {
+pub(crate) fn need_float<B: BurnBackend>(v: &Val<B>, op: &str) -> Res<Tensor<B, R>> {
     match &v.k {
         K::F(t) => Ok(t.clone()),
         _ => Err(run_unsup(format!("{op} on {}", v.dtype))),
@@ -637,6 +637,9 @@ pub(crate) fn exec<B: BurnBackend>(
             one(fval(out, x, vec![m, n]))
         }
 
+        // ---- recurrent layers ----
+        "RNN" | "GRU" | "LSTM" => super::rnn::recurrent(node, ins, cx),
+
         // ---- convolution and pooling ----
         "Conv" => super::nn::conv(node, ins, cx),
         "ConvTranspose" => super::nn::conv_transpose(node, ins, cx),
@@ -891,38 +894,7 @@ pub(crate) fn exec<B: BurnBackend>(
             if parts.is_empty() {
                 return one(full(shape, 0.0, first.dtype, dev)?);
             }
-            let k = match &parts[0] {
-                K::F(_) => K::F(Tensor::cat(
-                    parts
-                        .into_iter()
-                        .map(|k| match k {
-                            K::F(t) => t,
-                            _ => unreachable!(),
-                        })
-                        .collect(),
-                    d,
-                )),
-                K::I(_) => K::I(Tensor::cat(
-                    parts
-                        .into_iter()
-                        .map(|k| match k {
-                            K::I(t) => t,
-                            _ => unreachable!(),
-                        })
-                        .collect(),
-                    d,
-                )),
-                K::B(_) => K::B(Tensor::cat(
-                    parts
-                        .into_iter()
-                        .map(|k| match k {
-                            K::B(t) => t,
-                            _ => unreachable!(),
-                        })
-                        .collect(),
-                    d,
-                )),
-            };
+            let k = super::tensor::cat(parts, d)?;
             one(Val::new(k, shape, first.dtype))
         }
         "Split" => {

@@ -9,6 +9,10 @@
 //! parameterized activations, Softmax / LogSoftmax, the float reductions, 1-D / 2-D MaxPool and
 //! AveragePool with explicit pads, element-wise binary arithmetic and Mod on floats or integers,
 //! Trilu); for the others no project is written and the report points at `mutagraph recheck`.
+//! That includes the recurrent layers (RNN, GRU, LSTM) and the control-flow, sequence and
+//! optional ops (If, Loop, Scan, Sequence*, Optional*): the interpreter runs them as a loop of
+//! burn calls per time step or as subgraphs interpreted node by node, not as one call of
+//! burn's API that a few lines could show a burn maintainer.
 //! f32 models run on `NdArray<f32>`, f64 models on `NdArray<f64>`, as the interpreter does. A
 //! panic inside burn is caught and printed: for a crash finding it is the reproduction.
 use super::BURN_VERSION;
@@ -544,6 +548,35 @@ mod tests {
         );
         // a crash is reproduced by the panic alone: no value check
         assert!(!p.main_rs.contains("fn check("), "{}", p.main_rs);
+    }
+
+    #[test]
+    fn recurrent_and_control_flow_nodes_get_no_project() {
+        let t =
+            |v: Vec<f32>, shape: Vec<usize>| Value::Tensor(HostTensor::new(shape, Data::F32(v)));
+        let m = one_node(
+            "g (float[1,1,1] x, float[1,4,1] w, float[1,4,1] r) => (float[1,1,1,1] y) \
+             { y = LSTM <hidden_size: int = 1> (x, w, r) }",
+        );
+        let inputs: NamedValues = vec![
+            ("x".into(), t(vec![1.0], vec![1, 1, 1])),
+            ("w".into(), t(vec![1.0; 4], vec![1, 4, 1])),
+            ("r".into(), t(vec![1.0; 4], vec![1, 4, 1])),
+        ];
+        let want = HostTensor::new(vec![1, 1, 1, 1], Data::F32(vec![0.5]));
+        assert!(project(&m, &inputs, &expect(&want, "values")).is_none());
+        // a Scan (its first input a float, as for the ops covered)
+        let m = one_node(
+            "g (float[1] s0, float[2,1] x) => (float[1] s) { s = Scan <num_scan_inputs: int = 1, \
+             body: graph = b (float[1] a, float[1] e) => (float[1] o) { o = Add (a, e) }> \
+             (s0, x) }",
+        );
+        let inputs: NamedValues = vec![
+            ("s0".into(), t(vec![0.0], vec![1])),
+            ("x".into(), t(vec![1.0, 2.0], vec![2, 1])),
+        ];
+        let want = HostTensor::new(vec![1], Data::F32(vec![3.0]));
+        assert!(project(&m, &inputs, &expect(&want, "values")).is_none());
     }
 
     #[test]

@@ -342,3 +342,104 @@ pub(crate) fn download<B: BurnBackend>(v: &Val<B>) -> Result<HostTensor, Backend
         data,
     })
 }
+
+/// Concatenates tensors of one kind along burn axis `d`.
+pub(crate) fn cat<B: BurnBackend>(parts: Vec<K<B>>, d: usize) -> Result<K<B>, BackendError> {
+    macro_rules! all {
+        ($variant:ident) => {
+            K::$variant(Tensor::cat(
+                parts
+                    .into_iter()
+                    .map(|k| match k {
+                        K::$variant(t) => Ok(t),
+                        _ => Err(run_err("concatenation of tensors of different kinds")),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+                d,
+            ))
+        };
+    }
+    Ok(match parts.first() {
+        Some(K::F(_)) => all!(F),
+        Some(K::I(_)) => all!(I),
+        Some(K::B(_)) => all!(B),
+        None => return Err(run_err("concatenation of nothing")),
+    })
+}
+
+/// A runtime value of any ONNX kind the interpreter holds: a tensor, a sequence (of tensors,
+/// or of sequences) or an optional. Sequences and optionals are host-side containers of burn
+/// tensors, as a burn program would keep a `Vec<Tensor>` or an `Option<Tensor>`.
+pub(crate) enum Item<B: BurnBackend> {
+    T(Val<B>),
+    Seq(Vec<Item<B>>),
+    Opt(Option<Box<Item<B>>>),
+}
+
+impl<B: BurnBackend> Clone for Item<B> {
+    fn clone(&self) -> Self {
+        match self {
+            Item::T(v) => Item::T(v.clone()),
+            Item::Seq(s) => Item::Seq(s.clone()),
+            Item::Opt(o) => Item::Opt(o.clone()),
+        }
+    }
+}
+
+impl<B: BurnBackend> Item<B> {
+    /// What the value is, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Item::T(v) => format!("a {} tensor of shape {:?}", v.dtype, v.shape),
+            Item::Seq(s) => format!("a sequence of {}", s.len()),
+            Item::Opt(None) => "an empty optional".into(),
+            Item::Opt(Some(_)) => "an optional".into(),
+        }
+    }
+
+    /// The tensor, or an error naming what the value is instead.
+    pub fn into_tensor(self, what: &str) -> Result<Val<B>, BackendError> {
+        match self {
+            Item::T(v) => Ok(v),
+            other => Err(run_err(format!(
+                "{what} is {} where a tensor is expected",
+                other.describe()
+            ))),
+        }
+    }
+}
+
+/// Uploads a host value of any kind.
+pub(crate) fn upload_value<B: BurnBackend>(
+    v: &crate::value::Value,
+    dev: &B::Device,
+) -> Result<Item<B>, BackendError> {
+    use crate::value::Value;
+    Ok(match v {
+        Value::Tensor(h) => Item::T(upload(h, dev)?),
+        Value::Sequence(s) => Item::Seq(
+            s.iter()
+                .map(|x| upload_value(x, dev))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Optional(o) => Item::Opt(match o {
+            Some(x) => Some(Box::new(upload_value(x, dev)?)),
+            None => None,
+        }),
+    })
+}
+
+/// Downloads a value of any kind.
+pub(crate) fn download_value<B: BurnBackend>(
+    v: &Item<B>,
+) -> Result<crate::value::Value, BackendError> {
+    use crate::value::Value;
+    Ok(match v {
+        Item::T(t) => Value::Tensor(download(t)?),
+        Item::Seq(s) => Value::Sequence(s.iter().map(download_value).collect::<Result<_, _>>()?),
+        Item::Opt(o) => Value::Optional(match o {
+            Some(x) => Some(Box::new(download_value(x)?)),
+            None => None,
+        }),
+    })
+}

@@ -2,6 +2,9 @@
 use super::shape::{concat, slice_axis, transpose};
 use super::tensor::*;
 use super::{Cx, OpFn, V, eval_subgraph, inp, one, opt};
+use crate::semantics::control::{
+    MAX_LOOP_ITERATIONS, ScanSpec, body, empty_scan_output, sequence_position,
+};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::{Graph, Node};
@@ -9,9 +12,17 @@ use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
-fn body<'n>(n: &'n Node, name: &str) -> R<&'n Graph> {
-    n.graph(name)
-        .ok_or_else(|| err(format!("{} without attribute {name}", n.op_type)))
+/// An empty scan output: the body's `i`-th output, stacked along `axis` zero times.
+fn empty_scan(g: &Graph, i: usize, axis: i64) -> R<T> {
+    let (dt, shape) = empty_scan_output(g, i, axis);
+    Ok(match kind(dt)? {
+        Kind::Str => T {
+            dt,
+            shape,
+            buf: Buf::S(vec![]),
+        },
+        _ => T::from_f64s(dt, shape, vec![])?,
+    })
 }
 
 fn op_if(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
@@ -72,8 +83,10 @@ fn op_loop(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let mut scans: Vec<Vec<V>> = vec![Vec::new(); nscan];
     let mut it = 0i64;
     while cond && max_trip.is_none_or(|m| it < m) {
-        if it > 1_000_000 {
-            return Err(err("Loop ran more than a million iterations"));
+        if it >= MAX_LOOP_ITERATIONS {
+            return Err(err(format!(
+                "Loop ran {MAX_LOOP_ITERATIONS} iterations and would run more"
+            )));
         }
         let mut args = vec![
             V::T(T::i(DType::I64, vec![], vec![it])),
@@ -94,9 +107,9 @@ fn op_loop(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         it += 1;
     }
     let mut result = carried;
-    for s in scans {
+    for (j, s) in scans.into_iter().enumerate() {
         if s.is_empty() {
-            result.push(V::T(T::f(DType::F32, vec![0], vec![])));
+            result.push(V::T(empty_scan(g, 1 + nc + j, 0)?));
         } else if s.iter().all(|v| matches!(v, V::T(_))) {
             let ts: Vec<T> = s.into_iter().map(as_tensor).collect::<R<_>>()?;
             result.push(V::T(stack(&ts, 0)?));
@@ -112,38 +125,16 @@ fn op_scan(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         return scan8(cx, n, ins);
     }
     let g = body(n, "body")?;
-    let m = n.int("num_scan_inputs", 0).max(0) as usize;
-    if m > ins.len() {
-        return Err(err("num_scan_inputs exceeds the inputs"));
-    }
-    let ns = ins.len() - m;
+    let spec = ScanSpec::parse(n, cx.opset, ins.len(), g.outputs.len())?;
+    let (ns, k) = (spec.states, spec.scan_outputs);
     let mut states: Vec<V> = (0..ns)
         .map(|i| ins[i].cloned().ok_or_else(|| err("Scan: missing state")))
         .collect::<R<_>>()?;
     let scan_in: Vec<&T> = (ns..ins.len()).map(|i| inp(ins, i)).collect::<R<_>>()?;
-    let in_axes = n
-        .ints("scan_input_axes")
-        .map(|v| v.to_vec())
-        .unwrap_or(vec![0; m]);
-    let in_dirs = n
-        .ints("scan_input_directions")
-        .map(|v| v.to_vec())
-        .unwrap_or(vec![0; m]);
-    let k = g.outputs.len().saturating_sub(ns);
-    let out_axes = n
-        .ints("scan_output_axes")
-        .map(|v| v.to_vec())
-        .unwrap_or(vec![0; k]);
-    let out_dirs = n
-        .ints("scan_output_directions")
-        .map(|v| v.to_vec())
-        .unwrap_or(vec![0; k]);
-    if in_axes.len() != m || in_dirs.len() != m || out_axes.len() != k || out_dirs.len() != k {
-        return Err(err("Scan axes / directions lengths"));
-    }
+    let (in_axes, out_axes) = (&spec.input_axes, &spec.output_axes);
     let axes: Vec<usize> = scan_in
         .iter()
-        .zip(&in_axes)
+        .zip(in_axes)
         .map(|(t, &a)| norm_axis(a, t.rank()))
         .collect::<R<_>>()?;
     let len = match scan_in.first() {
@@ -157,7 +148,7 @@ fn op_scan(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     for step in 0..len {
         let mut args = states.clone();
         for (j, t) in scan_in.iter().enumerate() {
-            let i = if in_dirs[j] != 0 {
+            let i = if spec.input_reverse[j] {
                 len - 1 - step
             } else {
                 step
@@ -179,11 +170,11 @@ fn op_scan(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     let mut result = states;
     for (j, mut o) in outs.into_iter().enumerate() {
-        if out_dirs[j] != 0 {
+        if spec.output_reverse[j] {
             o.reverse();
         }
         if o.is_empty() {
-            result.push(V::T(T::f(DType::F32, vec![0], vec![])));
+            result.push(V::T(empty_scan(g, ns + j, out_axes[j])?));
             continue;
         }
         let r = o[0].rank() + 1;
@@ -201,21 +192,11 @@ fn op_scan(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
 /// batch dimension first; the body runs per batch entry.
 fn scan8(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let g = body(n, "body")?;
-    let m = n.int("num_scan_inputs", 0).max(0) as usize;
-    if ins.is_empty() || m + 1 > ins.len() {
-        return Err(err("Scan: inputs"));
-    }
+    let spec = ScanSpec::parse(n, cx.opset, ins.len(), g.outputs.len())?;
     let lens = opt(ins, 0)?.map(|t| t.ints()).transpose()?;
-    let ns = ins.len() - 1 - m;
+    let (ns, k) = (spec.states, spec.scan_outputs);
     let states: Vec<&T> = (1..1 + ns).map(|i| inp(ins, i)).collect::<R<_>>()?;
     let scans: Vec<&T> = (1 + ns..ins.len()).map(|i| inp(ins, i)).collect::<R<_>>()?;
-    let dirs = n
-        .ints("directions")
-        .map(|v| v.to_vec())
-        .unwrap_or(vec![0; m]);
-    if dirs.len() != m {
-        return Err(err("Scan: directions length"));
-    }
     let first = scans
         .first()
         .ok_or_else(|| err("Scan without scan inputs"))?;
@@ -231,7 +212,6 @@ fn scan8(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     {
         return Err(err("Scan: batch or sequence sizes differ"));
     }
-    let k = g.outputs.len().saturating_sub(ns);
     let drop0 = |t: T| -> R<T> {
         let s = t.shape[1..].to_vec();
         t.reshaped(s)
@@ -256,7 +236,11 @@ fn scan8(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         for step in 0..len {
             let mut args = st.clone();
             for (j, t) in rows.iter().enumerate() {
-                let i = if dirs[j] != 0 { len - 1 - step } else { step };
+                let i = if spec.input_reverse[j] {
+                    len - 1 - step
+                } else {
+                    step
+                };
                 args.push(V::T(drop0(slice_axis(t, 0, i, 1))?));
             }
             let r = eval_subgraph(cx, g, args)?;
@@ -301,19 +285,7 @@ fn seq<'v>(ins: &[Option<&'v V>], i: usize) -> R<&'v Vec<V>> {
 }
 
 fn position(t: Option<&T>, len: usize, insert: bool) -> R<usize> {
-    match t {
-        None => Ok(if insert { len } else { len.wrapping_sub(1) }),
-        Some(p) => {
-            let p = p.scalar_i()?;
-            let l = len as i64;
-            let q = if p < 0 { p + l } else { p };
-            let hi = if insert { l } else { l - 1 };
-            if q < 0 || q > hi {
-                return Err(err(format!("position {p} for a sequence of {len}")));
-            }
-            Ok(q as usize)
-        }
-    }
+    sequence_position(t.map(|p| p.scalar_i()).transpose()?, len, insert)
 }
 
 fn op_sequence_empty(_: &Cx, _: &Node, _: &[Option<&V>]) -> Out {
