@@ -316,7 +316,8 @@ impl InputArgs {
     fn fixed(&self) -> Result<Fixed> {
         let mut f = Fixed::default();
         for s in &self.input_shape {
-            let (n, shape) = solve::parse_shape(s).map_err(|e| anyhow::anyhow!("--input-shape {e}"))?;
+            let (n, shape) =
+                solve::parse_shape(s).map_err(|e| anyhow::anyhow!("--input-shape {e}"))?;
             if f.shapes.insert(n.clone(), shape).is_some() {
                 bail!("--input-shape: '{n}' is given twice");
             }

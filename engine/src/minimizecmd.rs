@@ -196,6 +196,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
                 runs,
                 reference: triage.reference_index(),
                 reruns: Vec::new(),
+                slow_baseline: Default::default(),
             };
             let found = triage
                 .judge(&mut pool, &bytes, &ins, &mr)

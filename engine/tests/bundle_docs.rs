@@ -43,6 +43,7 @@ fn report_and_snippet_of_a_bundle() {
         ],
         reference: Some(0),
         reruns: Vec::new(),
+        slow_baseline: Default::default(),
     };
     let mut f = Finding::new(
         Kind::Inconsistency,
@@ -169,6 +170,7 @@ fn report_of_a_minimized_crash_uses_the_minimized_message() {
         ],
         reference: Some(0),
         reruns: Vec::new(),
+        slow_baseline: Default::default(),
     };
     let mut f = Finding::new(Kind::Crash, "tract", "error", big_msg.into());
     f.location = Some(Location {
@@ -195,6 +197,7 @@ fn report_of_a_minimized_crash_uses_the_minimized_message() {
             ],
             reference: Some(0),
             reruns: Vec::new(),
+            slow_baseline: Default::default(),
         },
         finding: small_f,
         native: None,
@@ -251,6 +254,7 @@ fn tract_repro_fixes_the_inputs_as_mutagraph_does() {
         ],
         reference: Some(0),
         reruns: Vec::new(),
+        slow_baseline: Default::default(),
     };
     let mut f = Finding::new(
         Kind::Inconsistency,

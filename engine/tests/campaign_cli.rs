@@ -447,7 +447,11 @@ fn seeds_the_reference_cannot_run_are_not_mutated() {
         .unwrap()
         .1
         .clone();
-    assert_eq!(chosen["shapes"]["x"], serde_json::json!([1, 1, 3]), "{admission}");
+    assert_eq!(
+        chosen["shapes"]["x"],
+        serde_json::json!([1, 1, 3]),
+        "{admission}"
+    );
     let why = chosen["why"].to_string();
     assert!(why.contains("L = 3") && why.contains("MaxPool"), "{why}");
     assert_eq!(pool_size(&out), 2);
@@ -463,7 +467,10 @@ fn seeds_the_reference_cannot_run_are_not_mutated() {
             .find(|(k, _)| k.ends_with("b_pool.onnx"))
             .map(|(_, v)| v.clone())
     };
-    assert_eq!(b(&admission).unwrap()["shapes"]["x"], serde_json::json!([1, 1, 5]));
+    assert_eq!(
+        b(&admission).unwrap()["shapes"]["x"],
+        serde_json::json!([1, 1, 5])
+    );
     let out = dir.path().join("c6");
     let o = campaign(&out, &["--input-shape", "x:1x1x2"]);
     let err = String::from_utf8_lossy(&o.stderr).to_string();

@@ -206,7 +206,15 @@ fn dynamic_dims_get_solved_or_given_sizes() {
     let j = run(&["--input-shape", "x:2x3x20x16", "--input-value", "mode=3"]);
     assert!(x(&j).contains("[2, 3, 20, 16]"), "{j}");
     // One size for every dynamic dim, batches too: the pool no longer fits at 1.
-    let o = mg(&["run", p, "--json", "--backends", "reference", "--free-dim", "1"]);
+    let o = mg(&[
+        "run",
+        p,
+        "--json",
+        "--backends",
+        "reference",
+        "--free-dim",
+        "1",
+    ]);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(x(&j).contains("[1, 3, 1, 1]"), "{j}");
     assert_ne!(j["runs"][0]["status"], "ok", "{j}");

@@ -70,6 +70,7 @@ fn judge(
             .collect(),
         reference: names.iter().position(|b| b == "reference"),
         reruns: Vec::new(),
+        slow_baseline: Default::default(),
     };
     let mut p = pool();
     let out = triage
@@ -151,6 +152,7 @@ fn a_failure_needs_an_independent_witness() {
         ],
         reference: Some(0),
         reruns: Vec::new(),
+        slow_baseline: Default::default(),
     };
     let mut p = pool();
     let tr = triage.judge(&mut p, &m, &x(&[1.0, 2.0]), &runs);
@@ -289,6 +291,7 @@ fn a_failure_fed_by_a_value_onnx_leaves_open_is_undefined() {
             ],
             reference: Some(0),
             reruns: Vec::new(),
+            slow_baseline: Default::default(),
         };
         let mut p = pool();
         let tr = triage.judge(&mut p, &m, &x(input), &runs);
@@ -365,6 +368,7 @@ fn tract_panic_placed(src: &str) -> (String, String) {
             .collect(),
         reference: Some(0),
         reruns: Vec::new(),
+        slow_baseline: Default::default(),
     };
     // (An assertion of ndarray in a release build, an overflow check in a debug one.)
     let msg = runs.runs[1].outcome.detail();

@@ -133,7 +133,10 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
             .join(", ")
     };
     for name in fixed.shapes.keys().chain(fixed.values.keys()) {
-        if !real.iter().any(|v| v.name.as_deref() == Some(name.as_str())) {
+        if !real
+            .iter()
+            .any(|v| v.name.as_deref() == Some(name.as_str()))
+        {
             return Err(SolveError::NoInput {
                 name: name.clone(),
                 known: known(),
@@ -520,7 +523,10 @@ impl fmt::Display for Plan {
                 writeln!(
                     f,
                     "{name}: {}",
-                    s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
+                    s.iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join("x")
                 )?;
             }
         }
@@ -532,6 +538,36 @@ impl fmt::Display for Plan {
         }
         Ok(())
     }
+}
+
+/// `m` with the declared shapes of its real inputs fixed to `shapes` (inputs of another rank,
+/// and those not named, are left as they are), inferred again: every value of the graph then
+/// has the static shape it will have at run time.
+pub fn concretize(m: &Model, shapes: &BTreeMap<String, Vec<usize>>) -> Model {
+    let mut out = m.clone();
+    let inits: Vec<String> = out.graph.initializers.keys().cloned().collect();
+    for v in out.graph.inputs.iter_mut() {
+        let name = v.name.clone().unwrap_or_default();
+        if inits.contains(&name) {
+            continue;
+        }
+        let Some(shape) = shapes.get(&name) else {
+            continue;
+        };
+        let ty = v
+            .r#type
+            .as_ref()
+            .map(ValueType::from_proto)
+            .unwrap_or(ValueType::Unknown);
+        if let ValueType::Tensor(tt) = ty
+            && tt.shape.as_ref().is_none_or(|d| d.len() == shape.len())
+        {
+            let dims: Vec<i64> = shape.iter().map(|&x| x as i64).collect();
+            v.r#type = Some(ValueType::Tensor(TensorType::fixed(tt.dtype, &dims)).to_proto());
+        }
+    }
+    infer::infer_model(&mut out, Options::default());
+    out
 }
 
 /// Parses `name:1x3x320x320` (an input shape; `name:` alone is a scalar).
@@ -616,14 +652,19 @@ mod tests {
                 shapes: [(name.to_string(), shape)].into(),
                 ..Fixed::default()
             };
-            solve(&parse_model(CONV).unwrap(), &f).unwrap_err().to_string()
+            solve(&parse_model(CONV).unwrap(), &f)
+                .unwrap_err()
+                .to_string()
         };
         let e = bad("x", vec![1, 3, 8]);
         assert!(e.contains("input 'x'") && e.contains("4 dims"), "{e}");
         let e = bad("x", vec![1, 4, 8, 8]);
         assert!(e.contains("dim 1 is 3"), "{e}");
         let e = bad("z", vec![1]);
-        assert!(e.contains("no input named 'z'") && e.contains("x, w"), "{e}");
+        assert!(
+            e.contains("no input named 'z'") && e.contains("x, w"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -660,6 +701,23 @@ mod tests {
         let p = solve(&m, &Fixed::default()).unwrap();
         assert!(!p.valid);
         assert!(p.why.iter().any(|w| w.contains("Reshape")), "{p}");
+    }
+
+    #[test]
+    fn concretized_models_have_static_shapes_everywhere() {
+        let m = parse_model(CONV).unwrap();
+        let p = solve(&m, &Fixed::default()).unwrap();
+        let c = concretize(&m, &p.shapes);
+        assert_eq!(c.graph.value_type("y").to_string(), "f32[1,4,1,1]");
+        assert_eq!(c.graph.value_type("x").to_string(), "f32[1,3,12,12]");
+        // The original keeps its symbols.
+        assert!(
+            !m.graph.real_inputs()[0]
+                .r#type
+                .as_ref()
+                .unwrap()
+                .eq(c.graph.real_inputs()[0].r#type.as_ref().unwrap())
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use mutagraph_mutators::zoo;
 const SEED: u64 = 0x5eed;
 
 /// Backends that may refuse a zoo model as unsupported: (backend, model).
-const UNSUPPORTED: &[(&str, &str)] = &[("burn-ndarray", "lstm"), ("burn-ndarray", "gru")];
+const UNSUPPORTED: &[(&str, &str)] = &[];
 
 #[test]
 fn zoo_has_twelve_distinct_models() {

@@ -138,21 +138,46 @@ pub const SLOW_MIN_MS: f64 = 50.0;
 /// Backends (not the reference) whose run took [`SLOW_RATIO`] times the median of the other
 /// backends' and at least [`SLOW_MIN_MS`]: the engine re-runs them and the others, and
 /// [`Slow`] judges with the re-runs.
+///
+/// A backend that was already slow on the unmutated seed ([`MutantRuns::slow_baseline`]) is a
+/// candidate only when the mutant is [`SLOW_RATIO`] times slower still, relative to the others:
+/// the slowness of the seed is not the mutation's finding.
 pub fn slow_candidates(runs: &MutantRuns) -> Vec<String> {
+    slowness(runs)
+        .into_iter()
+        .filter(|(b, ratio, ms)| *ms >= SLOW_MIN_MS && *ratio >= slow_threshold(runs, b))
+        .map(|(b, _, _)| b)
+        .collect()
+}
+
+/// The ratio a backend's time must reach over the others' median to be slow on these runs.
+fn slow_threshold(runs: &MutantRuns, backend: &str) -> f64 {
+    SLOW_RATIO
+        * runs
+            .slow_baseline
+            .get(backend)
+            .copied()
+            .unwrap_or(1.0)
+            .max(1.0)
+}
+
+/// For each backend (not the reference) that ran: its run time over the median of the other
+/// backends' (first runs), and its run time in ms.
+pub fn slowness(runs: &MutantRuns) -> Vec<(String, f64, f64)> {
     let ok: Vec<&RunReport> = runs
         .others()
         .filter(|r| r.outcome.outputs().is_some())
         .collect();
     ok.iter()
-        .filter(|r| {
+        .filter_map(|r| {
             let peers: Vec<f64> = ok
                 .iter()
                 .filter(|o| o.backend != r.backend)
                 .map(|o| o.run_ms)
                 .collect();
-            median(peers).is_some_and(|m| r.run_ms >= SLOW_MIN_MS && r.run_ms >= SLOW_RATIO * m)
+            let m = median(peers)?;
+            Some((r.backend.clone(), r.run_ms / m.max(1e-3), r.run_ms))
         })
-        .map(|r| r.backend.clone())
         .collect()
 }
 
@@ -187,7 +212,7 @@ impl Oracle for Slow {
                 .filter_map(|o| fastest(&o.backend))
                 .collect();
             let Some(m) = median(peers) else { continue };
-            if mine >= SLOW_MIN_MS && mine >= SLOW_RATIO * m {
+            if mine >= SLOW_MIN_MS && mine >= slow_threshold(runs, &b) * m {
                 out.push(Finding::new(
                     Kind::Slow,
                     &b,

@@ -36,6 +36,10 @@ pub struct MutantRuns {
     /// Second runs of some backends on the same model and inputs (flakiness, and the
     /// confirmation of slowness).
     pub reruns: Vec<RunReport>,
+    /// How much slower than the others each backend already was on the unmutated seed
+    /// ([`checks::slowness`]), by backend: a mutant is slow only where it multiplies that.
+    /// Empty outside campaigns.
+    pub slow_baseline: std::collections::BTreeMap<String, f64>,
 }
 
 impl MutantRuns {

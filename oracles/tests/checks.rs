@@ -31,6 +31,7 @@ fn runs(list: Vec<RunReport>) -> MutantRuns {
         runs: list,
         reference: Some(0),
         reruns: Vec::new(),
+        slow_baseline: Default::default(),
     }
 }
 
@@ -260,6 +261,14 @@ fn slowness_needs_confirmation_by_reruns() {
     let f = judge(&r);
     assert_eq!(kinds(&f), vec![(Kind::Slow, "tract", "slower")]);
     assert!(f[0].message.contains("850.0 ms"), "{}", f[0].message);
+    // A backend already 100 times slower than the others on the seed: 900 ms against ~1 ms
+    // is the seed's slowness, not the mutant's.
+    r.slow_baseline = [("tract".to_string(), 100.0)].into();
+    assert!(slow_candidates(&r).is_empty());
+    assert!(judge(&r).is_empty());
+    // Ten times that again is the mutant's.
+    r.slow_baseline = [("tract".to_string(), 5.0)].into();
+    assert_eq!(slow_candidates(&r), vec!["tract".to_string()]);
 }
 
 #[test]

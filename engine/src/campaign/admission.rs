@@ -46,8 +46,8 @@ pub struct Admitted {
     pub free_dim: usize,
     /// Whether batch-named dims stay 1.
     pub batch_one: bool,
-    /// Input shapes by name (solved from the graph, or given), which `free_dim` does not
-    /// override.
+    /// Input shapes by name (solved from the graph, or given; once admitted, those the inputs
+    /// were generated at), which `free_dim` does not override.
     #[serde(default)]
     pub shapes: BTreeMap<String, Vec<usize>>,
     /// Inputs filled with one value (given, or the constant a selector is compared with).
@@ -63,6 +63,10 @@ pub struct Admitted {
     /// scaled from it: [`Admitted::run_timeout`]).
     #[serde(default)]
     pub baseline_ms: f64,
+    /// How many times slower than the others each backend was on the unmutated seed (its
+    /// mutants' runs are slow only beyond that: [`MutantRuns::slow_baseline`]).
+    #[serde(default)]
+    pub slowness: BTreeMap<String, f64>,
     /// Findings the triage reported on the unmutated seed.
     pub findings: usize,
 }
@@ -148,9 +152,14 @@ pub fn candidates(seed: &Seed, sizing: Sizing, fixed: &Fixed) -> Result<Vec<Admi
         ranges: plan.ranges.clone(),
         why: vec![format!(
             "every dynamic dim {}= {size}",
-            if batch_one { "not named as a batch " } else { "" }
+            if batch_one {
+                "not named as a batch "
+            } else {
+                ""
+            }
         )],
         baseline_ms: 0.0,
+        slowness: BTreeMap::new(),
         findings: 0,
     };
     Ok(match sizing {
@@ -164,6 +173,7 @@ pub fn candidates(seed: &Seed, sizing: Sizing, fixed: &Fixed) -> Result<Vec<Admi
                 ranges: plan.ranges.clone(),
                 why: plan.why.clone(),
                 baseline_ms: 0.0,
+                slowness: BTreeMap::new(),
                 findings: 0,
             }];
             v.extend(SIZES.iter().map(|&s| uniform(s, true)));
@@ -177,6 +187,8 @@ pub const SIZES: &[usize] = &[1, 2, 4, 8, 16, 32, 64, 128, 224];
 
 /// One seed's run, admitted.
 pub struct SeedRun {
+    /// The model that ran: the seed as the user gave it (reduced), dynamic dims and all.
+    pub bytes: Vec<u8>,
     /// Its inputs.
     pub inputs: NamedValues,
     /// The seed the inputs were generated from.
@@ -261,9 +273,8 @@ pub fn admit(
         if tried.len() > 1 {
             // The solved shapes first, then every size for every dynamic dim.
             let first = first_why.unwrap_or_default();
-            why = format!(
-                "{first}; nor at any of the sizes {SIZES:?} for its dynamic dims ({why})"
-            );
+            why =
+                format!("{first}; nor at any of the sizes {SIZES:?} for its dynamic dims ({why})");
         }
         return Admission::Refused(why);
     };
@@ -282,17 +293,29 @@ pub fn admit(
         }
     }
     chosen.baseline_ms = runs.iter().map(|r| r.wall_ms).fold(0.0, f64::max);
+    // The shapes the inputs were generated at, whichever way they were chosen: its mutants are
+    // made from the seed with these shapes declared ([`mutagraph_ir::solve::concretize`]).
+    chosen.shapes = inputs
+        .iter()
+        .filter_map(|(n, v)| Some((n.clone(), v.tensor()?.shape.clone())))
+        .collect();
     let mr = MutantRuns {
         runs,
         reference,
         reruns: Vec::new(),
+        slow_baseline: Default::default(),
     };
+    chosen.slowness = mutagraph_oracles::checks::slowness(&mr)
+        .into_iter()
+        .map(|(b, ratio, _)| (b, ratio))
+        .collect();
     let judged = stage.judge(triage, &bytes, &inputs, &mr);
     chosen.findings = judged
         .iter()
         .filter(|t| t.verdict == Verdict::Report)
         .count();
     Admission::Admitted(Box::new(SeedRun {
+        bytes,
         inputs,
         input_seed,
         runs: mr,

@@ -33,10 +33,10 @@ use minimizer::{Finished, MinimizeJob, Minimizer, NotShown};
 use mutagraph_backends::backend::Stage;
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};
-use mutagraph_ir::solve::Fixed;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Outcome as RunOutcome, Pool, PoolOptions, RunReport};
 use mutagraph_ir::model::write_atomic;
+use mutagraph_ir::solve::Fixed;
 use mutagraph_ir::{Model, validate};
 use mutagraph_mutators::builder::SplitMix64;
 use mutagraph_mutators::coverage::{Coverage, Report};
@@ -538,12 +538,21 @@ struct Job {
     diverse: bool,
 }
 
+/// How the mutants of one seed are run, from what admission saw of the seed.
+struct SeedPlan {
+    /// How their inputs are generated.
+    inputs: GenOptions,
+    /// The time limit of each backend's run.
+    timeout: Duration,
+    /// How much slower than the others each backend was on the seed.
+    slowness: BTreeMap<String, f64>,
+}
+
 /// The campaign in memory.
 struct Campaign {
     out: PathBuf,
-    /// How each seed's (and its mutants') inputs are generated, and their runs' time limit,
-    /// as admission chose.
-    seed_inputs: Vec<(GenOptions, Duration)>,
+    /// How each seed's (and its mutants') inputs are generated and run, as admission chose.
+    seed_inputs: Vec<SeedPlan>,
     config: Config,
     seeds: Vec<Seed>,
     ops: Vec<Box<dyn Mutator>>,
@@ -807,6 +816,18 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             kept.into_iter().unzip()
         }
     };
+    // Mutants are made from each seed with the shapes it was admitted at declared: every value
+    // then has a static shape, so a mutant valid for the IR is valid at the sizes it runs at
+    // (with the symbols left in, a conv window could outgrow its input). The seed itself ran
+    // as given.
+    let seeds: Vec<Seed> = seeds
+        .into_iter()
+        .zip(&seed_inputs)
+        .map(|(mut s, a)| {
+            s.model = mutagraph_ir::solve::concretize(&s.model, &a.shapes);
+            s
+        })
+        .collect();
     if seeds.is_empty() {
         bail!(
             "no seed can be mutated: the reference runs none of them (see {})",
@@ -943,11 +964,15 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     }
     // The triage's extra runs and the minimizer's wait as long as the slowest seed's mutants may take.
     let floor = pool_opts.timeout;
-    let seed_inputs: Vec<(GenOptions, Duration)> = seed_inputs
+    let seed_inputs: Vec<SeedPlan> = seed_inputs
         .iter()
-        .map(|a| (a.gen_options(), a.run_timeout(floor)))
+        .map(|a| SeedPlan {
+            inputs: a.gen_options(),
+            timeout: a.run_timeout(floor),
+            slowness: a.slowness.clone(),
+        })
         .collect();
-    triage_pool.set_timeout(seed_inputs.iter().map(|s| s.1).max().unwrap_or(floor));
+    triage_pool.set_timeout(seed_inputs.iter().map(|s| s.timeout).max().unwrap_or(floor));
     let mut slowest = pool_opts.clone();
     slowest.timeout = triage_pool.options().timeout;
     let minimizer = if req.minimize {
@@ -1132,7 +1157,10 @@ impl Campaign {
 
             // A slot whose model has grown far toward the node limit starts again from its
             // seed: operators that add ops would mostly be skipped on it.
-            let seed_nodes = self.seeds[self.state.pool[slot].seed].model.graph.node_count();
+            let seed_nodes = self.seeds[self.state.pool[slot].seed]
+                .model
+                .graph
+                .node_count();
             let limits = self.limits.for_seed(seed_nodes);
             if self
                 .limits
@@ -1184,7 +1212,8 @@ impl Campaign {
             tm.export += t.elapsed().as_secs_f64();
             let t = Instant::now();
             let input_seed = mix(seed_master, it, 3);
-            let (gen_opts, timeout) = &self.seed_inputs[self.state.pool[slot].seed];
+            let plan = &self.seed_inputs[self.state.pool[slot].seed];
+            let (gen_opts, timeout) = (&plan.inputs, &plan.timeout);
             let ins = inputs::generate(&model, input_seed, gen_opts);
             tm.inputs += t.elapsed().as_secs_f64();
             let t = Instant::now();
@@ -1286,6 +1315,7 @@ impl Campaign {
                 runs,
                 reference: self.reference,
                 reruns: Vec::new(),
+                slow_baseline: self.seed_inputs[job.seed].slowness.clone(),
             };
             // Second runs: slowness candidates (confirmed by steady-state runs), and one
             // executed mutant in FLAKY_EVERY on every backend (flakiness).
@@ -1453,8 +1483,8 @@ impl Campaign {
             iteration: 0,
             op: 0,
             seed,
-            bytes: self.seeds[seed].model.to_bytes(),
-            timeout: self.seed_inputs[seed].1,
+            bytes: run.bytes,
+            timeout: self.seed_inputs[seed].timeout,
             inputs: Some(run.inputs),
             input_seed: run.input_seed,
             records: Vec::new(),

@@ -178,6 +178,7 @@ impl<'p> Judge<'p> {
             runs,
             reference: self.triage.reference_index(),
             reruns: Vec::new(),
+            slow_baseline: Default::default(),
         };
         if mr.runs.iter().all(|r| r.outcome.outputs().is_none()) {
             let why: Vec<String> = mr

@@ -172,6 +172,7 @@ impl Reproducer<'_> {
             runs,
             reference: self.triage.reference_index(),
             reruns: Vec::new(),
+            slow_baseline: Default::default(),
         };
         if self.target.starts_with("slow|") {
             confirm_slowness(self.pool, &bytes, &inputs, &mut mr);
