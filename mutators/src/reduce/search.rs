@@ -314,7 +314,8 @@ pub(super) fn blocks_of(w: &Work, m: &Model) -> Vec<Block> {
             b += 1;
         }
     }
-    // Side nodes: the block of their first consumer (all consumers in one block: in it).
+    // Side nodes: in the block of their consumers when those are all in one block (a shared
+    // constant or shape chain is in none).
     for i in (0..n).rev() {
         let node = &w.nodes[i];
         if !node.alive || node.kind == Kind::Data {
