@@ -274,7 +274,8 @@ impl Work {
         self.lost[i] += 1;
     }
 
-    fn add_delta(&mut self, item: u32, d: i32, touched: &mut Vec<u32>) {
+    /// Adds `d` to what the current plan does to `item`; true when the item would be gone.
+    fn add_delta(&mut self, item: u32, d: i32, touched: &mut Vec<u32>) -> bool {
         let i = item as usize;
         if self.item_mark[i] != self.epoch {
             self.item_mark[i] = self.epoch;
@@ -282,6 +283,7 @@ impl Work {
             touched.push(item);
         }
         self.item_delta[i] += d;
+        self.items.counts[i] as i32 + self.item_delta[i] <= 0
     }
 
     /// Whether node `n` is left without a reader once `b`'s readers read `a`.
@@ -327,7 +329,11 @@ impl Work {
         for _ in 0..moved.len() {
             self.lose(b);
         }
+        // Nodes left without a reader, from `b`'s producer up; what each takes with it is
+        // counted as it goes, so that a run that would take a coverage item away is refused as
+        // soon as it reaches the item's last occurrence (not after walking the whole run).
         let mut dead = Vec::new();
+        let mut touched = Vec::new();
         let mut stack = vec![pb];
         while let Some(n) = stack.pop() {
             let ni = n as usize;
@@ -337,6 +343,9 @@ impl Work {
             self.node_mark[ni] = e;
             dead.push(n);
             let node = &self.nodes[ni];
+            let own = node.own.clone();
+            let c = node.op;
+            let ins: Vec<u32> = node.inputs.iter().copied().filter(|&v| v != NONE).collect();
             let reads: Vec<u32> = node
                 .inputs
                 .iter()
@@ -344,6 +353,19 @@ impl Work {
                 .copied()
                 .filter(|&v| v != NONE)
                 .collect();
+            let mut lost_item = false;
+            for i in own {
+                lost_item |= self.add_delta(i, -1, &mut touched);
+            }
+            for v in ins {
+                let p = self.op_of_producer(v);
+                if let Pair::Item(i) = self.items.pair(p, c) {
+                    lost_item |= self.add_delta(i, -1, &mut touched);
+                }
+            }
+            if lost_item {
+                return Err(Refused::Internal);
+            }
             for v in reads {
                 self.lose(v);
                 let p = self.vals[v as usize].producer;
@@ -355,38 +377,18 @@ impl Work {
         if dead.is_empty() {
             return Err(Refused::Structure);
         }
-        // What the dead nodes take with them.
-        let mut touched = Vec::new();
-        for &n in &dead {
-            let node = &self.nodes[n as usize];
-            let own = node.own.clone();
-            let c = node.op;
-            let ins: Vec<u32> = node.inputs.iter().copied().filter(|&v| v != NONE).collect();
-            for i in own {
-                self.add_delta(i, -1, &mut touched);
-            }
-            for v in ins {
-                let p = self.op_of_producer(v);
-                if let Pair::Item(i) = self.items.pair(p, c) {
-                    self.add_delta(i, -1, &mut touched);
-                }
-            }
-        }
-        if touched
-            .iter()
-            .any(|&i| self.items.counts[i as usize] as i32 + self.item_delta[i as usize] <= 0)
-        {
-            return Err(Refused::Internal);
-        }
         // The rewired edges.
         let (pa, pbop) = (self.op_of_producer(a), self.nodes[pb as usize].op);
         for &(r, _) in &moved {
             let c = self.nodes[r as usize].op;
-            if let Pair::Item(i) = self.items.pair(Some(pbop).flatten(), c) {
+            // Whether these leave an item gone is checked below, once all are counted.
+            if let Pair::Item(i) = self.items.pair(pbop, c) {
                 self.add_delta(i, -1, &mut touched);
             }
             match self.items.pair(pa, c) {
-                Pair::Item(i) => self.add_delta(i, 1, &mut touched),
+                Pair::Item(i) => {
+                    self.add_delta(i, 1, &mut touched);
+                }
                 Pair::New => return Err(Refused::Boundary),
                 Pair::NotItem => {}
             }
