@@ -154,6 +154,11 @@ fn check_graph(
         if let Some(spec) = reg.for_node(n) {
             check_node(n, spec, opset, path, d);
         }
+        if n.subgraphs().next().is_none() {
+            continue;
+        }
+        // Built only for nodes with subgraphs: cloning every name per node made validating a
+        // graph of N nodes quadratic.
         let mut scope: HashSet<String> = outer.clone();
         scope.extend(defined.iter().cloned());
         for (attr, sub) in n.subgraphs() {
