@@ -214,3 +214,32 @@ fn open_cases_are_valid_but_reported_ambiguous() {
         "{why:?}"
     );
 }
+
+#[test]
+fn conv_window_attributes_fit_the_weight_when_the_input_rank_is_unknown() {
+    // A 1-D conv whose input comes with no shape (as out of an `If` whose branches differ):
+    // `strides` of the wrong length must still be refused, as ONNX Runtime's shape inference
+    // refuses it at load.
+    let model = |attrs: &str| {
+        let mut m = mutagraph_ir::text::parse_model(&format!(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[1,2,8] x, float[3,2,3] w) => (float[1,3,6] y) {{ y = Conv {attrs} (x, w) }}"
+        ))
+        .unwrap();
+        if let Some(mutagraph_ir::pb::type_proto::Value::TensorType(t)) =
+            m.graph.inputs[0].r#type.as_mut().unwrap().value.as_mut()
+        {
+            t.shape = None;
+        }
+        m
+    };
+    let errors = |attrs: &str| mutagraph_ir::validate::check(&model(attrs)).errors;
+    assert!(errors("").is_empty(), "{:?}", errors(""));
+    assert!(errors("<strides = [2]>").is_empty());
+    let e = errors("<strides = [1, 1]>");
+    assert!(e.iter().any(|e| e.contains("strides")), "{e:?}");
+    let e = errors("<kernel_shape = [3, 3]>");
+    assert!(e.iter().any(|e| e.contains("kernel_shape")), "{e:?}");
+    let e = errors("<pads = [1, 1, 1, 1]>");
+    assert!(e.iter().any(|e| e.contains("pads")), "{e:?}");
+}

@@ -373,6 +373,17 @@ fn conv_check(ctx: &InferCtx, x: usize, w: usize, b: Option<usize>) -> Result<()
     }
     let xs = shape_of(ctx, x);
     let ws = shape_of(ctx, w);
+    // An input of unknown rank (the output of an `If` whose branches differ) still has as many
+    // spatial axes as the weight: the window attributes must have that many values.
+    if xs.is_none()
+        && let Some(ws) = ws.as_ref().filter(|w| w.len() >= 3)
+    {
+        let n = ws.len() - 2;
+        kernel_of(ctx, Some(ws), n)?;
+        list_attr(ctx, "strides", n, 1)?;
+        list_attr(ctx, "dilations", n, 1)?;
+        list_attr(ctx, "pads", 2 * n, 0)?;
+    }
     let c = xs.as_ref().and_then(|s| known(s.get(1)));
     let wc = ws.as_ref().and_then(|s| known(s.get(1)));
     let m = ws.as_ref().and_then(|s| known(s.first()));
