@@ -38,6 +38,11 @@ pub struct BackendError {
     pub unsupported: bool,
     /// The backend's own message.
     pub message: String,
+    /// True when this process cannot run the model because of state that an earlier model
+    /// left in the library for the process's lifetime (burn fixes a device's float type at its
+    /// first tensor): the worker pool runs the model again in a fresh worker. Never a finding.
+    #[serde(default)]
+    pub fresh_process: bool,
 }
 
 impl BackendError {
@@ -47,6 +52,16 @@ impl BackendError {
             stage,
             unsupported: false,
             message: message.into(),
+            fresh_process: false,
+        }
+    }
+
+    /// The model needs a process the library has not yet been used in (see
+    /// [`fresh_process`](BackendError::fresh_process)).
+    pub fn fresh_process(stage: Stage, message: impl Into<String>) -> BackendError {
+        BackendError {
+            fresh_process: true,
+            ..BackendError::failed(stage, message)
         }
     }
 
@@ -56,6 +71,7 @@ impl BackendError {
             stage,
             unsupported: true,
             message: message.into(),
+            fresh_process: false,
         }
     }
 }

@@ -598,6 +598,20 @@ struct BurnPrepared<B: BB> {
 
 fn make<B: BB>(plan: Plan) -> Result<Box<dyn Prepared>, BackendError> {
     let device = B::Device::default();
+    // burn keeps one set of default dtypes per device and process, fixed by the first tensor
+    // made on it: after a model ran on NdArray<f32>, NdArray<f64> would make f32 tensors (and
+    // cosh(100) would be +inf). Such a model is run again in a fresh worker.
+    let float = burn::tensor::get_device_settings::<B>(&device).float_dtype;
+    let wanted = <B::FloatElem as burn::tensor::Element>::dtype();
+    if burn::tensor::DType::from(float) != wanted {
+        return Err(BackendError::fresh_process(
+            Stage::Compile,
+            format!(
+                "this process made its first burn tensors in {float:?}; a model computed in \
+                 {wanted:?} needs a fresh process"
+            ),
+        ));
+    }
     let main = plan.main.upload::<B>(&device)?;
     Ok(Box::new(BurnPrepared::<B> {
         opset: plan.opset,

@@ -212,6 +212,7 @@ pub struct Pool {
     opts: PoolOptions,
     workers: BTreeMap<String, Worker>,
     spawns: BTreeMap<String, u64>,
+    fresh_restarts: u64,
 }
 
 enum Wait {
@@ -228,6 +229,7 @@ impl Pool {
             opts,
             workers: BTreeMap::new(),
             spawns: BTreeMap::new(),
+            fresh_restarts: 0,
         }
     }
 
@@ -409,6 +411,10 @@ impl Pool {
 
     /// [`run`](Pool::run) with another time limit for this run (a campaign scales it from
     /// the seed's own time).
+    ///
+    /// A model the worker cannot run because of what an earlier model left in the library's
+    /// process-wide state ([`BackendError::fresh_process`](crate::backend::BackendError)) is
+    /// run again, once, in a fresh worker.
     pub fn run_within(
         &mut self,
         backend: &str,
@@ -416,6 +422,42 @@ impl Pool {
         inputs: &NamedValues,
         timeout: Duration,
     ) -> Result<RunReport, PoolError> {
+        let (report, fresh) = self.run_once(backend, model, inputs, timeout)?;
+        if !fresh {
+            return Ok(report);
+        }
+        self.fresh_restarts += 1;
+        if let Some(mut w) = self.workers.remove(backend) {
+            kill(&mut w);
+        }
+        let (report, fresh) = self.run_once(backend, model, inputs, timeout)?;
+        if fresh {
+            let problem = match &report.outcome {
+                Outcome::Error { message, .. } => message.clone(),
+                _ => String::new(),
+            };
+            return Err(PoolError::Protocol {
+                backend: backend.into(),
+                problem: format!("a fresh worker still asks for a fresh process: {problem}"),
+            });
+        }
+        Ok(report)
+    }
+
+    /// How many runs were repeated in a fresh worker (see [`run_within`](Pool::run_within)).
+    pub fn fresh_restarts(&self) -> u64 {
+        self.fresh_restarts
+    }
+
+    /// One run in the current worker; true when the backend asked for a fresh process.
+    fn run_once(
+        &mut self,
+        backend: &str,
+        model: &[u8],
+        inputs: &NamedValues,
+        timeout: Duration,
+    ) -> Result<(RunReport, bool), PoolError> {
+        let mut fresh = false;
         let mem_limit = self.opts.mem_limit;
         let w = self.worker(backend)?;
         let version = w.version.clone();
@@ -451,6 +493,13 @@ impl Pool {
                 report.cached = cached;
                 report.outcome = match result {
                     RunResult::Ok(o) => Outcome::Ok(o),
+                    RunResult::Err(e) if e.fresh_process => {
+                        fresh = true;
+                        Outcome::Error {
+                            stage: e.stage,
+                            message: e.message,
+                        }
+                    }
                     RunResult::Err(e) if e.unsupported => Outcome::Unsupported {
                         stage: e.stage,
                         message: e.message,
@@ -510,7 +559,7 @@ impl Pool {
                 };
             }
         }
-        Ok(report)
+        Ok((report, fresh))
     }
 
     /// Stops every worker.

@@ -269,3 +269,62 @@ fn missing_worker_executable_is_a_spawn_error() {
     let e = p.run("fault", &model(None), &inputs()).unwrap_err();
     assert!(e.to_string().contains("/nonexistent/mutagraph"), "{e}");
 }
+
+/// A model given in the textual syntax, as bytes.
+fn text_model(src: &str) -> Vec<u8> {
+    mutagraph_ir::text::parse_model(&format!(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n{src}"
+    ))
+    .expect("valid text")
+    .to_bytes()
+}
+
+/// burn fixes a device's float type for the whole process at its first tensor: a worker that
+/// ran an f32 model would compute an f64 model in f32 (cosh(100) ≈ 1.3e43 overflows to +inf).
+/// The pool must run such a model in a fresh worker and get the f64 result, and go back to f32.
+#[test]
+fn burn_ndarray_computes_f64_after_f32_in_a_fresh_worker() {
+    let mut p = pool();
+    let f32_model = text_model("g (float[1] x) => (float[1] y) { y = Cosh (x) }");
+    let f64_model = text_model("g (double[1] x) => (double[1] y) { y = Cosh (x) }");
+    let x32 = vec![(
+        "x".to_string(),
+        Value::Tensor(HostTensor::new(vec![1], Data::F32(vec![1.0]))),
+    )];
+    let x64 = vec![(
+        "x".to_string(),
+        Value::Tensor(HostTensor::new(vec![1], Data::F64(vec![100.0]))),
+    )];
+    let first = p.run("burn-ndarray", &f32_model, &x32).unwrap();
+    assert!(
+        matches!(first.outcome, Outcome::Ok(_)),
+        "{:?}",
+        first.outcome
+    );
+    let r = p.run("burn-ndarray", &f64_model, &x64).unwrap();
+    let Outcome::Ok(out) = &r.outcome else {
+        panic!("the f64 model failed: {:?}", r.outcome)
+    };
+    let Value::Tensor(HostTensor {
+        data: Data::F64(v), ..
+    }) = &out[0].1
+    else {
+        panic!("not an f64 tensor: {:?}", out[0].1)
+    };
+    assert!(
+        v[0].is_finite() && (v[0] / 100f64.cosh() - 1.0).abs() < 1e-12,
+        "cosh(100) in f64: {v:?}"
+    );
+    assert_eq!(p.fresh_restarts(), 1, "one run repeated in a fresh worker");
+    assert_eq!(p.spawns("burn-ndarray"), 2);
+    // And back: the f64 worker cannot run the f32 model, a third worker does.
+    let again = p.run("burn-ndarray", &f32_model, &x32).unwrap();
+    let Outcome::Ok(out) = &again.outcome else {
+        panic!(
+            "the f32 model failed after the f64 one: {:?}",
+            again.outcome
+        )
+    };
+    assert!(matches!(&out[0].1, Value::Tensor(t) if matches!(t.data, Data::F32(_))));
+    assert_eq!(p.fresh_restarts(), 2);
+}

@@ -6,7 +6,7 @@
 //! Run with `--nocapture` to see the figures and every test that does not pass.
 #![cfg(feature = "ort")]
 
-mod common;
+use crate::common;
 
 use common::{cases, create, identity_model, run_backend};
 use mutagraph_backends::ir::dtype::DType;

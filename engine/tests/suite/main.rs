@@ -1,0 +1,24 @@
+//! The engine crate's integration tests, linked into one test binary: each file below was its own
+//! binary, and every one linked tract, burn and ort (about 200 MB each in a debug build), which
+//! filled a CI machine's disk while linking.
+
+mod bundle_docs;
+mod bundles;
+mod campaign_cli;
+mod campaign_kill;
+mod cli;
+mod conformance_suite;
+mod corrupt_models;
+mod coverage_cli;
+mod import_cli;
+mod minimize_cli;
+mod planted;
+mod prompt_cli;
+mod prompt_loop;
+mod real_models;
+mod report;
+mod root_causes;
+mod run_cli;
+mod triage;
+mod worker_faults;
+mod zoo_cli;

@@ -1,0 +1,9 @@
+//! The oracles crate's integration tests, linked into one test binary: each file below was its own
+//! binary, and every one linked tract, burn and ort (about 200 MB each in a debug build), which
+//! filled a CI machine's disk while linking.
+
+mod bundle;
+mod checks;
+mod localize;
+mod minimize;
+mod undefined;
