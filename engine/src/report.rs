@@ -285,6 +285,10 @@ impl Campaign {
                 },
             ),
             ("findings", int_text(s, &["findings"])),
+            (
+                "of them known crashes (not re-triaged)",
+                int_text(s, &["triage", "known_hits"]),
+            ),
             ("bug bundles", self.bundles.len().to_string()),
             ("unique signatures", signatures.to_string()),
         ]

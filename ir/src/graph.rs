@@ -152,6 +152,10 @@ pub struct Graph {
     pub metadata_props: Vec<pb::StringStringEntryProto>,
     /// Types found by shape inference ([`crate::infer`]), by value name. Not exported.
     pub types: HashMap<String, ValueType>,
+    /// Node outputs whose contents inference computed before any run ([`crate::infer`]): the
+    /// shape computations of a graph with static shapes (`Shape → Gather → Concat → Reshape`),
+    /// arithmetic on constants. Not exported.
+    pub folded: std::collections::HashSet<String>,
 }
 
 impl PartialEq for Graph {

@@ -121,6 +121,7 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
         HashMap::new()
     };
     let mut sub_results: Vec<(NodeId, Vec<InferredSub>)> = Vec::new();
+    let mut folded = std::collections::HashSet::new();
     for id in order {
         let node = g.node(id).unwrap();
         // Subgraphs first, with the current scope visible.
@@ -210,6 +211,7 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
                 {
                     for (name, t) in node.outputs.iter().zip(vals) {
                         if !name.is_empty() && t.num_elements() <= MAX_FOLD_ELEMENTS {
+                            folded.insert(name.clone());
                             consts.insert(name.clone(), t);
                         }
                     }
@@ -235,6 +237,7 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
         }
     }
     g.types = types;
+    g.folded = folded;
     for (id, subs) in sub_results {
         let node = g.node_mut(id).unwrap();
         for (attr, idx, sub) in subs {

@@ -726,6 +726,8 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     }
     let reference = config.backends.iter().position(|b| is_reference(b));
     let mut stage = Triage::new(&config.backends, tolerance);
+    // A crash met again and again is filed as a hit of its bug without the triage's extra runs.
+    stage.learn = true;
     let mut triage_pool = Pool::new(pool_opts.clone());
     let sizing = match config.free_dim {
         Some(n) => admission::Sizing::Uniform(n),

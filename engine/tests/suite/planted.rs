@@ -107,7 +107,10 @@ fn softmax_without_max_subtraction_is_found_localized_and_minimized() {
     planted("planted-softmax", 7, 300, "nan", "Softmax");
 }
 
+/// The zoo has no ReduceMean: a mutation must insert one with a negative axis over a dim whose
+/// length differs from its neighbour's, which is rare (seeds 1-12 at 300 iterations met none after
+/// values that inference folds stopped being mutation sites; seed 6 meets it at iteration 903).
 #[test]
 fn reduce_mean_wrong_axis_is_found_localized_and_minimized() {
-    planted("planted-reducemean", 10, 300, "inconsistency", "ReduceMean");
+    planted("planted-reducemean", 6, 1000, "inconsistency", "ReduceMean");
 }

@@ -453,3 +453,64 @@ fn a_failure_hidden_by_another_in_the_prefixes_is_placed_by_its_own_part() {
                }";
     assert_eq!(tract_panic_placed(src), ("Pad".into(), "b".into()));
 }
+
+/// A crash triaged to one reported signature `LEARN_AFTER` times is a known crash: later hits
+/// (whatever its numbers) are filed under that signature without a full triage, but one in
+/// `SPOT_CHECK`; a different message is triaged in full; and without `learn` nothing is skipped.
+#[test]
+fn a_crash_met_again_and_again_is_filed_as_a_known_hit() {
+    use mutagraph_oracles::triage::{LEARN_AFTER, SPOT_CHECK};
+    let m = model("Relu", 2);
+    let names: Vec<String> = ["reference", "tract"].map(String::from).to_vec();
+    let runs = |message: &str| MutantRuns {
+        runs: vec![
+            report("reference", ok(&[1.0, 2.0])),
+            report("tract", err(message)),
+        ],
+        reference: Some(0),
+        reruns: Vec::new(),
+        slow_baseline: Default::default(),
+    };
+    let mut p = pool();
+    for learn in [false, true] {
+        let mut triage = Triage::new(&names, Tolerance::APPROXIMATE);
+        triage.extra_runs = false;
+        triage.learn = learn;
+        let mut signatures = Vec::new();
+        let total = LEARN_AFTER as u64 + 2 * SPOT_CHECK;
+        for i in 0..total {
+            let j = triage.judge(
+                &mut p,
+                &m,
+                &x(&[1.0, 2.0]),
+                &runs(&format!(
+                    "Failed analyse for node #{i} \"n{i}\" Relu: width {i}"
+                )),
+            );
+            assert_eq!(j.len(), 1, "{j:?}");
+            assert_eq!(j[0].verdict, Verdict::Report, "{j:?}");
+            signatures.push(j[0].finding.signature());
+        }
+        signatures.dedup();
+        assert_eq!(signatures.len(), 1, "one signature: {signatures:?}");
+        let s = &triage.stats;
+        if learn {
+            // Hits after the streak: 2 × SPOT_CHECK, of which 2 spot-checked in full.
+            assert_eq!(s.spot_checks, 2, "{s:?}");
+            assert_eq!(s.known_hits, 2 * SPOT_CHECK - 2, "{s:?}");
+            assert_eq!(s.spot_check_changes, 0, "{s:?}");
+        } else {
+            assert_eq!(s.known_hits + s.spot_checks, 0, "{s:?}");
+        }
+        // Another message is no known crash.
+        let before = triage.stats.known_hits;
+        triage.judge(
+            &mut p,
+            &m,
+            &x(&[1.0, 2.0]),
+            &runs("Undetermined symbol in expression"),
+        );
+        assert_eq!(triage.stats.known_hits, before);
+    }
+    p.shutdown();
+}

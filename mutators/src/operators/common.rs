@@ -47,13 +47,18 @@ pub fn backbone(model: &Model) -> Vec<String> {
         .collect()
 }
 
-/// Node outputs (main graph) whose type is a tensor of known dtype and static shape.
+/// Node outputs (main graph) whose type is a tensor of known dtype and static shape, and
+/// whose contents are not computed before the run: a value inference folds is a shape
+/// computation (`Shape → Gather → Concat` into a Reshape, Resize or Slice) or arithmetic on
+/// constants, and an op put there makes the shape it computes unknown until the run, where it
+/// may not fit (the real-model campaign's invalid mutants: a Reshape target grown from a OneHot,
+/// a Resize `sizes` of unknown length that ONNX Runtime refuses at load).
 pub fn static_values(model: &Model) -> Vec<(String, TensorType)> {
     let g = &model.graph;
     let mut v = Vec::new();
     for id in g.topo_order().unwrap_or_default() {
         for o in &g.node(id).unwrap().outputs {
-            if o.is_empty() {
+            if o.is_empty() || g.folded.contains(o) {
                 continue;
             }
             if let Some(t) = g.value_type(o).tensor()

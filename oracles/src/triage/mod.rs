@@ -34,6 +34,13 @@
 //!    catalogue of what ONNX leaves open ([`crate::undefined`]): a hit is `undefined`.
 //!
 //! Only [`Verdict::Report`] findings are filed.
+//!
+//! **Known crashes** ([`Triage::learn`], on in campaigns): a crash whose backend, stage and
+//! message (names and numbers aside) were triaged [`LEARN_AFTER`] times in a row to one reported
+//! signature, and never to anything else, is filed as a hit of that signature without the extra
+//! runs of steps 2–6; one in [`SPOT_CHECK`] is triaged in full again, and a different outcome
+//! ends the shortcut for that message. A hit of a known bug changes its count, never what is
+//! filed.
 pub mod crash;
 pub mod reproduce;
 pub mod trigger;
@@ -41,7 +48,7 @@ pub mod trigger;
 pub use reproduce::{Reproducer, ValueMap};
 
 use crate::envelope::{Precision, inside, new_nonfinite};
-use crate::finding::{Finding, Kind, Layer, Location, core_message};
+use crate::finding::{Finding, Kind, Layer, Location, core_message, normalize_message};
 use crate::localize::{Exposed, Localization, Verdict as LocVerdict, localize_with};
 use crate::{MutantRuns, Oracle, judge_all};
 use mutagraph_backends::catalog::{self, Library};
@@ -122,6 +129,37 @@ pub struct TriageStats {
     pub ours: BTreeMap<String, u64>,
     /// `undefined` verdicts by catalogue entry.
     pub undefined: BTreeMap<String, u64>,
+    /// Crashes filed as hits of a known signature without extra runs ([`Triage::learn`]).
+    #[serde(default)]
+    pub known_hits: u64,
+    /// Full triages of a known crash made to check the shortcut, and how many of them ended
+    /// differently (each ends the shortcut for its message).
+    #[serde(default)]
+    pub spot_checks: u64,
+    /// See [`spot_checks`](TriageStats::spot_checks).
+    #[serde(default)]
+    pub spot_check_changes: u64,
+}
+
+/// Full triages of one crash message, all reported under one signature, after which the
+/// message is a known crash ([`Triage::learn`]).
+pub const LEARN_AFTER: u32 = 3;
+
+/// One known-crash hit in this many is triaged in full again.
+pub const SPOT_CHECK: u64 = 16;
+
+/// What the full triages of one crash message ended in.
+struct Learned {
+    /// The first reported finding (the one filed).
+    finding: Finding,
+    /// Its signature.
+    signature: String,
+    /// Full triages reported under `signature`.
+    streak: u32,
+    /// Some full triage ended otherwise: never a shortcut.
+    mixed: bool,
+    /// Hits filed without triage.
+    hits: u64,
 }
 
 /// The policy and memory of the triage for one set of backends.
@@ -138,6 +176,11 @@ pub struct Triage {
     pub extra_runs: bool,
     /// Counters.
     pub stats: TriageStats,
+    /// File a crash met again and again as a hit of its known signature without the extra
+    /// runs (see the module's doc; off unless set: minimization and re-checks judge every
+    /// model in full).
+    pub learn: bool,
+    learned: HashMap<String, Learned>,
 }
 
 /// The default oracle set of the triage.
@@ -183,6 +226,8 @@ impl Triage {
             oracles: oracles(tolerance),
             extra_runs: true,
             stats: TriageStats::default(),
+            learn: false,
+            learned: HashMap::new(),
         }
     }
 
@@ -302,6 +347,37 @@ impl Triage {
             );
         }
         match f.kind {
+            Kind::Crash if self.learn => {
+                let key = learn_key(&f);
+                if let Some(l) = self.learned.get_mut(&key)
+                    && !l.mixed
+                    && l.streak >= LEARN_AFTER
+                {
+                    l.hits += 1;
+                    if !l.hits.is_multiple_of(SPOT_CHECK) {
+                        self.stats.known_hits += 1;
+                        return plain(l.finding.clone(), Verdict::Report);
+                    }
+                    self.stats.spot_checks += 1;
+                }
+                let t = self.triage_failure(pool, cache, runs, f);
+                let l = self.learned.entry(key).or_insert_with(|| Learned {
+                    finding: t.finding.clone(),
+                    signature: t.finding.signature(),
+                    streak: 0,
+                    mixed: false,
+                    hits: 0,
+                });
+                if t.verdict == Verdict::Report && t.finding.signature() == l.signature {
+                    l.streak += 1;
+                } else {
+                    if l.streak >= LEARN_AFTER && !l.mixed {
+                        self.stats.spot_check_changes += 1;
+                    }
+                    l.mixed = true;
+                }
+                t
+            }
             Kind::Crash | Kind::Hang | Kind::Memory => self.triage_failure(pool, cache, runs, f),
             Kind::Nan | Kind::Inconsistency => self.triage_numeric(pool, cache, runs, f),
             Kind::Slow => {
@@ -962,4 +1038,15 @@ pub fn merge_by_library(findings: Vec<Finding>) -> Vec<Finding> {
         out.push(f);
     }
     out
+}
+
+/// The key of a crash for [`Triage::learn`]: its backend, stage and whole message, names and
+/// numbers aside.
+fn learn_key(f: &Finding) -> String {
+    format!(
+        "{}|{:?}|{}",
+        f.backends.join(","),
+        f.stage,
+        normalize_message(&f.message)
+    )
 }
