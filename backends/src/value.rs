@@ -358,7 +358,7 @@ impl HostTensor {
             },
             DType::Other(_) => return Err(ValueError::Unsupported(dtype)),
             _ => match &t.raw_data {
-                Some(r) => Data::Raw(r.clone()),
+                Some(r) => Data::Raw(r.to_vec()),
                 None => return Err(ValueError::Unsupported(dtype)),
             },
         };
@@ -408,7 +408,7 @@ impl HostTensor {
             }
             Data::Raw(v) => v.clone(),
         };
-        t.raw_data = Some(bytes);
+        t.raw_data = Some(bytes.into());
         t
     }
 

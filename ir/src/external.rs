@@ -414,7 +414,7 @@ pub fn resolve(m: &mut Model, model_path: &Path) -> Result<Vec<ExternalRef>> {
             offset,
             length: bytes.len() as u64,
         });
-        t.raw_data = Some(bytes);
+        t.raw_data = Some(bytes.into());
         t.data_location = None;
         t.external_data.clear();
         Ok(())

@@ -226,7 +226,7 @@ pub fn from_f64s(name: &str, dtype: DType, dims: &[i64], values: &[f64]) -> Tens
         name: Some(name.to_string()),
         dims: dims.to_vec(),
         data_type: Some(dtype.code()),
-        raw_data: Some(raw),
+        raw_data: Some(raw.into()),
         ..Default::default()
     }
 }
@@ -292,7 +292,7 @@ mod tests {
         let bad = Tensor {
             dims: vec![3],
             data_type: Some(1),
-            raw_data: Some(vec![0; 5]),
+            raw_data: Some(vec![0; 5].into()),
             ..Default::default()
         };
         assert!(bad.to_f64s().is_err());

@@ -164,7 +164,7 @@ fn inline_tensor(name: &str, dims: &[i64], v: &[f32]) -> pb::TensorProto {
         name: Some(name.into()),
         dims: dims.to_vec(),
         data_type: Some(1),
-        raw_data: Some(f32s(v)),
+        raw_data: Some(f32s(v).into()),
         ..Default::default()
     }
 }

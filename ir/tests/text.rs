@@ -414,7 +414,11 @@ fn lossy_model() -> Model {
         name: Some("w".into()),
         dims: vec![2],
         data_type: Some(1),
-        raw_data: Some([1.5f32.to_le_bytes(), (-2.0f32).to_le_bytes()].concat()),
+        raw_data: Some(
+            [1.5f32.to_le_bytes(), (-2.0f32).to_le_bytes()]
+                .concat()
+                .into(),
+        ),
         doc_string: Some("dropped".into()),
         ..Default::default()
     };

@@ -1038,11 +1038,14 @@ impl Campaign {
         if fresh {
             self.commit_state(elapsed0, true)?;
         }
-        // Batches are pipelined: while the backends run batch k, the main thread generates
-        // batch k + 1 (the search does not depend on the runs, so the order of results is the
-        // same as without overlap). No batch is generated ahead when a commit is due, so the
-        // committed state never covers iterations whose results are not on disk.
+        // Batches are pipelined: while the backends run batch k, the main thread judges batch
+        // k - 1 (the oracles and the triage, whose extra runs use their own workers) and
+        // generates batch k + 1 (the search does not depend on the runs, so the order of
+        // results is the same as without overlap). When a commit is due nothing is generated
+        // ahead and batch k is judged at once, so the committed state never covers iterations
+        // whose results are not on disk.
         let mut ahead: Option<Vec<Job>> = None;
+        let mut pending: Option<(Vec<Job>, BatchRuns)> = None;
         loop {
             let total = self.config.iterations;
             let stop = |st: &State| {
@@ -1063,13 +1066,14 @@ impl Campaign {
             let next_n = self.batch_size();
             let mut pools = std::mem::take(&mut self.pools);
             let backends = self.config.backends.clone();
-            let t = Instant::now();
-            let (results, busy, next) = std::thread::scope(|s| {
+            let previous = pending.take();
+            let (results, busy, next, judged) = std::thread::scope(|s| {
                 let h = s.spawn(|| {
                     let t = Instant::now();
                     let r = execute_jobs(&mut pools, &backends, &jobs);
                     (r, t.elapsed().as_secs_f64())
                 });
+                let judged = previous.map(|(j, r)| self.judge_and_write(&j, r));
                 let next = if overlap && next_n > 0 {
                     Some(self.generate(next_n))
                 } else {
@@ -1079,14 +1083,19 @@ impl Campaign {
                 let (r, busy) = h
                     .join()
                     .unwrap_or_else(|_| (Err(anyhow!("executor thread panicked")), 0.0));
-                (r, busy, (next, w.elapsed().as_secs_f64()))
+                (r, busy, (next, w.elapsed().as_secs_f64()), judged)
             });
             self.pools = pools;
-            let _ = t;
+            judged.transpose()?;
             self.state.timings.backends_wait += next.1;
             self.state.timings.backends_busy += busy;
             ahead = next.0.transpose()?;
-            self.judge_and_write(&jobs, results?)?;
+            let results = results?;
+            if ahead.is_some() {
+                pending = Some((jobs, results));
+            } else {
+                self.judge_and_write(&jobs, results)?;
+            }
             let elapsed = elapsed0 + session.elapsed().as_secs_f64();
             self.state.elapsed_s = elapsed;
             if ahead.is_none() && last_commit.elapsed() >= COMMIT_EVERY {
@@ -1820,6 +1829,9 @@ fn open_timeseries(path: &Path, fresh: bool) -> Result<std::fs::File> {
         .open(path)
         .with_context(ctx)
 }
+
+/// Each job's run on each backend (`None` where the job had no inputs).
+type BatchRuns = Vec<Vec<Option<RunReport>>>;
 
 /// Runs every job on every backend: one thread per (backend, lane), backends concurrently.
 fn execute_jobs(

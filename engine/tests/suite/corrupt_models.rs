@@ -134,7 +134,7 @@ fn structural(
                 name: Some("broken_init".into()),
                 dims: vec![4, 4],
                 data_type: Some(1),
-                raw_data: Some(vec![0; 7]),
+                raw_data: Some(vec![0; 7].into()),
                 ..Default::default()
             });
             "initializer data does not match dims"
