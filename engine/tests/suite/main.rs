@@ -2,6 +2,8 @@
 //! binary, and every one linked tract, burn and ort (about 200 MB each in a debug build), which
 //! filled a CI machine's disk while linking.
 
+mod common;
+
 mod bundle_docs;
 mod bundles;
 mod campaign_cli;

@@ -46,10 +46,9 @@ fn report(backend: &str, outcome: Outcome) -> RunReport {
 
 /// A one-node model `y = op(x)` on `n` floats.
 fn model(op: &str, n: usize) -> Vec<u8> {
-    let src = format!(
-        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[{n}] x) => (float[{n}] y) {{ y = {op} (x) }}"
-    );
-    mutagraph_ir::text::parse_model(&src).unwrap().to_bytes()
+    crate::common::text_model(&format!(
+        "g (float[{n}] x) => (float[{n}] y) {{ y = {op} (x) }}"
+    ))
 }
 
 fn judge(

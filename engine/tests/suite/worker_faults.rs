@@ -1,6 +1,7 @@
 //! Worker isolation under fault injection: the `fault` backend aborts, segfaults, panics,
 //! hangs, exits and allocates without bound inside real worker processes (the `mutagraph`
 //! binary); the pool must report each as the right outcome and keep serving afterwards.
+use crate::common::text_model;
 use mutagraph_backends::value::{Data, HostTensor, Value};
 use mutagraph_backends::worker::{Outcome, Pool, PoolOptions};
 use mutagraph_ir::pb;
@@ -268,15 +269,6 @@ fn missing_worker_executable_is_a_spawn_error() {
     let mut p = Pool::new(PoolOptions::new(PathBuf::from("/nonexistent/mutagraph")));
     let e = p.run("fault", &model(None), &inputs()).unwrap_err();
     assert!(e.to_string().contains("/nonexistent/mutagraph"), "{e}");
-}
-
-/// A model given in the textual syntax, as bytes.
-fn text_model(src: &str) -> Vec<u8> {
-    mutagraph_ir::text::parse_model(&format!(
-        "<ir_version: 8, opset_import: [\"\" : 17]>\n{src}"
-    ))
-    .expect("valid text")
-    .to_bytes()
 }
 
 /// burn fixes a device's float type for the whole process at its first tensor: a worker that
