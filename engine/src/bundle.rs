@@ -10,8 +10,12 @@
 //!
 //! A new bundle is written in a temporary directory renamed into place; later files are
 //! written atomically, `meta.json` last. The documents are rendered from the files on disk
-//! ([`render_docs`]), so they are renewed whenever the hits change.
+//! ([`render_docs`]); `meta.json` follows every hit, the documents (whose rendering reads and
+//! types the whole model) at most every [`DOCS_EVERY`] and at the end of a session.
 use crate::campaign::minimizer::{Done, MinimizedInfo};
+
+/// A bundle's documents are renewed for new hits at most this often during a campaign.
+pub const DOCS_EVERY: Duration = Duration::from_secs(60);
 use crate::environment::{self, Environment};
 use crate::findings::{Seen, SigEntry};
 use anyhow::{Context, Result};
@@ -34,6 +38,7 @@ use mutagraph_oracles::{Finding, Kind, Layer, MutantRuns, key_phrase};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 /// A new finding, as the campaign knows it.
 pub struct Found<'a> {
@@ -422,8 +427,13 @@ pub fn update_hits(dir: &Path, e: &SigEntry) -> Result<()> {
     meta.variants_seen = e.variants.clone();
     meta.ops_seen = e.ops.clone();
     meta.aliases = e.aliases.clone();
-    render_docs(dir, &meta)?;
     write_json(&dir.join("meta.json"), &meta)
+}
+
+/// Renders a bundle's documents again from its files (after [`update_hits`]: the hits they
+/// show).
+pub fn renew_docs(dir: &Path) -> Result<()> {
+    render_docs(dir, &read_meta(dir)?)
 }
 
 /// Marks a bundle as merged into the bundle `into` (same root cause, `root`).

@@ -361,6 +361,7 @@ impl PoolArgs {
         o.config = WireConfig {
             ort_dylib: self.ort_dylib.clone(),
             threads: self.threads,
+            nice: 0,
         };
         // Resolve the ONNX Runtime library once here rather than in every worker; when it
         // cannot be found, the worker of an `ort` backend reports why.

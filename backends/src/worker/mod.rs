@@ -9,3 +9,33 @@ pub mod serve;
 
 pub use pool::{Outcome, Pool, PoolError, PoolOptions, RunReport};
 pub use serve::serve;
+
+/// Niceness of background work (the campaign's minimizer and its workers): it gets the CPU
+/// the campaign leaves, and all of it when the campaign waits.
+pub const BACKGROUND_NICE: i32 = 10;
+
+/// Lowers the calling thread's scheduling priority to niceness `nice` (threads it starts
+/// afterwards inherit it); `nice <= 0` does nothing. Best effort: a system that refuses leaves
+/// the priority as it was.
+pub fn lower_priority(nice: i32) {
+    if nice > 0 {
+        // On Linux a thread id names one thread of the process.
+        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), nice);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lower_priority_sets_the_calling_threads_niceness_only() {
+        let before = rustix::process::getpriority_process(None).unwrap();
+        let inside = std::thread::spawn(|| {
+            super::lower_priority(super::BACKGROUND_NICE);
+            rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(inside, before.max(super::BACKGROUND_NICE));
+        assert_eq!(rustix::process::getpriority_process(None).unwrap(), before);
+    }
+}

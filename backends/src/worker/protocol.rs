@@ -20,6 +20,10 @@ pub struct WireConfig {
     pub ort_dylib: Option<PathBuf>,
     /// Intra-op threads.
     pub threads: Option<usize>,
+    /// Scheduling niceness the worker takes when it starts (see [`super::lower_priority`]);
+    /// 0 leaves it as it is.
+    #[serde(default)]
+    pub nice: i32,
 }
 
 /// Engine → worker.

@@ -49,6 +49,8 @@ pub fn serve() -> io::Result<()> {
                     ort_dylib: c.ort_dylib,
                     threads: c.threads,
                 };
+                // Before the backend starts its threads: they inherit it.
+                super::lower_priority(c.nice);
                 name = b;
                 let resp = match catch_unwind(AssertUnwindSafe(|| catalog::create(&name, &config)))
                 {

@@ -5,7 +5,7 @@
 //! directory.
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::value::NamedValues;
-use mutagraph_backends::worker::{Pool, PoolOptions};
+use mutagraph_backends::worker::{BACKGROUND_NICE, Pool, PoolOptions, lower_priority};
 use mutagraph_ir::Model;
 use mutagraph_mutators::mutation::{Record, replay_trace};
 use mutagraph_oracles::localize::Localization;
@@ -249,6 +249,10 @@ impl Minimizer {
         let (p, s) = (pending.clone(), stop.clone());
         let jobs = Mutex::new(jobs);
         let handle = std::thread::spawn(move || {
+            // Minimization is background work: the campaign's own runs go first.
+            lower_priority(BACKGROUND_NICE);
+            let mut pool_opts = pool_opts;
+            pool_opts.config.nice = BACKGROUND_NICE;
             let mut pool = Pool::new(pool_opts);
             let opts = Options {
                 max_checks: MAX_CHECKS,

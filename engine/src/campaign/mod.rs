@@ -12,7 +12,8 @@
 //! campaign was stopped and resumed. Every random stream of iteration `i` is derived from
 //! `(--seed, i)`, so the "RNG state" saved in `state.json` is the iteration counter.
 //!
-//! Output directory (every file written atomically: temporary file, fsync, rename):
+//! Output directory (every file written atomically: temporary file, fsync, rename; corpus
+//! entries on the [`writer`]'s thread, on disk before the state that names them):
 //! * `campaign.toml`: the effective configuration.
 //! * `seeds/<name>.onnx`: the (reduced) seed models.
 //! * `corpus/<id>.onnx` + `corpus/<id>.trace.json`: diverse mutants, with the seed name and every
@@ -24,6 +25,7 @@
 pub mod admission;
 pub mod mcmc;
 pub mod minimizer;
+pub mod writer;
 
 use crate::bundle;
 use crate::findings::{Seen, SigEntry};
@@ -574,10 +576,15 @@ struct Campaign {
     tolerance: Tolerance,
     /// Signatures whose `meta.json` must be rewritten at the next commit.
     dirty: BTreeSet<String>,
+    /// Signatures whose documents lag their `meta.json`, and since when
+    /// ([`bundle::DOCS_EVERY`]).
+    stale_docs: BTreeMap<String, Instant>,
     /// The background minimizer.
     minimizer: Option<Minimizer>,
     /// Seconds the end of a session waits for pending minimizations.
     minimize_grace: Duration,
+    /// Writes the corpus entries off the main thread.
+    corpus: writer::Writer,
 }
 
 /// What a finished session reports.
@@ -993,6 +1000,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         triage: triage_pool,
         tolerance,
         dirty: BTreeSet::new(),
+        stale_docs: BTreeMap::new(),
         minimizer,
         minimize_grace: req.minimize_grace,
         config,
@@ -1006,6 +1014,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         seed_coverage,
         models,
         pools,
+        corpus: writer::Writer::new(),
     };
     if !fresh {
         c.requeue_unminimized();
@@ -1119,6 +1128,7 @@ impl Campaign {
         let elapsed = elapsed0 + session.elapsed().as_secs_f64();
         self.state.elapsed_s = elapsed;
         self.commit_state(elapsed, true)?;
+        self.renew_stale_docs(true)?;
         self.timeseries_row(&mut ts, elapsed)?;
         self.minimizer = None;
         self.triage.shutdown();
@@ -1370,11 +1380,23 @@ impl Campaign {
             iteration: job.iteration,
             records: job.records.clone(),
         };
-        // The trace first: a kill -9 between the two writes leaves at worst a trace without its
-        // model, never a corpus model without the trace that rebuilds it.
-        write_json(&dir.join(format!("{id}.trace.json")), &trace)?;
-        let p = dir.join(format!("{id}.onnx"));
-        write_atomic(&p, &job.bytes).with_context(|| format!("writing {}", p.display()))
+        // The trace first (the writer keeps the order): a kill -9 between the two writes leaves
+        // at worst a trace without its model, never a corpus model without the trace that
+        // rebuilds it.
+        let files = [
+            writer::File {
+                path: dir.join(format!("{id}.trace.json")),
+                bytes: serde_json::to_vec_pretty(&trace)?,
+            },
+            writer::File {
+                path: dir.join(format!("{id}.onnx")),
+                bytes: job.bytes.clone(),
+            },
+        ];
+        for f in files {
+            self.corpus.write(f).map_err(|e| anyhow!(e))?;
+        }
+        Ok(())
     }
 
     /// Counts a triaged finding under its verdict; a reported one is filed under its
@@ -1701,6 +1723,28 @@ impl Campaign {
                 // is under `merged/`: its hits stay counted in the state.
                 if dir.exists() {
                     bundle::update_hits(&dir, e)?;
+                    self.stale_docs.entry(sig).or_insert_with(Instant::now);
+                }
+            }
+        }
+        self.renew_stale_docs(false)
+    }
+
+    /// Renders again the documents of bundles hit since they were rendered: those waiting
+    /// for [`bundle::DOCS_EVERY`] or more, or all of them (`all`, at the end of a session).
+    fn renew_stale_docs(&mut self, all: bool) -> Result<()> {
+        let due: Vec<String> = self
+            .stale_docs
+            .iter()
+            .filter(|(_, since)| all || since.elapsed() >= bundle::DOCS_EVERY)
+            .map(|(s, _)| s.clone())
+            .collect();
+        for sig in due {
+            self.stale_docs.remove(&sig);
+            if let Some(e) = self.state.signatures.get(&sig) {
+                let dir = self.out.join("findings").join(&e.id);
+                if dir.exists() {
+                    bundle::renew_docs(&dir)?;
                 }
             }
         }
@@ -1737,6 +1781,7 @@ impl Campaign {
     /// and findings of the committed iterations are already on disk).
     fn commit_state(&mut self, elapsed: f64, with_stats: bool) -> Result<()> {
         let t = Instant::now();
+        self.corpus.flush().map_err(|e| anyhow!(e))?;
         self.flush_findings()?;
         if with_stats {
             write_json(&self.out.join("stats.json"), &self.stats(elapsed))?;

@@ -1,10 +1,10 @@
-//! A bug bundle's documents: REPORT.md names the library, the op and the trigger, keeps its
-//! hits and last-seen time as current as meta.json's, and the snippet runs with the library's
-//! own Python package.
+//! A bug bundle's documents: REPORT.md names the library, the op and the trigger, shows its
+//! hits and last-seen time as meta.json has them once renewed, and the snippet runs with the
+//! library's own Python package.
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::value::{Data, HostTensor, Value};
 use mutagraph_backends::worker::{Outcome, RunReport};
-use mutagraph_engine::bundle::{Found, read_meta, update_hits, write_new};
+use mutagraph_engine::bundle::{Found, read_meta, renew_docs, update_hits, write_new};
 use mutagraph_engine::findings::{Seen, SigEntry};
 use mutagraph_oracles::{Finding, Kind, Layer, Location, MutantRuns};
 use std::process::Command;
@@ -99,7 +99,7 @@ fn report_and_snippet_of_a_bundle() {
         "{md}"
     );
     assert!(md.contains("- OS: "), "{md}");
-    // New hits: REPORT.md follows meta.json.
+    // New hits: meta.json follows at once, REPORT.md when the documents are renewed.
     entry.hits = 7;
     entry.last_seen = Seen {
         iteration: 99,
@@ -107,6 +107,9 @@ fn report_and_snippet_of_a_bundle() {
     };
     update_hits(&b, &entry).unwrap();
     assert_eq!(read_meta(&b).unwrap().hits, 7);
+    let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
+    assert!(md.contains("- Hits: 1\n"), "{md}");
+    renew_docs(&b).unwrap();
     let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
     assert!(md.contains("- Hits: 7\n"), "{md}");
     assert!(md.contains("last seen: 42.0 s (iteration 99)"), "{md}");

@@ -327,6 +327,11 @@ fn findings_are_deduplicated_into_bundles() {
         assert_eq!(meta["runs"].as_array().unwrap().len(), 3);
         let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();
         assert!(report.contains("## Steps to reproduce") && report.contains("fault"));
+        // The documents, renewed at the end of the session, show the final hits.
+        assert!(
+            report.contains(&format!("- Hits: {}\n", u(&meta, "hits"))),
+            "{name}: {report}"
+        );
         hits += u(&meta, "hits");
     }
     assert_eq!(hits, findings);

@@ -883,7 +883,6 @@ impl Triage {
             );
             return t;
         }
-        self.variants(pool, cache, runs, &mut t.finding);
         t.finding.witnesses = runs
             .others()
             .filter(|r| catalog::library(&r.backend) != catalog::library(&faulty))
@@ -898,10 +897,13 @@ impl Triage {
         if let Some(r) = self.reference() {
             t.finding.witnesses.push(r.to_string());
         }
-        let Some(model) = cache.model().cloned() else {
-            return t;
-        };
-        let Some(rname) = self.reference().map(str::to_string) else {
+        // The library's other variants (which of them show it: the layer) are run only for a
+        // finding that stays a report: most numeric findings of a campaign end as behaviour the
+        // spec leaves open or as rounding, which localization alone decides.
+        let (Some(model), Some(rname)) =
+            (cache.model().cloned(), self.reference().map(str::to_string))
+        else {
+            self.variants(pool, cache, runs, &mut t.finding);
             return t;
         };
         let truth = self.exposed(pool, cache, &rname);
@@ -933,25 +935,29 @@ impl Triage {
         // Not pinned on a node: behaviour ONNX leaves open anywhere in the model (values
         // taken from the reference) may be the cause; else only an optimizer's rewrite, which
         // exposing the intermediates undoes, explains it.
-        if matches!(l.verdict, LocVerdict::NotReproduced | LocVerdict::Failed(_)) {
-            if let Some(w) = &truth {
-                let ids: Vec<NodeId> = model.graph.topo_order().unwrap_or_default();
-                for id in ids {
-                    if let Some(hit) = self.undefined_at(&model, id, w, cache.inputs, false) {
-                        t.verdict = Verdict::Undefined(hit);
-                        break;
-                    }
+        let not_pinned = matches!(l.verdict, LocVerdict::NotReproduced | LocVerdict::Failed(_));
+        if not_pinned && let Some(w) = &truth {
+            let ids: Vec<NodeId> = model.graph.topo_order().unwrap_or_default();
+            for id in ids {
+                if let Some(hit) = self.undefined_at(&model, id, w, cache.inputs, false) {
+                    t.verdict = Verdict::Undefined(hit);
+                    break;
                 }
             }
-            if t.verdict == Verdict::Report && t.finding.layer != Some(Layer::Optimizer) {
-                t.verdict = Verdict::Unlocalized(format!(
-                    "the difference does not show with every intermediate exposed ({})",
-                    match &l.verdict {
-                        LocVerdict::Failed(w) => w.clone(),
-                        _ => "the outputs then agree".into(),
-                    }
-                ));
-            }
+        }
+        if t.verdict == Verdict::Report
+            && !matches!(l.verdict, LocVerdict::Unstable | LocVerdict::Undefined(_))
+        {
+            self.variants(pool, cache, runs, &mut t.finding);
+        }
+        if not_pinned && t.verdict == Verdict::Report && t.finding.layer != Some(Layer::Optimizer) {
+            t.verdict = Verdict::Unlocalized(format!(
+                "the difference does not show with every intermediate exposed ({})",
+                match &l.verdict {
+                    LocVerdict::Failed(w) => w.clone(),
+                    _ => "the outputs then agree".into(),
+                }
+            ));
         }
         match &l.verdict {
             LocVerdict::Unstable => {
