@@ -8,7 +8,8 @@ use std::path::PathBuf;
 pub struct Config {
     /// Path of `libonnxruntime.so` (else `ORT_DYLIB_PATH`, else found in the Python package).
     pub ort_dylib: Option<PathBuf>,
-    /// Intra-op threads for libraries that take it (`None`: 1, for reproducible timings).
+    /// Intra-op threads for libraries that take it, and for the reference's Conv (`None`: 1,
+    /// for reproducible timings).
     pub threads: Option<usize>,
 }
 
@@ -350,6 +351,9 @@ pub fn create(name: &str, config: &Config) -> Result<Box<dyn Backend>, CreateErr
         feature,
     };
     let _ = config;
+    if matches!(crate::catalog::library(name), Library::Reference) {
+        crate::reference::set_threads(config.threads.unwrap_or(1));
+    }
     match name {
         "reference" => Ok(Box::new(crate::reference::Reference::new())),
         "reference-f64" => Ok(Box::new(crate::reference::Reference::new_f64())),

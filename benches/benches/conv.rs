@@ -1,6 +1,7 @@
 //! One 3×3 Conv layer of a mid-sized image network (1×64×112×112 f32 input, 64×64×3×3 weights,
 //! pads 1, bias) run by the f64 reference and, when compiled in, by ONNX Runtime on the same
-//! model: how far the ground truth lags a library on a real layer size.
+//! model, each on 1 and on 2 threads: how far the ground truth lags a library on a real layer
+//! size.
 //!
 //! Run with `cargo bench -p mutagraph-benches --bench conv`.
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -92,22 +93,30 @@ fn conv(c: &mut Criterion) {
     // The reference took seconds per run before its GEMM lowering: few samples, long window.
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(20));
-    for name in ["reference", "ort"] {
-        if !catalog::is_compiled(name) {
-            eprintln!("{name}: not compiled in, skipped");
-            continue;
-        }
-        let mut backend = match catalog::create(name, &Config::default()) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("{name}: {e}, skipped");
+    // One thread (what a campaign's workers use) and two (`--threads 2`, this machine's
+    // cores), the same count for both backends.
+    for threads in [1, 2] {
+        for name in ["reference", "ort"] {
+            if !catalog::is_compiled(name) {
+                eprintln!("{name}: not compiled in, skipped");
                 continue;
             }
-        };
-        let mut prepared = backend.prepare(&model).expect("prepare");
-        g.bench_function(name, |bench| {
-            bench.iter(|| black_box(prepared.run(black_box(&inputs)).expect("run")))
-        });
+            let config = Config {
+                threads: Some(threads),
+                ..Config::default()
+            };
+            let mut backend = match catalog::create(name, &config) {
+                Ok(b) => b,
+                Err(e) => {
+                    eprintln!("{name}: {e}, skipped");
+                    continue;
+                }
+            };
+            let mut prepared = backend.prepare(&model).expect("prepare");
+            g.bench_function(format!("{name}/{threads}-thread"), |bench| {
+                bench.iter(|| black_box(prepared.run(black_box(&inputs)).expect("run")))
+            });
+        }
     }
     g.finish();
 }

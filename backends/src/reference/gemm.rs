@@ -9,6 +9,7 @@
 use super::tensor::{R, err, numel, strides, unravel};
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Products with at most this many multiply-adds are summed by [`gemm_naive`]: the blocked
 /// GEMM's setup (views, packing buffers) costs more than it saves on tiny matrices (many small
@@ -23,6 +24,24 @@ const COL_BUDGET: usize = if cfg!(test) { 128 } else { 1 << 17 };
 
 /// Fewest columns per block, whatever the row count (a wide block keeps the GEMM efficient).
 const MIN_COLS: usize = if cfg!(test) { 3 } else { 64 };
+
+/// Multiply-adds from which a Conv is split over threads (starting them costs tens of
+/// microseconds; unit tests split small convolutions too).
+const PARALLEL_MIN: usize = if cfg!(test) { 1 } else { 1 << 22 };
+
+/// Threads a Conv may use ([`set_threads`]).
+static THREADS: AtomicUsize = AtomicUsize::new(1);
+
+/// Sets how many threads the reference's Conv may use in this process (the backend's
+/// intra-op threads: 1 unless the user asks for more). Each output element is summed in the
+/// same order whatever the count, so results do not depend on it.
+pub fn set_threads(n: usize) {
+    THREADS.store(n.max(1), Ordering::Relaxed);
+}
+
+fn threads() -> usize {
+    THREADS.load(Ordering::Relaxed)
+}
 
 /// A read-only matrix in a slice: element `(i, j)` at `data[i * rs + j * cs]`.
 #[derive(Clone, Copy, Debug)]
@@ -288,13 +307,31 @@ pub(super) struct ConvDims<'a> {
 /// built a block of columns at a time; a pointwise conv that reads the input as it lies skips
 /// the copy.
 pub(super) fn conv_lowered(d: &ConvDims, taps: &Taps, x: &[f64], w: &[f64]) -> R<Vec<f64>> {
+    conv_lowered_in(d, taps, x, w, threads())
+}
+
+/// [`conv_lowered`] on at most `max_threads` threads.
+fn conv_lowered_in(
+    d: &ConvDims,
+    taps: &Taps,
+    x: &[f64],
+    w: &[f64],
+    max_threads: usize,
+) -> R<Vec<f64>> {
     let (cg, mg) = (d.c_in / d.groups, d.c_out / d.groups);
     let (isz, osz, ksz) = (numel(d.input), numel(d.output), taps.kernel_size());
     let kk = cg * ksz;
     let direct = ksz == 1 && taps.full && d.input == d.output && taps.step == 1;
     let mut out = vec![0.0; d.batch * d.c_out * osz];
     let cols = block_cols(kk, osz);
-    let mut col = if direct {
+    // Threads take contiguous runs of whole blocks of columns; only a product big enough to
+    // pay for starting them is split.
+    let threads = if direct || mg * kk * osz < PARALLEL_MIN {
+        1
+    } else {
+        max_threads.min(osz.div_ceil(cols)).max(1)
+    };
+    let mut col = if direct || threads > 1 {
         Vec::new()
     } else {
         vec![0.0; kk * cols]
@@ -306,42 +343,96 @@ pub(super) fn conv_lowered(d: &ConvDims, taps: &Taps, x: &[f64], w: &[f64]) -> R
             let og = &mut out[(bi * d.c_out + grp * mg) * osz..][..mg * osz];
             if direct {
                 gemm(wg, MatRef::row_major(xg, cg, isz), og, osz)?;
-                continue;
-            }
-            let mut o0 = 0;
-            while o0 < osz {
-                let n = cols.min(osz - o0);
-                for ci in 0..cg {
-                    let xc = &xg[ci * isz..][..isz];
-                    for k in 0..ksz {
-                        let row = &mut col[(ci * ksz + k) * n..][..n];
-                        taps.runs(k, o0, o0 + n, |at, len, t| {
-                            let dst = &mut row[at..at + len];
-                            match t {
-                                None => dst.fill(0.0),
-                                Some(t) if taps.step == 1 => {
-                                    dst.copy_from_slice(&xc[t..t + len]);
-                                }
-                                Some(t) => {
-                                    for (i, v) in dst.iter_mut().enumerate() {
-                                        *v = xc[t + i * taps.step];
-                                    }
-                                }
-                            }
-                        });
+            } else if threads <= 1 {
+                conv_columns(taps, xg, isz, cg, wg, cols, 0, osz, &mut col, og, osz)?;
+            } else {
+                let per = osz.div_ceil(cols).div_ceil(threads) * cols;
+                let parts: Vec<R<(usize, usize, Vec<f64>)>> = std::thread::scope(|s| {
+                    let handles: Vec<_> = (0..threads)
+                        .map(|t| (t * per, ((t + 1) * per).min(osz)))
+                        .filter(|(a, b)| a < b)
+                        .map(|(a, b)| {
+                            s.spawn(move || {
+                                let len = b - a;
+                                let mut local = vec![0.0; mg * len];
+                                let mut col = vec![0.0; kk * cols];
+                                conv_columns(
+                                    taps, xg, isz, cg, wg, cols, a, b, &mut col, &mut local, len,
+                                )?;
+                                Ok((a, len, local))
+                            })
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join()
+                                .unwrap_or_else(|_| Err(err("a Conv thread panicked")))
+                        })
+                        .collect()
+                });
+                for part in parts {
+                    let (a, len, local) = part?;
+                    for r in 0..mg {
+                        og[r * osz + a..][..len].copy_from_slice(&local[r * len..][..len]);
                     }
                 }
-                gemm(
-                    wg,
-                    MatRef::row_major(&col[..kk * n], kk, n),
-                    &mut og[o0..],
-                    osz,
-                )?;
-                o0 += n;
             }
         }
     }
     Ok(out)
+}
+
+/// Output columns `from..to` of one batch and group of a Conv, im2col block by im2col block:
+/// `out` holds the group's `c_out/g` rows, row `i` starting at `out[i * ldo]`, column `from`
+/// at its start.
+#[allow(clippy::too_many_arguments)]
+fn conv_columns(
+    taps: &Taps,
+    xg: &[f64],
+    isz: usize,
+    cg: usize,
+    wg: MatRef,
+    cols: usize,
+    from: usize,
+    to: usize,
+    col: &mut [f64],
+    out: &mut [f64],
+    ldo: usize,
+) -> R<()> {
+    let (ksz, kk) = (taps.kernel_size(), wg.cols);
+    let mut o0 = from;
+    while o0 < to {
+        let n = cols.min(to - o0);
+        for ci in 0..cg {
+            let xc = &xg[ci * isz..][..isz];
+            for k in 0..ksz {
+                let row = &mut col[(ci * ksz + k) * n..][..n];
+                taps.runs(k, o0, o0 + n, |at, len, t| {
+                    let dst = &mut row[at..at + len];
+                    match t {
+                        None => dst.fill(0.0),
+                        Some(t) if taps.step == 1 => {
+                            dst.copy_from_slice(&xc[t..t + len]);
+                        }
+                        Some(t) => {
+                            for (i, v) in dst.iter_mut().enumerate() {
+                                *v = xc[t + i * taps.step];
+                            }
+                        }
+                    }
+                });
+            }
+        }
+        gemm(
+            wg,
+            MatRef::row_major(&col[..kk * n], kk, n),
+            &mut out[o0 - from..],
+            ldo,
+        )?;
+        o0 += n;
+    }
+    Ok(())
 }
 
 /// ConvTranspose without bias: `x` is `[batch, c_in, input..]`, `w` is `[c_in, c_out /

@@ -783,3 +783,38 @@ fn native_conv_rounds_the_f64_sum_once() {
     // The f64 results are not all f32 values already: the rounding above did something.
     assert_ne!(exact, rounded);
 }
+
+/// Split over threads (blocks of columns per thread), a Conv gives exactly the bits it gives
+/// on one thread: every output element is summed in the same order.
+#[test]
+fn conv_on_threads_is_bitwise_the_one_thread_result() {
+    use super::{ConvDims, Taps, conv_lowered_in};
+    let mut rng = Rng(0x7a5c_0de5);
+    for case in 0..20 {
+        let (c_in, c_out, groups) = [(3, 4, 1), (4, 6, 2), (2, 5, 1)][case % 3];
+        let input = [rng.range(3, 12), rng.range(3, 12)];
+        let kernel = [rng.range(1, 4), rng.range(1, 4)];
+        let stride = [rng.range(1, 3), rng.range(1, 3)];
+        let pads = [1i64, 0, 1, 0];
+        let output: Vec<usize> = (0..2)
+            .map(|i| (input[i] + 1 - kernel[i]) / stride[i] + 1)
+            .collect();
+        let taps = Taps::new(&output, &input, &kernel, &stride, &[1, 1], &pads);
+        let dims = ConvDims {
+            batch: 2,
+            c_in,
+            c_out,
+            groups,
+            input: &input,
+            output: &output,
+        };
+        let x = rng.vals(2 * c_in * numel(&input));
+        let w = rng.vals(c_out * (c_in / groups) * numel(&kernel));
+        let one = conv_lowered_in(&dims, &taps, &x, &w, 1).unwrap();
+        for threads in [2, 3, 7] {
+            let many = conv_lowered_in(&dims, &taps, &x, &w, threads).unwrap();
+            let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&many), bits(&one), "case {case}, {threads} threads");
+        }
+    }
+}

@@ -32,6 +32,7 @@ pub mod tensor;
 use tensor::{Buf, R, T, err, kind, unsup};
 
 /// Window geometry of a conv or pool (for variants of the interpreter that reuse it).
+pub use gemm::set_threads;
 pub use nn::{Geo, geometry};
 
 /// A run-time value of the interpreter.

@@ -220,6 +220,19 @@ pub fn quoted_spans(s: &str) -> Vec<String> {
             }
         }
     }
+    // tract names a node it could not build from the ONNX graph without quotes:
+    // `Building node Squeeze_3 (Squeeze)`.
+    let mut rest = s;
+    while let Some(i) = rest.find("Building node ") {
+        rest = &rest[i + "Building node ".len()..];
+        if let Some(j) = rest.find(" (")
+            && j > 0
+            && j < 200
+            && !rest[..j].contains(char::is_whitespace)
+        {
+            out.push(rest[..j].to_string());
+        }
+    }
     for q in ['"', '\''] {
         let parts: Vec<&str> = s.split(q).collect();
         for (i, p) in parts.iter().enumerate() {
@@ -531,6 +544,14 @@ mod tests {
         assert_eq!(
             quoted_spans("Type (tensor(int32)) of output arg (r_3) of node (Reshape_4) does not"),
             vec!["Reshape_4".to_string()]
+        );
+        // tract's load errors: the node first, then the quoted attribute.
+        assert_eq!(
+            quoted_spans(
+                "load: Building node Squeeze_m0a_2 (Squeeze): Node Squeeze_m0a_2 (Squeeze): \
+                 expected attribute 'axes'"
+            ),
+            vec!["Squeeze_m0a_2".to_string(), "axes".to_string()]
         );
     }
 }
