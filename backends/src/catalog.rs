@@ -350,8 +350,7 @@ pub fn create(name: &str, config: &Config) -> Result<Box<dyn Backend>, CreateErr
         name: name.to_string(),
         feature,
     };
-    let _ = config;
-    if matches!(crate::catalog::library(name), Library::Reference) {
+    if library(name) == Library::Reference {
         crate::reference::set_threads(config.threads.unwrap_or(1));
     }
     match name {
