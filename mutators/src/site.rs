@@ -25,6 +25,9 @@ pub struct Site<'m> {
     opset: i64,
     max_elements: i64,
     added_nodes: usize,
+    /// A constant asked for beyond the size limit (it was not made): every later node is
+    /// refused with this reason, so the mutation fails instead of the process.
+    oversize: Option<String>,
 }
 
 /// Every value name used in a graph (inputs, initializers, node outputs, outputs).
@@ -72,6 +75,7 @@ impl<'m> Site<'m> {
             opset: model.default_opset(),
             max_elements: limits.max_elements,
             added_nodes: 0,
+            oversize: None,
         }
     }
 
@@ -158,8 +162,22 @@ impl<'m> Site<'m> {
         hi: f64,
         rng: &mut SplitMix64,
     ) -> String {
-        let n: i64 = dims.iter().product();
-        let vals: Vec<f64> = (0..n.max(0))
+        // Dims come from the model (a seed may declare any size): the count is checked before
+        // anything is allocated.
+        let n = dims
+            .iter()
+            .try_fold(1i64, |a, &d| a.checked_mul(d.max(0)))
+            .filter(|&n| n <= self.max_elements);
+        let Some(n) = n else {
+            self.oversize.get_or_insert_with(|| {
+                format!(
+                    "a constant '{hint}' of shape {dims:?} is over the limit of {} elements",
+                    self.max_elements
+                )
+            });
+            return self.constant_f64s(hint, dtype, &[], &[0.0]);
+        };
+        let vals: Vec<f64> = (0..n)
             .map(|_| {
                 let x = rng.range(lo, hi);
                 if dtype == DType::Bool {
@@ -179,6 +197,9 @@ impl<'m> Site<'m> {
     /// types of its outputs and their folded constant values, if any.
     #[allow(clippy::type_complexity)]
     fn infer_node(&self, node: &Node) -> Result<(Vec<ValueType>, Option<Vec<Tensor>>), String> {
+        if let Some(why) = &self.oversize {
+            return Err(why.clone());
+        }
         let reg = Registry::global();
         let spec = reg
             .for_node(node)
@@ -409,6 +430,30 @@ impl<'m> Site<'m> {
 mod tests {
     use super::*;
     use crate::mutation::{Record, commit, replay_trace};
+
+    /// A seed may declare a dimension of 10^12: a constant of that shape is refused without
+    /// being allocated (the process used to abort on the allocation), an overflowing product
+    /// too, and every node after it fails the mutation with the reason.
+    #[test]
+    fn a_constant_beyond_the_limit_fails_the_mutation_not_the_process() {
+        let model = crate::zoo::build("lenet5").unwrap();
+        let mut rng = SplitMix64::new(3);
+        let limits = Limits::default();
+        let order = model.graph.topo_order().unwrap();
+        let first = model.graph.node(order[0]).unwrap().outputs[0].clone();
+        for dims in [vec![1_000_000_000_000i64, 3], vec![i64::MAX, 4]] {
+            let mut site = Site::new(&model, &mut rng, &limits);
+            let c = site.random_constant("w", DType::F32, &dims, -1.0, 1.0, &mut rng);
+            let err = site.op1("Add", &[&first, &c], vec![]).unwrap_err();
+            assert!(err.contains("over the limit"), "{err}");
+            // Nothing after it is accepted either.
+            assert!(site.op1("Relu", &[&first], vec![]).is_err());
+        }
+        // Within the limit nothing changes.
+        let mut site = Site::new(&model, &mut rng, &limits);
+        let c = site.random_constant("w", DType::F32, &[1], -1.0, 1.0, &mut rng);
+        site.op1("Add", &[&first, &c], vec![]).unwrap();
+    }
 
     #[test]
     fn splice_adapt_commit_and_replay() {
