@@ -1,5 +1,4 @@
 //! `mutagraph inspect`: what a model contains, with every value's inferred type.
-use mutagraph_ir::infer::{self, Options};
 use mutagraph_ir::solve::{Fixed, Plan, solve};
 use mutagraph_ir::tensor::TensorExt;
 use mutagraph_ir::validate;
@@ -75,13 +74,28 @@ fn op_key(n: &mutagraph_ir::Node) -> String {
     }
 }
 
+/// Counts the ops of `g` and its subgraphs by [`op_key`] into `h`; returns their number.
 fn histogram(g: &mutagraph_ir::Graph, h: &mut BTreeMap<String, usize>) -> usize {
+    // Counted by (domain, op type) first: a key string per node was most of the walk.
+    let mut counts: std::collections::HashMap<(&str, &str), (usize, &mutagraph_ir::Node)> =
+        std::collections::HashMap::new();
+    let count = count_ops(g, &mut counts);
+    for (n, node) in counts.into_values() {
+        *h.entry(op_key(node)).or_default() += n;
+    }
+    count
+}
+
+fn count_ops<'g>(
+    g: &'g mutagraph_ir::Graph,
+    counts: &mut std::collections::HashMap<(&'g str, &'g str), (usize, &'g mutagraph_ir::Node)>,
+) -> usize {
     let mut count = 0;
     for n in g.nodes() {
-        *h.entry(op_key(n)).or_default() += 1;
+        counts.entry((n.domain(), &n.op_type)).or_insert((0, n)).0 += 1;
         count += 1;
         for (_, sub) in n.subgraphs() {
-            count += histogram(sub, h);
+            count += count_ops(sub, counts);
         }
     }
     count
@@ -94,13 +108,15 @@ pub fn inspect(path: &str, model: &mut Model, fixed: &Fixed) -> Inspection {
         Ok(p) => (Some(p), None),
         Err(e) => (None, Some(e.to_string())),
     };
-    infer::infer_model(model, Options::default());
-    let mut diag = validate::check(model);
+    // Inference (its types stored in the model) and validation, with one inference.
+    let mut diag = validate::infer_and_check(model);
     diag.errors.extend(plan_error);
     let g = &model.graph;
     let mut op_histogram = BTreeMap::new();
     let nodes_with_subgraphs = histogram(g, &mut op_histogram);
-    let ty = |name: &str| -> String { g.value_type(name).to_string() };
+    // Declared types indexed once: `Graph::value_type` scans them per value.
+    let types = g.type_view();
+    let ty = |name: &str| -> String { types.value_type_ref(name).to_string() };
     let value = |v: &mutagraph_ir::pb::ValueInfoProto| {
         let name = v.name.clone().unwrap_or_default();
         Value {

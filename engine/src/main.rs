@@ -8,7 +8,7 @@ use mutagraph_backends::inputs as mg_inputs;
 use mutagraph_backends::worker::protocol::WireConfig;
 use mutagraph_backends::worker::{Pool, PoolOptions};
 use mutagraph_engine::inspect::inspect;
-use mutagraph_engine::{conformcmd, runcmd};
+use mutagraph_engine::{conformcmd, out, outln, runcmd};
 use mutagraph_ir::model::write_atomic;
 use mutagraph_ir::solve::{self, Fixed};
 use mutagraph_ir::{Model, Registry, text, validate};
@@ -26,6 +26,27 @@ use std::time::Duration;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// More log output (-v: debug, -vv: trace; `coverage -v` also lists the uncovered op
+    /// types); RUST_LOG, when set, decides instead.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Less output: errors only, no status screen.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// The largest model file any command reads (`512M`, `2G`; default 1G, or
+    /// MUTAGRAPH_MAX_MODEL_BYTES).
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size)]
+    max_model_size: Option<u64>,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    mutagraph_ir::limits::parse_size(s)
+        .filter(|&v| v > 0)
+        .ok_or_else(|| format!("bad size '{s}' (examples: 512M, 2G, 1000000)"))
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    mutagraph_engine::campaign::parse_duration(s).map_err(|e| e.to_string())
 }
 
 #[derive(Subcommand)]
@@ -54,6 +75,9 @@ enum Cmd {
         /// Write even when validation fails.
         #[arg(long)]
         force: bool,
+        /// Print what was written as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// List the ops of the registry with their opsets.
     Ops {
@@ -65,10 +89,12 @@ enum Cmd {
     Run {
         /// The model file.
         model: PathBuf,
-        /// Backends, comma-separated (default: every CPU backend compiled in).
+        /// Backends, comma-separated (default: reference, ort, tract, burn-ndarray as compiled
+        /// in; `cpu`: every CPU backend and variant).
         #[arg(long, value_delimiter = ',')]
         backends: Vec<String>,
-        /// Input values: a directory of input_N.pb files or one .pb TensorProto file.
+        /// Input values: an .npz archive (as bundles ship them), one .pb TensorProto file, a
+        /// directory of input_N.pb files, or a bug bundle directory.
         #[arg(long, conflicts_with = "seed")]
         inputs: Option<PathBuf>,
         /// Seed of the generated inputs.
@@ -90,6 +116,10 @@ enum Cmd {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Exit 0 even when a backend fails or disagrees with the reference (by default such
+        /// a run exits 1).
+        #[arg(long)]
+        no_fail: bool,
         #[command(flatten)]
         pool: PoolArgs,
     },
@@ -98,7 +128,8 @@ enum Cmd {
         /// Part of the suite.
         #[arg(long, default_value = "all", value_parser = ["node", "pytorch-converted", "pytorch-operator", "simple", "all"])]
         suite: String,
-        /// Backends, comma-separated (default: every CPU backend compiled in).
+        /// Backends, comma-separated (default: reference, ort, tract, burn-ndarray as compiled
+        /// in; `cpu`: every CPU backend and variant).
         #[arg(long, value_delimiter = ',')]
         backends: Vec<String>,
         /// Only tests whose id (part/test_name) contains this.
@@ -116,6 +147,9 @@ enum Cmd {
         /// Write each backend's current failures as its allowlist into this directory.
         #[arg(long)]
         write_allowlist: Option<PathBuf>,
+        /// Print the summary as JSON (the full report goes to --report).
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         pool: PoolArgs,
     },
@@ -130,9 +164,6 @@ enum Cmd {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
-        /// Also list the uncovered op types.
-        #[arg(long, short)]
-        verbose: bool,
     },
     /// Reduce a seed model (MEMO Alg. 1): drop repeated ops and blocks, keeping op type, op pair
     /// and parameter coverage.
@@ -141,6 +172,9 @@ enum Cmd {
         input: PathBuf,
         /// Where to write the reduced model.
         output: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Write the built-in seed zoo (classic architectures, fixed seeds, random weights).
     Zoo {
@@ -150,6 +184,9 @@ enum Cmd {
         /// Only list the models.
         #[arg(long)]
         list: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Run a coverage-guided mutation campaign (MEMO MCMC search); resumes an existing --out.
     Campaign(CampaignArgs),
@@ -162,7 +199,8 @@ enum Cmd {
         /// $MUTAGRAPH_MODEL); exit status 0 = still interesting.
         #[arg(long)]
         check: Option<String>,
-        /// Backends (default: the bundle's campaign backends, or every CPU backend).
+        /// Backends (default: the bundle's campaign backends, or reference, ort, tract,
+        /// burn-ndarray as compiled in).
         #[arg(long, value_delimiter = ',')]
         backends: Vec<String>,
         /// Where the minimized model goes (default: BUNDLE/minimized.onnx with the rest of the
@@ -172,9 +210,9 @@ enum Cmd {
         /// Budget: predicate calls.
         #[arg(long, default_value_t = 400)]
         max_checks: usize,
-        /// Budget: wall time (e.g. 2m).
-        #[arg(long)]
-        time_limit: Option<String>,
+        /// Budget: wall time (`90s`, `2m`, `1h30m`).
+        #[arg(long, value_parser = parse_duration)]
+        time_limit: Option<Duration>,
         /// Seed of generated inputs (model files).
         #[arg(long, default_value_t = 0)]
         seed: u64,
@@ -189,6 +227,9 @@ enum Cmd {
         /// Tolerance of the inconsistency oracle.
         #[arg(long, default_value = "approximate")]
         tolerance: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         pool: PoolArgs,
     },
@@ -197,6 +238,9 @@ enum Cmd {
     Report {
         /// The campaign's output directory.
         dir: PathBuf,
+        /// Print what was written (and the warnings) as JSON instead of the Markdown.
+        #[arg(long)]
+        json: bool,
     },
     /// The LLM layer: CrossProbe transfer of bug snippets, YANHUI generation from bug history,
     /// ATOC oracles, and `render` to see any prompt without calling a model. Model options
@@ -244,6 +288,9 @@ enum Cmd {
         /// Output directory.
         #[arg(long)]
         out: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Serve one backend over the worker protocol on stdin/stdout (used by the engine).
     #[command(hide = true)]
@@ -259,16 +306,21 @@ struct CampaignArgs {
     /// Output directory; an existing campaign there is resumed.
     #[arg(long)]
     out: PathBuf,
-    /// Time limit of this session (`90s`, `10m`, `1h`).
-    #[arg(long)]
-    time: Option<String>,
+    /// A configuration to start from: the `campaign.toml` a campaign writes (flags given on
+    /// the command line override its values).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Time limit of this session (`90s`, `10m`, `1h30m`).
+    #[arg(long, value_parser = parse_duration)]
+    time: Option<Duration>,
     /// Total iterations of the campaign.
     #[arg(long)]
     iterations: Option<u64>,
     /// Mutants in flight (default 1).
     #[arg(short = 'j', long = "jobs")]
     jobs: Option<usize>,
-    /// Backends, comma-separated (default: reference,ort,tract,burn-ndarray).
+    /// Backends, comma-separated (default: reference, ort, tract, burn-ndarray as compiled in;
+    /// `cpu`: every CPU backend and variant).
     #[arg(long, value_delimiter = ',')]
     backends: Vec<String>,
     /// Master random seed (default 0).
@@ -287,15 +339,16 @@ struct CampaignArgs {
     free_dim: Option<usize>,
     #[command(flatten)]
     given: InputArgs,
-    /// No status line.
+    /// Print the session's summary as JSON on standard output.
     #[arg(long)]
-    quiet: bool,
+    json: bool,
     /// Do not minimize new findings in the background.
     #[arg(long)]
     no_minimize: bool,
-    /// How long the end of a session waits for pending minimizations.
-    #[arg(long, default_value = "60s")]
-    minimize_grace: String,
+    /// How long the end of a session waits for pending minimizations (left ones are
+    /// resumed by the next session).
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    minimize_grace: Duration,
     #[command(flatten)]
     pool: PoolArgs,
 }
@@ -335,12 +388,12 @@ impl InputArgs {
 /// Worker pool settings shared by the commands that run backends.
 #[derive(clap::Args, Clone)]
 struct PoolArgs {
-    /// Per-run time limit, seconds.
-    #[arg(long, default_value_t = 10.0)]
-    timeout: f64,
-    /// Resident memory cap per worker, MiB.
-    #[arg(long, default_value_t = 4096)]
-    mem_limit: u64,
+    /// Per-run time limit (`10s`, `2m`; a plain number is seconds) [default: 10s].
+    #[arg(long, value_parser = parse_duration)]
+    timeout: Option<Duration>,
+    /// Resident memory cap per worker, MiB [default: 4096].
+    #[arg(long)]
+    mem_limit: Option<u64>,
     /// Path of libonnxruntime.so (else ORT_DYLIB_PATH, else the onnxruntime Python package).
     #[arg(long)]
     ort_dylib: Option<PathBuf>,
@@ -350,14 +403,23 @@ struct PoolArgs {
 }
 
 impl PoolArgs {
+    /// The per-run time limit when none is given.
+    const TIMEOUT: Duration = Duration::from_secs(10);
+    /// The memory cap when none is given, MiB.
+    const MEM_LIMIT_MIB: u64 = 4096;
+
     fn options(&self) -> Result<PoolOptions> {
-        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
-            bail!("--timeout must be a positive number of seconds");
+        let timeout = self.timeout.unwrap_or(Self::TIMEOUT);
+        if timeout.is_zero() {
+            bail!("--timeout must be longer than 0s");
         }
         let exe = std::env::current_exe().context("locating the mutagraph executable")?;
         let mut o = PoolOptions::new(exe);
-        o.timeout = Duration::from_secs_f64(self.timeout);
-        o.mem_limit = self.mem_limit.saturating_mul(1 << 20);
+        o.timeout = timeout;
+        o.mem_limit = self
+            .mem_limit
+            .unwrap_or(Self::MEM_LIMIT_MIB)
+            .saturating_mul(1 << 20);
         o.config = WireConfig {
             ort_dylib: self.ort_dylib.clone(),
             threads: self.threads,
@@ -381,6 +443,8 @@ impl PoolArgs {
 fn backend_list(given: Vec<String>, fallback: fn() -> Vec<&'static str>) -> Result<Vec<String>> {
     let list: Vec<String> = if given.is_empty() {
         fallback().iter().map(|s| s.to_string()).collect()
+    } else if given.len() == 1 && given[0] == "cpu" {
+        catalog::cpu_set().iter().map(|s| s.to_string()).collect()
     } else {
         given
     };
@@ -402,6 +466,8 @@ fn needs_python(dir: &Path) -> bool {
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
+    let quiet = cli.quiet;
+    let verbose_flag = cli.verbose;
     match cli.cmd {
         Cmd::Minimize {
             target,
@@ -415,6 +481,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             kind,
             backend,
             tolerance,
+            json,
             pool,
         } => {
             let tol = mutagraph_backends::compare::Tolerance::by_name(&tolerance)
@@ -425,10 +492,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 backends,
                 out,
                 max_checks,
-                time_limit: time_limit
-                    .as_deref()
-                    .map(mutagraph_engine::campaign::parse_duration)
-                    .transpose()?,
+                time_limit,
                 seed,
                 fixed: given.fixed()?,
                 kind,
@@ -436,30 +500,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 tolerance: tol,
             };
             let o = mutagraph_engine::minimizecmd::run(req, pool.options()?)?;
-            let i = &o.info;
-            println!(
-                "{}: nodes {} -> {} in {} checks ({} invalid candidates skipped), {:.1} s; written to {}",
-                target.display(),
-                i.nodes_before,
-                i.nodes_after,
-                i.checks,
-                i.invalid_candidates,
-                i.wall_s,
-                o.out.display()
-            );
-            if let Some(sig) = &o.signature {
-                println!("  kept: {sig}");
-            }
-            if !o.trigger.is_empty() {
-                println!("  needs: {}", o.trigger.join(", "));
-            }
-            if let Some(root) = o.root.as_ref().filter(|r| Some(*r) != o.signature.as_ref()) {
-                println!("  root cause: {root}");
-            }
-            for (name, checks, removed) in &i.passes {
-                if *checks > 0 || *removed > 0 {
-                    println!("  {name}: {checks} checks, {removed} nodes removed");
-                }
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&o)?);
+            } else {
+                out!("{}", o.to_text(&target));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -487,7 +531,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     failed += 1;
                 }
                 if !json {
-                    println!(
+                    outln!(
                         "{} {}: {} ({})",
                         if r.reproduced {
                             "REPRODUCED"
@@ -499,18 +543,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         r.model
                     );
                     if !r.reproduced {
-                        println!("  {}", r.detail);
+                        outln!("  {}", r.detail);
                     }
                     if let Some(l) = &r.repro_py {
-                        println!("  repro.py: {l}");
+                        outln!("  repro.py: {l}");
                     }
                 }
                 all.push(r);
             }
             if json {
-                println!("{}", serde_json::to_string_pretty(&all)?);
+                outln!("{}", serde_json::to_string_pretty(&all)?);
             } else {
-                println!(
+                outln!(
                     "{} of {} bundles reproduce",
                     dirs.len() - failed,
                     dirs.len()
@@ -527,9 +571,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
             count,
             seed,
             out,
+            json,
         } => {
             let w = mutagraph_engine::mutantscmd::run(&seeds, count, seed, &out)?;
-            println!(
+            if json {
+                outln!(
+                    "{}",
+                    serde_json::json!({
+                        "out": out, "mutants": w.mutants, "iterations": w.iterations,
+                        "skipped": w.skipped, "refused": w.rejected
+                    })
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            outln!(
                 "wrote {} mutants to {} ({} iterations, {} skipped, {} refused)",
                 w.mutants,
                 out.display(),
@@ -539,21 +594,43 @@ fn run(cli: Cli) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Report { dir } => {
+        Cmd::Report { dir, json } => {
             let r = mutagraph_engine::report::render(&dir)?;
-            print!("{}", r.markdown_text);
             for w in &r.warnings {
-                eprintln!("warning: {w}");
+                tracing::warn!("{w}");
             }
-            eprintln!("wrote {} and {}", r.html.display(), r.markdown.display());
+            if json {
+                outln!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "html": r.html, "markdown": r.markdown, "warnings": r.warnings
+                    }))?
+                );
+            } else {
+                out!("{}", r.markdown_text);
+                if !quiet {
+                    eprintln!("wrote {} and {}", r.html.display(), r.markdown.display());
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Reduce { input, output } => {
-            let m = Model::load(&input).map_err(|e| e.in_file(&input))?;
+        Cmd::Reduce {
+            input,
+            output,
+            json,
+        } => {
+            let m = Model::load(&input)?;
             let (r, report) = mutagraph_mutators::reduce::reduce(&m)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", input.display()))?;
-            r.save(&output).map_err(|e| e.in_file(&output))?;
-            println!(
+            save_model(&r, &output)?;
+            if json {
+                let mut v = serde_json::to_value(report)?;
+                v["input"] = serde_json::json!(input);
+                v["output"] = serde_json::json!(output);
+                outln!("{}", serde_json::to_string_pretty(&v)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            outln!(
                 "{}: nodes {} -> {}, parameters {} -> {}",
                 input.display(),
                 report.nodes_before,
@@ -561,7 +638,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 report.params_before,
                 report.params_after
             );
-            println!(
+            outln!(
                 "  {} blocks; {} ops removed inside blocks, {} repeated blocks removed; written to {}",
                 report.blocks,
                 report.intra_removed,
@@ -570,17 +647,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Coverage {
-            models,
-            ops,
-            json,
-            verbose,
-        } => {
+        Cmd::Coverage { models, ops, json } => {
+            // `-v` (the global flag) also lists the uncovered op types.
+            let verbose = verbose_flag > 0;
             let r = mutagraph_engine::coveragecmd::coverage_of(&models, &ops)?.report();
             if json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
+                outln!("{}", serde_json::to_string_pretty(&r)?);
             } else {
-                print!("{}", mutagraph_engine::coveragecmd::to_text(&r, verbose));
+                out!("{}", mutagraph_engine::coveragecmd::to_text(&r, verbose));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -594,26 +668,32 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tolerance,
             reference,
             json,
+            no_fail,
             pool,
         } => {
             let fixed = given.fixed()?;
             let tol = Tolerance::by_name(&tolerance)
                 .with_context(|| format!("unknown tolerance '{tolerance}'"))?;
-            let bytes = std::fs::read(&model)
-                .with_context(|| format!("{}: cannot read", model.display()))?;
-            let (m, external) = mutagraph_ir::external::decode_at(&bytes, &model)?;
-            // Backends get one self-contained buffer: the file as it is, or, when it keeps
-            // tensor data in side files, the model with that data read in.
-            let bytes = if external.is_empty() {
-                bytes
+            // A bundle directory stands for its model, run on its own inputs.
+            let (model, inputs) = if mutagraph_engine::inputs::is_bundle(&model) {
+                let m = mutagraph_engine::inputs::bundle_model(&model);
+                (m, inputs.or(Some(model)))
             } else {
-                m.to_bytes()
+                (model, inputs)
             };
+            let m = Model::load(&model)?;
+            // Backends get the model as checked, one self-contained buffer (text, and tensors
+            // kept in side files, become one protobuf).
+            validate::validate(&m).map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+            let bytes = m.to_bytes();
             for note in mutagraph_ir::import::declared_dim_notes(&m.graph) {
-                eprintln!("warning: {}: {note}", model.display());
+                tracing::warn!("{}: {note}", model.display());
             }
             let (values, source) = match &inputs {
-                Some(p) => (mg_inputs::read(&m, p)?, format!("from {}", p.display())),
+                Some(p) => (
+                    mutagraph_engine::inputs::read(&m, &model, p)?,
+                    format!("from {}", p.display()),
+                ),
                 None => {
                     let seed = seed.unwrap_or(0);
                     let opts = mg_inputs::GenOptions::for_model(&m, free_dim, &fixed)
@@ -641,11 +721,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 },
             )?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&summary)?);
+                outln!("{}", serde_json::to_string_pretty(&summary)?);
             } else {
-                print!("{}", summary.to_text());
+                out!("{}", summary.to_text());
             }
-            Ok(ExitCode::SUCCESS)
+            let problems = summary.problems();
+            if problems.is_empty() || no_fail {
+                return Ok(ExitCode::SUCCESS);
+            }
+            if !quiet {
+                eprintln!(
+                    "{}: {} of {} backends failed or disagree (--no-fail to exit 0):",
+                    model.display(),
+                    problems.len(),
+                    summary.runs.len()
+                );
+                for p in &problems {
+                    eprintln!("  {p}");
+                }
+            }
+            Ok(ExitCode::from(1))
         }
         Cmd::Conformance {
             suite,
@@ -655,6 +750,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             per_op,
             check,
             write_allowlist,
+            json,
             pool,
         } => {
             let parts: Vec<&str> = if suite == "all" {
@@ -662,10 +758,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 vec![suite.as_str()]
             };
-            // Conformance covers every variant (ORT both levels, tract both pipelines).
-            let backends = backend_list(backends, catalog::cpu_set)?;
+            let backends = backend_list(backends, catalog::default_set)?;
             let cases = conformcmd::load_cases(&parts, filter.as_deref())?;
-            eprintln!(
+            tracing::info!(
                 "conformance: {} tests ({}) on {}; {} tests with random expected outputs left out",
                 cases.len(),
                 parts.join(", "),
@@ -674,15 +769,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             );
             let mut rep = conformcmd::run_all(&pool.options()?, &backends, cases, true)?;
             rep.parts = parts.iter().map(|s| s.to_string()).collect();
-            print!("{}", conformcmd::failures_text(&rep));
-            if per_op {
-                print!("\n{}", conformcmd::per_op_text(&rep));
+            let bytes = serde_json::to_vec_pretty(&rep)?;
+            if json {
+                outln!("{}", String::from_utf8_lossy(&bytes));
+            } else {
+                out!("{}", conformcmd::failures_text(&rep));
+                if per_op {
+                    out!("\n{}", conformcmd::per_op_text(&rep));
+                }
+                out!("\n{}", conformcmd::summary_text(&rep));
             }
-            print!("\n{}", conformcmd::summary_text(&rep));
-            let json = serde_json::to_vec_pretty(&rep)?;
-            mutagraph_ir::model::write_atomic(&report, &json)
+            mutagraph_ir::model::write_atomic(&report, &bytes)
                 .with_context(|| format!("writing {}", report.display()))?;
-            println!("report: {}", report.display());
+            tracing::info!("report: {}", report.display());
             if let Some(dir) = write_allowlist {
                 std::fs::create_dir_all(&dir)
                     .with_context(|| format!("creating {}", dir.display()))?;
@@ -691,7 +790,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     mutagraph_ir::model::write_atomic(&path, Allowlist::render(b).as_bytes())
                         .with_context(|| format!("writing {}", path.display()))?;
                 }
-                println!("allowlists written to {}", dir.display());
+                tracing::info!("allowlists written to {}", dir.display());
             }
             let regressions: usize = rep
                 .backends
@@ -705,58 +804,50 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
-        Cmd::Zoo { out, list } => {
+        Cmd::Zoo { out, list, json } => {
             let out = if list { None } else { out };
             if let Some(dir) = &out {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("creating {}", dir.display()))?;
             }
-            println!("{:<20} {:>6} {:>10}", "model", "nodes", "parameters");
+            let mut rows = Vec::new();
+            if !json {
+                outln!("{:<20} {:>6} {:>10}", "model", "nodes", "parameters");
+            }
             for (name, m) in zoo::all() {
-                println!(
-                    "{:<20} {:>6} {:>10}",
-                    name,
-                    m.graph.node_count(),
-                    zoo::parameter_count(&m)
-                );
-                if let Some(dir) = &out {
-                    let path = dir.join(format!("{name}.onnx"));
-                    m.save(&path)
+                let (nodes, params) = (m.graph.node_count(), zoo::parameter_count(&m));
+                let path = out.as_ref().map(|d| d.join(format!("{name}.onnx")));
+                if let Some(path) = &path {
+                    m.save(path)
                         .with_context(|| format!("writing {}", path.display()))?;
                 }
+                if json {
+                    rows.push(serde_json::json!({
+                        "model": name, "nodes": nodes, "parameters": params, "file": path
+                    }));
+                } else {
+                    outln!("{:<20} {:>6} {:>10}", name, nodes, params);
+                }
             }
-            if let Some(dir) = &out {
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&rows)?);
+            }
+            if let Some(dir) = &out
+                && !quiet
+            {
                 eprintln!("wrote {} models to {}", zoo::names().len(), dir.display());
             }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Campaign(a) => {
-            let req = mutagraph_engine::campaign::Request {
-                seeds: a.seeds,
-                out: a.out,
-                time: a
-                    .time
-                    .as_deref()
-                    .map(mutagraph_engine::campaign::parse_duration)
-                    .transpose()?,
-                iterations: a.iterations,
-                jobs: a.jobs,
-                backends: a.backends,
-                seed: a.seed,
-                search: a.search,
-                mcmc_p: a.mcmc_p,
-                quiet: a.quiet,
-                minimize: !a.no_minimize,
-                free_dim: a.free_dim,
-                fixed: a.given.fixed()?,
-                minimize_grace: mutagraph_engine::campaign::parse_duration(&a.minimize_grace)?,
-            };
-            let s = mutagraph_engine::campaign::run(req, a.pool.options()?)?;
-            if !a.quiet {
-                eprintln!(
-                    "campaign: {} iterations, {} executions, {} findings",
-                    s.iterations, s.executions, s.findings
-                );
+            let json = a.json;
+            let (req, pool) = campaign_request(a, quiet)?;
+            mutagraph_engine::interrupt::install().context("installing the signal handlers")?;
+            let s = mutagraph_engine::campaign::run(req, pool.options()?)?;
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&s)?);
+            } else if !quiet {
+                eprint!("{}", s.to_text());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -775,16 +866,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             solve::solve(&m, &fixed).map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
             let ins = inspect(&model.display().to_string(), &mut m, &fixed);
             if !ins.errors.is_empty() && !no_fail {
-                bail!(
-                    "{}: invalid model: {}",
-                    model.display(),
-                    ins.errors.join("; ")
-                );
+                bail!("{}: {}", model.display(), ins.errors.join("; "));
             }
             if json {
-                println!("{}", serde_json::to_string_pretty(&ins)?);
+                outln!("{}", serde_json::to_string_pretty(&ins)?);
             } else {
-                print!("{}", ins.to_text());
+                out!("{}", ins.to_text());
             }
             Ok(if ins.errors.is_empty() {
                 ExitCode::SUCCESS
@@ -796,26 +883,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             input,
             output,
             force,
+            json,
         } => {
-            let (m, external) = if is_text(&input) {
-                let src = std::fs::read_to_string(&input)
-                    .with_context(|| format!("reading {}", input.display()))?;
-                let mut m = text::parse_model(&src)
-                    .map_err(|e| anyhow::anyhow!("{}:{e}", input.display()))?;
-                let external = mutagraph_ir::external::resolve(&mut m, &input)?;
-                (m, external)
-            } else {
-                mutagraph_ir::external::load(&input)?
-            };
+            let (m, external) = mutagraph_ir::external::load(&input)?;
             if let Err(e) = validate::validate(&m) {
                 if !force {
                     bail!("{}: {e} (use --force to write it anyway)", input.display());
                 }
-                eprintln!("warning: {}: {e}", input.display());
+                tracing::warn!("{}: {e}", input.display());
             }
             let nodes = m.graph.node_count();
+            let mut data_file = None;
             let encode = |m: &Model| {
-                if is_text(&output) {
+                if text::is_text_path(&output) {
                     text::print_model(m).into_bytes()
                 } else {
                     m.to_bytes()
@@ -829,28 +909,44 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 // output (the text syntax writes external data for initializers only).
                 let ordinals: std::collections::HashSet<usize> =
                     external.iter().map(|r| r.place.ordinal).collect();
-                let text_out = is_text(&output);
+                let text_out = text::is_text_path(&output);
                 let select = |p: &mutagraph_ir::external::Place| {
                     ordinals.contains(&p.ordinal) && (p.initializer || !text_out)
                 };
                 if let Some(data) = mutagraph_ir::external::save(m, &output, &select, &encode)
                     .with_context(|| format!("writing {}", output.display()))?
                 {
-                    eprintln!("wrote {} (the tensor data)", data.display());
+                    data_file = Some(data);
                 }
             }
-            eprintln!("wrote {} ({nodes} nodes)", output.display());
+            if json {
+                outln!(
+                    "{}",
+                    serde_json::json!({"input": input, "output": output, "nodes": nodes, "data": data_file})
+                );
+            } else if !quiet {
+                if let Some(d) = &data_file {
+                    eprintln!("wrote {} (the tensor data)", d.display());
+                }
+                eprintln!("wrote {} ({nodes} nodes)", output.display());
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Ops { json } => {
             let reg = Registry::global();
             if json {
                 let specs: Vec<_> = reg.iter().collect();
-                println!("{}", serde_json::to_string_pretty(&specs)?);
+                outln!("{}", serde_json::to_string_pretty(&specs)?);
             } else {
-                println!(
+                outln!(
                     "{:<36} {:<10} {:<24} {:>7} {:>7} {:>6} {:>8}",
-                    "op", "category", "opsets", "inputs", "outputs", "attrs", "buckets"
+                    "op",
+                    "category",
+                    "opsets",
+                    "inputs",
+                    "outputs",
+                    "attrs",
+                    "buckets"
                 );
                 for s in reg.iter() {
                     let name = if s.domain.is_empty() {
@@ -866,7 +962,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         Some(h) => format!("{lo}-{h}"),
                         None => format!("{lo}+"),
                     };
-                    println!(
+                    outln!(
                         "{:<36} {:<10} {:<24} {:>7} {:>7} {:>6} {:>8}",
                         name,
                         format!("{:?}", s.category),
@@ -877,7 +973,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         s.bucket_count()
                     );
                 }
-                println!("{} ops", reg.len());
+                outln!("{} ops", reg.len());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -886,16 +982,134 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logging(cli.verbose, cli.quiet);
+    if let Some(n) = cli.max_model_size {
+        mutagraph_ir::limits::set_max_model_bytes(n);
+    }
     match run(cli) {
         Ok(code) => code,
+        // A reader that closed the pipe (`| head -1`) has all it wanted.
+        Err(e) if mutagraph_engine::out::is_closed_stdout(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_text(&e));
             ExitCode::from(1)
         }
     }
 }
 
-/// Files in ONNX's textual syntax (`convert` reads and writes them as text).
-fn is_text(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "onnxtxt")
+/// An error and its causes on one line, each cause once: a cause whose text the line already
+/// holds (a wrapper that prints its source) is left out.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for c in e.chain() {
+        let t = c.to_string();
+        if line.contains(&t) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&t);
+    }
+    line
+}
+
+/// Logs go to standard error through `tracing`: warnings and notes by default, errors only
+/// with `-q`, debug with `-v`, trace with `-vv`; `RUST_LOG` (for example
+/// `RUST_LOG=mutagraph_engine=debug`) decides instead when set.
+fn init_logging(verbose: u8, quiet: bool) {
+    use tracing_subscriber::EnvFilter;
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "info",
+        (false, 1) => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+/// Writes a model as protobuf, or as text when the path ends in `.onnxtxt`.
+fn save_model(m: &Model, path: &Path) -> Result<()> {
+    let bytes = if text::is_text_path(path) {
+        text::print_model(m).into_bytes()
+    } else {
+        m.to_bytes()
+    };
+    write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The campaign's request: the command line over `--config` (a `campaign.toml`).
+fn campaign_request(
+    a: CampaignArgs,
+    quiet: bool,
+) -> Result<(mutagraph_engine::campaign::Request, PoolArgs)> {
+    let mut pool = a.pool;
+    let mut req = mutagraph_engine::campaign::Request {
+        seeds: a.seeds,
+        out: a.out,
+        time: a.time,
+        iterations: a.iterations,
+        jobs: a.jobs,
+        backends: a.backends,
+        seed: a.seed,
+        search: a.search,
+        mcmc_p: a.mcmc_p,
+        quiet,
+        minimize: !a.no_minimize,
+        free_dim: a.free_dim,
+        fixed: a.given.fixed()?,
+        minimize_grace: a.minimize_grace,
+    };
+    if req.backends.len() == 1 && req.backends[0] == "cpu" {
+        req.backends = catalog::cpu_set().iter().map(|s| s.to_string()).collect();
+    }
+    if let Some(path) = &a.config {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let c: mutagraph_engine::campaign::Config = toml::from_str(&text)
+            .with_context(|| format!("{}: not a campaign.toml", path.display()))?;
+        if req.seeds.is_empty() {
+            req.seeds = c.seeds;
+        }
+        if req.backends.is_empty() {
+            req.backends = c.backends;
+        }
+        req.seed = req.seed.or(Some(c.seed));
+        req.search = req.search.or(Some(c.search));
+        if c.mcmc_p.is_finite() {
+            req.mcmc_p = req.mcmc_p.or(Some(c.mcmc_p));
+        }
+        req.jobs = req.jobs.or(Some(c.jobs));
+        req.iterations = req.iterations.or(c.iterations);
+        req.time = req.time.or(c.time_s.map(Duration::from_secs_f64));
+        req.free_dim = req.free_dim.or(c.free_dim);
+        if req.fixed.is_empty() {
+            req.fixed = c.fixed;
+        }
+        pool.timeout = pool
+            .timeout
+            .or(Some(Duration::from_secs_f64(c.run_timeout_s)));
+        pool.mem_limit = pool.mem_limit.or(Some(c.mem_limit_mib));
+    }
+    Ok((req, pool))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// clap's own consistency checks over every command (a flag defined twice, as a global
+    /// flag and again by a command, panics at parse time otherwise).
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
 }

@@ -49,6 +49,7 @@ pub struct Request {
 }
 
 /// What it did.
+#[derive(Debug, serde::Serialize)]
 pub struct Outcome {
     /// The minimized model's path.
     pub out: PathBuf,
@@ -60,6 +61,44 @@ pub struct Outcome {
     pub trigger: Vec<String>,
     /// The root cause's signature (the signature, when no trigger was found).
     pub root: Option<String>,
+}
+
+impl Outcome {
+    /// What `minimize` prints for the model `target`.
+    pub fn to_text(&self, target: &Path) -> String {
+        let i = &self.info;
+        let mut s = format!(
+            "{}: nodes {} -> {} in {} checks ({} invalid candidates skipped), {:.1} s; written to {}\n",
+            target.display(),
+            i.nodes_before,
+            i.nodes_after,
+            i.checks,
+            i.invalid_candidates,
+            i.wall_s,
+            self.out.display()
+        );
+        if let Some(sig) = &self.signature {
+            s.push_str(&format!("  kept: {sig}\n"));
+        }
+        if !self.trigger.is_empty() {
+            s.push_str(&format!("  needs: {}\n", self.trigger.join(", ")));
+        }
+        if let Some(root) = self
+            .root
+            .as_ref()
+            .filter(|r| Some(*r) != self.signature.as_ref())
+        {
+            s.push_str(&format!("  root cause: {root}\n"));
+        }
+        for (name, checks, removed) in &i.passes {
+            if *checks > 0 || *removed > 0 {
+                s.push_str(&format!(
+                    "  {name}: {checks} checks, {removed} nodes removed\n"
+                ));
+            }
+        }
+        s
+    }
 }
 
 fn external(cmd: &str, dir: &Path, n: &mut usize, m: &Model) -> bool {

@@ -200,6 +200,29 @@ fn strip_outputs(mut r: RunReport) -> RunReport {
 }
 
 impl RunSummary {
+    /// What went wrong, one line per backend: a run that did not end `ok`, or outputs that
+    /// differ from the reference beyond the tolerance. `run` exits 1 when there is any.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.runs {
+            let b = &r.report.backend;
+            if r.status != "ok" {
+                out.push(format!("{b}: {} ({})", r.status, r.detail.trim_end()));
+            } else if let Some(v) = r.vs_reference.as_ref().filter(|v| !v.agrees) {
+                out.push(format!(
+                    "{b}: differs from {} beyond the '{}' tolerance{}",
+                    self.reference,
+                    v.tolerance,
+                    v.reason
+                        .as_ref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+        out
+    }
+
     /// The text table.
     pub fn to_text(&self) -> String {
         let mut s = format!(

@@ -32,8 +32,9 @@ pub enum AttrValue {
     Tensor(Tensor),
     /// GRAPH: a nested graph (If / Loop / Scan bodies).
     Graph(Box<Graph>),
-    /// SPARSE_TENSOR, kept verbatim.
-    SparseTensor(pb::SparseTensorProto),
+    /// SPARSE_TENSOR, kept verbatim (boxed: inline, its two tensors made every attribute of
+    /// every node 800 bytes, most of the memory a long graph takes).
+    SparseTensor(Box<pb::SparseTensorProto>),
     /// TYPE_PROTO, kept verbatim.
     TypeProto(pb::TypeProto),
     /// FLOATS

@@ -16,6 +16,17 @@ pub enum Error {
     /// The model is well-formed but breaks a rule of ONNX (see [`crate::validate`]).
     #[error("invalid model: {0}")]
     Invalid(String),
+    /// The file is in ONNX's textual syntax and does not parse.
+    #[error("ONNX text syntax, at {0}")]
+    Text(crate::text::TextError),
+    /// The file is larger than the model size limit ([`crate::limits`]).
+    #[error(
+        "larger than the model size limit of {limit} bytes (--max-model-size or MUTAGRAPH_MAX_MODEL_BYTES raises it)"
+    )]
+    TooLarge {
+        /// The limit, bytes.
+        limit: u64,
+    },
     /// A patch could not be applied.
     #[error("patch rejected: {0}")]
     Patch(String),
@@ -39,14 +50,22 @@ pub enum Error {
         /// What is wrong.
         problem: String,
     },
-    /// Any of the above, for a named file.
-    #[error("{path}: {problem}")]
+    /// Any of the above, for a named file (a text syntax error as `FILE:LINE:COL: what`, the
+    /// form editors and terminals jump to).
+    #[error("{}", file_message(.path, .problem))]
     File {
         /// The file the problem is in.
         path: PathBuf,
         /// The problem.
         problem: Box<Error>,
     },
+}
+
+fn file_message(path: &std::path::Path, problem: &Error) -> String {
+    match problem {
+        Error::Text(t) => format!("{}:{t} (ONNX text syntax)", path.display()),
+        e => format!("{}: {e}", path.display()),
+    }
 }
 
 impl Error {

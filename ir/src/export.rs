@@ -72,7 +72,7 @@ fn attr_to_proto(a: &Attribute) -> pb::AttributeProto {
         AttrValue::String(v) => p.s = Some(v.clone()),
         AttrValue::Tensor(v) => p.t = Some(v.clone()),
         AttrValue::Graph(g) => p.g = Some(graph_to_proto(g)),
-        AttrValue::SparseTensor(v) => p.sparse_tensor = Some(v.clone()),
+        AttrValue::SparseTensor(v) => p.sparse_tensor = Some((**v).clone()),
         AttrValue::TypeProto(v) => p.tp = Some(v.clone()),
         AttrValue::Floats(v) => p.floats = v.clone(),
         AttrValue::Ints(v) => p.ints = v.clone(),

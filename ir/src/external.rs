@@ -433,12 +433,83 @@ pub fn decode_at(bytes: &[u8], model_path: &Path) -> Result<(Model, Vec<External
 }
 
 /// Reads a model file and its external data; also says which tensors came from side files.
+/// A file whose name ends in `.onnxtxt` is read in ONNX's textual syntax, any other as
+/// protobuf. The file is read up to [`crate::limits::max_model_bytes`] (a device or a pipe
+/// given as a model is never read without end).
 pub fn load(path: &Path) -> Result<(Model, Vec<ExternalRef>)> {
-    let bytes = std::fs::read(path).map_err(|err| Error::Io {
+    let bytes = read_bounded(path)?;
+    if crate::text::is_text_path(path) {
+        let src = String::from_utf8(bytes).map_err(|e| {
+            Error::Text(crate::text::TextError {
+                line: 1,
+                col: 1,
+                message: format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+            })
+            .in_file(path)
+        })?;
+        let mut m = crate::text::parse_model(&src).map_err(|e| Error::Text(e).in_file(path))?;
+        let refs = resolve(&mut m, path)?;
+        return Ok((m, refs));
+    }
+    decode_at(&bytes, path)
+}
+
+/// The bytes of a model file, at most [`crate::limits::max_model_bytes`] of them: a larger
+/// file (or an endless device) is refused after reading one byte past the limit.
+pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
+    read_at_most(path, crate::limits::max_model_bytes())
+}
+
+/// [`read_bounded`] with the limit given.
+fn read_at_most(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let io = |err| Error::Io {
         path: path.to_path_buf(),
         err,
-    })?;
-    decode_at(&bytes, path)
+    };
+    let f = open_for_reading(path).map_err(io)?;
+    let meta = f.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(Error::Io {
+            path: path.to_path_buf(),
+            err: std::io::Error::other("is a directory, not a model file"),
+        });
+    }
+    if meta.is_file() && meta.len() > limit {
+        return Err(Error::TooLarge { limit }.in_file(path));
+    }
+    let mut bytes = Vec::with_capacity(if meta.is_file() {
+        meta.len() as usize
+    } else {
+        0
+    });
+    f.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(Error::TooLarge { limit }.in_file(path));
+    }
+    Ok(bytes)
+}
+
+/// Opens a file for reading without blocking on a named pipe that has no writer (opening one
+/// waits for a writer; reading one without a writer ends at once): such a pipe reads as an
+/// empty file, while one that has a writer is read as usual.
+fn open_for_reading(path: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            use rustix::fs::OFlags;
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(OFlags::NONBLOCK.bits() as i32)
+                .open(path)?;
+            rustix::fs::fcntl_setfl(&f, OFlags::empty())?;
+            return Ok(f);
+        }
+    }
+    std::fs::File::open(path)
 }
 
 /// The data file [`save`] writes beside `model_path`: the model's file name with `.data`
@@ -515,4 +586,25 @@ pub fn save(
     write_atomic(&data_path, &data)?;
     write_atomic(path, &encode(&m))?;
     Ok(Some(data_path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reading_a_model_is_bounded_and_never_blocks_on_a_pipe_without_writer() {
+        let d = tempfile::tempdir().unwrap();
+        // A named pipe nobody writes to reads as empty at once (opening it would block).
+        let fifo = d.path().join("m.onnx");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::RWXU).unwrap();
+        assert_eq!(read_bounded(&fifo).unwrap(), Vec::<u8>::new());
+        // An endless device stops one byte past the limit, with the limit in the message.
+        let e = read_at_most(Path::new("/dev/zero"), 1 << 16)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/dev/zero") && e.contains("65536"), "{e}");
+        let e = read_bounded(d.path()).unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+    }
 }

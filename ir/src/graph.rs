@@ -134,7 +134,10 @@ pub struct Graph {
     /// Documentation.
     pub doc_string: Option<String>,
     pub(crate) dag: StableDiGraph<Node, Edge>,
-    pub(crate) index: HashMap<NodeId, NodeIndex>,
+    /// Where each node lives in `dag`, by id (ids are dense: `0..next_id`, never reused, so a
+    /// vector indexed by id finds a node and lists them in id order without hashing or
+    /// sorting).
+    pub(crate) index: Vec<Option<NodeIndex>>,
     pub(crate) next_id: u32,
     /// Graph inputs, verbatim.
     pub inputs: Vec<pb::ValueInfoProto>,
@@ -204,30 +207,31 @@ impl Graph {
         &self.dag
     }
 
+    /// Where the node with this id lives in `dag`.
+    fn ix(&self, id: NodeId) -> Option<NodeIndex> {
+        self.index.get(id.0 as usize).copied().flatten()
+    }
+
     /// The node with this id.
     pub fn node(&self, id: NodeId) -> Option<&Node> {
-        self.index.get(&id).map(|&ix| &self.dag[ix])
+        self.ix(id).map(|ix| &self.dag[ix])
     }
 
     /// Mutable access to a node's attributes and names. Changing inputs or outputs through this
     /// leaves the edges stale: use [`crate::patch::Patch`] for that.
     pub(crate) fn node_mut(&mut self, id: NodeId) -> Option<&mut Node> {
-        let ix = *self.index.get(&id)?;
+        let ix = self.ix(id)?;
         Some(&mut self.dag[ix])
     }
 
     /// All nodes, in id order.
     pub fn nodes(&self) -> impl Iterator<Item = &Node> {
-        let mut ids: Vec<_> = self.index.keys().copied().collect();
-        ids.sort();
-        ids.into_iter().map(move |id| &self.dag[self.index[&id]])
+        self.index.iter().flatten().map(move |&ix| &self.dag[ix])
     }
 
     /// Ids of all nodes, in id order.
     pub fn node_ids(&self) -> Vec<NodeId> {
-        let mut ids: Vec<_> = self.index.keys().copied().collect();
-        ids.sort();
-        ids
+        self.nodes().map(|n| n.id).collect()
     }
 
     /// Adds a node, assigning it a fresh id. Edges are not updated until [`Graph::rebuild_edges`].
@@ -236,20 +240,24 @@ impl Graph {
         self.next_id += 1;
         node.id = id;
         let ix = self.dag.add_node(node);
-        self.index.insert(id, ix);
+        let slot = id.0 as usize;
+        if self.index.len() <= slot {
+            self.index.resize(slot + 1, None);
+        }
+        self.index[slot] = Some(ix);
         id
     }
 
     /// Removes a node. Edges are not updated until [`Graph::rebuild_edges`].
     pub(crate) fn remove_node_raw(&mut self, id: NodeId) -> Option<Node> {
-        let ix = self.index.remove(&id)?;
+        let ix = self.index.get_mut(id.0 as usize)?.take()?;
         self.dag.remove_node(ix)
     }
 
     /// Replaces a node's content, keeping its id.
     pub(crate) fn replace_node_raw(&mut self, id: NodeId, mut node: Node) -> bool {
-        match self.index.get(&id) {
-            Some(&ix) => {
+        match self.ix(id) {
+            Some(ix) => {
                 node.id = id;
                 self.dag[ix] = node;
                 true
@@ -260,7 +268,7 @@ impl Graph {
 
     /// Map from value name to (producer, output slot).
     pub fn producers(&self) -> HashMap<&str, (NodeId, usize)> {
-        let mut m = HashMap::new();
+        let mut m = HashMap::with_capacity(self.node_count());
         for n in self.nodes() {
             for (slot, o) in n.outputs.iter().enumerate() {
                 if !o.is_empty() {
@@ -292,47 +300,53 @@ impl Graph {
 
     /// Recomputes every edge from the nodes' input and output names.
     pub fn rebuild_edges(&mut self) {
+        let new_edges = {
+            let producers = self.producers();
+            let mut new_edges = Vec::with_capacity(self.node_count());
+            for n in self.nodes() {
+                let Some(ib) = self.ix(n.id) else { continue };
+                for (slot, i) in n.inputs.iter().enumerate() {
+                    if let Some(&(p, ps)) = producers.get(i.as_str())
+                        && let Some(ia) = self.ix(p)
+                    {
+                        new_edges.push((
+                            ia,
+                            ib,
+                            Edge {
+                                value: i.clone(),
+                                src_slot: ps,
+                                dst_slot: Some(slot),
+                            },
+                        ));
+                    }
+                }
+                if n.subgraphs().next().is_none() {
+                    continue;
+                }
+                let captured: BTreeSet<String> = n
+                    .subgraphs()
+                    .flat_map(|(_, g)| g.captured_names())
+                    .collect();
+                for c in captured {
+                    if let Some(&(p, ps)) = producers.get(c.as_str())
+                        && let Some(ia) = self.ix(p)
+                    {
+                        new_edges.push((
+                            ia,
+                            ib,
+                            Edge {
+                                value: c,
+                                src_slot: ps,
+                                dst_slot: None,
+                            },
+                        ));
+                    }
+                }
+            }
+            new_edges
+        };
         self.dag.clear_edges();
-        let producers: HashMap<String, (NodeId, usize)> = self
-            .producers()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
-        let mut new_edges = Vec::new();
-        for n in self.nodes() {
-            for (slot, i) in n.inputs.iter().enumerate() {
-                if let Some(&(p, ps)) = producers.get(i) {
-                    new_edges.push((
-                        p,
-                        n.id,
-                        Edge {
-                            value: i.clone(),
-                            src_slot: ps,
-                            dst_slot: Some(slot),
-                        },
-                    ));
-                }
-            }
-            let captured: BTreeSet<String> = n
-                .subgraphs()
-                .flat_map(|(_, g)| g.captured_names())
-                .collect();
-            for c in captured {
-                if let Some(&(p, ps)) = producers.get(&c) {
-                    new_edges.push((
-                        p,
-                        n.id,
-                        Edge {
-                            value: c,
-                            src_slot: ps,
-                            dst_slot: None,
-                        },
-                    ));
-                }
-            }
-        }
-        for (a, b, e) in new_edges {
-            let (ia, ib) = (self.index[&a], self.index[&b]);
+        for (ia, ib, e) in new_edges {
             self.dag.add_edge(ia, ib, e);
         }
     }
@@ -383,19 +397,18 @@ impl Graph {
     /// A deterministic topological order (Kahn's algorithm, smallest id first among ready
     /// nodes, so a graph imported in topological order keeps its order).
     pub fn topo_order(&self) -> Result<Vec<NodeId>> {
-        let mut indeg: HashMap<NodeIndex, usize> = HashMap::new();
-        for ix in self.dag.node_indices() {
-            indeg.insert(ix, 0);
-        }
+        // In-degrees by petgraph index (a vector: no hashing per edge).
+        let mut indeg: Vec<usize> = vec![0; petgraph::visit::NodeIndexable::node_bound(&self.dag)];
         for e in self.dag.edge_references() {
             if e.source() != e.target() {
-                *indeg.get_mut(&e.target()).unwrap() += 1;
+                indeg[e.target().index()] += 1;
             }
         }
-        let mut ready: BinaryHeap<std::cmp::Reverse<(NodeId, NodeIndex)>> = indeg
-            .iter()
-            .filter(|(_, d)| **d == 0)
-            .map(|(ix, _)| std::cmp::Reverse((self.dag[*ix].id, *ix)))
+        let mut ready: BinaryHeap<std::cmp::Reverse<(NodeId, NodeIndex)>> = self
+            .dag
+            .node_indices()
+            .filter(|ix| indeg[ix.index()] == 0)
+            .map(|ix| std::cmp::Reverse((self.dag[ix].id, ix)))
             .collect();
         let mut order = Vec::with_capacity(self.dag.node_count());
         while let Some(std::cmp::Reverse((id, ix))) = ready.pop() {
@@ -404,7 +417,7 @@ impl Graph {
                 if e.target() == ix {
                     continue;
                 }
-                let d = indeg.get_mut(&e.target()).unwrap();
+                let d = &mut indeg[e.target().index()];
                 *d -= 1;
                 if *d == 0 {
                     ready.push(std::cmp::Reverse((self.dag[e.target()].id, e.target())));
@@ -461,6 +474,22 @@ impl Graph {
         self.declared_type(name).unwrap_or(ValueType::Unknown)
     }
 
+    /// [`Graph::value_type`] for many values: the declarations are indexed once (asking the
+    /// graph itself scans inputs, outputs and value_info for each value).
+    pub fn type_view(&self) -> TypeView<'_> {
+        let mut declared: HashMap<&str, &pb::ValueInfoProto> =
+            HashMap::with_capacity(self.inputs.len() + self.outputs.len() + self.value_info.len());
+        for v in self
+            .inputs
+            .iter()
+            .chain(&self.outputs)
+            .chain(&self.value_info)
+        {
+            declared.entry(v.name.as_deref().unwrap_or("")).or_insert(v);
+        }
+        TypeView { g: self, declared }
+    }
+
     /// The type declared for a value in inputs, outputs or value_info.
     pub fn declared_type(&self, name: &str) -> Option<ValueType> {
         self.inputs
@@ -495,5 +524,41 @@ impl Graph {
             }
         }
         out
+    }
+}
+
+/// A graph with its declared types indexed by name ([`Graph::type_view`]).
+pub struct TypeView<'a> {
+    g: &'a Graph,
+    declared: HashMap<&'a str, &'a pb::ValueInfoProto>,
+}
+
+impl TypeView<'_> {
+    /// [`Graph::value_type`].
+    pub fn value_type(&self, name: &str) -> ValueType {
+        self.value_type_ref(name).into_owned()
+    }
+
+    /// [`Graph::value_type`], borrowed where the graph holds it.
+    pub fn value_type_ref(&self, name: &str) -> std::borrow::Cow<'_, ValueType> {
+        use std::borrow::Cow;
+        if let Some(t) = self.g.types.get(name)
+            && *t != ValueType::Unknown
+        {
+            return Cow::Borrowed(t);
+        }
+        if let Some(t) = self.g.initializers.get(name) {
+            use crate::tensor::TensorExt;
+            return Cow::Owned(ValueType::Tensor(t.tensor_type()));
+        }
+        Cow::Owned(self.declared_type(name).unwrap_or(ValueType::Unknown))
+    }
+
+    /// [`Graph::declared_type`].
+    pub fn declared_type(&self, name: &str) -> Option<ValueType> {
+        self.declared
+            .get(name)
+            .and_then(|v| v.r#type.as_ref())
+            .map(ValueType::from_proto)
     }
 }

@@ -5,12 +5,19 @@
 //! shape computations folded on the way: the data propagation that lets `Shape → Gather →
 //! Concat → Reshape` chains get static shapes). Subgraphs are inferred before the node that
 //! holds them, with the enclosing scope visible.
+//!
+//! One pass over the graph, linear in its size: the enclosing scopes are a chain of borrowed
+//! frames (nothing is copied per subgraph), input types and constants are lent to the transfer
+//! functions (no copy of a weight per node), names are borrowed from the graph until results
+//! are stored, and subgraphs nest at most [`MAX_SUBGRAPH_DEPTH`] levels.
+use crate::attr::AttrValue;
 use crate::graph::{Graph, NodeId};
 use crate::model::Model;
 use crate::registry::{InferCtx, Registry};
 use crate::tensor::{Tensor, TensorExt};
 use crate::types::{Dim, TensorType, ValueType};
-use std::collections::{BTreeMap, HashMap};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Constants larger than this many elements are not propagated.
 const MAX_FOLD_ELEMENTS: i64 = 4096;
@@ -44,19 +51,6 @@ pub struct Report {
     pub ambiguous: Vec<(String, String)>,
 }
 
-impl Report {
-    fn merge(&mut self, o: Report) {
-        for (k, v) in o.unknown_ops {
-            *self.unknown_ops.entry(k).or_default() += v;
-        }
-        self.errors.extend(o.errors);
-        self.ambiguous.extend(o.ambiguous);
-    }
-}
-
-/// A subgraph inferred on a scratch copy: (attribute name, index in the attribute, graph).
-type InferredSub = (String, usize, Graph);
-
 /// Values visible from an enclosing graph.
 #[derive(Clone, Default)]
 pub struct Scope {
@@ -66,6 +60,12 @@ pub struct Scope {
     pub consts: HashMap<String, Tensor>,
 }
 
+/// Subgraphs nest at most this deep: deeper ones are reported as an error and not inferred
+/// (inference, validation and the walks over subgraphs recurse once per level). A protobuf
+/// model cannot nest deeper anyway (prost refuses messages nested over 100 levels, three per
+/// subgraph); a model built in memory can.
+pub const MAX_SUBGRAPH_DEPTH: usize = 48;
+
 /// Infers every value of the model's main graph (and subgraphs); results land in `Graph::types`.
 pub fn infer_model(m: &mut Model, opts: Options) -> Report {
     let opset = m.default_opset();
@@ -74,28 +74,167 @@ pub fn infer_model(m: &mut Model, opts: Options) -> Report {
 
 /// Infers the values of one graph given its enclosing scope.
 pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> Report {
-    let reg = Registry::global();
     let mut report = Report::default();
-    let mut types: HashMap<String, ValueType> = outer.types.clone();
-    let mut consts: HashMap<String, Tensor> = outer.consts.clone();
-    for (name, t) in &g.initializers {
-        types.insert(name.clone(), ValueType::Tensor(t.tensor_type()));
-        if t.num_elements() <= MAX_FOLD_ELEMENTS && !t.is_external() {
-            consts.insert(name.clone(), t.clone());
+    let inferred = run(g, opset, &Env::Root(outer), opts, &[], 0, &mut report).into_owned();
+    inferred.store(g);
+    report
+}
+
+/// What inference found for one graph, before it is stored in the graph: its own values'
+/// types, the values it folded, and the same for the subgraphs of its nodes. Names are
+/// borrowed from the graph (inference that is not stored, as validation's and the input
+/// solver's, allocates no name).
+pub(crate) struct Inferred<'g> {
+    /// The graph's own values (initializers, inputs, node outputs), as `Graph::types`.
+    pub(crate) types: HashMap<&'g str, ValueType>,
+    /// As `Graph::folded`.
+    pub(crate) folded: HashSet<&'g str>,
+    /// Per node holding subgraphs: (attribute position, index in the attribute, results).
+    pub(crate) subs: HashMap<NodeId, Vec<(usize, usize, Inferred<'g>)>>,
+}
+
+impl<'g> Inferred<'g> {
+    /// The results for subgraph `idx` of the attribute at position `pos` of node `id`.
+    pub(crate) fn sub(&self, id: NodeId, pos: usize, idx: usize) -> Option<&Inferred<'g>> {
+        self.subs
+            .get(&id)?
+            .iter()
+            .find(|(p, i, _)| *p == pos && *i == idx)
+            .map(|(_, _, r)| r)
+    }
+
+    /// What [`Inferred::store`] stores, owning its names (the graph they borrow from is then
+    /// free to be changed).
+    pub(crate) fn into_owned(self) -> Stored {
+        let own = |types: HashMap<&str, ValueType>| -> HashMap<String, ValueType> {
+            types.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+        };
+        Stored {
+            types: own(self.types),
+            folded: self.folded.into_iter().map(str::to_string).collect(),
+            subs: self
+                .subs
+                .into_iter()
+                .map(|(id, subs)| {
+                    let subs = subs
+                        .into_iter()
+                        .map(|(pos, idx, r)| (pos, idx, own(r.types)))
+                        .collect();
+                    (id, subs)
+                })
+                .collect(),
         }
     }
-    for v in &g.inputs {
-        let name = v.name.clone().unwrap_or_default();
-        if let Some(tp) = &v.r#type {
-            let declared = ValueType::from_proto(tp);
-            let merged = match types.get(&name) {
-                Some(init) => refine(&declared, init),
-                None => declared,
-            };
-            types.insert(name, merged);
-        } else {
-            types.entry(name).or_insert(ValueType::Unknown);
+}
+
+/// A subgraph's types: (attribute position, index in the attribute, the types).
+type SubTypes = (usize, usize, HashMap<String, ValueType>);
+
+/// [`Inferred`] with owned names, ready to be stored in its graph.
+pub(crate) struct Stored {
+    types: HashMap<String, ValueType>,
+    folded: HashSet<String>,
+    /// Per node holding subgraphs, their types.
+    subs: Vec<(NodeId, Vec<SubTypes>)>,
+}
+
+impl Stored {
+    /// Stores the results in `g`: its types and folded values, and the types of the subgraphs
+    /// its nodes hold (one level: as inference has always stored them).
+    pub(crate) fn store(self, g: &mut Graph) {
+        g.types = self.types;
+        g.folded = self.folded;
+        for (id, subs) in self.subs {
+            let Some(node) = g.node_mut(id) else { continue };
+            for (pos, idx, types) in subs {
+                let target = match node.attributes.get_mut(pos).map(|a| &mut a.value) {
+                    Some(AttrValue::Graph(b)) if idx == 0 => Some(&mut **b),
+                    Some(AttrValue::Graphs(gs)) => gs.get_mut(idx),
+                    _ => None,
+                };
+                if let Some(t) = target {
+                    t.types = types;
+                }
+            }
         }
+    }
+}
+
+/// What a graph under inference sees of the graphs around it: a chain of borrowed frames, so
+/// inferring a subgraph copies nothing of its enclosing scope (a copy per subgraph made a
+/// graph of N `If` nodes quadratic).
+enum Env<'a> {
+    Root(&'a Scope),
+    Frame {
+        parent: &'a Env<'a>,
+        types: &'a HashMap<&'a str, ValueType>,
+        folded: &'a HashMap<&'a str, Tensor>,
+        initializers: &'a indexmap::IndexMap<String, Tensor>,
+    },
+}
+
+impl<'a> Env<'a> {
+    fn ty(&self, name: &str) -> Option<&'a ValueType> {
+        match self {
+            Env::Root(s) => s.types.get(name),
+            Env::Frame { parent, types, .. } => types.get(name).or_else(|| parent.ty(name)),
+        }
+    }
+
+    fn konst(&self, name: &str) -> Option<&'a Tensor> {
+        match self {
+            Env::Root(s) => s.consts.get(name),
+            Env::Frame {
+                parent,
+                folded,
+                initializers,
+                ..
+            } => folded
+                .get(name)
+                .or_else(|| foldable(initializers.get(name)?))
+                .or_else(|| parent.konst(name)),
+        }
+    }
+}
+
+/// An initializer small enough to propagate as a constant.
+fn foldable(t: &Tensor) -> Option<&Tensor> {
+    (t.num_elements() <= MAX_FOLD_ELEMENTS && !t.is_external()).then_some(t)
+}
+
+/// Infers `g` without changing it; `inputs` overrides the declared types of its inputs by
+/// position (`None`: as declared). Problems are added to `report`.
+fn run<'g>(
+    g: &'g Graph,
+    opset: i64,
+    env: &Env<'_>,
+    opts: Options,
+    inputs: &[Option<ValueType>],
+    depth: usize,
+    report: &mut Report,
+) -> Inferred<'g> {
+    let reg = Registry::global();
+    let mut types: HashMap<&'g str, ValueType> =
+        HashMap::with_capacity(g.initializers.len() + g.inputs.len() + g.node_count());
+    // Constants folded from this graph's nodes (initializers are read where they are).
+    let mut consts: HashMap<&str, Tensor> = HashMap::new();
+    for (name, t) in &g.initializers {
+        types.insert(name, ValueType::Tensor(t.tensor_type()));
+    }
+    for (i, v) in g.inputs.iter().enumerate() {
+        let name = v.name.as_deref().unwrap_or("");
+        let declared = match inputs.get(i).and_then(Option::as_ref) {
+            Some(t) => Some(ValueType::from_proto(&t.to_proto())),
+            None => v.r#type.as_ref().map(ValueType::from_proto),
+        };
+        let existing = types.get(name).or_else(|| env.ty(name));
+        let t = match (declared, existing) {
+            (Some(d), Some(e)) => refine(&d, e),
+            (Some(d), None) => d,
+            (None, Some(e)) => e.clone(),
+            (None, None) => ValueType::Unknown,
+        };
+        types.insert(name, t);
     }
     let order = match g.topo_order() {
         Ok(o) => o,
@@ -120,56 +259,84 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
     } else {
         HashMap::new()
     };
-    let mut sub_results: Vec<(NodeId, Vec<InferredSub>)> = Vec::new();
-    let mut folded = std::collections::HashSet::new();
+    let mut subs: HashMap<NodeId, Vec<(usize, usize, Inferred<'g>)>> = HashMap::new();
+    let mut folded = HashSet::new();
     for id in order {
         let node = g.node(id).unwrap();
         // Subgraphs first, with the current scope visible.
         let mut subgraph_outputs: HashMap<String, Vec<Vec<ValueType>>> = HashMap::new();
-        let mut inferred_subs = Vec::new();
         if node.subgraphs().next().is_some() {
-            let scope = Scope {
-                types: types.clone(),
-                consts: consts.clone(),
-            };
-            for (attr, sub) in node.subgraphs() {
-                let mut sub = sub.clone();
-                seed_subgraph_inputs(&mut sub, node, attr, &types);
-                report.merge(infer_graph(&mut sub, opset, &scope, opts));
-                let outs: Vec<ValueType> = sub
-                    .outputs
-                    .iter()
-                    .map(|o| {
-                        sub.types
-                            .get(o.name.as_deref().unwrap_or(""))
-                            .cloned()
-                            .unwrap_or(ValueType::Unknown)
-                    })
-                    .collect();
-                let idx = subgraph_outputs.get(attr).map_or(0, |v| v.len());
-                subgraph_outputs
-                    .entry(attr.to_string())
-                    .or_default()
-                    .push(outs);
-                inferred_subs.push((attr.to_string(), idx, sub));
+            if depth >= MAX_SUBGRAPH_DEPTH {
+                report.errors.push((
+                    node.label(),
+                    format!("subgraphs nest deeper than {MAX_SUBGRAPH_DEPTH} levels: not inferred"),
+                ));
+            } else {
+                let frame = Env::Frame {
+                    parent: env,
+                    types: &types,
+                    folded: &consts,
+                    initializers: &g.initializers,
+                };
+                let mut inferred_subs = Vec::new();
+                for (pos, a) in node.attributes.iter().enumerate() {
+                    let graphs: Vec<&Graph> = match &a.value {
+                        AttrValue::Graph(b) => vec![b.as_ref()],
+                        AttrValue::Graphs(gs) => gs.iter().collect(),
+                        _ => continue,
+                    };
+                    for (idx, sub) in graphs.into_iter().enumerate() {
+                        let seeds = subgraph_input_types(sub, node, &frame);
+                        let r = run(sub, opset, &frame, opts, &seeds, depth + 1, report);
+                        let outs: Vec<ValueType> = sub
+                            .outputs
+                            .iter()
+                            .map(|o| {
+                                r.types
+                                    .get(o.name.as_deref().unwrap_or(""))
+                                    .cloned()
+                                    .unwrap_or(ValueType::Unknown)
+                            })
+                            .collect();
+                        subgraph_outputs
+                            .entry(a.name.clone())
+                            .or_default()
+                            .push(outs);
+                        inferred_subs.push((pos, idx, r));
+                    }
+                }
+                if !inferred_subs.is_empty() {
+                    subs.insert(id, inferred_subs);
+                }
             }
         }
-        if !inferred_subs.is_empty() {
-            sub_results.push((id, inferred_subs));
-        }
-        let inputs: Vec<Option<ValueType>> = node
+        let lookup = |i: &str| types.get(i).or_else(|| env.ty(i));
+        const UNKNOWN: ValueType = ValueType::Unknown;
+        let inputs: Vec<Option<Cow<'_, ValueType>>> = node
             .inputs
             .iter()
             .map(|i| {
                 if i.is_empty() {
                     None
                 } else {
-                    Some(types.get(i).cloned().unwrap_or(ValueType::Unknown))
+                    Some(Cow::Borrowed(lookup(i).unwrap_or(&UNKNOWN)))
                 }
             })
             .collect();
-        let input_consts: Vec<Option<Tensor>> =
-            node.inputs.iter().map(|i| consts.get(i).cloned()).collect();
+        let input_consts: Vec<Option<Cow<'_, Tensor>>> = node
+            .inputs
+            .iter()
+            .map(|i| {
+                if i.is_empty() {
+                    return None;
+                }
+                consts
+                    .get(i.as_str())
+                    .or_else(|| foldable(g.initializers.get(i)?))
+                    .or_else(|| env.konst(i))
+                    .map(Cow::Borrowed)
+            })
+            .collect();
         let ctx = InferCtx {
             node,
             opset,
@@ -211,8 +378,8 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
                 {
                     for (name, t) in node.outputs.iter().zip(vals) {
                         if !name.is_empty() && t.num_elements() <= MAX_FOLD_ELEMENTS {
-                            folded.insert(name.clone());
-                            consts.insert(name.clone(), t);
+                            folded.insert(name.as_str());
+                            consts.insert(name.as_str(), t);
                         }
                     }
                 }
@@ -226,79 +393,80 @@ pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> R
                 Some(d) => refine(&t, d),
                 None => t,
             };
-            types.insert(name.clone(), t);
+            types.insert(name, t);
         }
     }
-    // Store results: this graph's own values only.
-    for (k, _) in outer.types.iter() {
-        if !g.initializers.contains_key(k) && !g.inputs.iter().any(|v| v.name.as_deref() == Some(k))
-        {
-            types.remove(k);
-        }
+    Inferred {
+        types,
+        folded,
+        subs,
     }
-    g.types = types;
-    g.folded = folded;
-    for (id, subs) in sub_results {
-        let node = g.node_mut(id).unwrap();
-        for (attr, idx, sub) in subs {
-            if let Some(a) = node.attributes.iter_mut().find(|a| a.name == attr) {
-                match &mut a.value {
-                    crate::attr::AttrValue::Graph(g) => g.types = sub.types,
-                    crate::attr::AttrValue::Graphs(gs) => {
-                        if let Some(g) = gs.get_mut(idx) {
-                            g.types = sub.types;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-    report
 }
 
-/// Gives Loop/Scan bodies the types their inputs will have where the body does not declare them.
-fn seed_subgraph_inputs(
-    sub: &mut Graph,
+/// Infers the model's main graph (and subgraphs) without changing the model.
+pub(crate) fn run_model<'m>(m: &'m Model, opts: Options, report: &mut Report) -> Inferred<'m> {
+    run(
+        &m.graph,
+        m.default_opset(),
+        &Env::Root(&Scope::default()),
+        opts,
+        &[],
+        0,
+        report,
+    )
+}
+
+/// Infers `g` without changing it, its inputs typed `inputs` by position where given (the
+/// declared type otherwise).
+pub(crate) fn run_graph_with_inputs<'g>(
+    g: &'g Graph,
+    opset: i64,
+    outer: &Scope,
+    opts: Options,
+    inputs: &[Option<ValueType>],
+    report: &mut Report,
+) -> Inferred<'g> {
+    run(g, opset, &Env::Root(outer), opts, inputs, 0, report)
+}
+
+/// The types Loop bodies' inputs will have where the body does not declare them, by position
+/// (`None`: as declared). Other ops' subgraphs take their inputs as declared.
+fn subgraph_input_types(
+    sub: &Graph,
     node: &crate::graph::Node,
-    _attr: &str,
-    outer: &HashMap<String, ValueType>,
-) {
+    outer: &Env<'_>,
+) -> Vec<Option<ValueType>> {
+    if node.op_type != "Loop" {
+        return Vec::new();
+    }
     let outer_t = |i: usize| -> ValueType {
         node.inputs
             .get(i)
             .filter(|s| !s.is_empty())
-            .and_then(|s| outer.get(s))
+            .and_then(|s| outer.ty(s))
             .cloned()
             .unwrap_or(ValueType::Unknown)
     };
-    let mut seeds: Vec<ValueType> = Vec::new();
-    match node.op_type.as_str() {
-        "Loop" => {
-            seeds.push(ValueType::Tensor(TensorType::fixed(crate::DType::I64, &[])));
-            seeds.push(ValueType::Tensor(TensorType::fixed(
-                crate::DType::Bool,
-                &[],
-            )));
-            for i in 2..node.inputs.len() {
-                seeds.push(outer_t(i));
-            }
-        }
-        _ => return,
+    let mut seeds: Vec<ValueType> = vec![
+        ValueType::Tensor(TensorType::fixed(crate::DType::I64, &[])),
+        ValueType::Tensor(TensorType::fixed(crate::DType::Bool, &[])),
+    ];
+    for i in 2..node.inputs.len() {
+        seeds.push(outer_t(i));
     }
-    // `sub` is a scratch copy: only its inferred `types` are kept, so filling in the declared
-    // input types here does not change the model.
-    for (v, seed) in sub.inputs.iter_mut().zip(seeds) {
-        let declared = v
-            .r#type
-            .as_ref()
-            .map(ValueType::from_proto)
-            .unwrap_or(ValueType::Unknown);
-        let t = refine(&declared, &seed);
-        if t != ValueType::Unknown {
-            v.r#type = Some(t.to_proto());
-        }
-    }
+    sub.inputs
+        .iter()
+        .zip(seeds)
+        .map(|(v, seed)| {
+            let declared = v
+                .r#type
+                .as_ref()
+                .map(ValueType::from_proto)
+                .unwrap_or(ValueType::Unknown);
+            let t = refine(&declared, &seed);
+            (t != ValueType::Unknown).then_some(t)
+        })
+        .collect()
 }
 
 /// Combines two descriptions of one value: known facts of `a` win, gaps are filled from `b`.

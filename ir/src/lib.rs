@@ -8,6 +8,8 @@
 //!   model's directory) and written back beside a model by [`external::save`].
 //! * [`registry`]: one [`OpSpec`](registry::OpSpec) per ONNX op (arity, attributes, dtype
 //!   constraints, type-and-shape transfer, input constraints, parameter buckets).
+//! * [`onnx_ops`]: the name and versions of every operator ONNX defines (default domain and
+//!   `ai.onnx.ml`), from the `onnx` package: what validation knows of ops without a spec.
 //! * [`infer`]: type and shape inference over a graph with the registry.
 //! * [`validate`]: structural and typing checks.
 //! * [`patch`]: edits, applied all at once and validated.
@@ -21,7 +23,9 @@ pub mod external;
 pub mod graph;
 pub mod import;
 pub mod infer;
+pub mod limits;
 pub mod model;
+pub mod onnx_ops;
 pub mod ops;
 pub mod patch;
 pub mod registry;

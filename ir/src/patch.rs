@@ -71,8 +71,9 @@ impl Model {
         let mut m = self.clone();
         let added = apply_ops(&mut m, patch)?;
         m.graph.rebuild_edges();
-        crate::validate::validate(&m).map_err(|e| Error::Patch(e.to_string()))?;
-        crate::infer::infer_model(&mut m, Default::default());
+        // Validation's inference is the one stored (one inference, not two).
+        let d = crate::validate::infer_and_check(&mut m);
+        crate::validate::into_result(d).map_err(|e| Error::Patch(e.to_string()))?;
         *self = m;
         Ok(added)
     }
@@ -82,6 +83,9 @@ fn apply_ops(m: &mut Model, patch: &Patch) -> Result<Vec<NodeId>> {
     let g = &mut m.graph;
     let missing = |id: NodeId| Error::Patch(format!("node {id} does not exist"));
     let mut added = Vec::new();
+    // Initializers removed, dropped at the end in one pass (removing each in place shifted
+    // every later one: a patch removing many was quadratic).
+    let mut removed: std::collections::HashSet<String> = std::collections::HashSet::new();
     for op in &patch.ops {
         match op {
             PatchOp::AddNode(n) => added.push(g.push_node(n.clone())),
@@ -121,12 +125,17 @@ fn apply_ops(m: &mut Model, patch: &Patch) -> Result<Vec<NodeId>> {
                     .clone()
                     .filter(|n| !n.is_empty())
                     .ok_or_else(|| Error::Patch("initializer without a name".into()))?;
+                if removed.remove(&name) {
+                    // Added again after its removal: it goes last, as a new one does.
+                    g.initializers.shift_remove(&name);
+                }
                 g.initializers.insert(name, t.clone());
             }
             PatchOp::RemoveInitializer(name) => {
-                g.initializers
-                    .shift_remove(name)
-                    .ok_or_else(|| Error::Patch(format!("no initializer '{name}'")))?;
+                if removed.contains(name) || !g.initializers.contains_key(name) {
+                    return Err(Error::Patch(format!("no initializer '{name}'")));
+                }
+                removed.insert(name.clone());
             }
             PatchOp::AddInput(v) => g.inputs.push(v.clone()),
             PatchOp::RemoveInput(name) => {
@@ -146,5 +155,57 @@ fn apply_ops(m: &mut Model, patch: &Patch) -> Result<Vec<NodeId>> {
             }
         }
     }
+    if !removed.is_empty() {
+        g.initializers.retain(|name, _| !removed.contains(name));
+    }
     Ok(added)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DType;
+    use crate::tensor::from_f64s;
+
+    fn names(m: &Model) -> Vec<&str> {
+        m.graph.initializers.keys().map(String::as_str).collect()
+    }
+
+    /// Removals are applied in one pass at the end, with the order and errors of removing
+    /// each in place: an initializer added again after its removal goes last.
+    #[test]
+    fn initializer_removals_keep_their_meaning() {
+        let mut m = Model::new(17);
+        let t = |name: &str| from_f64s(name, DType::F32, &[1], &[1.0]);
+        for name in ["a", "b", "c", "d"] {
+            m.graph.initializers.insert(name.into(), t(name));
+        }
+        let mut g = m.graph.clone();
+        let mut m2 = m.clone();
+        let mut p = Patch::new();
+        p.push(PatchOp::RemoveInitializer("b".into()))
+            .push(PatchOp::RemoveInitializer("a".into()))
+            .push(PatchOp::AddInitializer(t("a")))
+            .push(PatchOp::AddInitializer(t("e")))
+            .push(PatchOp::RemoveInitializer("d".into()));
+        apply_ops(&mut m2, &p).unwrap();
+        assert_eq!(names(&m2), ["c", "a", "e"]);
+        let mut twice = Patch::new();
+        twice
+            .push(PatchOp::RemoveInitializer("c".into()))
+            .push(PatchOp::RemoveInitializer("c".into()));
+        let e = apply_ops(&mut m.clone(), &twice).unwrap_err().to_string();
+        assert!(e.contains("no initializer 'c'"), "{e}");
+        // Many removals: each one used to shift every later initializer.
+        for i in 0..20_000 {
+            g.initializers.insert(format!("w{i}"), t("w"));
+        }
+        m.graph = g;
+        let mut p = Patch::new();
+        for i in 0..20_000 {
+            p.push(PatchOp::RemoveInitializer(format!("w{i}")));
+        }
+        apply_ops(&mut m, &p).unwrap();
+        assert_eq!(names(&m), ["a", "b", "c", "d"]);
+    }
 }

@@ -9,6 +9,7 @@ use crate::dtype::DType;
 use crate::graph::{Graph, Node};
 use crate::tensor::{Tensor, TensorExt};
 use crate::types::{TensorType, ValueType};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
@@ -431,12 +432,25 @@ pub struct InferCtx<'a> {
     pub node: &'a Node,
     /// The default-domain opset of the model.
     pub opset: i64,
-    /// Types of the inputs by slot; `None` for an absent optional input.
-    pub inputs: Vec<Option<ValueType>>,
-    /// Constant values of the inputs by slot, where known.
-    pub consts: Vec<Option<Tensor>>,
+    /// Types of the inputs by slot; `None` for an absent optional input (borrowed from the
+    /// graph's types during inference).
+    pub inputs: Vec<Option<Cow<'a, ValueType>>>,
+    /// Constant values of the inputs by slot, where known (borrowed from the graph during
+    /// inference: a copy of every constant input of every node was a large part of
+    /// inferring a graph with weights).
+    pub consts: Vec<Option<Cow<'a, Tensor>>>,
     /// Inferred output types of the node's subgraphs: attribute name → one list per graph.
     pub subgraph_outputs: HashMap<String, Vec<Vec<ValueType>>>,
+}
+
+/// Owned input types as [`InferCtx::inputs`] holds them.
+pub fn owned_types(inputs: Vec<Option<ValueType>>) -> Vec<Option<Cow<'static, ValueType>>> {
+    inputs.into_iter().map(|c| c.map(Cow::Owned)).collect()
+}
+
+/// Owned constants as [`InferCtx::consts`] holds them.
+pub fn owned(consts: Vec<Option<Tensor>>) -> Vec<Option<Cow<'static, Tensor>>> {
+    consts.into_iter().map(|c| c.map(Cow::Owned)).collect()
 }
 
 /// A failed inference: the node's inputs or attributes contradict the op's rules.
@@ -460,8 +474,8 @@ impl<'a> InferCtx<'a> {
         InferCtx {
             node,
             opset,
-            inputs,
-            consts,
+            inputs: owned_types(inputs),
+            consts: owned(consts),
             subgraph_outputs: HashMap::new(),
         }
     }
@@ -481,14 +495,14 @@ impl<'a> InferCtx<'a> {
     pub fn input_type(&self, i: usize) -> ValueType {
         self.inputs
             .get(i)
+            .and_then(|t| t.as_deref())
             .cloned()
-            .flatten()
             .unwrap_or(ValueType::Unknown)
     }
     /// Input `i` as a tensor type; error if it is absent or not a tensor. An input of unknown
     /// type gives a tensor of unknown dtype and rank.
     pub fn tensor(&self, i: usize) -> Result<TensorType, InferError> {
-        match self.inputs.get(i) {
+        match self.inputs.get(i).map(|t| t.as_deref()) {
             Some(Some(ValueType::Tensor(t))) => Ok(t.clone()),
             Some(Some(ValueType::Unknown)) => Ok(TensorType {
                 dtype: DType::Other(0),
@@ -500,7 +514,7 @@ impl<'a> InferCtx<'a> {
     }
     /// The dtype of input `i` (Other(0) if unknown).
     pub fn dtype(&self, i: usize) -> DType {
-        match self.inputs.get(i) {
+        match self.inputs.get(i).map(|t| t.as_deref()) {
             Some(Some(ValueType::Tensor(t))) => t.dtype,
             _ => DType::Other(0),
         }
@@ -515,7 +529,7 @@ impl<'a> InferCtx<'a> {
     }
     /// Constant tensor of input `i`.
     pub fn const_tensor(&self, i: usize) -> Option<&Tensor> {
-        self.consts.get(i)?.as_ref()
+        self.consts.get(i)?.as_deref()
     }
     /// The inferred output types of the subgraph held in attribute `name` (first graph).
     pub fn subgraph(&self, name: &str) -> Option<&Vec<ValueType>> {
@@ -747,6 +761,21 @@ impl OpSpec {
     pub fn input_allowed_at(&self, slot: usize, opset: i64) -> Option<Vec<DType>> {
         self.port_allowed_at(false, slot, opset)
     }
+    /// Whether [`OpSpec::input_allowed_at`] holds `dtype` (`None`: the port has no type
+    /// variable with a dtype list), without building the list.
+    pub fn input_allows_at(&self, slot: usize, opset: i64, dtype: DType) -> Option<bool> {
+        let base = self.allowed(self.input_tc(slot))?;
+        if !base.contains(&dtype) {
+            return Some(false);
+        }
+        if !self.domain.is_empty() {
+            return Some(true);
+        }
+        Some(
+            schema_port_types(self.op_type, false, slot, opset)
+                .is_none_or(|at| at.contains(&dtype)),
+        )
+    }
     /// [`OpSpec::input_allowed_at`] for output `slot`.
     pub fn output_allowed_at(&self, slot: usize, opset: i64) -> Option<Vec<DType>> {
         self.port_allowed_at(true, slot, opset)
@@ -776,12 +805,12 @@ impl OpSpec {
 /// `ir/data/type_constraints.tsv` (facts of the ONNX schemas, written by
 /// `tests/python/gen_type_constraints.py`).
 type PortTypes = Vec<Vec<DType>>;
-type TypeTable = HashMap<&'static str, Vec<(i64, PortTypes, PortTypes)>>;
+type TypeTable = FnvMap<&'static str, Vec<(i64, PortTypes, PortTypes)>>;
 
 fn type_table() -> &'static TypeTable {
     static TABLE: OnceLock<TypeTable> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut t: TypeTable = HashMap::new();
+        let mut t: TypeTable = FnvMap::default();
         for line in include_str!("../data/type_constraints.tsv").lines() {
             if line.starts_with('#') || line.trim().is_empty() {
                 continue;
@@ -851,8 +880,38 @@ fn arity(ports: &[Port]) -> (usize, Option<usize>) {
     (min, max)
 }
 
+/// FNV-1a: a hasher for the registry's fixed tables of op names (looked up for every node of
+/// every graph, where SipHash was most of the lookup). The tables' keys are our own names,
+/// so no input can make them collide.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map keyed by op names, hashed with [`Fnv`].
+pub(crate) type FnvMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
+
 /// All op specs, by (domain, op_type).
 pub struct Registry {
+    /// The default domain's specs, by op type.
+    default: FnvMap<&'static str, OpSpec>,
+    /// The other domains' specs, by domain and op type.
     specs: BTreeMap<&'static str, BTreeMap<&'static str, OpSpec>>,
 }
 
@@ -861,6 +920,7 @@ impl Registry {
     pub fn empty() -> Registry {
         Registry {
             specs: BTreeMap::new(),
+            default: FnvMap::default(),
         }
     }
 
@@ -876,16 +936,22 @@ impl Registry {
 
     /// Adds a spec (replacing one of the same name).
     pub fn add(&mut self, spec: OpSpec) {
-        self.specs
-            .entry(spec.domain)
-            .or_default()
-            .insert(spec.op_type, spec);
+        if spec.domain.is_empty() || spec.domain == "ai.onnx" {
+            self.default.insert(spec.op_type, spec);
+        } else {
+            self.specs
+                .entry(spec.domain)
+                .or_default()
+                .insert(spec.op_type, spec);
+        }
     }
 
     /// The spec of `op_type` in `domain` (`""` or `"ai.onnx"` = default domain).
     pub fn get(&self, domain: &str, op_type: &str) -> Option<&OpSpec> {
-        let d = if domain == "ai.onnx" { "" } else { domain };
-        self.specs.get(d)?.get(op_type)
+        match domain {
+            "" | "ai.onnx" => self.default.get(op_type),
+            d => self.specs.get(d)?.get(op_type),
+        }
     }
 
     /// The spec for a node.
@@ -895,16 +961,20 @@ impl Registry {
 
     /// All specs, sorted by domain and name.
     pub fn iter(&self) -> impl Iterator<Item = &OpSpec> {
-        self.specs.values().flat_map(|m| m.values())
+        let mut default: Vec<&OpSpec> = self.default.values().collect();
+        default.sort_by_key(|s| s.op_type);
+        default
+            .into_iter()
+            .chain(self.specs.values().flat_map(|m| m.values()))
     }
 
     /// Number of specs.
     pub fn len(&self) -> usize {
-        self.specs.values().map(|m| m.len()).sum()
+        self.default.len() + self.specs.values().map(|m| m.len()).sum::<usize>()
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.specs.is_empty()
+        self.default.is_empty() && self.specs.is_empty()
     }
 }

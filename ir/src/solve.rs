@@ -23,7 +23,7 @@
 //! why.
 use crate::attr::AttrValue;
 use crate::dtype::DType;
-use crate::graph::Graph;
+use crate::graph::{Graph, NodeId};
 use crate::infer::{self, Options, Scope};
 use crate::model::Model;
 use crate::pb;
@@ -38,6 +38,11 @@ use std::fmt;
 pub const CANDIDATES: &[usize] = &[
     1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 224, 256, 320, 416, 512, 640,
 ];
+
+/// Step 2 of the search (each symbol lowered on its own) tries at most this many sizes in all:
+/// each trial infers the whole graph, so a model with thousands of dynamic dims would cost
+/// thousands of inferences (quadratic in its size). Beyond, symbols keep the size found for all.
+pub const MAX_LOWERING_TRIALS: usize = 100;
 
 /// Inputs larger than this many elements (all inputs together) are not tried.
 pub const MAX_INPUT_ELEMENTS: usize = 1 << 24;
@@ -249,9 +254,13 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
     }
     selector_hints(g, &inputs, &mut plan);
 
+    let mut position: HashMap<&str, usize> = HashMap::with_capacity(g.inputs.len());
+    for (i, v) in g.inputs.iter().enumerate() {
+        position.entry(v.name.as_deref().unwrap_or("")).or_insert(i);
+    }
     let mut search = Search {
         model: m,
-        graph: g.clone(),
+        position,
         inputs: &inputs,
         values: &plan.values,
     };
@@ -290,10 +299,18 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
     }
     let mut reason: Vec<String> = vec![String::new(); n];
     if valid {
-        // 2. Each symbol on its own, down to the smallest valid size.
+        // 2. Each symbol on its own, down to the smallest valid size (within a budget of
+        //    trials: each infers the whole graph).
+        let mut trials = 0usize;
         for &i in &free {
             let mut blocked = None;
+            let mut spent = false;
             for &c in CANDIDATES.iter().take_while(|&&c| c < sizes[i]) {
+                if trials == MAX_LOWERING_TRIALS {
+                    spent = true;
+                    break;
+                }
+                trials += 1;
                 let mut trial = sizes.clone();
                 trial[i] = c;
                 match search.check(&trial) {
@@ -306,6 +323,10 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
                 }
             }
             reason[i] = match blocked {
+                _ if spent => format!(
+                    "kept at the size every symbol fits (the search for smaller sizes stops \
+                     after {MAX_LOWERING_TRIALS} trials)"
+                ),
                 Some((c, e)) => format!("the smallest valid size; at {c}: {e}"),
                 None if sizes[i] == 1 && symbols[i].batch => "named as a batch".to_string(),
                 None => "the smallest size".to_string(),
@@ -359,11 +380,12 @@ fn concrete(dims: &[Slot], sizes: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-/// Inference of the graph at candidate sizes.
+/// Inference of the graph at candidate sizes (the model is not copied: each candidate's input
+/// types are handed to inference in place of the declared ones).
 struct Search<'a> {
     model: &'a Model,
-    /// A scratch copy whose input types are rewritten for each candidate.
-    graph: Graph,
+    /// The position of each graph input, by name (the first one of that name).
+    position: HashMap<&'a str, usize>,
     inputs: &'a [Input],
     values: &'a BTreeMap<String, f64>,
 }
@@ -373,6 +395,7 @@ impl Search<'_> {
     /// node's complaint.
     fn check(&mut self, sizes: &[usize]) -> Result<(), String> {
         let mut scope = Scope::default();
+        let mut types: Vec<Option<ValueType>> = vec![None; self.model.graph.inputs.len()];
         let mut total = 0usize;
         for inp in self.inputs {
             let Some(d) = &inp.dims else { continue };
@@ -388,13 +411,8 @@ impl Search<'_> {
             }
             let dims: Vec<i64> = shape.iter().map(|&x| x as i64).collect();
             let ty = ValueType::Tensor(TensorType::fixed(inp.dtype, &dims));
-            if let Some(vi) = self
-                .graph
-                .inputs
-                .iter_mut()
-                .find(|v| v.name.as_deref() == Some(inp.name.as_str()))
-            {
-                vi.r#type = Some(ty.to_proto());
+            if let Some(&i) = self.position.get(inp.name.as_str()) {
+                types[i] = Some(ty);
             }
         }
         if total > MAX_INPUT_ELEMENTS {
@@ -402,13 +420,16 @@ impl Search<'_> {
         }
         // Valued inputs are constants of the outer scope: the graph sees them as consts, and
         // their types come from the graph's own inputs.
-        let rep = infer::infer_graph(
-            &mut self.graph,
+        let mut rep = infer::Report::default();
+        infer::run_graph_with_inputs(
+            &self.model.graph,
             self.model.default_opset(),
             &scope,
             Options {
                 use_declared: false,
             },
+            &types,
+            &mut rep,
         );
         match rep.errors.into_iter().next() {
             None => Ok(()),
@@ -436,11 +457,65 @@ fn constants(g: &Graph) -> HashMap<&str, &Tensor> {
     out
 }
 
+/// [`Graph::consumers`] of every value at once (asking the graph walks every node per value).
+struct Consumers<'a> {
+    /// Nodes reading a value as an input.
+    direct: HashMap<&'a str, Vec<NodeId>>,
+    /// Nodes whose subgraphs capture a value.
+    captured: HashMap<String, Vec<NodeId>>,
+}
+
+impl<'a> Consumers<'a> {
+    fn new(g: &'a Graph) -> Consumers<'a> {
+        let mut direct: HashMap<&str, Vec<NodeId>> = HashMap::new();
+        let mut captured: HashMap<String, Vec<NodeId>> = HashMap::new();
+        for n in g.nodes() {
+            for i in n.present_inputs() {
+                let list = direct.entry(i).or_default();
+                if list.last() != Some(&n.id) {
+                    list.push(n.id);
+                }
+            }
+            for (_, sub) in n.subgraphs() {
+                for c in sub.captured_names() {
+                    let list = captured.entry(c).or_default();
+                    if list.last() != Some(&n.id) {
+                        list.push(n.id);
+                    }
+                }
+            }
+        }
+        Consumers { direct, captured }
+    }
+
+    /// The nodes reading `v`, in id order.
+    fn of(&self, v: &str) -> Vec<NodeId> {
+        let mut ids: Vec<NodeId> = self
+            .direct
+            .get(v)
+            .into_iter()
+            .chain(self.captured.get(v))
+            .flatten()
+            .copied()
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+}
+
 /// Values for integer inputs that select behaviour: the constant an input is compared with,
 /// or the range of the axis it indexes. Looks through ops that keep values (Cast, Reshape,
 /// Squeeze, Unsqueeze, Identity, Flatten).
 fn selector_hints(g: &Graph, inputs: &[Input], plan: &mut Plan) {
+    if !inputs
+        .iter()
+        .any(|inp| inp.dtype.is_int() && !plan.values.contains_key(&inp.name))
+    {
+        return;
+    }
     let consts = constants(g);
+    let consumers = Consumers::new(g);
     for inp in inputs {
         if !inp.dtype.is_int() || plan.values.contains_key(&inp.name) {
             continue;
@@ -453,7 +528,7 @@ fn selector_hints(g: &Graph, inputs: &[Input], plan: &mut Plan) {
             if seen > 64 || found {
                 break;
             }
-            for id in g.consumers(&v) {
+            for id in consumers.of(&v) {
                 let Some(n) = g.node(id) else { continue };
                 let slot = n.inputs.iter().position(|i| *i == v);
                 match n.op_type.as_str() {
@@ -545,7 +620,7 @@ impl fmt::Display for Plan {
 /// has the static shape it will have at run time.
 pub fn concretize(m: &Model, shapes: &BTreeMap<String, Vec<usize>>) -> Model {
     let mut out = m.clone();
-    let inits: Vec<String> = out.graph.initializers.keys().cloned().collect();
+    let inits: std::collections::HashSet<String> = out.graph.initializers.keys().cloned().collect();
     for v in out.graph.inputs.iter_mut() {
         let name = v.name.clone().unwrap_or_default();
         if inits.contains(&name) {
@@ -718,6 +793,30 @@ mod tests {
                 .unwrap()
                 .eq(c.graph.real_inputs()[0].r#type.as_ref().unwrap())
         );
+    }
+
+    #[test]
+    fn lowering_symbols_one_by_one_has_a_budget() {
+        // A's pool needs 3: every symbol starts at 3, then each of the 150 others could go
+        // down to 1, one inference each: the search stops after MAX_LOWERING_TRIALS.
+        let n = MAX_LOWERING_TRIALS + 50;
+        let others: Vec<String> = (0..n).map(|i| format!(", float[B{i}] b{i}")).collect();
+        let src = format!(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[1,1,A] a{}) => (float[1,1,?] y) {{\n\
+               y = MaxPool <kernel_shape = [3]> (a)\n\
+             }}",
+            others.concat()
+        );
+        let m = parse_model(&src).unwrap();
+        let p = solve(&m, &Fixed::default()).unwrap();
+        assert!(p.valid, "{p}");
+        assert_eq!(p.symbols["A"], 3);
+        // A tries 1 and 2 (both too small), then each B one size.
+        let lowered = (0..n).filter(|i| p.symbols[&format!("B{i}")] == 1).count();
+        assert_eq!(lowered, MAX_LOWERING_TRIALS - 2, "{p}");
+        let kept = p.why.iter().filter(|w| w.contains("stops after")).count();
+        assert_eq!(kept, n - lowered, "{p}");
     }
 
     #[test]

@@ -65,6 +65,69 @@ impl TensorExt for Tensor {
     }
 }
 
+/// Whether [`TensorExt::to_f64s`] can decode `t`: the same errors, without decoding the
+/// values (validation checks every initializer; decoding them all into f64 made it cost
+/// as much as the model's weights).
+pub fn check_data(t: &Tensor) -> Result<()> {
+    if t.is_external() {
+        return Err(Error::Malformed(format!(
+            "tensor '{}' keeps its data in an external file",
+            t.name.as_deref().unwrap_or("")
+        )));
+    }
+    let dt = t.dtype();
+    if let Some(raw) = &t.raw_data {
+        let bits = dt
+            .bits()
+            .filter(|b| *b >= 8)
+            .ok_or_else(|| Error::Malformed(format!("cannot decode raw data of dtype {dt}")))?;
+        check_len(t, raw.len(), bits / 8)?;
+        if !(dt.is_numeric() || dt == DType::Bool)
+            || matches!(
+                dt,
+                DType::F8E4M3FN
+                    | DType::F8E4M3FNUZ
+                    | DType::F8E5M2
+                    | DType::F8E5M2FNUZ
+                    | DType::F8E8M0
+            )
+        {
+            return Err(Error::Malformed(format!(
+                "cannot decode tensor of dtype {dt} as numbers"
+            )));
+        }
+        return Ok(());
+    }
+    let len = match dt {
+        DType::F32 => t.float_data.len(),
+        DType::F64 => t.double_data.len(),
+        DType::I64 => t.int64_data.len(),
+        DType::U32 | DType::U64 => t.uint64_data.len(),
+        DType::F16
+        | DType::BF16
+        | DType::I32
+        | DType::I16
+        | DType::I8
+        | DType::U16
+        | DType::U8
+        | DType::Bool => t.int32_data.len(),
+        d => {
+            return Err(Error::Malformed(format!(
+                "cannot decode tensor of dtype {d} as numbers"
+            )));
+        }
+    };
+    if len as i64 != t.num_elements() {
+        return Err(Error::Malformed(format!(
+            "tensor '{}' has {} values for dims {:?}",
+            t.name.as_deref().unwrap_or(""),
+            len,
+            t.dims
+        )));
+    }
+    Ok(())
+}
+
 fn check_len(t: &Tensor, got: usize, elem: usize) -> Result<()> {
     let n = t.num_elements();
     if n < 0 || (got as u128) != (n as u128) * (elem as u128) {
@@ -296,5 +359,48 @@ mod tests {
             ..Default::default()
         };
         assert!(bad.to_f64s().is_err());
+    }
+
+    /// `check_data` says what decoding would: the same error, or none.
+    #[test]
+    fn check_data_agrees_with_decoding() {
+        let raw = |dt: DType, dims: &[i64], n: usize| Tensor {
+            name: Some("t".into()),
+            dims: dims.to_vec(),
+            data_type: Some(dt.code()),
+            raw_data: Some(vec![0u8; n].into()),
+            ..Default::default()
+        };
+        let mut cases = vec![
+            raw(DType::F32, &[2, 2], 16),
+            raw(DType::F32, &[2, 2], 15),
+            raw(DType::F16, &[3], 6),
+            raw(DType::I64, &[], 8),
+            raw(DType::F8E4M3FN, &[2], 2),
+            raw(DType::U4, &[2], 1),
+            raw(DType::String, &[1], 1),
+            raw(DType::F32, &[-1], 0),
+            from_i64s("i", &[3], &[1, 2, 3]),
+            from_i64s("i", &[4], &[1, 2, 3]),
+        ];
+        let mut typed = Tensor {
+            dims: vec![2],
+            data_type: Some(DType::Bool.code()),
+            int32_data: vec![1, 0],
+            ..Default::default()
+        };
+        cases.push(typed.clone());
+        typed.dims = vec![3];
+        cases.push(typed.clone());
+        typed.data_type = Some(DType::C64.code());
+        cases.push(typed);
+        let mut ext = raw(DType::F32, &[1], 4);
+        ext.data_location = Some(1);
+        cases.push(ext);
+        for t in &cases {
+            let want = t.to_f64s().err().map(|e| e.to_string());
+            let got = check_data(t).err().map(|e| e.to_string());
+            assert_eq!(got, want, "{t:?}");
+        }
     }
 }

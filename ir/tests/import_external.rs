@@ -109,7 +109,13 @@ fn negative_declared_dims_are_dynamic_and_kept_in_the_file() {
     // 0 is a size (ONNX Runtime feeds such an input only empty tensors), not a dynamic dim.
     assert_eq!(m.graph.value_type("e").to_string(), "f32[0,3]");
     infer_model(&mut m, Options::default());
-    validate::validate(&m).unwrap();
+    // -1 is a dynamic dim; any other negative size is read so but is invalid.
+    let e = validate::validate(&m).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "invalid model: main graph: value_info 't': dim 0 is -7; a size is never negative \
+         (-1 is read as a dynamic dim)"
+    );
     assert_eq!(m.graph.value_type("y").to_string(), "f32[?,3]");
     assert_eq!(m.graph.value_type("n").to_string(), "f32[0,3]");
     assert_eq!(m.graph.value_type("z").to_string(), "f32[?,3]");

@@ -47,8 +47,13 @@ impl fmt::Display for Family {
 pub struct Limits {
     /// Most ops in a mutant's main graph.
     pub max_nodes: usize,
-    /// Most elements in any one tensor a mutation creates (values and weights).
+    /// Most elements in any one value a mutation's new ops compute.
     pub max_elements: i64,
+    /// Most elements in any one constant a mutation creates. Constants take their shapes from
+    /// the model (a weight replaced at its seed's size), so they may be larger than the values
+    /// computed; the bound is there because a seed may declare any size (a dim of 10^12 must
+    /// fail the mutation, not the allocation).
+    pub max_constant_elements: i64,
     /// Most graph outputs.
     pub max_outputs: usize,
 }
@@ -58,6 +63,7 @@ impl Default for Limits {
         Limits {
             max_nodes: 120,
             max_elements: 1 << 16,
+            max_constant_elements: 1 << 22,
             max_outputs: 8,
         }
     }

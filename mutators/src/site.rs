@@ -24,6 +24,7 @@ pub struct Site<'m> {
     consts: HashMap<String, Tensor>,
     opset: i64,
     max_elements: i64,
+    max_constant_elements: i64,
     added_nodes: usize,
     /// A constant asked for beyond the size limit (it was not made): every later node is
     /// refused with this reason, so the mutation fails instead of the process.
@@ -74,6 +75,7 @@ impl<'m> Site<'m> {
             consts: HashMap::new(),
             opset: model.default_opset(),
             max_elements: limits.max_elements,
+            max_constant_elements: limits.max_constant_elements,
             added_nodes: 0,
             oversize: None,
         }
@@ -167,12 +169,12 @@ impl<'m> Site<'m> {
         let n = dims
             .iter()
             .try_fold(1i64, |a, &d| a.checked_mul(d.max(0)))
-            .filter(|&n| n <= self.max_elements);
+            .filter(|&n| n <= self.max_constant_elements);
         let Some(n) = n else {
             self.oversize.get_or_insert_with(|| {
                 format!(
                     "a constant '{hint}' of shape {dims:?} is over the limit of {} elements",
-                    self.max_elements
+                    self.max_constant_elements
                 )
             });
             return self.constant_f64s(hint, dtype, &[], &[0.0]);

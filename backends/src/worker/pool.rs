@@ -257,6 +257,11 @@ impl Pool {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // A process group of its own: the terminal's Ctrl-C (SIGINT to the foreground group)
+        // reaches the engine, which stops cleanly, and never a worker in the middle of a run,
+        // whose death would read as a crash of its backend.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
             // wgpu (through Vulkan loaders) wants it; lavapipe works with any writable dir.
             cmd.env("XDG_RUNTIME_DIR", std::env::temp_dir());

@@ -16,6 +16,7 @@ thread_local! {
 /// The original stdout becomes the protocol channel; file descriptor 1 is pointed at stderr so
 /// that whatever a library prints cannot corrupt the frames.
 pub fn serve() -> io::Result<()> {
+    watch_parent();
     let channel = rustix::io::dup(io::stdout())?;
     rustix::stdio::dup2_stdout(io::stderr())?;
     let mut out = BufWriter::new(std::fs::File::from(channel));
@@ -179,3 +180,28 @@ pub fn status_kib(path: &str, field: &str) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// How often a worker checks that the engine that started it is alive.
+const PARENT_CHECK: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Ends this worker when its parent dies, within [`PARENT_CHECK`], even in the middle of a
+/// run (a worker reading its next request sees the closed pipe at once; one running a model
+/// would otherwise finish it first). `PR_SET_PDEATHSIG` does not fit: it fires when the parent
+/// *thread* that spawned the worker ends, and the engine spawns workers from threads that end
+/// while the worker lives on (the executor of one batch, the minimizer).
+fn watch_parent() {
+    let parent = rustix::process::getppid();
+    let _ = std::thread::Builder::new()
+        .name("parent-watch".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(PARENT_CHECK);
+                if rustix::process::getppid() != parent {
+                    std::process::exit(EXIT_ORPHANED);
+                }
+            }
+        });
+}
+
+/// Exit status of a worker whose parent died.
+const EXIT_ORPHANED: i32 = 3;

@@ -23,8 +23,10 @@
 //! * `stats.json` and a `timeseries.csv` row about once a second; `state.json`, the resume
 //!   point, written last in each commit (every [`COMMIT_EVERY`], after the batch crossing it).
 pub mod admission;
+pub mod lock;
 pub mod mcmc;
 pub mod minimizer;
+pub mod status;
 pub mod writer;
 
 use crate::bundle;
@@ -62,9 +64,6 @@ pub const COMMIT_EVERY: Duration = Duration::from_millis(1000);
 
 /// One executed mutant in this many is run a second time on every backend (flakiness).
 pub const FLAKY_EVERY: u64 = 64;
-
-/// The backends of a campaign unless told otherwise (those compiled in).
-pub const DEFAULT_BACKENDS: &[&str] = &["reference", "ort", "tract", "burn-ndarray"];
 
 /// Seed reduction (MEMO §3.2, [`mutagraph_mutators::reduce`]); a model the reduction cannot
 /// handle is kept as it is.
@@ -144,27 +143,47 @@ pub struct Request {
     pub fixed: Fixed,
 }
 
-/// Parses `90s`, `10m`, `1h`, `1.5s`, `250ms` or a plain number of seconds.
+/// Parses a duration: `90s`, `10m`, `1h`, `1h30m`, `2m30s`, `1.5s`, `250ms`, or a plain number
+/// of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration> {
-    let s = s.trim();
-    let (num, unit) = match s.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s, "s"),
-    };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| anyhow!("bad duration '{s}' (examples: 90s, 10m, 1h)"))?;
-    let mul = match unit {
-        "ms" => 1e-3,
-        "s" => 1.0,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => bail!("bad duration unit in '{s}' (use ms, s, m or h)"),
-    };
-    if !(v >= 0.0 && v.is_finite()) {
-        bail!("bad duration '{s}'");
+    let text = s.trim();
+    let bad = || anyhow!("bad duration '{text}' (examples: 90s, 10m, 1h30m, 250ms)");
+    if text.is_empty() {
+        return Err(bad());
     }
-    Ok(Duration::from_secs_f64(v * mul))
+    if let Ok(v) = text.parse::<f64>() {
+        return if v >= 0.0 && v.is_finite() {
+            Ok(Duration::from_secs_f64(v))
+        } else {
+            Err(bad())
+        };
+    }
+    let mut total = 0.0f64;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let n = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(bad)?;
+        let v: f64 = rest[..n].parse().map_err(|_| bad())?;
+        rest = &rest[n..];
+        let u = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let mul = match &rest[..u] {
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "d" => 86400.0,
+            _ => bail!("bad duration unit in '{text}' (use ms, s, m, h or d, as in 1h30m)"),
+        };
+        total += v * mul;
+        rest = &rest[u..];
+    }
+    if !total.is_finite() {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(total))
 }
 
 /// Per-operator counters.
@@ -426,11 +445,32 @@ pub struct Seed {
     pub model: Model,
 }
 
+/// Reads, checks, types and reduces one seed file. A panic of ours on a strange seed is an
+/// error of that seed, never the end of the campaign.
 fn load_one(path: &Path) -> Result<Model> {
-    let mut m = Model::load(path).with_context(|| format!("seed {}", path.display()))?;
-    validate::validate(&m).map_err(|e| anyhow!("seed {}: invalid model: {e}", path.display()))?;
-    typed(&mut m);
-    Ok(m)
+    let m = Model::load(path).map_err(|e| anyhow!("seed {e}"))?;
+    validate::validate(&m).map_err(|e| anyhow!("seed {}: {e}", path.display()))?;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut m = m;
+        typed(&mut m);
+        reduce_seed(&m)
+    }))
+    .map_err(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        anyhow!(
+            "seed {}: mutagraph failed on it (a bug of ours, please report it): {msg}",
+            path.display()
+        )
+    })
+}
+
+/// Whether a file in a seed directory is a model (`.onnx`, or `.onnxtxt` text).
+fn is_model_file(f: &Path) -> bool {
+    f.extension().is_some_and(|x| x == "onnx") || mutagraph_ir::text::is_text_path(f)
 }
 
 /// Runs shape inference on a model read from bytes: the operators choose their sites by the
@@ -442,9 +482,14 @@ fn typed(m: &mut Model) {
 /// Loads the seeds: `zoo`, a directory (its `*.onnx`, sorted), or a file.
 pub fn load_seeds(specs: &[String]) -> Result<Vec<Seed>> {
     let mut out: Vec<(String, Model)> = Vec::new();
+    let mut refused: Vec<String> = Vec::new();
     for s in specs {
         if s == "zoo" {
-            out.extend(zoo::all().into_iter().map(|(n, m)| (n.to_string(), m)));
+            out.extend(
+                zoo::all()
+                    .into_iter()
+                    .map(|(n, m)| (n.to_string(), reduce_seed(&m))),
+            );
             continue;
         }
         let p = Path::new(s);
@@ -452,26 +497,50 @@ pub fn load_seeds(specs: &[String]) -> Result<Vec<Seed>> {
             let mut files: Vec<PathBuf> = std::fs::read_dir(p)
                 .with_context(|| format!("reading seed directory {}", p.display()))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x == "onnx"))
+                .filter(|f| is_model_file(f))
                 .collect();
             files.sort();
             if files.is_empty() {
-                bail!("seed directory {} has no .onnx file", p.display());
+                bail!(
+                    "seed directory {} has no .onnx or .onnxtxt file",
+                    p.display()
+                );
             }
             // One broken file of a directory does not stop the campaign: it is named and left
             // out (a file named on its own is an error).
             for f in files {
                 match load_one(&f) {
                     Ok(m) => out.push((f.display().to_string(), m)),
-                    Err(e) => eprintln!("seed {}: not used: {e:#}", f.display()),
+                    Err(e) => {
+                        tracing::warn!("{e:#}; not used");
+                        refused.push(format!("{e:#}"));
+                    }
                 }
             }
+        } else if !p.exists() {
+            bail!("seed {}: no such file or directory", p.display());
         } else {
-            out.push((s.clone(), load_one(p)?));
+            // What a seed file contains never stops the campaign: the seed is named and left
+            // out, and the campaign goes on with the others.
+            match load_one(p) {
+                Ok(m) => out.push((s.clone(), m)),
+                Err(e) => {
+                    tracing::warn!("{e:#}; not used");
+                    refused.push(format!("{e:#}"));
+                }
+            }
         }
     }
     if out.is_empty() {
-        bail!("no seed models");
+        bail!(
+            "no usable seed model; refused: {}",
+            refused
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
     }
     let mut used: BTreeMap<String, usize> = BTreeMap::new();
     Ok(out
@@ -501,7 +570,7 @@ pub fn load_seeds(specs: &[String]) -> Result<Vec<Seed>> {
             Seed {
                 name,
                 file,
-                model: reduce_seed(&m),
+                model: m,
             }
         })
         .collect())
@@ -585,17 +654,65 @@ struct Campaign {
     minimize_grace: Duration,
     /// Writes the corpus entries off the main thread.
     corpus: writer::Writer,
+    /// Campaign time of this session's last new unique finding (the status shows it).
+    last_find: Option<f64>,
+    /// Lines of the status screen drawn last (redrawn in place on a terminal).
+    status_lines: usize,
 }
 
 /// What a finished session reports.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Summary {
+    /// The output directory.
+    pub out: PathBuf,
     /// Iterations committed in total.
     pub iterations: u64,
     /// Executions in total.
     pub executions: u64,
-    /// Findings in total.
+    /// Findings in total (every hit).
     pub findings: u64,
+    /// Bug bundles under `findings/`.
+    pub unique_findings: u64,
+    /// Bundles minimized.
+    pub minimized: u64,
+    /// Minimizations still pending when the session ended (resumed next session).
+    pub minimizations_pending: usize,
+    /// Campaign wall time over all sessions, seconds.
+    pub elapsed_s: f64,
+    /// This session's wall time, seconds.
+    pub session_s: f64,
+    /// The signal that stopped the session early (`SIGINT`, `SIGTERM`), if one did.
+    pub stopped_by: Option<String>,
+}
+
+impl Summary {
+    /// The summary as the command prints it.
+    pub fn to_text(&self) -> String {
+        let mut s = format!(
+            "campaign {}: {} iterations, {} executions, {} unique findings ({} hits), {} minimized, {} in total ({} this session)",
+            self.out.display(),
+            self.iterations,
+            self.executions,
+            self.unique_findings,
+            self.findings,
+            self.minimized,
+            status::hms(self.elapsed_s),
+            status::hms(self.session_s),
+        );
+        if self.minimizations_pending > 0 {
+            s.push_str(&format!(
+                "; {} minimizations left for the next session",
+                self.minimizations_pending
+            ));
+        }
+        if let Some(sig) = &self.stopped_by {
+            s.push_str(&format!(
+                "\nstopped by {sig}: state saved; run the same command to resume"
+            ));
+        }
+        s.push('\n');
+        s
+    }
 }
 
 fn check_same<T: PartialEq + std::fmt::Debug>(
@@ -616,6 +733,7 @@ fn check_same<T: PartialEq + std::fmt::Debug>(
 pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     let out = req.out.clone();
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let _lock = lock::OutLock::acquire(&out)?;
     let cfg_path = out.join("campaign.toml");
     let ops = operators::all();
     let op_names: Vec<String> = ops.iter().map(|o| o.name().to_string()).collect();
@@ -664,9 +782,8 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 bail!("--seeds is required to start a campaign");
             }
             let backends = if req.backends.is_empty() {
-                DEFAULT_BACKENDS
+                mutagraph_backends::catalog::default_set()
                     .iter()
-                    .filter(|b| mutagraph_backends::catalog::is_compiled(b))
                     .map(|s| s.to_string())
                     .collect()
             } else {
@@ -795,6 +912,11 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             let mut decisions = admission::Decisions::default();
             let mut kept = Vec::new();
             for (i, s) in seeds.into_iter().enumerate() {
+                if crate::interrupt::requested() {
+                    bail!(
+                        "stopped during seed admission; nothing was written (run the command again to start)"
+                    );
+                }
                 let input_seed = mix(config.seed, i as u64, 7);
                 match admission::admit(
                     &s,
@@ -808,7 +930,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                     &config.fixed,
                 ) {
                     admission::Admission::Refused(why) => {
-                        eprintln!("{}", admission::advice(&s.name, &why));
+                        tracing::warn!("{}", admission::advice(&s.name, &why));
                         decisions.refused.insert(s.name.clone(), why);
                     }
                     admission::Admission::Admitted(run) => {
@@ -1015,6 +1137,8 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         models,
         pools,
         corpus: writer::Writer::new(),
+        last_find: None,
+        status_lines: 0,
     };
     if !fresh {
         c.requeue_unminimized();
@@ -1026,6 +1150,12 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     }
     c.state.triage = c.stage.stats.clone();
     c.main_loop(req.quiet, fresh)
+}
+
+/// Time since the session started, for the status.
+struct Clock {
+    session: Instant,
+    limit: Option<Duration>,
 }
 
 impl Campaign {
@@ -1041,6 +1171,10 @@ impl Campaign {
             Duration::from_secs(10)
         };
         let mut last_status = Instant::now();
+        let clock = Clock {
+            session,
+            limit: self.config.time_s.map(Duration::from_secs_f64),
+        };
         let mut last_row = Instant::now();
         let mut last_commit = Instant::now();
         let limit = self.config.time_s.map(Duration::from_secs_f64);
@@ -1060,6 +1194,7 @@ impl Campaign {
             let stop = |st: &State| {
                 total.is_some_and(|n| st.iteration >= n)
                     || limit.is_some_and(|l| session.elapsed() >= l)
+                    || crate::interrupt::requested()
             };
             let jobs = match ahead.take() {
                 Some(j) => j,
@@ -1118,11 +1253,16 @@ impl Campaign {
             }
             if !quiet && last_status.elapsed() >= status_every {
                 last_status = Instant::now();
-                self.status(tty, elapsed);
+                self.status(tty, elapsed, &clock);
             }
+        }
+        let mut pending_min = 0;
+        if !quiet && self.minimizer.as_ref().is_some_and(|m| m.pending() > 0) {
+            self.status(tty, elapsed0 + session.elapsed().as_secs_f64(), &clock);
         }
         if let Some(m) = &mut self.minimizer {
             m.wait_idle(self.minimize_grace);
+            pending_min = m.pending();
             m.stop();
         }
         let elapsed = elapsed0 + session.elapsed().as_secs_f64();
@@ -1133,10 +1273,7 @@ impl Campaign {
         self.minimizer = None;
         self.triage.shutdown();
         if !quiet {
-            self.status(tty, elapsed);
-            if tty {
-                eprintln!();
-            }
+            self.status(tty, elapsed, &clock);
         }
         for lanes in &mut self.pools {
             for p in lanes {
@@ -1144,9 +1281,16 @@ impl Campaign {
             }
         }
         Ok(Summary {
+            out: self.out.clone(),
             iterations: self.state.iteration,
             executions: self.state.counters.executions,
             findings: self.state.counters.findings,
+            unique_findings: self.state.counters.unique_findings,
+            minimized: self.state.counters.minimized,
+            minimizations_pending: pending_min,
+            elapsed_s: elapsed,
+            session_s: session.elapsed().as_secs_f64(),
+            stopped_by: crate::interrupt::which().map(String::from),
         })
     }
 
@@ -1489,6 +1633,7 @@ impl Campaign {
         };
         bundle::write_new(&dir, &found)?;
         c.unique_findings += 1;
+        self.last_find = Some(self.state.elapsed_s);
         self.state.signatures.insert(sig.clone(), entry);
         if let Some(m) = &self.minimizer
             && crate::findings::minimizable(f.kind)
@@ -1815,30 +1960,22 @@ impl Campaign {
         Ok(())
     }
 
-    fn status(&self, tty: bool, elapsed: f64) {
-        let c = &self.state.counters;
-        let r = self.state.coverage.report();
-        let line = format!(
-            "[{:>7.1}s] iter {} exec {} ({:.1}/s) cov op {:.1}% pair {:.1}% param {:.1}% | findings {} | illegal {:.1}%",
+    fn status(&mut self, tty: bool, elapsed: f64, clock: &Clock) {
+        let report = self.state.coverage.report();
+        let snap = status::Snapshot {
+            out: &self.out,
             elapsed,
-            c.iterations,
-            c.executions,
-            if elapsed > 0.0 {
-                c.executions as f64 / elapsed
-            } else {
-                0.0
-            },
-            r.op_types.percent,
-            r.op_pairs.percent,
-            r.params.percent,
-            c.findings,
-            c.illegal_percent()
-        );
-        if tty {
-            eprint!("\r{line}\x1b[K");
-        } else {
-            eprintln!("{line}");
-        }
+            session: clock.session.elapsed().as_secs_f64(),
+            limit: clock.limit.map(|l| l.as_secs_f64()),
+            iterations_limit: self.config.iterations,
+            counters: &self.state.counters,
+            timings: &self.state.timings,
+            coverage: &report,
+            last_find: self.last_find,
+            minimizing: self.minimizer.as_ref().map_or(0, |m| m.pending()),
+            stopping: crate::interrupt::requested(),
+        };
+        self.status_lines = status::draw(&snap, tty, self.status_lines);
     }
 }
 
@@ -1952,6 +2089,12 @@ mod tests {
         assert!(parse_duration("10x").is_err());
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("soon").is_err());
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("2m30s").unwrap(), Duration::from_secs(150));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("").is_err());
+        assert!(parse_duration("1h30").is_err());
+        assert!(parse_duration("m").is_err());
     }
 
     #[test]

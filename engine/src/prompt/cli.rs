@@ -85,7 +85,7 @@ pub struct GenArgs {
 
 fn default_backends(given: &[String]) -> Vec<String> {
     if given.is_empty() {
-        crate::campaign::DEFAULT_BACKENDS
+        mutagraph_backends::catalog::default_set()
             .iter()
             .map(|s| s.to_string())
             .collect()
@@ -142,11 +142,12 @@ fn parse_var(s: &str) -> Result<(String, String), String> {
 }
 
 /// Prints messages as a chat transcript.
-pub fn print_messages(messages: &[Message]) {
+pub fn print_messages(messages: &[Message]) -> anyhow::Result<()> {
     for m in messages {
-        println!("=== {:?} ===", m.role);
-        println!("{}", m.content.trim_end());
+        crate::outln!("=== {:?} ===", m.role);
+        crate::outln!("{}", m.content.trim_end());
     }
+    Ok(())
 }
 
 fn support(backends: &[String]) -> Result<(SupportTable, Vec<String>)> {
@@ -200,7 +201,7 @@ pub fn run(cmd: PromptCmd, llm: &LlmArgs, pool: PoolOptions) -> Result<ExitCode>
             finish(&report, run.out.as_deref())
         }
         PromptCmd::Clusters { findings } => {
-            generate::print_clusters(&generate::knowledge(&findings)?);
+            generate::print_clusters(&generate::knowledge(&findings)?)?;
             Ok(ExitCode::SUCCESS)
         }
         PromptCmd::Oracle { case, k } => {
@@ -209,7 +210,7 @@ pub fn run(cmd: PromptCmd, llm: &LlmArgs, pool: PoolOptions) -> Result<ExitCode>
             let model = llm.connect()?;
             let asked = atoc::ask(&*model, &spec, &c, k, llm.seed, temperature)
                 .map_err(|e| anyhow!("{e}"))?;
-            println!("{}", serde_json::to_string_pretty(&asked)?);
+            crate::outln!("{}", serde_json::to_string_pretty(&asked)?);
             match &asked.verdict.decision {
                 Decision::Decided(v) => eprintln!(
                     "verdict: {v} (confidence {:.0} %)",
@@ -231,7 +232,7 @@ fn render(what: RenderWhat, seed: u64) -> Result<ExitCode> {
     match what {
         RenderWhat::List => {
             for t in template::all() {
-                println!("{}  variables: {}", t.id(), t.variables().join(", "));
+                crate::outln!("{}  variables: {}", t.id(), t.variables().join(", "));
             }
         }
         RenderWhat::Template { name, vars } => {
@@ -239,7 +240,7 @@ fn render(what: RenderWhat, seed: u64) -> Result<ExitCode> {
             let text = t
                 .render(&vars.into_iter().collect())
                 .map_err(|e| anyhow!("{e}"))?;
-            print!("{text}");
+            crate::out!("{text}");
         }
         RenderWhat::Transfer { file, backends } => {
             let backends = default_backends(&backends);
@@ -255,7 +256,7 @@ fn render(what: RenderWhat, seed: u64) -> Result<ExitCode> {
                 );
                 return Ok(ExitCode::from(1));
             }
-            print_messages(&transfer::first_messages(&p, &db)?);
+            print_messages(&transfer::first_messages(&p, &db)?)?;
         }
         RenderWhat::Generate { kb_args, index } => {
             let kb = generate::knowledge(&kb_args.findings)?;
@@ -266,12 +267,12 @@ fn render(what: RenderWhat, seed: u64) -> Result<ExitCode> {
                 index,
                 kb_args.examples,
                 seed,
-            )?);
+            )?)?;
         }
         RenderWhat::Oracle { case } => {
             let c = oracle::load_case(&case)?;
             let spec = spec_for(&c)?;
-            print_messages(&atoc::oracle_prompt(&spec, &c).map_err(|e| anyhow!("{e}"))?);
+            print_messages(&atoc::oracle_prompt(&spec, &c).map_err(|e| anyhow!("{e}"))?)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -279,7 +280,7 @@ fn render(what: RenderWhat, seed: u64) -> Result<ExitCode> {
 
 /// Prints the summary and writes the report.
 fn finish(report: &session::RunReport, out: Option<&std::path::Path>) -> Result<ExitCode> {
-    session::print_summary(report);
+    session::print_summary(report)?;
     match out {
         Some(dir) => {
             let path = session::write_report(dir, report)?;

@@ -47,16 +47,16 @@ pub fn chosen(kb: &KnowledgeBase, cluster: Option<&str>) -> Result<Vec<Cluster>>
 }
 
 /// Prints the clusters.
-pub fn print_clusters(kb: &KnowledgeBase) {
+pub fn print_clusters(kb: &KnowledgeBase) -> anyhow::Result<()> {
     let all = yanhui::cluster(kb, THRESHOLD);
-    println!(
+    crate::outln!(
         "{} cases, {} clusters at threshold {THRESHOLD} ({} with 2+ cases)",
         kb.cases().len(),
         all.len(),
         yanhui::usable(&all, 2).len()
     );
     for c in &all {
-        println!(
+        crate::outln!(
             "{:<14} {} case(s): {}  ops: {}",
             c.id,
             c.members.len(),
@@ -64,6 +64,7 @@ pub fn print_clusters(kb: &KnowledgeBase) {
             yanhui::cluster_ops(c, kb).join(", ")
         );
     }
+    Ok(())
 }
 
 /// The prompt of generation `i`.

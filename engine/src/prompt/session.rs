@@ -69,7 +69,7 @@ pub fn skipped(case: &str, why: String) -> CaseReport {
 }
 
 /// One line per case, then the totals.
-pub fn print_summary(report: &RunReport) {
+pub fn print_summary(report: &RunReport) -> anyhow::Result<()> {
     for c in &report.cases {
         let what = match (&c.skipped, &c.result) {
             (Some(why), _) => format!("skipped: {why}"),
@@ -100,10 +100,10 @@ pub fn print_summary(report: &RunReport) {
             }
             (None, None) => "not run".into(),
         };
-        println!("{:<40} {what}", c.case);
+        crate::outln!("{:<40} {what}", c.case);
     }
     let m = &report.metrics;
-    println!(
+    crate::outln!(
         "\n{} cases ({} screened out): {} outputs, {} request errors, {} syntactically valid \
          ({} after repair), {} run on a backend, {} functionality-preserving, {} valid, \
          {} duplicates, {} bug candidates, {} unique bugs",
@@ -120,6 +120,7 @@ pub fn print_summary(report: &RunReport) {
         m.bug_candidates,
         m.unique_bugs
     );
+    Ok(())
 }
 
 fn first_line(s: &str) -> String {

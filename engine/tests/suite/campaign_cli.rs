@@ -513,7 +513,10 @@ fn seeds_the_reference_cannot_run_are_not_mutated() {
     let o = campaign(&out, &[]);
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     ok(o);
-    assert!(err.contains("c_broken.onnx: not used"), "{err}");
+    assert!(
+        err.contains("c_broken.onnx: not a valid ONNX protobuf") && err.contains("not used"),
+        "{err}"
+    );
     assert_eq!(pool_size(&out), 2);
     std::fs::remove_file(seeds.join("c_broken.onnx")).unwrap();
     // No seed the reference runs: a clear error, not a campaign of nothing.
@@ -522,4 +525,87 @@ fn seeds_the_reference_cannot_run_are_not_mutated() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no seed can be mutated"), "{err}");
+}
+
+/// The committed iteration count (0 before the first commit).
+fn committed(out: &Path) -> u64 {
+    std::fs::read(out.join("state.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| v["iteration"].as_u64())
+        .unwrap_or(0)
+}
+
+#[test]
+fn sigint_stops_cleanly_with_a_summary_and_resumes_exactly() {
+    const N: &str = "400";
+    let dir = tempfile::tempdir().unwrap();
+    // Uninterrupted.
+    let a = dir.path().join("a");
+    ok(campaign(&a, &["--iterations", N, "--no-minimize"]));
+    let sa = json(&a.join("state.json"));
+
+    // Interrupted by SIGINT once it has committed some iterations, then resumed.
+    let b = dir.path().join("b");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args([
+            "campaign",
+            "--seeds",
+            "zoo",
+            "--out",
+            b.to_str().unwrap(),
+            "--seed",
+            "1",
+            "--backends",
+            BACKENDS,
+            "--iterations",
+            N,
+            "--no-minimize",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while committed(&b) == 0 && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the campaign ended before the signal (campaigns need ONNX Runtime: `pip install onnxruntime==1.31.1`)"
+    );
+    // A second campaign on the same directory is refused while this one holds it.
+    let o = campaign(&b, &["--iterations", N]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("another campaign is running"), "{err}");
+
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert!(err.contains("stopped by SIGINT"), "{err}");
+    assert!(err.contains("unique findings"), "the summary: {err}");
+    let stopped = committed(&b);
+    assert!(
+        stopped > 0 && stopped < N.parse::<u64>().unwrap(),
+        "stopped at {stopped}"
+    );
+    // The state is consistent where it stopped: the stats agree with it, every pool entry is
+    // on disk.
+    let state = json(&b.join("state.json"));
+    let stats = json(&b.join("stats.json"));
+    assert_eq!(u(&stats, "iterations"), stopped);
+    for slot in state["pool"].as_array().unwrap() {
+        if let Some(id) = slot["corpus"].as_str() {
+            assert!(
+                b.join("corpus").join(format!("{id}.onnx")).is_file(),
+                "{id}"
+            );
+        }
+    }
+    ok(campaign(&b, &["--iterations", N, "--no-minimize"]));
+    let sb = json(&b.join("state.json"));
+    assert_eq!(search_state(&sb), search_state(&sa));
+    assert_eq!(corpus(&b), corpus(&a));
 }

@@ -140,11 +140,15 @@ fn campaign() -> tempfile::TempDir {
 }
 
 fn assert_self_contained(html: &str) {
-    for bad in [
-        "http://", "https://", "src=", "<script", "<link", "@import", "url(",
-    ] {
+    for bad in ["http://", "https://", "src=", "<link", "@import", "url("] {
         assert!(!html.contains(bad), "HTML contains {bad:?}");
     }
+    // Scripts only inline.
+    assert_eq!(
+        html.matches("<script").count(),
+        html.matches("<script>").count(),
+        "a script element with attributes"
+    );
 }
 
 /// Checks the page is well-formed XML when Python is there (it is not required).
@@ -183,12 +187,18 @@ fn full_campaign_renders_html_and_markdown() {
     assert_eq!(html.matches("</svg>").count(), 3);
     assert!(html.contains("<style>"));
 
-    // Every bundle with a meta.json, linked; the one without is not listed.
+    // Every bundle with a meta.json, linked to its REPORT.md rendered as HTML; the one
+    // without is not listed.
     for id in ["inconsistency-ort-0", "inconsistency-ort-1", "crash-ort-0"] {
         assert!(
-            html.contains(&format!("href=\"findings/{id}/REPORT.md\"")),
+            html.contains(&format!("href=\"findings/{id}/REPORT.html\"")),
             "{id}"
         );
+        let page = t.path().join("findings").join(id).join("REPORT.html");
+        assert!(r.bundle_pages.contains(&page), "{id}");
+        let page = fs::read_to_string(page).unwrap();
+        assert!(page.contains("<h1>report</h1>"), "{page}");
+        assert!(page.contains("href=\"../../report.html\""), "{page}");
         assert!(html.contains(&format!("href=\"findings/{id}/\"")), "{id}");
         assert!(
             r.markdown_text
@@ -201,7 +211,7 @@ fn full_campaign_renders_html_and_markdown() {
     assert!(!html.contains("inconsistency-ort-0/repro.py"));
 
     // Sorted by kind, then hits descending.
-    let pos = |s: &str| html.find(&format!("findings/{s}/REPORT.md")).unwrap();
+    let pos = |s: &str| html.find(&format!("findings/{s}/REPORT.html")).unwrap();
     assert!(pos("crash-ort-0") < pos("inconsistency-ort-1"));
     assert!(pos("inconsistency-ort-1") < pos("inconsistency-ort-0"));
     let mpos = |s: &str| r.markdown_text.find(&format!("[{s}]")).unwrap();
@@ -209,7 +219,7 @@ fn full_campaign_renders_html_and_markdown() {
     assert!(mpos("inconsistency-ort-1") < mpos("inconsistency-ort-0"));
 
     // The message is escaped, cut in the cell, complete in the title.
-    assert!(!html.contains("<script>"));
+    assert!(!html.contains("<script>alert"));
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quoted&quot;"));
     assert!(html.contains(&format!("{}\">", "x".repeat(400))));
     assert!(html.contains(&format!("{}…</td>", "x".repeat(10))));
@@ -318,10 +328,10 @@ fn corrupt_meta_json_is_a_warning_naming_the_file() {
     let html = fs::read_to_string(&r.html).unwrap();
     assert!(html.contains("<h2>Warnings</h2>"));
     assert!(html.contains("findings/nan-tract-0/meta.json: invalid JSON"));
-    assert!(!html.contains("findings/nan-tract-0/REPORT.md"));
+    assert!(!html.contains("findings/nan-tract-0/REPORT"));
     assert!(r.markdown_text.contains("## Warnings"));
     // The other bundles are still there.
-    assert!(html.contains("findings/crash-ort-0/REPORT.md"));
+    assert!(html.contains("findings/crash-ort-0/REPORT.html"));
 }
 
 #[test]

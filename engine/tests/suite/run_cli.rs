@@ -231,3 +231,102 @@ fn dynamic_dims_get_solved_or_given_sizes() {
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     assert!(err.contains("input 'x'") && err.contains("4 dims"), "{err}");
 }
+
+#[test]
+fn run_exits_1_when_a_backend_fails_unless_told_not_to() {
+    // The `fault` backend runs an ordinary model as identity: it differs from the reference.
+    let model = suite("node/test_relu/model.onnx");
+    let m = model.to_str().unwrap();
+    let o = mg(&["run", m, "--backends", "ort,fault", "--tolerance", "close"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("fault: differs from reference-f64"), "{err}");
+    assert!(!err.contains("ort:"), "ort agrees: {err}");
+    let o = mg(&["run", m, "--backends", "ort,fault", "--no-fail"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let o = mg(&["run", m, "--backends", "ort", "--timeout", "10s"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let o = mg(&["run", m, "--backends", "ort", "--timeout", "10 parsecs"]);
+    assert_eq!(o.status.code(), Some(2), "a usage error: {o:?}");
+}
+
+#[test]
+fn run_reads_npz_inputs_text_models_and_bundle_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite_case = suite("node/test_relu");
+    // The text syntax, through convert and back into run.
+    let txt = dir.path().join("relu.onnxtxt");
+    let o = mg(&[
+        "convert",
+        suite_case.join("model.onnx").to_str().unwrap(),
+        txt.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["nodes"], 1);
+    // A bundle-shaped directory: its model and an .npz of its inputs.
+    let bundle = dir.path().join("b");
+    std::fs::create_dir(&bundle).unwrap();
+    std::fs::copy(suite_case.join("model.onnx"), bundle.join("original.onnx")).unwrap();
+    std::fs::write(bundle.join("meta.json"), b"{}").unwrap();
+    let input = suite_case.join("test_data_set_0/input_0.pb");
+    let t = mutagraph_backends::value::HostTensor::from_proto(
+        &prost::Message::decode(std::fs::read(&input).unwrap().as_slice()).unwrap(),
+    )
+    .unwrap();
+    mutagraph_oracles::bundle::write_npz(&bundle.join("inputs.npz"), &[("x".to_string(), t)])
+        .unwrap();
+    for (model, inputs) in [
+        (txt.to_str().unwrap(), bundle.join("inputs.npz")),
+        (bundle.to_str().unwrap(), bundle.clone()),
+    ] {
+        let mut args = vec!["run", model, "--backends", "ort", "--json"];
+        let inputs = inputs.display().to_string();
+        if model != bundle.to_str().unwrap() {
+            args.extend(["--inputs", &inputs]);
+        }
+        let j = json(&mg(&args));
+        assert!(j["input_source"].as_str().unwrap().contains(&inputs), "{j}");
+        assert_eq!(j["runs"][1]["vs_reference"]["agrees"], true, "{j}");
+    }
+    // An archive without the model's input is refused, naming both.
+    mutagraph_oracles::bundle::write_npz(&bundle.join("inputs.npz"), &[]).unwrap();
+    let o = mg(&["run", bundle.to_str().unwrap(), "--backends", "ort"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("inputs.npz") && err.contains("'x'"), "{err}");
+}
+
+#[test]
+fn closed_pipes_end_quietly_and_endless_files_are_refused() {
+    use std::io::Read;
+    // 300 KB of JSON: more than a pipe holds, so the writer meets the closed pipe.
+    for args in [&["ops", "--json"][..], &["ops"][..], &["zoo", "--list"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read one line, then close the pipe, as `| head -1` does.
+        let mut out = child.stdout.take().unwrap();
+        let mut first = [0u8; 16];
+        out.read_exact(&mut first).unwrap();
+        drop(out);
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args(["inspect", "/dev/zero", "--max-model-size", "1M"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("/dev/zero") && err.contains("larger than the model size limit"),
+        "{err}"
+    );
+}

@@ -191,7 +191,12 @@ fn unbounded_allocation_is_out_of_memory() {
 
 #[test]
 fn refused_huge_allocation_is_out_of_memory() {
-    let mut p = pool();
+    // A time limit far above the run's own: on a loaded 2-core machine the worker's start
+    // and the failed allocation's report have taken more than 2 s.
+    let mut o = PoolOptions::new(PathBuf::from(env!("CARGO_BIN_EXE_mutagraph")));
+    o.timeout = Duration::from_secs(30);
+    o.mem_limit = 768 << 20;
+    let mut p = Pool::new(o);
     let r = p
         .run("fault", &model(Some("AllocHuge")), &inputs())
         .unwrap();

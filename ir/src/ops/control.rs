@@ -1143,8 +1143,8 @@ mod tests {
         let ctx = InferCtx {
             node: &n,
             opset: 13,
-            inputs: vec![t(I64, &[]), None, t(F32, &[1])],
-            consts: consts.clone(),
+            inputs: crate::registry::owned_types(vec![t(I64, &[]), None, t(F32, &[1])]),
+            consts: crate::registry::owned(consts.clone()),
             subgraph_outputs: subs.clone(),
         };
         let out = loop_infer(&ctx).unwrap();
@@ -1155,8 +1155,8 @@ mod tests {
         let ctx = InferCtx {
             node: &n,
             opset: 13,
-            inputs: vec![t(I64, &[]), t(Bool, &[]), t(F32, &[1])],
-            consts,
+            inputs: crate::registry::owned_types(vec![t(I64, &[]), t(Bool, &[]), t(F32, &[1])]),
+            consts: crate::registry::owned(consts),
             subgraph_outputs: subs,
         };
         assert_eq!(
@@ -1179,7 +1179,7 @@ mod tests {
         let ctx = InferCtx {
             node: &n,
             opset: 11,
-            inputs: vec![t(F32, &[2]), t(F32, &[2, 7])],
+            inputs: crate::registry::owned_types(vec![t(F32, &[2]), t(F32, &[2, 7])]),
             consts: vec![None, None],
             subgraph_outputs: subs,
         };
@@ -1196,8 +1196,8 @@ mod tests {
             let ctx = InferCtx {
                 node: &n,
                 opset: 13,
-                inputs: vec![t(F32, &[6, 4]), Some(st)],
-                consts: vec![None, Some(split)],
+                inputs: crate::registry::owned_types(vec![t(F32, &[6, 4]), Some(st)]),
+                consts: crate::registry::owned(vec![None, Some(split)]),
                 subgraph_outputs: HashMap::new(),
             };
             split_to_seq_infer(&ctx)

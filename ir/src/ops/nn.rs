@@ -107,7 +107,7 @@ fn conv_transpose_ambiguous(ctx: &InferCtx) -> Result<(), String> {
         return Ok(());
     }
     let spatial = &os[os.len() - n..];
-    let kernel = kernel_of(ctx, shape_of(ctx, 1).as_ref(), n)?;
+    let kernel = kernel_of(ctx, shape_of(ctx, 1).as_deref(), n)?;
     let strides = list_attr(ctx, "strides", n, 1)?;
     let dil = list_attr(ctx, "dilations", n, 1)?;
     let op = list_attr(ctx, "output_padding", n, 0)?;
@@ -147,7 +147,7 @@ fn same_pad_negative(ctx: &InferCtx) -> Result<(), String> {
     let ws = shape_of(ctx, w_slot);
     let kernel = match ctx.ints("kernel_shape") {
         Some(k) => Some(k.to_vec()),
-        None => kernel_of(ctx, ws.as_ref(), n).ok().flatten(),
+        None => kernel_of(ctx, ws.as_deref(), n).ok().flatten(),
     };
     let Some(kernel) = kernel else { return Ok(()) };
     if kernel.len() != n {
@@ -186,6 +186,14 @@ fn shape_of(ctx: &InferCtx, i: usize) -> Option<Vec<Dim>> {
         return None;
     }
     ctx.tensor(i).ok().and_then(|t| t.shape)
+}
+
+/// [`shape_of`] without a copy.
+fn shape_ref<'c>(ctx: &'c InferCtx<'_>, i: usize) -> Option<&'c [Dim]> {
+    match ctx.inputs.get(i)?.as_deref()? {
+        ValueType::Tensor(t) => t.shape.as_deref(),
+        _ => None,
+    }
 }
 
 fn known(d: Option<&Dim>) -> Option<i64> {
@@ -302,7 +310,7 @@ impl Window {
 }
 
 /// Kernel sizes from the `kernel_shape` attribute or from the weight's spatial dims.
-fn kernel_of(ctx: &InferCtx, w: Option<&Vec<Dim>>, n: usize) -> Result<Option<Vec<i64>>, String> {
+fn kernel_of(ctx: &InferCtx, w: Option<&[Dim]>, n: usize) -> Result<Option<Vec<i64>>, String> {
     if let Some(k) = ctx.ints("kernel_shape") {
         if k.len() != n {
             return Err(format!(
@@ -330,8 +338,8 @@ fn kernel_of(ctx: &InferCtx, w: Option<&Vec<Dim>>, n: usize) -> Result<Option<Ve
 
 /// Output shape of a convolution: input `x`, weight `w`.
 fn conv_shape(ctx: &InferCtx, x: usize, w: usize) -> Result<Option<Vec<Dim>>, String> {
-    let xs = shape_of(ctx, x);
-    let ws = shape_of(ctx, w);
+    let xs = shape_ref(ctx, x);
+    let ws = shape_ref(ctx, w);
     let rank = match (&xs, &ws) {
         (Some(a), _) => a.len(),
         (None, Some(b)) => b.len(),
@@ -352,16 +360,20 @@ fn conv_shape(ctx: &InferCtx, x: usize, w: usize) -> Result<Option<Vec<Dim>>, St
         ));
     }
     let n = rank - 2;
-    let batch = xs.as_ref().map_or(Dim::Unknown, |s| s[0].clone());
-    let m = ws.as_ref().map_or(Dim::Unknown, |s| s[0].clone());
+    let batch = xs.map_or(Dim::Unknown, |s| s[0].clone());
+    let m = ws.map_or(Dim::Unknown, |s| s[0].clone());
+    let mut out = Vec::with_capacity(rank);
+    out.push(batch);
+    out.push(m);
     let Some(xs) = xs else {
-        return Ok(Some([vec![batch, m], vec![Dim::Unknown; n]].concat()));
+        out.resize(rank, Dim::Unknown);
+        return Ok(Some(out));
     };
-    let spatial = match kernel_of(ctx, ws.as_ref(), n)? {
-        Some(k) => Window::read(ctx, k)?.spatial(&xs[2..])?,
-        None => vec![Dim::Unknown; n],
-    };
-    Ok(Some([vec![batch, m], spatial].concat()))
+    match kernel_of(ctx, ws, n)? {
+        Some(k) => out.extend(Window::read(ctx, k)?.spatial(&xs[2..])?),
+        None => out.resize(rank, Dim::Unknown),
+    }
+    Ok(Some(out))
 }
 
 /// Checks channels, groups and bias of a convolution.
@@ -371,12 +383,12 @@ fn conv_check(ctx: &InferCtx, x: usize, w: usize, b: Option<usize>) -> Result<()
     if group < 1 {
         return Err(format!("group {group} is not positive"));
     }
-    let xs = shape_of(ctx, x);
-    let ws = shape_of(ctx, w);
+    let xs = shape_ref(ctx, x);
+    let ws = shape_ref(ctx, w);
     // An input of unknown rank (the output of an `If` whose branches differ) still has as many
     // spatial axes as the weight: the window attributes must have that many values.
     if xs.is_none()
-        && let Some(ws) = ws.as_ref().filter(|w| w.len() >= 3)
+        && let Some(ws) = ws.filter(|w| w.len() >= 3)
     {
         let n = ws.len() - 2;
         kernel_of(ctx, Some(ws), n)?;
@@ -384,9 +396,9 @@ fn conv_check(ctx: &InferCtx, x: usize, w: usize, b: Option<usize>) -> Result<()
         list_attr(ctx, "dilations", n, 1)?;
         list_attr(ctx, "pads", 2 * n, 0)?;
     }
-    let c = xs.as_ref().and_then(|s| known(s.get(1)));
-    let wc = ws.as_ref().and_then(|s| known(s.get(1)));
-    let m = ws.as_ref().and_then(|s| known(s.first()));
+    let c = xs.and_then(|s| known(s.get(1)));
+    let wc = ws.and_then(|s| known(s.get(1)));
+    let m = ws.and_then(|s| known(s.first()));
     if let Some(c) = c {
         if c % group != 0 {
             return Err(format!(
@@ -409,7 +421,7 @@ fn conv_check(ctx: &InferCtx, x: usize, w: usize, b: Option<usize>) -> Result<()
         ));
     }
     if let (Some(b), Some(m)) = (b, m)
-        && let Some(bs) = shape_of(ctx, b)
+        && let Some(bs) = shape_ref(ctx, b)
         && (bs.len() != 1 || bs[0].value().is_some_and(|v| v != m))
     {
         return Err(format!("bias has shape {bs:?}, expected [{m}]"));
@@ -473,7 +485,7 @@ fn conv_transpose_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
     let Some(xs) = xs else {
         return Ok(Some([vec![batch, m], vec![Dim::Unknown; n]].concat()));
     };
-    let Some(k) = kernel_of(ctx, ws.as_ref(), n)? else {
+    let Some(k) = kernel_of(ctx, ws.as_deref(), n)? else {
         return Ok(Some([vec![batch, m], vec![Dim::Unknown; n]].concat()));
     };
     let win = Window::read(ctx, k)?;
@@ -597,12 +609,25 @@ fn pool_ambiguous(ctx: &InferCtx) -> Result<(), String> {
         } else {
             span / s + 1
         };
-        for o in 0..count {
-            let start = o * s - pb;
-            if (0..win.kernel[i]).all(|t| {
-                let p = start + t * d;
-                p < 0 || p >= x
-            }) {
+        // A window starting inside the input holds an element; only those starting before it
+        // (the first ceil(pb / s)) or past it (the last ones) can cover padding only. Each is
+        // checked in O(1), and at most EDGE_WINDOWS from each end: the time stays bounded
+        // whatever the pads and dims a model declares.
+        const EDGE_WINDOWS: i64 = 4096;
+        let front = ceil_div(pb.max(0), s.max(1)).min(count).min(EDGE_WINDOWS);
+        let back_from = count.saturating_sub(EDGE_WINDOWS).max(front);
+        let back = (back_from..count).filter(|o| o.saturating_mul(s).saturating_sub(pb) >= x);
+        for o in (0..front).chain(back) {
+            let start = o.saturating_mul(s).saturating_sub(pb);
+            // The first tap at or after position 0, and whether it is inside the input.
+            let first_in = if start >= 0 {
+                0
+            } else {
+                ceil_div(start.saturating_neg(), d.max(1))
+            };
+            let covers =
+                first_in < win.kernel[i] && start.saturating_add(first_in.saturating_mul(d)) < x;
+            if !covers {
                 return Err(format!(
                     "axis {i}: window {o} covers padding only, a pooling of no element"
                 ));
@@ -2570,7 +2595,9 @@ mod tests {
         let ctx = InferCtx {
             node,
             opset: 22,
-            inputs: inputs.iter().map(|d| Some(fixed(DType::F32, d))).collect(),
+            inputs: crate::registry::owned_types(
+                inputs.iter().map(|d| Some(fixed(DType::F32, d))).collect(),
+            ),
             consts: vec![None; inputs.len()],
             subgraph_outputs: Default::default(),
         };

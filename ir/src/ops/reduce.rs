@@ -834,8 +834,11 @@ mod tests {
         let ctx = InferCtx {
             node: &n,
             opset: 13,
-            inputs: vec![Some(ValueType::Tensor(TensorType::fixed(I64, &[3])))],
-            consts: vec![Some(i64_vec(vec![2, 3, 4]))],
+            inputs: crate::registry::owned_types(vec![Some(ValueType::Tensor(TensorType::fixed(
+                I64,
+                &[3],
+            )))]),
+            consts: crate::registry::owned(vec![Some(i64_vec(vec![2, 3, 4]))]),
             subgraph_outputs: HashMap::new(),
         };
         let v = (spec.fold.unwrap())(&ctx).unwrap();
@@ -846,14 +849,14 @@ mod tests {
         let ctx = InferCtx {
             node: &n,
             opset: 13,
-            inputs: vec![
+            inputs: crate::registry::owned_types(vec![
                 Some(ValueType::Tensor(TensorType::fixed(I64, &[2, 3]))),
                 Some(ValueType::Tensor(TensorType::fixed(I64, &[1]))),
-            ],
-            consts: vec![
+            ]),
+            consts: crate::registry::owned(vec![
                 Some(i64_tensor(&[2, 3], vec![1, 2, 3, 4, 5, 6])),
                 Some(i64_vec(vec![0])),
-            ],
+            ]),
             subgraph_outputs: HashMap::new(),
         };
         let v = (spec.fold.unwrap())(&ctx).unwrap();

@@ -162,3 +162,9 @@ pub(crate) fn is_ident(s: &str) -> bool {
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
+
+/// Whether a file is read and written in this textual syntax: its name ends in `.onnxtxt`
+/// (every command reads such files as text, any other as protobuf).
+pub fn is_text_path(path: &std::path::Path) -> bool {
+    path.extension().is_some_and(|e| e == "onnxtxt")
+}
