@@ -59,6 +59,11 @@ pub enum InputError {
     },
 }
 
+/// The most elements one generated input may have (16 Mi: 64 MiB of f32). Generated inputs
+/// are for testing: a declared size beyond this (a dim of 10^6 in a hostile or mistaken model)
+/// is refused before anything is allocated, in the process that generates it.
+pub const MAX_GENERATED_ELEMENTS: usize = 1 << 24;
+
 /// Options of generation.
 #[derive(Clone, Debug)]
 pub struct GenOptions {
@@ -170,10 +175,15 @@ pub fn generate(model: &Model, seed: u64, opts: &GenOptions) -> Result<NamedValu
             (None, Some(p)) => p.clone(),
             (None, None) => vec![opts.free_dim],
         };
-        let n: usize = shape.iter().product();
-        if n > 1 << 28 {
-            return Err(err(format!("shape {shape:?} is too large to generate")));
-        }
+        let n = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .filter(|&n| n <= MAX_GENERATED_ELEMENTS)
+            .ok_or_else(|| {
+                err(format!(
+                    "shape {shape:?} is too large to generate (over {MAX_GENERATED_ELEMENTS} elements; give smaller sizes with --input-shape, or the values with --inputs)"
+                ))
+            })?;
         let mut t = match (opts.values.get(&name), opts.ranges.get(&name)) {
             (Some(v), _) => HostTensor::from_f64s(tt.dtype, shape.clone(), &vec![*v; n])
                 .map_err(|e| err(e.to_string()))?,
@@ -398,6 +408,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v[0].1.tensor().unwrap().shape, vec![8, 3, 8, 8]);
+    }
+
+    #[test]
+    fn a_declared_size_too_large_to_generate_is_an_error_before_any_allocation() {
+        // 3 × 10^6 × 32 elements is over the limit; 2^62 × 8 overflows usize (a wrapping
+        // product would have read it as 0 elements).
+        for dims in ["1,3,1000000,32", "4611686018427387904,8"] {
+            let m = mutagraph_ir::text::parse_model(&format!(
+                "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+                 g (float[{dims}] x) => (float[{dims}] y) {{ y = Relu (x) }}"
+            ))
+            .unwrap();
+            let e = generate(&m, 1, &GenOptions::default()).unwrap_err();
+            assert!(e.to_string().contains("too large to generate"), "{dims}: {e}");
+        }
     }
 
     #[test]

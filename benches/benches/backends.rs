@@ -77,31 +77,21 @@ fn worker_round_trip(c: &mut Criterion) {
 
 fn identity_model() -> Vec<u8> {
     use mutagraph_ir::pb;
-    use prost::Message;
     let vi = |n: &str| pb::ValueInfoProto {
         name: Some(n.into()),
         ..Default::default()
     };
-    pb::ModelProto {
-        ir_version: Some(8),
-        opset_import: vec![pb::OperatorSetIdProto {
-            domain: Some(String::new()),
-            version: Some(17),
-        }],
-        graph: Some(pb::GraphProto {
-            node: vec![pb::NodeProto {
-                input: vec!["x".into()],
-                output: vec!["y".into()],
-                op_type: Some("Identity".into()),
-                ..Default::default()
-            }],
-            input: vec![vi("x")],
-            output: vec![vi("y")],
+    mutagraph_benches::model_bytes(pb::GraphProto {
+        node: vec![pb::NodeProto {
+            input: vec!["x".into()],
+            output: vec!["y".into()],
+            op_type: Some("Identity".into()),
             ..Default::default()
-        }),
+        }],
+        input: vec![vi("x")],
+        output: vec![vi("y")],
         ..Default::default()
-    }
-    .encode_to_vec()
+    })
 }
 
 criterion_group!(benches, prepare_and_run, worker_round_trip);

@@ -9,7 +9,6 @@ use mutagraph_backends::catalog::{self, Config};
 use mutagraph_backends::{Data, HostTensor, Value};
 use mutagraph_ir::pb;
 use mutagraph_ir::{DType, TensorType, ValueType};
-use prost::Message;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -61,23 +60,14 @@ fn conv_model() -> Vec<u8> {
         attribute: vec![ints("kernel_shape", &[3, 3]), ints("pads", &[1, 1, 1, 1])],
         ..Default::default()
     };
-    pb::ModelProto {
-        ir_version: Some(8),
-        opset_import: vec![pb::OperatorSetIdProto {
-            domain: Some(String::new()),
-            version: Some(17),
-        }],
-        graph: Some(pb::GraphProto {
-            name: Some("conv".into()),
-            node: vec![node],
-            initializer: vec![w, b],
-            input: vec![vi("x", &X)],
-            output: vec![vi("y", &[1, 64, 112, 112])],
-            ..Default::default()
-        }),
+    mutagraph_benches::model_bytes(pb::GraphProto {
+        name: Some("conv".into()),
+        node: vec![node],
+        initializer: vec![w, b],
+        input: vec![vi("x", &X)],
+        output: vec![vi("y", &[1, 64, 112, 112])],
         ..Default::default()
-    }
-    .encode_to_vec()
+    })
 }
 
 fn conv(c: &mut Criterion) {

@@ -7,10 +7,8 @@
 //! its weights as initializers; written here straight as protobuf (the graph builder validates
 //! as it goes and takes seconds for the largest chain).
 use criterion::{Criterion, criterion_group, criterion_main};
-use mutagraph_engine::inspect::inspect;
-use mutagraph_ir::solve::{Fixed, solve};
-use mutagraph_ir::{DType, Model, TensorType, ValueType, pb};
-use prost::Message;
+use mutagraph_ir::solve::Fixed;
+use mutagraph_ir::{DType, TensorType, ValueType, pb};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -114,31 +112,19 @@ fn chain(n: usize) -> Vec<u8> {
         name: Some("pool".into()),
         ..Default::default()
     });
-    pb::ModelProto {
-        ir_version: Some(8),
-        opset_import: vec![pb::OperatorSetIdProto {
-            domain: Some(String::new()),
-            version: Some(17),
-        }],
-        graph: Some(pb::GraphProto {
-            name: Some("chain".into()),
-            node: nodes,
-            initializer: inits,
-            input: vec![vi("x", &[1, 8, 8, 8])],
-            output: vec![vi("y", &[1, 8, 1, 1])],
-            ..Default::default()
-        }),
+    mutagraph_benches::model_bytes(pb::GraphProto {
+        name: Some("chain".into()),
+        node: nodes,
+        initializer: inits,
+        input: vec![vi("x", &[1, 8, 8, 8])],
+        output: vec![vi("y", &[1, 8, 1, 1])],
         ..Default::default()
-    }
-    .encode_to_vec()
+    })
 }
 
-/// What `mutagraph inspect FILE` does (engine/src/main.rs), up to the text it prints.
+/// What `mutagraph inspect FILE` does, up to the text it prints.
 fn inspect_file(path: &Path) -> String {
-    let fixed = Fixed::default();
-    let mut m = Model::load(path).unwrap();
-    solve(&m, &fixed).unwrap();
-    let ins = inspect(&path.display().to_string(), &mut m, &fixed);
+    let ins = mutagraph_engine::inspect::inspect_file(path, &Fixed::default()).unwrap();
     assert!(ins.errors.is_empty(), "{:?}", &ins.errors[..1]);
     ins.to_text()
 }

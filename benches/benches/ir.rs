@@ -3,7 +3,6 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use mutagraph_ir::infer::{Options, infer_model};
 use mutagraph_ir::{Model, pb};
-use prost::Message;
 use std::hint::black_box;
 
 fn chain(n: usize) -> Vec<u8> {
@@ -30,22 +29,13 @@ fn chain(n: usize) -> Vec<u8> {
             ..Default::default()
         })
         .collect();
-    pb::ModelProto {
-        ir_version: Some(8),
-        opset_import: vec![pb::OperatorSetIdProto {
-            domain: Some(String::new()),
-            version: Some(17),
-        }],
-        graph: Some(pb::GraphProto {
-            name: Some("chain".into()),
-            node,
-            input: vec![vi("x")],
-            output: vec![vi(&format!("v{}", n - 1))],
-            ..Default::default()
-        }),
+    mutagraph_benches::model_bytes(pb::GraphProto {
+        name: Some("chain".into()),
+        node,
+        input: vec![vi("x")],
+        output: vec![vi(&format!("v{}", n - 1))],
         ..Default::default()
-    }
-    .encode_to_vec()
+    })
 }
 
 fn bench_model(c: &mut Criterion, label: &str, bytes: Vec<u8>) {

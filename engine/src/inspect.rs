@@ -101,6 +101,16 @@ fn count_ops<'g>(
     count
 }
 
+/// What `mutagraph inspect FILE` computes: the file read (protobuf or `.onnxtxt`), then
+/// [`inspect`]. Only reading fails; what is wrong with the model is in `errors`.
+pub fn inspect_file(
+    path: &std::path::Path,
+    fixed: &Fixed,
+) -> Result<Inspection, mutagraph_ir::Error> {
+    let mut m = Model::load(path)?;
+    Ok(inspect(&path.display().to_string(), &mut m, fixed))
+}
+
 /// Inspects a loaded model (runs inference and validation on it), with the inputs solved for
 /// it given what `fixed` fixes.
 pub fn inspect(path: &str, model: &mut Model, fixed: &Fixed) -> Inspection {

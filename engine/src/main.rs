@@ -7,7 +7,7 @@ use mutagraph_backends::conformance::Allowlist;
 use mutagraph_backends::inputs as mg_inputs;
 use mutagraph_backends::worker::protocol::WireConfig;
 use mutagraph_backends::worker::{Pool, PoolOptions};
-use mutagraph_engine::inspect::inspect;
+use mutagraph_engine::inspect::inspect_file;
 use mutagraph_engine::{conformcmd, out, outln, runcmd};
 use mutagraph_ir::model::write_atomic;
 use mutagraph_ir::solve::{self, Fixed};
@@ -862,9 +862,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             given,
         } => {
             let fixed = given.fixed()?;
-            let mut m = Model::load(&model)?;
-            solve::solve(&m, &fixed).map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
-            let ins = inspect(&model.display().to_string(), &mut m, &fixed);
+            let ins = inspect_file(&model, &fixed)?;
             if !ins.errors.is_empty() && !no_fail {
                 bail!("{}: {}", model.display(), ins.errors.join("; "));
             }

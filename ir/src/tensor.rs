@@ -169,54 +169,33 @@ pub fn f16_to_f32(h: u16) -> f32 {
 }
 
 fn decode(t: &Tensor) -> Result<Vec<f64>> {
-    if t.is_external() {
-        return Err(Error::Malformed(format!(
-            "tensor '{}' keeps its data in an external file",
-            t.name.as_deref().unwrap_or("")
-        )));
-    }
+    // Every check (external data, element type, length) is `check_data`'s.
+    check_data(t)?;
     let dt = t.dtype();
     if let Some(raw) = &t.raw_data {
-        let bits = dt
-            .bits()
-            .filter(|b| *b >= 8)
-            .ok_or_else(|| Error::Malformed(format!("cannot decode raw data of dtype {dt}")))?;
-        let w = bits / 8;
-        check_len(t, raw.len(), w)?;
-        let out = raw.chunks_exact(w).map(|c| match dt {
-            DType::F32 => f32::from_le_bytes(c.try_into().unwrap()) as f64,
-            DType::F64 => f64::from_le_bytes(c.try_into().unwrap()),
-            DType::F16 => f16_to_f32(u16::from_le_bytes(c.try_into().unwrap())) as f64,
-            DType::BF16 => {
-                f32::from_bits((u16::from_le_bytes(c.try_into().unwrap()) as u32) << 16) as f64
-            }
-            DType::I8 => c[0] as i8 as f64,
-            DType::U8 | DType::Bool => c[0] as f64,
-            DType::I16 => i16::from_le_bytes(c.try_into().unwrap()) as f64,
-            DType::U16 => u16::from_le_bytes(c.try_into().unwrap()) as f64,
-            DType::I32 => i32::from_le_bytes(c.try_into().unwrap()) as f64,
-            DType::U32 => u32::from_le_bytes(c.try_into().unwrap()) as f64,
-            DType::I64 => i64::from_le_bytes(c.try_into().unwrap()) as f64,
-            DType::U64 => u64::from_le_bytes(c.try_into().unwrap()) as f64,
-            _ => f64::NAN,
-        });
-        if !(dt.is_numeric() || dt == DType::Bool)
-            || matches!(
-                dt,
-                DType::F8E4M3FN
-                    | DType::F8E4M3FNUZ
-                    | DType::F8E5M2
-                    | DType::F8E5M2FNUZ
-                    | DType::F8E8M0
-            )
-        {
-            return Err(Error::Malformed(format!(
-                "cannot decode tensor of dtype {dt} as numbers"
-            )));
-        }
-        return Ok(out.collect());
+        let w = dt.bits().unwrap_or(8) / 8;
+        return Ok(raw
+            .chunks_exact(w)
+            .map(|c| match dt {
+                DType::F32 => f32::from_le_bytes(c.try_into().unwrap()) as f64,
+                DType::F64 => f64::from_le_bytes(c.try_into().unwrap()),
+                DType::F16 => f16_to_f32(u16::from_le_bytes(c.try_into().unwrap())) as f64,
+                DType::BF16 => {
+                    f32::from_bits((u16::from_le_bytes(c.try_into().unwrap()) as u32) << 16) as f64
+                }
+                DType::I8 => c[0] as i8 as f64,
+                DType::U8 | DType::Bool => c[0] as f64,
+                DType::I16 => i16::from_le_bytes(c.try_into().unwrap()) as f64,
+                DType::U16 => u16::from_le_bytes(c.try_into().unwrap()) as f64,
+                DType::I32 => i32::from_le_bytes(c.try_into().unwrap()) as f64,
+                DType::U32 => u32::from_le_bytes(c.try_into().unwrap()) as f64,
+                DType::I64 => i64::from_le_bytes(c.try_into().unwrap()) as f64,
+                DType::U64 => u64::from_le_bytes(c.try_into().unwrap()) as f64,
+                _ => f64::NAN,
+            })
+            .collect());
     }
-    let v: Vec<f64> = match dt {
+    Ok(match dt {
         DType::F32 => t.float_data.iter().map(|&v| v as f64).collect(),
         DType::F64 => t.double_data.clone(),
         DType::I64 => t.int64_data.iter().map(|&v| v as f64).collect(),
@@ -231,24 +210,9 @@ fn decode(t: &Tensor) -> Result<Vec<f64>> {
             .iter()
             .map(|&v| f32::from_bits((v as u32) << 16) as f64)
             .collect(),
-        DType::I32 | DType::I16 | DType::I8 | DType::U16 | DType::U8 | DType::Bool => {
-            t.int32_data.iter().map(|&v| v as f64).collect()
-        }
-        d => {
-            return Err(Error::Malformed(format!(
-                "cannot decode tensor of dtype {d} as numbers"
-            )));
-        }
-    };
-    if v.len() as i64 != t.num_elements() {
-        return Err(Error::Malformed(format!(
-            "tensor '{}' has {} values for dims {:?}",
-            t.name.as_deref().unwrap_or(""),
-            v.len(),
-            t.dims
-        )));
-    }
-    Ok(v)
+        // The other types check_data accepts in typed fields.
+        _ => t.int32_data.iter().map(|&v| v as f64).collect(),
+    })
 }
 
 /// Builds an i64 tensor.

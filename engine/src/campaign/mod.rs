@@ -899,15 +899,20 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         None
     };
     let mut seed_runs: Vec<(usize, admission::SeedRun)> = Vec::new();
+    // Seeds the reference cannot run, with the reason (named in the error when none is left).
+    let refused: BTreeMap<String, String>;
     let (seeds, seed_inputs): (Vec<Seed>, Vec<admission::Admitted>) = match resumed_admission {
-        Some(d) => seeds
-            .into_iter()
-            .filter(|s| !d.refused.contains_key(&s.name))
-            .map(|s| {
-                let g = d.admitted.get(&s.name).cloned().unwrap_or_default();
-                (s, g)
-            })
-            .unzip(),
+        Some(d) => {
+            refused = d.refused.clone();
+            seeds
+                .into_iter()
+                .filter(|s| !d.refused.contains_key(&s.name))
+                .map(|s| {
+                    let g = d.admitted.get(&s.name).cloned().unwrap_or_default();
+                    (s, g)
+                })
+                .unzip()
+        }
         None => {
             let mut decisions = admission::Decisions::default();
             let mut kept = Vec::new();
@@ -944,6 +949,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 }
             }
             write_json(&admission_path, &decisions)?;
+            refused = decisions.refused.clone();
             kept.into_iter().unzip()
         }
     };
@@ -960,8 +966,15 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         })
         .collect();
     if seeds.is_empty() {
+        let why: Vec<String> = refused
+            .iter()
+            .take(5)
+            .map(|(name, why)| format!("seed {name}: {why}"))
+            .collect();
         bail!(
-            "no seed can be mutated: the reference runs none of them (see {})",
+            "no seed can be mutated: the reference runs none of them ({}{}; see {})",
+            why.join("; "),
+            if refused.len() > 5 { "; ..." } else { "" },
             admission_path.display()
         );
     }

@@ -525,6 +525,11 @@ fn seeds_the_reference_cannot_run_are_not_mutated() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no seed can be mutated"), "{err}");
+    // The error itself names each refused seed and why, even when warnings are silenced.
+    assert!(
+        err.contains("b_pool.onnx: the reference cannot run it"),
+        "{err}"
+    );
 }
 
 /// The committed iteration count (0 before the first commit).
