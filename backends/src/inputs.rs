@@ -421,7 +421,10 @@ mod tests {
             ))
             .unwrap();
             let e = generate(&m, 1, &GenOptions::default()).unwrap_err();
-            assert!(e.to_string().contains("too large to generate"), "{dims}: {e}");
+            assert!(
+                e.to_string().contains("too large to generate"),
+                "{dims}: {e}"
+            );
         }
     }
 

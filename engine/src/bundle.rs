@@ -37,7 +37,7 @@ use mutagraph_oracles::localize::Localization;
 use mutagraph_oracles::{Finding, Kind, Layer, MutantRuns, key_phrase};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A new finding, as the campaign knows it.
@@ -345,13 +345,23 @@ fn reproduce_info(f: &Finding, model: &[u8], tol: Tolerance, runs: &MutantRuns) 
     }
 }
 
-/// A new bundle, written in a temporary directory renamed to `dir`.
-pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
+/// Removes what [`write_new`] left of a bundle it could not finish (its temporary directory).
+pub fn discard_new(dir: &Path) {
+    let _ = std::fs::remove_dir_all(tmp_dir(dir));
+}
+
+/// The directory [`write_new`] fills before renaming it to `dir`.
+fn tmp_dir(dir: &Path) -> PathBuf {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.with_file_name(format!(".tmp-{name}"));
+    dir.with_file_name(format!(".tmp-{name}"))
+}
+
+/// A new bundle, written in a temporary directory renamed to `dir`.
+pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
+    let tmp = tmp_dir(dir);
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).with_context(|| format!("removing {}", tmp.display()))?;
     }

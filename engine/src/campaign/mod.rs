@@ -1644,7 +1644,27 @@ impl Campaign {
             config: serde_json::to_value(&self.config)?,
             tolerance: self.tolerance,
         };
-        bundle::write_new(&dir, &found)?;
+        if let Err(e) = bundle::write_new(&dir, &found) {
+            // A value the bundle's formats cannot hold is a failure of ours on this mutant,
+            // never the end of the campaign; a failing disk still stops it.
+            let content = e
+                .chain()
+                .filter_map(|c| c.downcast_ref::<mutagraph_oracles::bundle::BundleError>())
+                .any(|b| !matches!(b, mutagraph_oracles::bundle::BundleError::Io { .. }));
+            if !content {
+                return Err(e);
+            }
+            tracing::error!("a finding's bundle cannot be written (a bug of ours): {e:#}");
+            bundle::discard_new(&dir);
+            let c = &mut self.state.counters;
+            c.findings -= 1;
+            if let Some(n) = c.findings_by_kind.get_mut(f.kind.name()) {
+                *n -= 1;
+            }
+            c.ours += 1;
+            return Ok(());
+        }
+        let c = &mut self.state.counters;
         c.unique_findings += 1;
         self.last_find = Some(self.state.elapsed_s);
         self.state.signatures.insert(sig.clone(), entry);

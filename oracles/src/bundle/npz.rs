@@ -49,16 +49,25 @@ pub fn write_npz(path: &Path, arrays: &[(String, HostTensor)]) -> Result<(), Bun
         name: name.to_string(),
         problem,
     };
-    let mut members = Vec::with_capacity(arrays.len());
-    let mut seen = std::collections::HashSet::new();
+    let mut members: Vec<(String, Vec<u8>)> = Vec::with_capacity(arrays.len());
+    // Member index by array name: a graph may list one output twice (ONNX allows it), and its
+    // outputs then carry the name twice; the same array again is written once.
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (name, tensor) in arrays {
         if name.is_empty() {
             return Err(unwritable(name, "an array needs a non-empty name".into()));
         }
-        if !seen.insert(name.as_str()) {
-            return Err(unwritable(name, "two arrays have this name".into()));
-        }
         let npy = encode_npy(tensor).map_err(|p| unwritable(name, p))?;
+        if let Some(&i) = seen.get(name.as_str()) {
+            if members[i].1 == npy {
+                continue;
+            }
+            return Err(unwritable(
+                name,
+                "two different arrays have this name".into(),
+            ));
+        }
+        seen.insert(name.as_str(), members.len());
         members.push((format!("{}.npy", encode_key(name)), npy));
     }
     let bytes = zip_stored(&members).map_err(|p| unwritable("", p))?;

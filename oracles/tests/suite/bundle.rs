@@ -134,7 +134,14 @@ fn npz_errors_name_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.npz");
     let x = HostTensor::new(vec![1], Data::F32(vec![1.0]));
-    let dup = vec![("x".to_string(), x.clone()), ("x".to_string(), x.clone())];
+    // One array under two names of the same spelling (a graph listing an output twice, as
+    // ONNX allows) is written once; two different arrays under one name cannot be.
+    let same = vec![("x".to_string(), x.clone()), ("x".to_string(), x.clone())];
+    write_npz(&path, &same).unwrap();
+    assert_eq!(read_npz(&path).unwrap(), vec![("x".to_string(), x.clone())]);
+    std::fs::remove_file(&path).unwrap();
+    let other = HostTensor::new(vec![1], Data::F32(vec![2.0]));
+    let dup = vec![("x".to_string(), x.clone()), ("x".to_string(), other)];
     let err = write_npz(&path, &dup).unwrap_err();
     assert!(matches!(err, BundleError::Unwritable { .. }), "{err}");
     assert!(err.to_string().contains("bad.npz"), "{err}");
