@@ -388,6 +388,19 @@ pub struct State {
     /// Examples of mutagraph's own failures kept under `ours/` (at most [`OURS_KEPT`]).
     #[serde(default)]
     pub ours_kept: BTreeSet<String>,
+    /// Where each session started (the first at 0; a resume adds one).
+    #[serde(default)]
+    pub sessions: Vec<SessionStart>,
+}
+
+/// Where a session of a campaign started, in the campaign's iterations and time (both run on
+/// across sessions): the report marks each resume on its time axis.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionStart {
+    /// Iterations committed when it started.
+    pub iteration: u64,
+    /// Campaign time when it started, seconds.
+    pub elapsed_s: f64,
 }
 
 /// How many examples of mutagraph's own failures `ours/` keeps (one per reason and message).
@@ -420,6 +433,9 @@ pub struct Stats {
     /// The triage's own counters (extra runs, verdicts, `ours` and `undefined` by class).
     #[serde(default)]
     pub triage: TriageStats,
+    /// Where each session started.
+    #[serde(default)]
+    pub sessions: Vec<SessionStart>,
 }
 
 /// The trace file of a corpus entry.
@@ -1055,6 +1071,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             roots: BTreeMap::new(),
             triage: TriageStats::default(),
             ours_kept: BTreeSet::new(),
+            sessions: Vec::new(),
         };
         let models = seeds
             .iter()
@@ -1175,6 +1192,10 @@ impl Campaign {
     fn main_loop(&mut self, quiet: bool, fresh: bool) -> Result<Summary> {
         let session = Instant::now();
         let elapsed0 = self.state.elapsed_s;
+        self.state.sessions.push(SessionStart {
+            iteration: self.state.iteration,
+            elapsed_s: elapsed0,
+        });
         let ts_path = self.out.join("timeseries.csv");
         let mut ts = open_timeseries(&ts_path, fresh)?;
         let tty = std::io::stderr().is_terminal();
@@ -1952,6 +1973,7 @@ impl Campaign {
             },
             pool: self.state.pool.clone(),
             triage: self.state.triage.clone(),
+            sessions: self.state.sessions.clone(),
         }
     }
 

@@ -613,4 +613,17 @@ fn sigint_stops_cleanly_with_a_summary_and_resumes_exactly() {
     let sb = json(&b.join("state.json"));
     assert_eq!(search_state(&sb), search_state(&sa));
     assert_eq!(corpus(&b), corpus(&a));
+    // Both sessions are recorded, the second where the first stopped, and the report marks
+    // the resume on its charts.
+    let sessions = json(&b.join("stats.json"))["sessions"].clone();
+    let sessions = sessions.as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    assert_eq!(u(&sessions[0], "iteration"), 0);
+    assert_eq!(u(&sessions[1], "iteration"), stopped);
+    ok(mg(&["report", b.to_str().unwrap()]));
+    let html = std::fs::read_to_string(b.join("report.html")).unwrap();
+    assert!(
+        html.contains("session 2 resumed at") && html.contains("class=\"resume-line\""),
+        "no resume marker in the report"
+    );
 }
