@@ -2,10 +2,12 @@
 //! does, from the file to the text it prints (read, decode, import, solve the input shapes,
 //! infer, validate, summarize, render). Its time must grow linearly with the graph.
 //!
-//! The chain is `gen-chain`'s (`benches/src/bin/gen_chain.rs`): `Conv 3×3 → BatchNormalization
-//! → Relu → Conv 1×1 → Relu` repeated on a `1×8×8×8` tensor, then a `GlobalAveragePool`, with
-//! its weights as initializers; written here straight as protobuf (the graph builder validates
-//! as it goes and takes seconds for the largest chain).
+//! Two chains: `unary_chain_N`, unary ops without weights (the benches library's), and
+//! `conv_chain_N`, `gen-chain`'s (`benches/src/bin/gen_chain.rs`): `Conv 3×3 →
+//! BatchNormalization → Relu → Conv 1×1 → Relu` repeated on a `1×8×8×8` tensor, then a
+//! `GlobalAveragePool`, with its weights as initializers (1.4 per op, 65 MB at 100 000 ops),
+//! as exporters write networks; written here straight as protobuf (the graph builder
+//! validates as it goes and takes seconds for the largest chain).
 use criterion::{Criterion, criterion_group, criterion_main};
 use mutagraph_ir::solve::Fixed;
 use mutagraph_ir::{DType, TensorType, ValueType, pb};
@@ -137,15 +139,22 @@ fn benches(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(5));
-    for n in [1_000usize, 10_000, 100_000] {
-        let path: PathBuf = dir.join(format!("chain{n}.onnx"));
-        std::fs::write(&path, chain(n)).unwrap();
-        // The file is the chain it claims to be, and valid.
-        let text = inspect_file(&path);
-        assert!(text.contains(&format!("size        {n} nodes")), "{text}");
-        group.bench_function(format!("chain_{n}"), |b| {
-            b.iter(|| inspect_file(black_box(&path)))
-        });
+    type Make = fn(usize) -> Vec<u8>;
+    let chains: [(&str, Make); 2] = [
+        ("unary_chain", mutagraph_benches::unary_chain),
+        ("conv_chain", chain),
+    ];
+    for (name, make) in chains {
+        for n in [1_000usize, 10_000, 100_000] {
+            let path: PathBuf = dir.join(format!("{name}{n}.onnx"));
+            std::fs::write(&path, make(n)).unwrap();
+            // The file is the chain it claims to be, and valid.
+            let text = inspect_file(&path);
+            assert!(text.contains(&format!("size        {n} nodes")), "{text}");
+            group.bench_function(format!("{name}_{n}"), |b| {
+                b.iter(|| inspect_file(black_box(&path)))
+            });
+        }
     }
     group.finish();
     let _ = std::fs::remove_dir_all(&dir);

@@ -2,41 +2,8 @@
 //! (by bytes and by node count) and on a synthetic 10 000-node chain.
 use criterion::{Criterion, criterion_group, criterion_main};
 use mutagraph_ir::infer::{Options, infer_model};
-use mutagraph_ir::{Model, pb};
+use mutagraph_ir::Model;
 use std::hint::black_box;
-
-fn chain(n: usize) -> Vec<u8> {
-    let ty = mutagraph_ir::ValueType::Tensor(mutagraph_ir::TensorType::fixed(
-        mutagraph_ir::DType::F32,
-        &[1, 16, 8, 8],
-    ));
-    let vi = |name: &str| pb::ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(ty.to_proto()),
-        ..Default::default()
-    };
-    let ops = ["Relu", "Sigmoid", "Tanh", "Abs", "Neg"];
-    let node = (0..n)
-        .map(|i| pb::NodeProto {
-            op_type: Some(ops[i % ops.len()].into()),
-            input: vec![if i == 0 {
-                "x".into()
-            } else {
-                format!("v{}", i - 1)
-            }],
-            output: vec![format!("v{i}")],
-            name: Some(format!("n{i}")),
-            ..Default::default()
-        })
-        .collect();
-    mutagraph_benches::model_bytes(pb::GraphProto {
-        name: Some("chain".into()),
-        node,
-        input: vec![vi("x")],
-        output: vec![vi(&format!("v{}", n - 1))],
-        ..Default::default()
-    })
-}
 
 fn bench_model(c: &mut Criterion, label: &str, bytes: Vec<u8>) {
     let model = Model::from_bytes(&bytes).unwrap();
@@ -70,7 +37,7 @@ fn benches(c: &mut Criterion) {
         let bytes = std::fs::read(suite.join(rel)).unwrap();
         bench_model(c, label, bytes);
     }
-    bench_model(c, "chain10k", chain(10_000));
+    bench_model(c, "chain10k", mutagraph_benches::unary_chain(10_000));
 }
 
 criterion_group!(ir, benches);

@@ -199,7 +199,8 @@ impl Inspection {
     /// Human-readable rendering.
     pub fn to_text(&self) -> String {
         use std::fmt::Write;
-        let mut s = String::new();
+        // About a line of 64 bytes per value, the bulk of the text.
+        let mut s = String::with_capacity(1024 + 64 * self.values.len());
         let _ = writeln!(s, "model       {}", self.path);
         let _ = writeln!(
             s,

@@ -425,6 +425,15 @@ pub fn resolve(m: &mut Model, model_path: &Path) -> Result<Vec<ExternalRef>> {
 
 /// Decodes and imports a model read from `model_path`, resolving its external data there.
 pub fn decode_at(bytes: &[u8], model_path: &Path) -> Result<(Model, Vec<ExternalRef>)> {
+    decode_buf(bytes, model_path)
+}
+
+/// [`decode_at`] from any buffer: from [`prost::bytes::Bytes`], the weights (`raw_data`)
+/// share the buffer instead of being copied out of it.
+fn decode_buf(
+    bytes: impl prost::bytes::Buf,
+    model_path: &Path,
+) -> Result<(Model, Vec<ExternalRef>)> {
     use prost::Message;
     let proto = pb::ModelProto::decode(bytes).map_err(|e| Error::from(e).in_file(model_path))?;
     let mut m = crate::import::model_from_proto(proto).map_err(|e| e.in_file(model_path))?;
@@ -451,7 +460,7 @@ pub fn load(path: &Path) -> Result<(Model, Vec<ExternalRef>)> {
         let refs = resolve(&mut m, path)?;
         return Ok((m, refs));
     }
-    decode_at(&bytes, path)
+    decode_buf(prost::bytes::Bytes::from(bytes), path)
 }
 
 /// The bytes of a model file, at most [`crate::limits::max_model_bytes`] of them: a larger

@@ -39,6 +39,7 @@ pub fn graph_from_proto(p: pb::GraphProto, path: &str) -> Result<Graph> {
         metadata_props: p.metadata_props,
         ..Default::default()
     };
+    g.initializers.reserve(p.initializer.len());
     for (i, t) in p.initializer.into_iter().enumerate() {
         let name = match t.name.as_deref() {
             Some(n) if !n.is_empty() => n.to_string(),

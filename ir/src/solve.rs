@@ -267,11 +267,17 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
     let n = symbols.len();
     let mut sizes: Vec<usize> = symbols.iter().map(|s| s.given.unwrap_or(1)).collect();
     let free: Vec<usize> = (0..n).filter(|&i| symbols[i].given.is_none()).collect();
-    let mut valid = false;
+    // Nothing to choose (every input dim is known, no input value is chosen): the declared
+    // sizes are the plan, and whether every node accepts them is validation's question, not
+    // one more inference of the whole graph here.
+    let mut valid = n == 0 && plan.values.is_empty();
     let mut first_error = None;
     // 1. One size for every free symbol that is not a batch; batches at 1. Then, should no
     //    size fit, batches too.
     'uniform: for batches_too in [false, true] {
+        if valid {
+            break;
+        }
         if batches_too && !free.iter().any(|&i| symbols[i].batch) {
             break;
         }
@@ -400,7 +406,7 @@ impl Search<'_> {
         for inp in self.inputs {
             let Some(d) = &inp.dims else { continue };
             let shape = concrete(d, sizes);
-            let n = shape.iter().product::<usize>();
+            let n = shape.iter().fold(1usize, |a, &d| a.saturating_mul(d));
             total = total.saturating_add(n);
             if let Some(v) = self.values.get(&inp.name)
                 && n <= 4096

@@ -1124,7 +1124,7 @@ def g_alloc_bomb(ctx, rng):
         nodes = [helper.make_node("Range", ["a", "b", "d"], ["y"])]
         return Out("alloc-bomb", f"{kind} {big}", ser(model_of(nodes, [], y, [
             numpy_helper.from_array(np.array(0, np.int64), "a"),
-            numpy_helper.from_array(np.array(big * big, np.int64), "b"),
+            numpy_helper.from_array(np.array(min(big * big, 2**63 - 1), np.int64), "b"),
             numpy_helper.from_array(np.array(1, np.int64), "d")])))
     if kind == "Resize":
         nodes = [helper.make_node("Resize", ["x", "", "sc"], ["y"])]

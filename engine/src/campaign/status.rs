@@ -125,7 +125,7 @@ impl Snapshot<'_> {
             let _ = write!(minimized, ", {} pending", self.minimizing);
         }
         lines.push(format!(
-            "             {:<14} {} hits, {} ours, {} seed findings",
+            "             {:<14}   {} hits, {} ours, {} seed findings",
             minimized, c.findings, c.ours, c.seed_findings
         ));
         lines.push(format!(

@@ -12,6 +12,7 @@ mod cli;
 mod conformance_suite;
 mod corrupt_models;
 mod coverage_cli;
+mod hostile;
 mod import_cli;
 mod minimize_cli;
 mod planted;
