@@ -1,8 +1,8 @@
 //! Import, export and shape inference on the largest models of the ONNX backend test suite
 //! (by bytes and by node count) and on a synthetic 10 000-node chain.
 use criterion::{Criterion, criterion_group, criterion_main};
-use mutagraph_ir::infer::{Options, infer_model};
 use mutagraph_ir::Model;
+use mutagraph_ir::infer::{Options, infer_model};
 use std::hint::black_box;
 
 fn bench_model(c: &mut Criterion, label: &str, bytes: Vec<u8>) {

@@ -182,7 +182,11 @@ pub fn inspect(path: &str, model: &mut Model, fixed: &Fixed) -> Inspection {
         nodes: g.node_count(),
         nodes_with_subgraphs,
         initializers: g.initializers.len(),
-        parameters: g.initializers.values().map(|t| t.num_elements()).sum(),
+        // Declared sizes (an invalid model may declare any): the sum saturates.
+        parameters: g
+            .initializers
+            .values()
+            .fold(0i64, |a, t| a.saturating_add(t.num_elements())),
         op_histogram,
         values,
         errors: diag.errors,

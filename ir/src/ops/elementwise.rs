@@ -936,7 +936,9 @@ fn bcast_eval<T: Copy, U>(
             }
         }
     }
-    let n: i64 = shape.iter().product();
+    // Declared dims may be anything: the products are checked.
+    let count = |d: &[i64]| d.iter().try_fold(1i64, |a, &x| a.checked_mul(x));
+    let n = count(&shape)?;
     if !(0..=4096).contains(&n) {
         return None;
     }
@@ -950,13 +952,13 @@ fn bcast_eval<T: Copy, U>(
                 if d[k] != 1 {
                     st[rank - d.len() + k] = acc;
                 }
-                acc *= d[k];
+                acc = acc.saturating_mul(d[k]);
             }
             st
         })
         .collect();
     for (v, d) in vals.iter().zip(dims) {
-        if v.len() as i64 != d.iter().product::<i64>() {
+        if Some(v.len() as i64) != count(d) {
             return None;
         }
     }
