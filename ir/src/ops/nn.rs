@@ -450,7 +450,10 @@ fn conv_transpose_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
     let n = rank - 2;
     let batch = xs.as_ref().map_or(Dim::Unknown, |s| s[0].clone());
     let m = match ws.as_ref().and_then(|s| known(s.get(1))) {
-        Some(v) => Dim::Known(v * group),
+        Some(v) => Dim::Known(
+            v.checked_mul(group)
+                .ok_or_else(|| format!("{v} weight channels times group {group} is no size"))?,
+        ),
         None => Dim::Unknown,
     };
     if let (Dim::Known(mv), Some(bs)) = (&m, shape_of(ctx, 2))
