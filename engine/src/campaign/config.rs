@@ -1,0 +1,152 @@
+//! The campaign's configuration: what `campaign.toml` holds, what one invocation asks for,
+//! and how a resumed campaign's settings are checked against the stored ones.
+use super::*;
+
+/// The effective configuration, saved as `campaign.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// Seed sources as given (`zoo`, directories, files).
+    pub seeds: Vec<String>,
+    /// Backends, in run order.
+    pub backends: Vec<String>,
+    /// Master seed of every random stream.
+    pub seed: u64,
+    /// `mcmc` or `random`.
+    pub search: String,
+    /// The MH parameter `p`.
+    pub mcmc_p: f64,
+    /// Operators, in `operators::all()` order.
+    pub operators: Vec<String>,
+    /// Mutants in flight (batch size). May change on resume.
+    pub jobs: usize,
+    /// Total iterations of the campaign (`None`: unbounded). May change on resume.
+    pub iterations: Option<u64>,
+    /// Time limit of one session, seconds (`None`: unbounded). May change on resume.
+    pub time_s: Option<f64>,
+    /// Tolerance of the inconsistency oracle.
+    pub tolerance: String,
+    /// Per-run timeout, seconds.
+    pub run_timeout_s: f64,
+    /// Memory cap per worker, MiB.
+    pub mem_limit_mib: u64,
+    /// Size of the dynamic dims of generated inputs (`None`: admission finds one per seed).
+    #[serde(default)]
+    pub free_dim: Option<usize>,
+    /// Input shapes and values the user gave (`--input-shape`, `--input-value`).
+    #[serde(default, skip_serializing_if = "Fixed::is_empty")]
+    pub fixed: Fixed,
+}
+
+/// What the command line asked for; `None` fields take the saved value on resume, or the
+/// default on a fresh campaign.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// `--seeds`.
+    pub seeds: Vec<String>,
+    /// `--out`.
+    pub out: PathBuf,
+    /// `--time`.
+    pub time: Option<Duration>,
+    /// `--iterations`.
+    pub iterations: Option<u64>,
+    /// `-j`.
+    pub jobs: Option<usize>,
+    /// `--backends`.
+    pub backends: Vec<String>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--search`.
+    pub search: Option<String>,
+    /// `--mcmc-p`.
+    pub mcmc_p: Option<f64>,
+    /// `--quiet`.
+    pub quiet: bool,
+    /// Minimize new findings in the background (`--no-minimize` turns it off).
+    pub minimize: bool,
+    /// How long the end of a session waits for pending minimizations.
+    pub minimize_grace: Duration,
+    /// `--free-dim`.
+    pub free_dim: Option<usize>,
+    /// `--input-shape` and `--input-value`.
+    pub fixed: Fixed,
+}
+
+/// Parses a duration: `90s`, `10m`, `1h`, `1h30m`, `2m30s`, `1.5s`, `250ms`, or a plain number
+/// of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration> {
+    let text = s.trim();
+    let bad = || anyhow!("bad duration '{text}' (examples: 90s, 10m, 1h30m, 250ms)");
+    if text.is_empty() {
+        return Err(bad());
+    }
+    if let Ok(v) = text.parse::<f64>() {
+        return if v >= 0.0 && v.is_finite() {
+            Ok(Duration::from_secs_f64(v))
+        } else {
+            Err(bad())
+        };
+    }
+    let mut total = 0.0f64;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let n = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(bad)?;
+        let v: f64 = rest[..n].parse().map_err(|_| bad())?;
+        rest = &rest[n..];
+        let u = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let mul = match &rest[..u] {
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "d" => 86400.0,
+            _ => bail!("bad duration unit in '{text}' (use ms, s, m, h or d, as in 1h30m)"),
+        };
+        total += v * mul;
+        rest = &rest[u..];
+    }
+    if !total.is_finite() {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+pub(super) fn check_same<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    given: Option<T>,
+    saved: &T,
+) -> Result<()> {
+    match given {
+        Some(g) if &g != saved => bail!(
+            "the campaign in this directory was started with {what} = {saved:?}, not {g:?} \
+             (only --time, --iterations, -j and --quiet may change on resume; use another --out)"
+        ),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert!(parse_duration("10x").is_err());
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("soon").is_err());
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("2m30s").unwrap(), Duration::from_secs(150));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("").is_err());
+        assert!(parse_duration("1h30").is_err());
+        assert!(parse_duration("m").is_err());
+    }
+}

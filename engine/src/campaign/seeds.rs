@@ -1,0 +1,153 @@
+//! Seed models: the built-in zoo, a directory or files, each read, checked, typed and reduced
+//! (MEMO Alg. 1); what a file contains never stops the campaign.
+use super::*;
+
+/// Seed reduction (MEMO §3.2, [`mutagraph_mutators::reduce`]); a model the reduction cannot
+/// handle is kept as it is.
+pub fn reduce_seed(model: &Model) -> Model {
+    match mutagraph_mutators::reduce::reduce(model) {
+        Ok((m, _)) => m,
+        Err(_) => model.clone(),
+    }
+}
+
+/// A loaded seed.
+pub struct Seed {
+    /// Name (zoo name or path).
+    pub name: String,
+    /// File name under `seeds/`.
+    pub file: String,
+    /// The reduced model.
+    pub model: Model,
+}
+
+/// Reads, checks, types and reduces one seed file. A panic of ours on a strange seed is an
+/// error of that seed, never the end of the campaign.
+fn load_one(path: &Path) -> Result<Model> {
+    let m = Model::load(path).map_err(|e| anyhow!("seed {e}"))?;
+    validate::validate(&m).map_err(|e| anyhow!("seed {}: {e}", path.display()))?;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut m = m;
+        typed(&mut m);
+        reduce_seed(&m)
+    }))
+    .map_err(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        anyhow!(
+            "seed {}: mutagraph failed on it (a bug of ours, please report it): {msg}",
+            path.display()
+        )
+    })
+}
+
+/// Whether a file in a seed directory is a model (`.onnx`, or `.onnxtxt` text).
+fn is_model_file(f: &Path) -> bool {
+    f.extension().is_some_and(|x| x == "onnx") || mutagraph_ir::text::is_text_path(f)
+}
+
+/// Runs shape inference on a model read from bytes: the operators choose their sites by the
+/// inferred types of values.
+pub(super) fn typed(m: &mut Model) {
+    mutagraph_ir::infer::infer_model(m, Default::default());
+}
+
+/// Loads the seeds: `zoo`, a directory (its `*.onnx`, sorted), or a file.
+pub fn load_seeds(specs: &[String]) -> Result<Vec<Seed>> {
+    let mut out: Vec<(String, Model)> = Vec::new();
+    let mut refused: Vec<String> = Vec::new();
+    for s in specs {
+        if s == "zoo" {
+            out.extend(
+                zoo::all()
+                    .into_iter()
+                    .map(|(n, m)| (n.to_string(), reduce_seed(&m))),
+            );
+            continue;
+        }
+        let p = Path::new(s);
+        if p.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .with_context(|| format!("reading seed directory {}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| is_model_file(f))
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                bail!(
+                    "seed directory {} has no .onnx or .onnxtxt file",
+                    p.display()
+                );
+            }
+            // One broken file of a directory does not stop the campaign: it is named and left
+            // out (a file named on its own is an error).
+            for f in files {
+                match load_one(&f) {
+                    Ok(m) => out.push((f.display().to_string(), m)),
+                    Err(e) => {
+                        tracing::warn!("{e:#}; not used");
+                        refused.push(format!("{e:#}"));
+                    }
+                }
+            }
+        } else if !p.exists() {
+            bail!("seed {}: no such file or directory", p.display());
+        } else {
+            // What a seed file contains never stops the campaign: the seed is named and left
+            // out, and the campaign goes on with the others.
+            match load_one(p) {
+                Ok(m) => out.push((s.clone(), m)),
+                Err(e) => {
+                    tracing::warn!("{e:#}; not used");
+                    refused.push(format!("{e:#}"));
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        bail!(
+            "no usable seed model; refused: {}",
+            refused
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    let mut used: BTreeMap<String, usize> = BTreeMap::new();
+    Ok(out
+        .into_iter()
+        .map(|(name, m)| {
+            let stem = Path::new(&name)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "seed".into());
+            let stem: String = stem
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let n = used.entry(stem.clone()).or_default();
+            let file = if *n == 0 {
+                format!("{stem}.onnx")
+            } else {
+                format!("{stem}-{n}.onnx")
+            };
+            *n += 1;
+            Seed {
+                name,
+                file,
+                model: m,
+            }
+        })
+        .collect())
+}

@@ -1,0 +1,441 @@
+//! Starting a session: a fresh campaign (configuration, seeds, admission) or a resumed one
+//! (its stored configuration, state and admission decisions), then the loop.
+use super::*;
+use config::check_same;
+
+/// Runs (or resumes) a campaign.
+pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
+    let out = req.out.clone();
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let _lock = lock::OutLock::acquire(&out)?;
+    let cfg_path = out.join("campaign.toml");
+    let ops = operators::all();
+    let op_names: Vec<String> = ops.iter().map(|o| o.name().to_string()).collect();
+    let saved: Option<Config> = if cfg_path.exists() {
+        let text = std::fs::read_to_string(&cfg_path)
+            .with_context(|| format!("reading {}", cfg_path.display()))?;
+        Some(toml::from_str(&text).with_context(|| format!("parsing {}", cfg_path.display()))?)
+    } else {
+        None
+    };
+    let timeout_s = pool_opts.timeout.as_secs_f64();
+    let mem_mib = pool_opts.mem_limit >> 20;
+    let mut config = match saved {
+        Some(c) => {
+            check_same(
+                "--seeds",
+                (!req.seeds.is_empty()).then(|| req.seeds.clone()),
+                &c.seeds,
+            )?;
+            check_same(
+                "--backends",
+                (!req.backends.is_empty()).then(|| req.backends.clone()),
+                &c.backends,
+            )?;
+            check_same("--seed", req.seed, &c.seed)?;
+            check_same("--search", req.search.clone(), &c.search)?;
+            check_same("--mcmc-p", req.mcmc_p, &c.mcmc_p)?;
+            check_same("--free-dim", req.free_dim.map(Some), &c.free_dim)?;
+            check_same(
+                "--input-shape/--input-value",
+                (!req.fixed.is_empty()).then(|| req.fixed.clone()),
+                &c.fixed,
+            )?;
+            if c.operators != op_names {
+                bail!(
+                    "the campaign in {} used operators {:?}; this build has {:?}",
+                    out.display(),
+                    c.operators,
+                    op_names
+                );
+            }
+            c
+        }
+        None => {
+            if req.seeds.is_empty() {
+                bail!("--seeds is required to start a campaign");
+            }
+            let backends = if req.backends.is_empty() {
+                mutagraph_backends::catalog::default_set()
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            } else {
+                req.backends.clone()
+            };
+            Config {
+                seeds: req.seeds.clone(),
+                backends,
+                seed: req.seed.unwrap_or(0),
+                search: req.search.clone().unwrap_or_else(|| "mcmc".into()),
+                mcmc_p: f64::NAN, // set once the seed count is known
+                operators: op_names.clone(),
+                jobs: 1,
+                iterations: None,
+                time_s: None,
+                tolerance: "approximate".into(),
+                run_timeout_s: timeout_s,
+                mem_limit_mib: mem_mib,
+                free_dim: req.free_dim.map(|n| n.max(1)),
+                fixed: req.fixed.clone(),
+            }
+        }
+    };
+    if let Some(j) = req.jobs {
+        config.jobs = j.max(1);
+    }
+    // Worker limits change outcomes, never the search: the current command line's apply.
+    config.run_timeout_s = timeout_s;
+    config.mem_limit_mib = mem_mib;
+    if req.iterations.is_some() {
+        config.iterations = req.iterations;
+    }
+    if let Some(t) = req.time {
+        config.time_s = Some(t.as_secs_f64());
+    }
+    if ops.is_empty() {
+        bail!("no mutation operators in this build");
+    }
+    for b in &config.backends {
+        if !mutagraph_backends::catalog::is_compiled(b)
+            && let Err(e) = mutagraph_backends::catalog::create(b, &Default::default())
+        {
+            bail!("{e}");
+        }
+    }
+    if mcmc::by_name(&config.search, 0.1).is_none() {
+        bail!("--search must be mcmc or random, not '{}'", config.search);
+    }
+    let seeds = load_seeds(&config.seeds)?;
+    if req.mcmc_p.is_some_and(|p| !(p > 0.0 && p < 1.0)) {
+        bail!("--mcmc-p must be in (0, 1)");
+    }
+    let tolerance = mutagraph_backends::compare::Tolerance::by_name(&config.tolerance)
+        .ok_or_else(|| anyhow!("unknown tolerance '{}'", config.tolerance))?;
+
+    // Worker pools: one per backend and lane; the first lane answers the capabilities.
+    let mut pools: Vec<Vec<Pool>> = Vec::new();
+    for _ in &config.backends {
+        pools.push(
+            (0..config.jobs)
+                .map(|_| Pool::new(pool_opts.clone()))
+                .collect(),
+        );
+    }
+    let reference = config.backends.iter().position(|b| is_reference(b));
+    let mut stage = Triage::new(&config.backends, tolerance);
+    // A crash met again and again is filed as a hit of its bug without the triage's extra runs.
+    stage.learn = true;
+    let mut triage_pool = Pool::new(pool_opts.clone());
+    let sizing = match config.free_dim {
+        Some(n) => admission::Sizing::Uniform(n),
+        None => admission::Sizing::Solved,
+    };
+    // Each shape or value given must fit an input of some seed.
+    let fits: Vec<Fixed> = seeds
+        .iter()
+        .map(|s| admission::fixed_for(&s.model, &config.fixed))
+        .collect();
+    for name in config.fixed.shapes.keys() {
+        if !fits.iter().any(|f| f.shapes.contains_key(name)) {
+            let why = seeds
+                .iter()
+                .find_map(|s| {
+                    let one = Fixed {
+                        shapes: [(name.clone(), config.fixed.shapes[name].clone())].into(),
+                        ..Fixed::default()
+                    };
+                    mutagraph_ir::solve::solve(&s.model, &one)
+                        .err()
+                        .filter(|e| !matches!(e, mutagraph_ir::solve::SolveError::NoInput { .. }))
+                        .map(|e| format!("{}: {e}", s.name))
+                })
+                .unwrap_or_else(|| format!("no seed has an input named '{name}'"));
+            bail!("--input-shape {name}: {why}");
+        }
+    }
+    for name in config.fixed.values.keys() {
+        if !fits.iter().any(|f| f.values.contains_key(name)) {
+            bail!("--input-value {name}: no seed has an input named '{name}'");
+        }
+    }
+    // Admission: each seed once, unmutated, on every backend (decided once per campaign).
+    let admission_path = out.join(admission::FILE);
+    let resumed_admission: Option<admission::Decisions> = if admission_path.exists() {
+        Some(
+            serde_json::from_slice(
+                &std::fs::read(&admission_path)
+                    .with_context(|| format!("reading {}", admission_path.display()))?,
+            )
+            .with_context(|| format!("parsing {}", admission_path.display()))?,
+        )
+    } else {
+        None
+    };
+    let mut seed_runs: Vec<(usize, admission::SeedRun)> = Vec::new();
+    // Seeds the reference cannot run, with the reason (named in the error when none is left).
+    let refused: BTreeMap<String, String>;
+    let (seeds, seed_inputs): (Vec<Seed>, Vec<admission::Admitted>) = match resumed_admission {
+        Some(d) => {
+            refused = d.refused.clone();
+            seeds
+                .into_iter()
+                .filter(|s| !d.refused.contains_key(&s.name))
+                .map(|s| {
+                    let g = d.admitted.get(&s.name).cloned().unwrap_or_default();
+                    (s, g)
+                })
+                .unzip()
+        }
+        None => {
+            let mut decisions = admission::Decisions::default();
+            let mut kept = Vec::new();
+            for (i, s) in seeds.into_iter().enumerate() {
+                if crate::interrupt::requested() {
+                    bail!(
+                        "stopped during seed admission; nothing was written (run the command again to start)"
+                    );
+                }
+                let input_seed = mix(config.seed, i as u64, 7);
+                match admission::admit(
+                    &s,
+                    &config.backends,
+                    reference,
+                    &mut pools,
+                    &mut stage,
+                    &mut triage_pool,
+                    input_seed,
+                    sizing,
+                    &config.fixed,
+                ) {
+                    admission::Admission::Refused(why) => {
+                        tracing::warn!("{}", admission::advice(&s.name, &why));
+                        decisions.refused.insert(s.name.clone(), why);
+                    }
+                    admission::Admission::Admitted(run) => {
+                        let g = run.chosen.clone();
+                        decisions
+                            .admitted
+                            .insert(s.name.clone(), run.chosen.clone());
+                        seed_runs.push((kept.len(), *run));
+                        kept.push((s, g));
+                    }
+                }
+            }
+            write_json(&admission_path, &decisions)?;
+            refused = decisions.refused.clone();
+            kept.into_iter().unzip()
+        }
+    };
+    // Mutants are made from each seed with the shapes it was admitted at declared: every value
+    // then has a static shape, so a mutant valid for the IR is valid at the sizes it runs at
+    // (with the symbols left in, a conv window could outgrow its input). The seed itself ran
+    // as given.
+    let seeds: Vec<Seed> = seeds
+        .into_iter()
+        .zip(&seed_inputs)
+        .map(|(mut s, a)| {
+            s.model = mutagraph_ir::solve::concretize(&s.model, &a.shapes);
+            s
+        })
+        .collect();
+    if seeds.is_empty() {
+        let why: Vec<String> = refused
+            .iter()
+            .take(5)
+            .map(|(name, why)| format!("seed {name}: {why}"))
+            .collect();
+        bail!(
+            "no seed can be mutated: the reference runs none of them ({}{}; see {})",
+            why.join("; "),
+            if refused.len() > 5 { "; ..." } else { "" },
+            admission_path.display()
+        );
+    }
+    let n_seeds = seeds.len() * ops.len();
+    if config.mcmc_p.is_nan() {
+        config.mcmc_p = req.mcmc_p.unwrap_or_else(|| mcmc::default_p(n_seeds));
+    }
+    let scheduler = mcmc::by_name(&config.search, config.mcmc_p).expect("checked");
+    // The generator's ops: those that exist at the seeds' opset (the lowest one).
+    let opset = seeds
+        .iter()
+        .map(|s| s.model.default_opset())
+        .min()
+        .unwrap_or(17);
+    let mut recipes = Recipes::for_opset(opset);
+    let mut supported: Vec<mutagraph_backends::backend::Capabilities> = Vec::new();
+    let has_other = config.backends.iter().any(|b| !is_reference(b));
+    for (b, lanes) in config.backends.iter().zip(&mut pools) {
+        if has_other && is_reference(b) {
+            continue;
+        }
+        let caps = lanes[0].capabilities(b).map_err(|e| {
+            anyhow!("backend '{b}': {e}{}", if b.starts_with("ort") {
+                " (ONNX Runtime is needed: `pip install onnxruntime==1.31.1`, or pass --ort-dylib)"
+            } else {
+                ""
+            })
+        })?;
+        supported.push(caps);
+    }
+    recipes.retain(|op| supported.iter().any(|c| c.supports("", op)));
+    // The universe: the recipes' op types, the pairs they can connect, and the parameter
+    // buckets of the attribute versions that exist at the seeds' opset.
+    let universe = Arc::new(
+        recipes
+            .universe()
+            .map_err(|e| anyhow!("coverage universe: {e}"))?
+            .params_at_opset(opset),
+    );
+    let mut seed_cov = Coverage::new(universe.clone());
+    for s in &seeds {
+        seed_cov.add_model(&s.model);
+    }
+    let seed_coverage = seed_cov.report();
+
+    for d in ["seeds", "corpus", "findings"] {
+        std::fs::create_dir_all(out.join(d))
+            .with_context(|| format!("creating {}", out.join(d).display()))?;
+    }
+    let state_path = out.join("state.json");
+    let fresh = !state_path.exists();
+    let (state, models) = if fresh {
+        let pool: Vec<Slot> = (0..seeds.len())
+            .map(|i| Slot {
+                seed: i,
+                corpus: None,
+            })
+            .collect();
+        let state = State {
+            iteration: 0,
+            rng_seed: config.seed,
+            pool,
+            seeds: SeedStats::new(seeds.len(), ops.len()),
+            coverage: seed_cov,
+            counters: Counters {
+                per_operator: op_names
+                    .iter()
+                    .map(|n| OpCounters {
+                        name: n.clone(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+            timings: Timings::default(),
+            elapsed_s: 0.0,
+            signatures: BTreeMap::new(),
+            roots: BTreeMap::new(),
+            triage: TriageStats::default(),
+            ours_kept: BTreeSet::new(),
+            sessions: Vec::new(),
+        };
+        let models = seeds
+            .iter()
+            .map(|s| (s.model.clone(), Vec::new()))
+            .collect();
+        (state, models)
+    } else {
+        let text = std::fs::read(&state_path)
+            .with_context(|| format!("reading {}", state_path.display()))?;
+        let mut state: State = serde_json::from_slice(&text)
+            .with_context(|| format!("parsing {}", state_path.display()))?;
+        // The saved coverage names its items; re-home them in this campaign's universe.
+        let mut cov = Coverage::new(universe.clone());
+        cov.merge(&state.coverage);
+        state.coverage = cov;
+        if state.pool.len() != seeds.len() || state.seeds.ops != ops.len() {
+            bail!(
+                "{} does not match the seeds and operators",
+                state_path.display()
+            );
+        }
+        let mut models = Vec::new();
+        for slot in &state.pool {
+            match &slot.corpus {
+                None => models.push((seeds[slot.seed].model.clone(), Vec::new())),
+                Some(id) => {
+                    let p = out.join("corpus").join(format!("{id}.onnx"));
+                    let mut m = Model::load(&p)
+                        .with_context(|| format!("resuming from {}", p.display()))?;
+                    typed(&mut m);
+                    let tp = out.join("corpus").join(format!("{id}.trace.json"));
+                    let t: Trace = serde_json::from_slice(
+                        &std::fs::read(&tp).with_context(|| format!("reading {}", tp.display()))?,
+                    )
+                    .with_context(|| format!("parsing {}", tp.display()))?;
+                    models.push((m, t.records));
+                }
+            }
+        }
+        (state, models)
+    };
+    let cfg_text = toml::to_string(&config)?;
+    write_atomic(&cfg_path, cfg_text.as_bytes())
+        .with_context(|| format!("writing {}", cfg_path.display()))?;
+    for s in &seeds {
+        let p = out.join("seeds").join(&s.file);
+        let bytes = s.model.to_bytes();
+        if std::fs::read(&p).ok().as_deref() != Some(bytes.as_slice()) {
+            write_atomic(&p, &bytes).with_context(|| format!("writing {}", p.display()))?;
+        }
+    }
+    // The triage's extra runs and the minimizer's wait as long as the slowest seed's mutants may take.
+    let floor = pool_opts.timeout;
+    let seed_inputs: Vec<SeedPlan> = seed_inputs
+        .iter()
+        .map(|a| SeedPlan {
+            inputs: a.gen_options(),
+            timeout: a.run_timeout(floor),
+            slowness: a.slowness.clone(),
+        })
+        .collect();
+    triage_pool.set_timeout(seed_inputs.iter().map(|s| s.timeout).max().unwrap_or(floor));
+    let mut slowest = pool_opts.clone();
+    slowest.timeout = triage_pool.options().timeout;
+    let minimizer = if req.minimize {
+        Some(Minimizer::start(
+            slowest,
+            config.backends.clone(),
+            tolerance,
+        ))
+    } else {
+        None
+    };
+    let mut c = Campaign {
+        out,
+        seed_inputs,
+        stage,
+        triage: triage_pool,
+        tolerance,
+        dirty: BTreeSet::new(),
+        stale_docs: BTreeMap::new(),
+        minimizer,
+        minimize_grace: req.minimize_grace,
+        config,
+        seeds,
+        ops,
+        recipes,
+        limits: Limits::default(),
+        scheduler,
+        reference,
+        state,
+        seed_coverage,
+        models,
+        pools,
+        corpus: writer::Writer::new(),
+        last_find: None,
+        status_lines: 0,
+    };
+    if !fresh {
+        c.requeue_unminimized();
+    }
+    // The seeds' own bugs are filed before any mutant runs: mutants that show them again
+    // count as their hits.
+    for (seed, run) in seed_runs {
+        c.file_seed_findings(seed, run)?;
+    }
+    c.state.triage = c.stage.stats.clone();
+    c.main_loop(req.quiet, fresh)
+}
