@@ -126,7 +126,7 @@ fn chain(n: usize) -> Vec<u8> {
 
 /// What `mutagraph inspect FILE` does, up to the text it prints.
 fn inspect_file(path: &Path) -> String {
-    let ins = mutagraph_engine::inspect::inspect_file(path, &Fixed::default()).unwrap();
+    let ins = mutagraph_engine::cmd::inspect::inspect_file(path, &Fixed::default()).unwrap();
     assert!(ins.errors.is_empty(), "{:?}", &ins.errors[..1]);
     ins.to_text()
 }

@@ -71,6 +71,31 @@ pub struct Request {
     pub fixed: Fixed,
 }
 
+impl Request {
+    /// Fills what the command line left unset from a stored configuration (`--config
+    /// campaign.toml`): flags given on the command line win.
+    pub fn fill_from(&mut self, c: Config) {
+        if self.seeds.is_empty() {
+            self.seeds = c.seeds;
+        }
+        if self.backends.is_empty() {
+            self.backends = c.backends;
+        }
+        self.seed = self.seed.or(Some(c.seed));
+        self.search = self.search.take().or(Some(c.search));
+        if c.mcmc_p.is_finite() {
+            self.mcmc_p = self.mcmc_p.or(Some(c.mcmc_p));
+        }
+        self.jobs = self.jobs.or(Some(c.jobs));
+        self.iterations = self.iterations.or(c.iterations);
+        self.time = self.time.or(c.time_s.map(Duration::from_secs_f64));
+        self.free_dim = self.free_dim.or(c.free_dim);
+        if self.fixed.is_empty() {
+            self.fixed = c.fixed;
+        }
+    }
+}
+
 /// Parses a duration: `90s`, `10m`, `1h`, `1h30m`, `2m30s`, `1.5s`, `250ms`, or a plain number
 /// of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration> {

@@ -14,7 +14,60 @@ use mutagraph_mutators::mutation::{Ctx, Limits, Outcome};
 use mutagraph_mutators::operators;
 use mutagraph_mutators::recipes::Recipes;
 use std::path::Path;
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
+
+/// The arguments of `mutagraph mutants`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Seeds: `zoo`, directories of .onnx files, or .onnx files.
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    pub seeds: Vec<String>,
+    /// How many mutants.
+    #[arg(long, default_value_t = 1000)]
+    pub count: usize,
+    /// Random seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output directory.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `mutagraph mutants`.
+pub fn main(a: Args, _g: &super::Globals) -> anyhow::Result<std::process::ExitCode> {
+    let Args {
+        seeds,
+        count,
+        seed,
+        out,
+        json,
+    } = a;
+    let w = run(&seeds, count, seed, &out)?;
+    if json {
+        crate::outln!(
+            "{}",
+            serde_json::json!({
+                "out": out, "mutants": w.mutants, "iterations": w.iterations,
+                "skipped": w.skipped, "refused": w.rejected
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    crate::outln!(
+        "wrote {} mutants to {} ({} iterations, {} skipped, {} refused)",
+        w.mutants,
+        out.display(),
+        w.iterations,
+        w.skipped,
+        w.rejected
+    );
+    Ok(ExitCode::SUCCESS)
+}
 
 /// What was written.
 #[derive(Clone, Debug, Default)]

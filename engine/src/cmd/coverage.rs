@@ -5,7 +5,36 @@ use mutagraph_ir::Model;
 use mutagraph_mutators::coverage::{Coverage, Report, Universe};
 use std::fmt::Write;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
+
+/// The arguments of `mutagraph coverage`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Model files.
+    #[arg(required = true)]
+    pub models: Vec<PathBuf>,
+    /// Restrict the universe to these op types (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub ops: Vec<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `mutagraph coverage`.
+pub fn main(a: Args, g: &super::Globals) -> anyhow::Result<std::process::ExitCode> {
+    let Args { models, ops, json } = a;
+    // `-v` (the global flag) also lists the uncovered op types.
+    let verbose = g.verbose > 0;
+    let r = coverage_of(&models, &ops)?.report();
+    if json {
+        crate::outln!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        crate::out!("{}", to_text(&r, verbose));
+    }
+    Ok(ExitCode::SUCCESS)
+}
 
 /// The coverage of `models` over the full universe, or over `ops` when given.
 pub fn coverage_of(models: &[PathBuf], ops: &[String]) -> Result<Coverage> {

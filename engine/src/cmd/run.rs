@@ -1,8 +1,140 @@
 //! `mutagraph run`: one model on several backends, each in its worker, against the reference.
+use super::{InputArgs, PoolArgs};
+use anyhow::Context;
 use mutagraph_backends::compare::{CompareOptions, Metrics, Tolerance, compare};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Outcome, Pool, PoolError, RunReport};
+use mutagraph_ir::{Model, validate};
 use serde::Serialize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The arguments of `mutagraph run`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The model file.
+    pub model: PathBuf,
+    /// Backends, comma-separated (default: reference, ort, tract, burn-ndarray as compiled
+    /// in; `cpu`: every CPU backend and variant).
+    #[arg(long, value_delimiter = ',')]
+    pub backends: Vec<String>,
+    /// Input values: an .npz archive (as bundles ship them), one .pb TensorProto file, a
+    /// directory of input_N.pb files, or a bug bundle directory.
+    #[arg(long, conflicts_with = "seed")]
+    pub inputs: Option<PathBuf>,
+    /// Seed of the generated inputs.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// One size for every symbolic / unknown input dim of generated inputs, batches too
+    /// (default: sizes solved from the graph, as `inspect` shows them).
+    #[arg(long)]
+    pub free_dim: Option<usize>,
+    #[command(flatten)]
+    pub given: InputArgs,
+    /// Tolerance for "agrees": exact, suite, close, approximate, very-approximate.
+    #[arg(long, default_value = "close")]
+    pub tolerance: String,
+    /// The ground-truth backend (`reference-f64`: the f64 interpreter keeping f64 outputs),
+    /// or `none` to run only the given backends.
+    #[arg(long, default_value = "reference-f64")]
+    pub reference: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 0 even when a backend fails or disagrees with the reference (by default such
+    /// a run exits 1).
+    #[arg(long)]
+    pub no_fail: bool,
+    #[command(flatten)]
+    pub pool: PoolArgs,
+}
+
+/// Runs `mutagraph run`.
+pub fn main(a: Args, g: &super::Globals) -> anyhow::Result<std::process::ExitCode> {
+    let Args {
+        model,
+        backends,
+        inputs,
+        seed,
+        free_dim,
+        given,
+        tolerance,
+        reference,
+        json,
+        no_fail,
+        pool,
+    } = a;
+    let fixed = given.fixed()?;
+    let tol = Tolerance::by_name(&tolerance)
+        .with_context(|| format!("unknown tolerance '{tolerance}'"))?;
+    // A bundle directory stands for its model, run on its own inputs.
+    let (model, inputs) = if crate::inputs::is_bundle(&model) {
+        let m = crate::inputs::bundle_model(&model);
+        (m, inputs.or(Some(model)))
+    } else {
+        (model, inputs)
+    };
+    let m = Model::load(&model)?;
+    // Backends get the model as checked, one self-contained buffer (text, and tensors
+    // kept in side files, become one protobuf).
+    validate::validate(&m).map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+    let bytes = m.to_bytes();
+    for note in mutagraph_ir::import::declared_dim_notes(&m.graph) {
+        tracing::warn!("{}: {note}", model.display());
+    }
+    let (values, source) = match &inputs {
+        Some(p) => (
+            crate::inputs::read(&m, &model, p)?,
+            format!("from {}", p.display()),
+        ),
+        None => {
+            let seed = seed.unwrap_or(0);
+            let opts = mutagraph_backends::inputs::GenOptions::for_model(&m, free_dim, &fixed)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+            (
+                mutagraph_backends::inputs::generate(&m, seed, &opts)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?,
+                format!("generated, seed {seed}"),
+            )
+        }
+    };
+    let backends = super::backend_list(backends)?;
+    let mut p = Pool::new(pool.options()?);
+    let name = model.display().to_string();
+    let summary = run_model(
+        &mut p,
+        RunRequest {
+            model_name: &name,
+            model: &bytes,
+            inputs: &values,
+            input_source: source,
+            reference: (reference != "none").then_some(reference.as_str()),
+            backends: &backends,
+            tolerance: tol,
+        },
+    )?;
+    if json {
+        crate::outln!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        crate::out!("{}", summary.to_text());
+    }
+    let problems = summary.problems();
+    if problems.is_empty() || no_fail {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !g.quiet {
+        eprintln!(
+            "{}: {} of {} backends failed or disagree (--no-fail to exit 0):",
+            model.display(),
+            problems.len(),
+            summary.runs.len()
+        );
+        for p in &problems {
+            eprintln!("  {p}");
+        }
+    }
+    Ok(ExitCode::from(1))
+}
 
 /// A backend's run and how it compares with the reference.
 #[derive(Clone, Debug, Serialize)]

@@ -1,11 +1,111 @@
 //! `mutagraph conformance`: the ONNX backend test suite on each backend (one worker pool per
 //! backend, backends in parallel), with per-backend and per-op tables and the allowlist check.
+use super::PoolArgs;
+use anyhow::Context;
 use mutagraph_backends::conformance::{Allowlist, BackendReport, Report, Totals, run_backend};
 use mutagraph_backends::suite::{self, Case};
 use mutagraph_backends::worker::{Pool, PoolError, PoolOptions};
 use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The arguments of `mutagraph conformance`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Part of the suite.
+    #[arg(long, default_value = "all", value_parser = ["node", "pytorch-converted", "pytorch-operator", "simple", "all"])]
+    pub suite: String,
+    /// Backends, comma-separated (default: reference, ort, tract, burn-ndarray as compiled
+    /// in; `cpu`: every CPU backend and variant).
+    #[arg(long, value_delimiter = ',')]
+    pub backends: Vec<String>,
+    /// Only tests whose id (part/test_name) contains this.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Write the machine-readable report here (JSON, atomically).
+    #[arg(long, default_value = "conformance-report.json")]
+    pub report: PathBuf,
+    /// Also print the per-op table.
+    #[arg(long)]
+    pub per_op: bool,
+    /// Exit with status 1 when a backend fails a test its allowlist does not name.
+    #[arg(long)]
+    pub check: bool,
+    /// Write each backend's current failures as its allowlist into this directory.
+    #[arg(long)]
+    pub write_allowlist: Option<PathBuf>,
+    /// Print the summary as JSON (the full report goes to --report).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub pool: PoolArgs,
+}
+
+/// Runs `mutagraph conformance`.
+pub fn main(a: Args, _g: &super::Globals) -> anyhow::Result<std::process::ExitCode> {
+    let Args {
+        suite,
+        backends,
+        filter,
+        report,
+        per_op,
+        check,
+        write_allowlist,
+        json,
+        pool,
+    } = a;
+    let parts: Vec<&str> = if suite == "all" {
+        mutagraph_backends::suite::PARTS.to_vec()
+    } else {
+        vec![suite.as_str()]
+    };
+    let backends = super::backend_list(backends)?;
+    let cases = load_cases(&parts, filter.as_deref())?;
+    tracing::info!(
+        "conformance: {} tests ({}) on {}; {} tests with random expected outputs left out",
+        cases.len(),
+        parts.join(", "),
+        backends.join(", "),
+        mutagraph_backends::suite::NONDETERMINISTIC.len()
+    );
+    let mut rep = run_all(&pool.options()?, &backends, cases, true)?;
+    rep.parts = parts.iter().map(|s| s.to_string()).collect();
+    let bytes = serde_json::to_vec_pretty(&rep)?;
+    if json {
+        crate::outln!("{}", String::from_utf8_lossy(&bytes));
+    } else {
+        crate::out!("{}", failures_text(&rep));
+        if per_op {
+            crate::out!("\n{}", per_op_text(&rep));
+        }
+        crate::out!("\n{}", summary_text(&rep));
+    }
+    mutagraph_ir::model::write_atomic(&report, &bytes)
+        .with_context(|| format!("writing {}", report.display()))?;
+    tracing::info!("report: {}", report.display());
+    if let Some(dir) = write_allowlist {
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        for b in &rep.backends {
+            let path = dir.join(format!("{}.txt", b.backend));
+            mutagraph_ir::model::write_atomic(&path, Allowlist::render(b).as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        tracing::info!("allowlists written to {}", dir.display());
+    }
+    let regressions: usize = rep
+        .backends
+        .iter()
+        .map(|b| b.drift(&Allowlist::builtin(&b.backend)).new_failures.len())
+        .sum();
+    Ok(if check && regressions > 0 {
+        eprintln!("error: {regressions} failures are not in the allowlists");
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
 
 /// Loads the cases of the given parts whose id contains `filter`.
 pub fn load_cases(parts: &[&str], filter: Option<&str>) -> Result<Vec<Case>, suite::SuiteError> {

@@ -3,6 +3,7 @@
 //! reported finding has its signature. Where the library has a Python package (ONNX Runtime,
 //! tract), `--repro` also runs the bundle's own `repro.py` in a fresh Python process and asks
 //! that it says `REPRODUCED` too.
+use super::PoolArgs;
 use crate::bundle::read_meta;
 use anyhow::{Context, Result, anyhow};
 use mutagraph_backends::catalog;
@@ -15,6 +16,86 @@ use mutagraph_oracles::triage::{Reproducer, Triage, ValueMap, Verdict};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::process::ExitCode;
+
+/// The arguments of `mutagraph recheck`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Bundle directories, or directories of bundles (a campaign or its `findings/`).
+    #[arg(required = true)]
+    pub bundles: Vec<PathBuf>,
+    /// Backends (default: the campaign's).
+    #[arg(long, value_delimiter = ',')]
+    pub backends: Vec<String>,
+    /// Also run each bundle's `repro.py` (the library's own Python package) and require
+    /// it to say REPRODUCED where the library has one.
+    #[arg(long)]
+    pub repro: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub pool: PoolArgs,
+}
+
+/// Runs `mutagraph recheck`.
+pub fn main(a: Args, _g: &super::Globals) -> anyhow::Result<std::process::ExitCode> {
+    let Args {
+        bundles,
+        backends,
+        repro,
+        json,
+        pool,
+    } = a;
+    let opts = pool.options()?;
+    let dirs = self::bundles(&bundles)?;
+    let mut all = Vec::new();
+    let mut failed = 0usize;
+    for d in &dirs {
+        let r = recheck(d, &backends, &opts, repro)?;
+        let py_ok = r
+            .repro_py
+            .as_ref()
+            .is_none_or(|l| l.starts_with("REPRODUCED") || !needs_python(d));
+        if !(r.reproduced && py_ok) {
+            failed += 1;
+        }
+        if !json {
+            crate::outln!(
+                "{} {}: {} ({})",
+                if r.reproduced {
+                    "REPRODUCED"
+                } else {
+                    "NOT REPRODUCED"
+                },
+                d.display(),
+                r.signature,
+                r.model
+            );
+            if !r.reproduced {
+                crate::outln!("  {}", r.detail);
+            }
+            if let Some(l) = &r.repro_py {
+                crate::outln!("  repro.py: {l}");
+            }
+        }
+        all.push(r);
+    }
+    if json {
+        crate::outln!("{}", serde_json::to_string_pretty(&all)?);
+    } else {
+        crate::outln!(
+            "{} of {} bundles reproduce",
+            dirs.len() - failed,
+            dirs.len()
+        );
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
 
 /// The outcome of re-checking one bundle.
 #[derive(Clone, Debug, Serialize)]
@@ -204,4 +285,9 @@ pub fn bundles(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         out.extend(found);
     }
     Ok(out)
+}
+
+/// Whether a bundle's library has a Python package `repro.py` runs (ONNX Runtime, tract).
+fn needs_python(dir: &Path) -> bool {
+    read_meta(dir).is_ok_and(|m| matches!(m.reproduce.library.as_str(), "onnxruntime" | "tract"))
 }

@@ -7,6 +7,7 @@
 //!   `--kind` / `--backend`) is the signature to keep.
 //! * `--check CMD`: an external interestingness test instead: the candidate's path is appended
 //!   to `CMD` (run by `sh -c`, also in `$MUTAGRAPH_MODEL`); exit status 0 = still interesting.
+use super::{InputArgs, PoolArgs, parse_duration};
 use crate::bundle;
 use crate::campaign::minimizer::{Done, Finished, MinimizeJob, MinimizedInfo, minimize_one};
 use anyhow::{Context, Result, anyhow, bail};
@@ -19,8 +20,94 @@ use mutagraph_oracles::minimize::{Options, minimize};
 use mutagraph_oracles::triage::{Triage, Verdict};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
+
+/// The arguments of `mutagraph minimize`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// A bug bundle directory or an .onnx model.
+    pub target: PathBuf,
+    /// External interestingness test: CMD gets the candidate's path appended (also in
+    /// $MUTAGRAPH_MODEL); exit status 0 = still interesting.
+    #[arg(long)]
+    pub check: Option<String>,
+    /// Backends (default: the bundle's campaign backends, or reference, ort, tract,
+    /// burn-ndarray as compiled in).
+    #[arg(long, value_delimiter = ',')]
+    pub backends: Vec<String>,
+    /// Where the minimized model goes (default: BUNDLE/minimized.onnx with the rest of the
+    /// bundle updated, or MODEL.min.onnx).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Budget: predicate calls.
+    #[arg(long, default_value_t = 400)]
+    pub max_checks: usize,
+    /// Budget: wall time (`90s`, `2m`, `1h30m`).
+    #[arg(long, value_parser = parse_duration)]
+    pub time_limit: Option<Duration>,
+    /// Seed of generated inputs (model files).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub given: InputArgs,
+    /// Keep the finding of this kind (crash, nan, inconsistency, hang).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Keep the finding on this backend.
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// Tolerance of the inconsistency oracle.
+    #[arg(long, default_value = "approximate")]
+    pub tolerance: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub pool: PoolArgs,
+}
+
+/// Runs `mutagraph minimize`.
+pub fn main(a: Args, _g: &super::Globals) -> anyhow::Result<std::process::ExitCode> {
+    let Args {
+        target,
+        check,
+        backends,
+        out,
+        max_checks,
+        time_limit,
+        seed,
+        given,
+        kind,
+        backend,
+        tolerance,
+        json,
+        pool,
+    } = a;
+    let tol = mutagraph_backends::compare::Tolerance::by_name(&tolerance)
+        .ok_or_else(|| anyhow::anyhow!("unknown tolerance '{tolerance}'"))?;
+    let req = Request {
+        target: target.clone(),
+        check,
+        backends,
+        out,
+        max_checks,
+        time_limit,
+        seed,
+        fixed: given.fixed()?,
+        kind,
+        backend,
+        tolerance: tol,
+    };
+    let o = run(req, pool.options()?)?;
+    if json {
+        crate::outln!("{}", serde_json::to_string_pretty(&o)?);
+    } else {
+        crate::out!("{}", o.to_text(&target));
+    }
+    Ok(ExitCode::SUCCESS)
+}
 
 /// What to minimize and how.
 pub struct Request {

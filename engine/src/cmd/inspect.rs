@@ -1,10 +1,54 @@
 //! `mutagraph inspect`: what a model contains, with every value's inferred type.
+use super::InputArgs;
+use anyhow::bail;
 use mutagraph_ir::solve::{Fixed, Plan, solve};
 use mutagraph_ir::tensor::TensorExt;
 use mutagraph_ir::validate;
 use mutagraph_ir::{Model, ValueType};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The arguments of `mutagraph inspect`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The model file.
+    pub model: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Show the model even when it fails validation (exit code stays 1).
+    #[arg(long)]
+    pub no_fail: bool,
+    #[command(flatten)]
+    pub given: InputArgs,
+}
+
+/// Runs `mutagraph inspect`.
+pub fn main(a: Args, _g: &super::Globals) -> anyhow::Result<std::process::ExitCode> {
+    let Args {
+        model,
+        json,
+        no_fail,
+        given,
+    } = a;
+    let fixed = given.fixed()?;
+    let ins = inspect_file(&model, &fixed)?;
+    if !ins.errors.is_empty() && !no_fail {
+        bail!("{}: {}", model.display(), ins.errors.join("; "));
+    }
+    if json {
+        crate::outln!("{}", serde_json::to_string_pretty(&ins)?);
+    } else {
+        crate::out!("{}", ins.to_text());
+    }
+    Ok(if ins.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
 
 /// A summary of one model.
 #[derive(Debug, Serialize)]
