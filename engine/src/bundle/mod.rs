@@ -1,0 +1,226 @@
+//! Bug bundles: one directory per finding signature under `findings/`.
+//!
+//! `original.onnx`, `inputs.npz` + `inputs/input_<i>.pb`, `outputs/<backend>/output_<i>.pb`,
+//! `expected.npz` (the f64 reference), `expected_native.npz` (the reference in the model's own
+//! float types, for numeric findings), `actual.npz` (the faulty library), `meta.json`,
+//! `repro.py` (runs the library itself), `snippet.py` (a few lines of `onnx.helper` and the
+//! library's API), `repro/` (burn: a cargo project calling burn's tensor API), `REPORT.md`;
+//! after minimization also `minimized.onnx` with `minimized_*` values, and the documents then
+//! describe the minimized model.
+//!
+//! A new bundle is written in a temporary directory renamed into place; later files are
+//! written atomically, `meta.json` last. The documents are rendered from the files on disk
+//! ([`render_docs`]); `meta.json` follows every hit, the documents (whose rendering reads and
+//! types the whole model) at most every [`DOCS_EVERY`] and at the end of a session.
+mod docs;
+mod files;
+mod meta;
+
+use crate::campaign::minimizer::{Done, MinimizedInfo};
+pub use docs::{describe_model, render_docs};
+use files::*;
+use meta::*;
+pub use meta::{Meta, Reproduce, RunLine};
+
+use crate::environment::{self, Environment};
+use crate::findings::{Seen, SigEntry};
+use anyhow::{Context, Result};
+use mutagraph_backends::backend::Stage;
+use mutagraph_backends::catalog::{self, Library};
+use mutagraph_backends::compare::Tolerance;
+use mutagraph_backends::value::{HostTensor, NamedValues, Value};
+use mutagraph_ir::Model;
+use mutagraph_ir::model::write_atomic;
+use mutagraph_mutators::mutation::Record;
+use mutagraph_oracles::bundle::describe::{focus, shown_values, trigger_facts};
+use mutagraph_oracles::bundle::snippet::{Api, python_snippet};
+use mutagraph_oracles::bundle::{
+    BackendStatus, Comparison, Minimization, ModelDescription, NodeLine, Provenance, ReportSpec,
+    ReproSpec, ValueLine, render_report_md, render_repro_py,
+};
+use mutagraph_oracles::envelope::Precision;
+use mutagraph_oracles::localize::Localization;
+use mutagraph_oracles::{Finding, Kind, Layer, MutantRuns, key_phrase};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A bundle's documents are renewed for new hits at most this often during a campaign.
+pub const DOCS_EVERY: Duration = Duration::from_secs(60);
+
+/// A new finding, as the campaign knows it.
+pub struct Found<'a> {
+    /// The finding.
+    pub finding: &'a Finding,
+    /// Its signature.
+    pub signature: &'a str,
+    /// The dedup record.
+    pub entry: &'a SigEntry,
+    /// Localization.
+    pub localization: Option<&'a Localization>,
+    /// The mutant.
+    pub model: &'a [u8],
+    /// Its inputs.
+    pub inputs: &'a NamedValues,
+    /// Their seed.
+    pub input_seed: u64,
+    /// The runs.
+    pub runs: &'a MutantRuns,
+    /// The native-precision reference's outputs, when computed.
+    pub native: Option<&'a NamedValues>,
+    /// Seed model name.
+    pub seed: &'a str,
+    /// Iteration.
+    pub iteration: u64,
+    /// Mutation trace from the seed.
+    pub trace: &'a [Record],
+    /// The campaign configuration.
+    pub config: serde_json::Value,
+    /// The tolerance.
+    pub tolerance: Tolerance,
+}
+
+/// Removes what [`write_new`] left of a bundle it could not finish (its temporary directory).
+pub fn discard_new(dir: &Path) {
+    let _ = std::fs::remove_dir_all(tmp_dir(dir));
+}
+
+/// The directory [`write_new`] fills before renaming it to `dir`.
+fn tmp_dir(dir: &Path) -> PathBuf {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dir.with_file_name(format!(".tmp-{name}"))
+}
+
+/// A new bundle, written in a temporary directory renamed to `dir`.
+pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
+    let tmp = tmp_dir(dir);
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).with_context(|| format!("removing {}", tmp.display()))?;
+    }
+    std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    w(&tmp.join("original.onnx"), f.model)?;
+    let faulty = f.finding.backends[0].as_str();
+    write_values(&tmp, "", f.inputs, f.runs, f.native, faulty)?;
+    let meta = Meta {
+        id: f.entry.id.clone(),
+        signature: f.signature.to_string(),
+        kind: f.finding.kind,
+        backends: f.finding.backends.clone(),
+        library: catalog::library(faulty).display().to_string(),
+        layer: f.finding.layer,
+        stage: f.finding.stage,
+        symptom: f.finding.symptom.clone(),
+        op_type: f.finding.op_type().map(String::from),
+        message: f.finding.message.clone(),
+        hits: f.entry.hits,
+        first_seen: f.entry.first_seen.clone(),
+        last_seen: f.entry.last_seen.clone(),
+        variants_seen: f.entry.variants.clone(),
+        ops_seen: f.entry.ops.clone(),
+        finding: f.finding.clone(),
+        localization: f.localization.cloned(),
+        minimized: None,
+        minimized_runs: Vec::new(),
+        minimized_finding: None,
+        seed: f.seed.to_string(),
+        iteration: f.iteration,
+        input_seed: f.input_seed,
+        operators: f.trace.iter().map(|r| r.operator.clone()).collect(),
+        trace: f.trace.to_vec(),
+        backend_versions: f
+            .runs
+            .runs
+            .iter()
+            .map(|r| (r.backend.clone(), r.version.clone()))
+            .collect(),
+        runs: run_lines(f.runs),
+        tolerance: f.tolerance.name.to_string(),
+        reproduce: reproduce_info(f.finding, f.model, f.tolerance, f.runs),
+        environment: environment::current().clone(),
+        config: f.config.clone(),
+        triage: None,
+        root_signature: None,
+        trigger: Vec::new(),
+        aliases: Vec::new(),
+        merged_into: None,
+        not_shown_again: None,
+    };
+    render_docs(&tmp, &meta)?;
+    write_json(&tmp.join("meta.json"), &meta)?;
+    if dir.exists() {
+        // A bundle of an iteration a kill kept from being committed: this one replaces it.
+        std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+    }
+    std::fs::rename(&tmp, dir).with_context(|| format!("renaming {}", tmp.display()))
+}
+
+/// Reads a bundle's `meta.json`.
+pub fn read_meta(dir: &Path) -> Result<Meta> {
+    let p = dir.join("meta.json");
+    let text = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
+    serde_json::from_slice(&text).with_context(|| format!("parsing {}", p.display()))
+}
+
+/// Updates hit counts, variants, ops and last-seen time, and renders the documents again.
+pub fn update_hits(dir: &Path, e: &SigEntry) -> Result<()> {
+    let mut meta = read_meta(dir)?;
+    meta.hits = e.hits;
+    meta.last_seen = e.last_seen.clone();
+    meta.variants_seen = e.variants.clone();
+    meta.ops_seen = e.ops.clone();
+    meta.aliases = e.aliases.clone();
+    write_json(&dir.join("meta.json"), &meta)
+}
+
+/// Renders a bundle's documents again from its files (after [`update_hits`]: the hits they
+/// show).
+pub fn renew_docs(dir: &Path) -> Result<()> {
+    render_docs(dir, &read_meta(dir)?)
+}
+
+/// Marks a bundle as merged into the bundle `into` (same root cause, `root`).
+pub fn note_merged(dir: &Path, into: &str, root: &str) -> Result<()> {
+    let mut meta = read_meta(dir)?;
+    meta.merged_into = Some(into.to_string());
+    meta.root_signature = Some(root.to_string());
+    write_json(&dir.join("meta.json"), &meta)
+}
+
+/// Records in a bundle's `meta.json` that a fresh run of its model and inputs did not show
+/// the finding, and what that run showed instead.
+pub fn note_not_shown(dir: &Path, shown: &[String]) -> Result<()> {
+    let mut meta = read_meta(dir)?;
+    meta.not_shown_again = Some(shown.to_vec());
+    write_json(&dir.join("meta.json"), &meta)
+}
+
+/// Files a minimization result.
+pub fn write_minimized(dir: &Path, d: &Done) -> Result<()> {
+    let mut meta = read_meta(dir)?;
+    w(&dir.join("minimized.onnx"), &d.model)?;
+    write_values(
+        dir,
+        "minimized_",
+        &d.inputs,
+        &d.runs,
+        d.native.as_ref(),
+        &meta.backends[0],
+    )?;
+    meta.minimized = Some(d.info.clone());
+    meta.minimized_runs = run_lines(&d.runs);
+    meta.minimized_finding = Some(d.finding.clone());
+    meta.trigger = d.finding.trigger.clone();
+    meta.root_signature = Some(d.finding.root_signature());
+    let tol = Tolerance::by_name(&meta.tolerance).unwrap_or(Tolerance::APPROXIMATE);
+    let mut repro = reproduce_info(&d.finding, &d.model, tol, &d.runs);
+    if repro.expect_error.is_none() {
+        repro.expect_error = meta.reproduce.expect_error.clone();
+    }
+    meta.reproduce = repro;
+    render_docs(dir, &meta)?;
+    write_json(&dir.join("meta.json"), &meta)
+}
