@@ -6,6 +6,7 @@ pub mod environment;
 pub mod findings;
 pub mod inputs;
 pub mod interrupt;
+pub mod minimizer;
 pub mod out;
 pub mod prompt;
 pub mod report;

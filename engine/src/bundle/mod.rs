@@ -16,7 +16,7 @@ mod docs;
 mod files;
 mod meta;
 
-use crate::campaign::minimizer::{Done, MinimizedInfo};
+use crate::minimizer::{Done, MinimizedInfo};
 pub use docs::{describe_model, render_docs};
 use files::*;
 use meta::*;

@@ -16,7 +16,8 @@
 //! [`admission`] (each seed's first run), [`start`] (a fresh or resumed session), this module
 //! (the loop: generate, run, judge, commit), [`executor`], [`record`], [`state`] (what is
 //! persisted), [`timeseries`], [`status`], [`writer`] (corpus files off the main thread),
-//! [`minimizer`] (background minimization), [`lock`] (one campaign per directory).
+//! [`lock`] (one campaign per directory); minimization is the peer stage
+//! [`crate::minimizer`].
 //!
 //! Output directory (every file written atomically: temporary file, fsync, rename; corpus
 //! entries on the [`writer`]'s thread, on disk before the state that names them):
@@ -33,7 +34,7 @@ pub mod config;
 mod executor;
 pub mod lock;
 pub mod mcmc;
-pub mod minimizer;
+
 mod record;
 pub mod seeds;
 mod start;
@@ -55,9 +56,9 @@ use timeseries::open_timeseries;
 
 use crate::bundle;
 use crate::findings::{Seen, SigEntry};
+use crate::minimizer::{Finished, MinimizeJob, Minimizer, NotShown};
 use anyhow::{Context, Result, anyhow, bail};
 use mcmc::{Scheduler, SeedStats};
-use minimizer::{Finished, MinimizeJob, Minimizer, NotShown};
 use mutagraph_backends::backend::Stage;
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};

@@ -9,7 +9,7 @@
 //!   to `CMD` (run by `sh -c`, also in `$MUTAGRAPH_MODEL`); exit status 0 = still interesting.
 use super::{InputArgs, PoolArgs, parse_duration};
 use crate::bundle;
-use crate::campaign::minimizer::{Done, Finished, MinimizeJob, MinimizedInfo, minimize_one};
+use crate::minimizer::{Done, Finished, MinimizeJob, MinimizedInfo, minimize_one};
 use anyhow::{Context, Result, anyhow, bail};
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};

@@ -143,7 +143,7 @@ fn report_and_snippet_of_a_bundle() {
 #[test]
 fn report_of_a_minimized_crash_uses_the_minimized_message() {
     use mutagraph_engine::bundle::write_minimized;
-    use mutagraph_engine::campaign::minimizer::{Done, MinimizedInfo};
+    use mutagraph_engine::minimizer::{Done, MinimizedInfo};
     let model = mutagraph_ir::text::parse_model(
         "<ir_version: 8, opset_import: [\"\" : 17]>\n\
          g (float[3] x) => (float[3] y) { a = Relu (x) \n y = Neg (a) }",

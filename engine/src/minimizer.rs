@@ -1,8 +1,9 @@
-//! The campaign's background minimizer: a thread with its own worker pool that takes each new
-//! finding, delta-debugs its model while the signature stays the same
+//! The minimization stage, a peer of the campaign: a background thread with its own worker pool
+//! that takes each new finding, delta-debugs its model while the signature stays the same
 //! ([`mutagraph_oracles::triage::Reproducer`]: the campaign's own triage on every candidate)
-//! and hands the result back to the main thread, which is the only writer of the output
-//! directory.
+//! and hands the result back to the thread that asked (the campaign's main thread, the only
+//! writer of its output directory). `mutagraph minimize` runs the same [`minimize_one`] in the
+//! foreground.
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{BACKGROUND_NICE, Pool, PoolOptions, lower_priority};
