@@ -15,7 +15,7 @@
 //!    with the same symptom are one finding. The library's other CPU variants are run when the
 //!    campaign did not run them, so the finding records which variants show the bug: an
 //!    unoptimized variant showing it makes it a kernel bug, only optimized ones an optimizer bug
-//!    ([`Layer`]).
+//!    ([`Layer`](crate::finding::Layer)).
 //!    A failure in which the library declares in words that it does not implement what the
 //!    model asks (`only supported for`, `not implemented`) is `unsupported`, not filed.
 //! 3. **Witnesses.** A failure (crash, hang, memory) is blamed only when an independent
@@ -41,21 +41,28 @@
 //! runs of steps 2–6; one in [`SPOT_CHECK`] is triaged in full again, and a different outcome
 //! ends the shortcut for that message. A hit of a known bug changes its count, never what is
 //! filed.
+//!
+//! This module holds the policy (step 1, the known crashes, the counters); `extra` the runs
+//! made beyond the campaign's (variants, witnesses, the native reference, exposed
+//! intermediates), `failure` steps 3–4 for failures, `numeric` steps 4–6 for numeric findings,
+//! and [`crash`] what a failure message and the model's prefixes say.
 pub mod crash;
+mod extra;
+mod failure;
+mod numeric;
 pub mod reproduce;
 pub mod trigger;
 
 pub use reproduce::{Reproducer, ValueMap};
 
-use crate::envelope::{Precision, inside, new_nonfinite};
-use crate::finding::{Finding, Kind, Layer, Location, core_message, normalize_message};
-use crate::localize::{Exposed, Localization, Verdict as LocVerdict, localize_with};
+use crate::envelope::Precision;
+use crate::finding::{Finding, Kind, core_message, normalize_message};
+use crate::localize::Localization;
 use crate::{MutantRuns, Oracle, judge_all};
 use mutagraph_backends::catalog::{self, Library};
 use mutagraph_backends::compare::Tolerance;
-use mutagraph_backends::intermediates::expose_all;
 use mutagraph_backends::value::{HostTensor, NamedValues};
-use mutagraph_backends::worker::{Outcome, Pool, RunReport};
+use mutagraph_backends::worker::{Pool, RunReport};
 use mutagraph_ir::graph::NodeId;
 use mutagraph_ir::model::Model;
 use serde::{Deserialize, Serialize};
@@ -115,6 +122,17 @@ pub struct Triaged {
     /// The native-precision reference's outputs, when they were computed (numeric findings):
     /// with the f64 reference's they bound the envelope a reproduction checks against.
     pub native: Option<NamedValues>,
+}
+
+/// A triaged finding with its verdict alone (no localization, no values).
+fn plain(finding: Finding, verdict: Verdict) -> Triaged {
+    Triaged {
+        finding,
+        verdict,
+        localization: None,
+        intermediates: None,
+        native: None,
+    }
 }
 
 /// Counters of the triage's own work.
@@ -305,13 +323,6 @@ impl Triage {
         mut f: Finding,
         reference_failed: Option<&str>,
     ) -> Triaged {
-        let plain = |f: Finding, verdict: Verdict| Triaged {
-            finding: f,
-            verdict,
-            localization: None,
-            intermediates: None,
-            native: None,
-        };
         let faulty = f.backends[0].clone();
         let library = catalog::library(&faulty);
         // 1. Ours.
@@ -389,414 +400,6 @@ impl Triage {
         }
     }
 
-    /// A run of `backend` on the mutant: the campaign's, or one made now.
-    fn run_of<'c>(
-        &mut self,
-        pool: &mut Pool,
-        cache: &'c mut Cache,
-        runs: &'c MutantRuns,
-        backend: &str,
-    ) -> Option<RunReport> {
-        if let Some(r) = runs.runs.iter().find(|r| r.backend == backend) {
-            return Some(r.clone());
-        }
-        if let Some(r) = cache.extra.iter().find(|r| r.backend == backend) {
-            return Some(r.clone());
-        }
-        if !self.extra_runs || !catalog::is_compiled(backend) {
-            return None;
-        }
-        let r = pool.run(backend, cache.bytes, cache.inputs).ok()?;
-        self.stats.extra_runs += 1;
-        cache.extra.push(r.clone());
-        Some(r)
-    }
-
-    /// The native-precision reference's outputs on the mutant (run once per mutant).
-    fn native(&mut self, pool: &mut Pool, cache: &mut Cache) -> Option<NamedValues> {
-        if cache.native.is_none() {
-            let got = if self.extra_runs && self.reference.is_some() {
-                self.stats.extra_runs += 1;
-                pool.run("reference-native", cache.bytes, cache.inputs)
-                    .ok()
-                    .and_then(|r| r.outcome.outputs().cloned())
-            } else {
-                None
-            };
-            cache.native = Some(got);
-        }
-        cache.native.clone().flatten()
-    }
-
-    fn precision(&mut self, cache: &mut Cache) -> Precision {
-        if cache.precision.is_none() {
-            let p = match cache.model() {
-                Some(m) => Precision::of(m, self.tolerance),
-                None => Precision::flat(self.tolerance),
-            };
-            cache.precision = Some(p);
-        }
-        cache.precision.clone().expect("set above")
-    }
-
-    /// Every node output of the mutant as `backend` computes it (run once per backend).
-    fn exposed(
-        &mut self,
-        pool: &mut Pool,
-        cache: &mut Cache,
-        backend: &str,
-    ) -> Option<NamedValues> {
-        if let Some(v) = cache.exposed.get(backend) {
-            return v.clone();
-        }
-        if cache.exposed_model.is_none() {
-            let b = cache
-                .model()
-                .and_then(|m| expose_all(m).ok())
-                .map(|(m, _)| m.to_bytes());
-            cache.exposed_model = Some(b);
-        }
-        let got = match cache.exposed_model.clone().flatten() {
-            Some(bytes) => {
-                self.stats.extra_runs += 1;
-                pool.run(backend, &bytes, cache.inputs)
-                    .ok()
-                    .and_then(|r| r.outcome.outputs().cloned())
-            }
-            None => None,
-        };
-        cache.exposed.insert(backend.to_string(), got.clone());
-        got
-    }
-
-    /// Whether `r` shows finding `f`'s symptom (a sibling variant's run).
-    fn shows(
-        &mut self,
-        pool: &mut Pool,
-        cache: &mut Cache,
-        runs: &MutantRuns,
-        f: &Finding,
-        r: &RunReport,
-    ) -> bool {
-        match f.kind {
-            Kind::Crash => matches!(r.outcome, Outcome::Error { .. } | Outcome::Crash { .. }),
-            Kind::Hang => matches!(r.outcome, Outcome::Timeout { .. }),
-            Kind::Memory => matches!(r.outcome, Outcome::OutOfMemory { .. }),
-            Kind::Slow => f.backends.contains(&r.backend),
-            Kind::Flaky => f.backends.contains(&r.backend),
-            Kind::Nan | Kind::Inconsistency => {
-                let (Some(want), Some(got)) = (runs.reference_outputs(), r.outcome.outputs())
-                else {
-                    return false;
-                };
-                let (want, got) = (want.clone(), got.clone());
-                let native = self.native(pool, cache);
-                let p = self.precision(cache);
-                match f.kind {
-                    Kind::Nan => new_nonfinite(&want, native.as_ref(), &got).0 > 0,
-                    _ => inside(&want, native.as_ref(), &got, &p).is_err(),
-                }
-            }
-        }
-    }
-
-    /// Runs the finding's library's other variants and records which show it; sets the layer
-    /// and the backends that show it. Returns what an unoptimized variant that does not
-    /// support the model said, if one did.
-    fn variants(
-        &mut self,
-        pool: &mut Pool,
-        cache: &mut Cache,
-        runs: &MutantRuns,
-        f: &mut Finding,
-    ) -> Option<String> {
-        let first = f.backends[0].clone();
-        let mut names: Vec<String> = vec![first.clone()];
-        names.extend(
-            catalog::sibling_variants(&first)
-                .into_iter()
-                .map(String::from),
-        );
-        // Variants the campaign ran that are not CPU siblings (a GPU variant in the set).
-        for r in &runs.runs {
-            if catalog::family(&r.backend) == catalog::family(&first) && !names.contains(&r.backend)
-            {
-                names.push(r.backend.clone());
-            }
-        }
-        let mut seen: Vec<(String, bool)> = Vec::new();
-        let mut unsupported = None;
-        for name in names {
-            let shows = if f.backends.contains(&name) {
-                true
-            } else {
-                match self.run_of(pool, cache, runs, &name) {
-                    Some(r) => {
-                        if matches!(r.outcome, Outcome::Unsupported { .. }) {
-                            if !catalog::is_optimized(&name) && unsupported.is_none() {
-                                unsupported = Some(format!("{name}: {}", r.outcome.detail()));
-                            }
-                            continue;
-                        }
-                        self.shows(pool, cache, runs, f, &r)
-                    }
-                    None => continue,
-                }
-            };
-            seen.push((name, shows));
-        }
-        let unopt_shows = seen.iter().any(|(n, s)| *s && !catalog::is_optimized(n));
-        let unopt_clean = seen.iter().any(|(n, s)| !*s && !catalog::is_optimized(n));
-        f.layer = if unopt_shows {
-            Some(Layer::Kernel)
-        } else if unopt_clean {
-            Some(Layer::Optimizer)
-        } else {
-            None
-        };
-        let mut showing: Vec<String> = f.backends.clone();
-        for (n, s) in &seen {
-            if *s && !showing.contains(n) {
-                showing.push(n.clone());
-            }
-        }
-        f.backends = showing;
-        f.variants = seen;
-        unsupported
-    }
-
-    /// The backends that ran the mutant fine at their unoptimized level, other libraries only
-    /// (the reference last); the library's witnesses are run when the campaign lacks them.
-    fn witnesses(
-        &mut self,
-        pool: &mut Pool,
-        cache: &mut Cache,
-        runs: &MutantRuns,
-        faulty: &str,
-    ) -> Vec<String> {
-        let mine = catalog::library(faulty);
-        let ok = |r: &RunReport| r.outcome.outputs().is_some();
-        let mut w: Vec<String> = runs
-            .runs
-            .iter()
-            .chain(&cache.extra)
-            .filter(|r| {
-                ok(r)
-                    && catalog::library(&r.backend) != mine
-                    && !catalog::is_optimized(&r.backend)
-                    && !catalog::is_reference(&r.backend)
-            })
-            .map(|r| r.backend.clone())
-            .collect();
-        if w.is_empty() {
-            for b in catalog::witnesses_for(faulty) {
-                if let Some(r) = self.run_of(pool, cache, runs, b)
-                    && ok(&r)
-                {
-                    w.push(b.to_string());
-                }
-            }
-        }
-        w.dedup();
-        if let Some(r) = self.reference
-            && runs.runs.get(r).is_some_and(ok)
-        {
-            w.push(self.backends[r].clone());
-        }
-        w
-    }
-
-    fn triage_failure(
-        &mut self,
-        pool: &mut Pool,
-        cache: &mut Cache,
-        runs: &MutantRuns,
-        mut f: Finding,
-    ) -> Triaged {
-        let faulty = f.backends[0].clone();
-        let library = catalog::library(&faulty);
-        let unsupported = self.variants(pool, cache, runs, &mut f);
-        if f.kind == Kind::Crash
-            && f.layer.is_none()
-            && let Some(why) = unsupported
-        {
-            return Triaged {
-                finding: f,
-                verdict: Verdict::Unsupported(format!(
-                    "the unoptimized level does not implement the model ({why})"
-                )),
-                localization: None,
-                intermediates: None,
-                native: None,
-            };
-        }
-        f.witnesses = self.witnesses(pool, cache, runs, &faulty);
-        let mut t = Triaged {
-            finding: f,
-            verdict: Verdict::Report,
-            localization: None,
-            intermediates: None,
-            native: None,
-        };
-        if t.finding.witnesses.is_empty() {
-            t.verdict = Verdict::Unwitnessed(
-                "no other implementation runs the model at its unoptimized level".into(),
-            );
-            return t;
-        }
-        if t.finding.kind != Kind::Crash {
-            return t;
-        }
-        t.finding.gap = crash::dtype_gap(library, &t.finding.message);
-        let Some(model) = cache.model().cloned() else {
-            return t;
-        };
-        // A message that quotes a node places the failure itself.
-        t.finding.placed_by_message = !crash::quoted_spans(&t.finding.message).is_empty();
-        // The node the library failed on: the one its message names, else the first whose
-        // prefix of the model fails.
-        let named = crash::named_node(&model, &t.finding.message);
-        let (mut node, mut prefix_out) = match named {
-            Some(id) => (Some(id), None),
-            None => match crash::failing_node(
-                pool,
-                &faulty,
-                &model,
-                cache.inputs,
-                None,
-                None,
-                Some(&t.finding.message),
-            ) {
-                Some(first) => {
-                    self.stats.extra_runs += 8;
-                    (Some(first.node), first.outputs)
-                }
-                None => (None, None),
-            },
-        };
-        let Some(named_or_found) = node else {
-            return t;
-        };
-        // When the named node's own inputs already fail, the failure starts further up: the
-        // first failing node of its ancestors, with that failure's own message.
-        if named.is_some() {
-            let before = crash::ancestors(&model, named_or_found);
-            if !before.is_empty() {
-                self.stats.extra_runs += 1;
-                match crash::run_part(pool, &faulty, &model, &before, cache.inputs) {
-                    Ok(o) => prefix_out = Some(o),
-                    // A failure that the whole model never reaches (the part runs, and
-                    // fails, where the whole model fails to compile) is another bug.
-                    Err(Some(whole))
-                        if crash::stage_rank(&whole) <= crash::stage_rank(&t.finding.message) =>
-                    {
-                        self.stats.extra_runs += 8;
-                        // Only a failure of its own, one the whole model reaches, moves the
-                        // blame upstream.
-                        if let Some(first) = crash::failing_node(
-                            pool,
-                            &faulty,
-                            &model,
-                            cache.inputs,
-                            Some(before),
-                            Some(whole),
-                            None,
-                        ) && let Some(m) = first.message
-                            && crash::stage_rank(&m) <= crash::stage_rank(&t.finding.message)
-                        {
-                            node = Some(first.node);
-                            prefix_out = first.outputs;
-                            t.finding.message = m;
-                            t.finding.gap = crash::dtype_gap(library, &t.finding.message);
-                            t.finding.placed_by_message =
-                                !crash::quoted_spans(&t.finding.message).is_empty();
-                        }
-                    }
-                    Err(_) => {}
-                }
-            }
-        }
-        let Some(node) = node else { return t };
-        let truth = self
-            .reference()
-            .map(str::to_string)
-            .and_then(|r| self.exposed(pool, cache, &r));
-        // The library's own values upstream of the failing node, when it computes them.
-        let mut library_values: Option<NamedValues> = None;
-        // A wrongly shaped value upstream is the root cause.
-        if let Some(truth) = &truth {
-            let before = crash::ancestors(&model, node);
-            let got = match prefix_out {
-                Some(g) => Some(g),
-                None if !before.is_empty() => {
-                    self.stats.extra_runs += 1;
-                    crash::run_part(pool, &faulty, &model, &before, cache.inputs).ok()
-                }
-                None => None,
-            };
-            library_values.clone_from(&got);
-            if let Some(got) = got
-                && let Some((loc, why)) =
-                    crash::first_shape_mismatch(&model, &before, truth, &got, &faulty)
-            {
-                let f = &mut t.finding;
-                f.message = format!("{why}; downstream: {}", f.message);
-                f.kind = Kind::Inconsistency;
-                f.stage = None;
-                f.symptom = "shape".into();
-                f.gap = None;
-                f.placed_by_message = false;
-                let id = model
-                    .graph
-                    .nodes()
-                    .find(|n| n.outputs.first() == Some(&loc.value))
-                    .map(|n| n.id);
-                f.location = Some(loc);
-                if let Some(id) = id
-                    && let Some(hit) = self.undefined_at(&model, id, truth, cache.inputs, true)
-                {
-                    t.verdict = Verdict::Undefined(hit);
-                }
-                t.intermediates = Some(truth.clone());
-                return t;
-            }
-        }
-        let n = model.graph.node(node).expect("a node of the model");
-        t.finding.location = Some(Location {
-            op_type: n.op_type.clone(),
-            value: n.outputs.first().cloned().unwrap_or_default(),
-            attrs: crate::localize::key_attrs(n),
-        });
-        if let Some(truth) = &truth {
-            if let Some(hit) = self.undefined_at(&model, node, truth, cache.inputs, false) {
-                t.verdict = Verdict::Undefined(hit);
-            } else {
-                // A value upstream that ONNX leaves open may reach the failing node as
-                // anything (a NaN cast to an integer pad, a size): the failure then follows
-                // from a result the spec does not fix, when the library's value there is not
-                // the reference's (a type gap does not depend on values).
-                let upstream = crash::ancestors(&model, node).into_iter().find_map(|id| {
-                    if t.finding.gap.is_some() {
-                        return None;
-                    }
-                    let n = model.graph.node(id)?;
-                    if let Some(got) = &library_values
-                        && crash::same_values(n, truth, got)
-                    {
-                        return None;
-                    }
-                    let hit = self.undefined_at(&model, id, truth, cache.inputs, false)?;
-                    Some(format!("upstream {}: {hit}", n.op_type))
-                });
-                if let Some(hit) = upstream {
-                    t.verdict = Verdict::Undefined(hit);
-                }
-            }
-            t.intermediates = Some(truth.clone());
-        }
-        t
-    }
-
     /// The undefined-behaviour catalogue's verdict on node `id`, fed the reference's values
     /// of its inputs and outputs (`shape`: only the entries that leave shapes open).
     fn undefined_at(
@@ -828,178 +431,6 @@ impl Triage {
             }
         }
         crate::undefined::classify_for(node, &seen, shape).map(|h| h.describe())
-    }
-
-    fn triage_numeric(
-        &mut self,
-        pool: &mut Pool,
-        cache: &mut Cache,
-        runs: &MutantRuns,
-        mut f: Finding,
-    ) -> Triaged {
-        let faulty = f.backends[0].clone();
-        let (Some(want), Some(got)) = (
-            runs.reference_outputs().cloned(),
-            runs.runs
-                .iter()
-                .find(|r| r.backend == faulty)
-                .and_then(|r| r.outcome.outputs().cloned()),
-        ) else {
-            return Triaged {
-                finding: f,
-                verdict: Verdict::Report,
-                localization: None,
-                intermediates: None,
-                native: None,
-            };
-        };
-        let native = self.native(pool, cache);
-        let precision = self.precision(cache);
-        // The envelope: a result the spec's own evaluation in the model's types gives is no bug.
-        let outside = match f.kind {
-            Kind::Nan => new_nonfinite(&want, native.as_ref(), &got).0 > 0,
-            _ => match inside(&want, native.as_ref(), &got, &precision) {
-                Ok(_) => new_nonfinite(&want, native.as_ref(), &got).0 > 0,
-                Err((symptom, msg, metrics)) => {
-                    f.symptom = symptom;
-                    f.message = msg;
-                    f.metrics = Some(metrics);
-                    true
-                }
-            },
-        };
-        let mut t = Triaged {
-            finding: f,
-            verdict: Verdict::Report,
-            localization: None,
-            intermediates: None,
-            native: None,
-        };
-        if !outside {
-            t.verdict = Verdict::Unstable(
-                "inside the precision envelope (the f64 reference and the spec's evaluation in \
-                 the model's element types)"
-                    .into(),
-            );
-            return t;
-        }
-        t.finding.witnesses = runs
-            .others()
-            .filter(|r| catalog::library(&r.backend) != catalog::library(&faulty))
-            .filter(|r| {
-                r.outcome.outputs().is_some_and(|o| {
-                    inside(&want, native.as_ref(), o, &precision).is_ok()
-                        && new_nonfinite(&want, native.as_ref(), o).0 == 0
-                })
-            })
-            .map(|r| r.backend.clone())
-            .collect();
-        if let Some(r) = self.reference() {
-            t.finding.witnesses.push(r.to_string());
-        }
-        // The library's other variants (which of them show it: the layer) are run only for a
-        // finding that stays a report: most numeric findings of a campaign end as behaviour the
-        // spec leaves open or as rounding, which localization alone decides.
-        let (Some(model), Some(rname)) =
-            (cache.model().cloned(), self.reference().map(str::to_string))
-        else {
-            self.variants(pool, cache, runs, &mut t.finding);
-            return t;
-        };
-        let truth = self.exposed(pool, cache, &rname);
-        let native_ex = if native.is_some() {
-            self.exposed(pool, cache, "reference-native")
-        } else {
-            None
-        };
-        let faulty_ex = self.exposed(pool, cache, &faulty);
-        let l = match (&truth, &faulty_ex) {
-            (Some(w), Some(g)) => localize_with(
-                &model,
-                t.finding.kind,
-                cache.inputs,
-                &Exposed {
-                    reference: w,
-                    native: native_ex.as_ref(),
-                    backend: g,
-                },
-                &precision,
-            ),
-            _ => Localization {
-                verdict: LocVerdict::Failed("the exposed model did not run on both sides".into()),
-                location: None,
-                values: Vec::new(),
-                max_r: None,
-            },
-        };
-        // Not pinned on a node: behaviour ONNX leaves open anywhere in the model (values
-        // taken from the reference) may be the cause; else only an optimizer's rewrite, which
-        // exposing the intermediates undoes, explains it.
-        let not_pinned = matches!(l.verdict, LocVerdict::NotReproduced | LocVerdict::Failed(_));
-        if not_pinned && let Some(w) = &truth {
-            let ids: Vec<NodeId> = model.graph.topo_order().unwrap_or_default();
-            for id in ids {
-                if let Some(hit) = self.undefined_at(&model, id, w, cache.inputs, false) {
-                    t.verdict = Verdict::Undefined(hit);
-                    break;
-                }
-            }
-        }
-        if t.verdict == Verdict::Report
-            && !matches!(l.verdict, LocVerdict::Unstable | LocVerdict::Undefined(_))
-        {
-            self.variants(pool, cache, runs, &mut t.finding);
-        }
-        if not_pinned && t.verdict == Verdict::Report && t.finding.layer != Some(Layer::Optimizer) {
-            t.verdict = Verdict::Unlocalized(format!(
-                "the difference does not show with every intermediate exposed ({})",
-                match &l.verdict {
-                    LocVerdict::Failed(w) => w.clone(),
-                    _ => "the outputs then agree".into(),
-                }
-            ));
-        }
-        match &l.verdict {
-            LocVerdict::Unstable => {
-                t.verdict = Verdict::Unstable(format!(
-                    "the first diverging node ({}) is rounding amplified, ill-conditioned or at \
-                     the edge of the float range",
-                    l.location.as_ref().map_or("?", |x| x.op_type.as_str())
-                ))
-            }
-            LocVerdict::Undefined(why) => t.verdict = Verdict::Undefined(why.clone()),
-            LocVerdict::Localized => {
-                t.finding.location = l.location.clone();
-                // The symptom is the blamed node's: NaN or Inf that it makes from finite
-                // inputs is a NaN bug even where later nodes turn it into wrong values.
-                if t.finding.kind == Kind::Inconsistency
-                    && let (Some(loc), Some(w), Some(g)) = (&l.location, &truth, &faulty_ex)
-                {
-                    let one = |vals: &NamedValues| -> NamedValues {
-                        vals.iter()
-                            .filter(|(n, _)| *n == loc.value)
-                            .cloned()
-                            .collect()
-                    };
-                    let nat = native_ex.as_ref().map(one);
-                    let (n, total, _) = new_nonfinite(&one(w), nat.as_ref(), &one(g));
-                    if n > 0 {
-                        let f = &mut t.finding;
-                        f.kind = Kind::Nan;
-                        f.symptom = "nan".into();
-                        f.message = format!(
-                            "{n} of {total} elements NaN/Inf where the reference is finite (first \
-                             in '{}', downstream: {})",
-                            loc.value, f.message
-                        );
-                    }
-                }
-            }
-            _ => {}
-        }
-        t.localization = Some(l);
-        t.intermediates = truth;
-        t
     }
 }
 

@@ -1,0 +1,267 @@
+//! Failure messages with what varies between hits of one bug taken out: the normalized
+//! message, its core, and the innermost cause in the library's own words.
+use super::tract::{is_type_word, tract_phrase};
+
+/// The part of a failure message that names the failure, normalized
+/// ([`normalize_message`]): the stage prefix our backends add (`run: `), the second attempt
+/// that the tract backend appends (`; with the inputs fixed to their values: ...`), source
+/// locations of panics (`(at .../lib.rs:#)`), node names and the "running X node" preamble of
+/// ONNX Runtime go; at most 100 characters stay.
+pub fn core_message(msg: &str) -> String {
+    let mut m = without_context(msg);
+    if let Some(i) = m.find("Status Message: ") {
+        m = &m[i + "Status Message: ".len()..];
+    }
+    let n = normalize_message(m);
+    // Source paths of C++ exceptions (`/onnxruntime_src/.../lrn.h:# onnxruntime::...`): the
+    // file name stays, the directories go.
+    let n: String = n
+        .split(' ')
+        .map(|w| match w.rfind('/') {
+            Some(i) if w.starts_with('/') => &w[i + 1..],
+            _ => w,
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    collapse_lists(&n).chars().take(100).collect()
+}
+
+/// Whether two failure messages of `library` (`tract`, `ort`, ...) say the same thing went
+/// wrong, the stage that met it and the model's names, numbers and shapes aside.
+pub fn same_failure(library: &str, a: &str, b: &str) -> bool {
+    let key = |m: &str| {
+        (library == "tract")
+            .then(|| tract_phrase(m))
+            .flatten()
+            .unwrap_or_else(|| core_message(m))
+    };
+    key(a) == key(b)
+}
+
+/// The innermost cause a failure message names, as the library itself words it (for a
+/// reproduction to look for): the stage prefix, the second attempt the tract backend appends
+/// and the panic's source location go; of the chain of causes (`a: b: c`) the last stays, and
+/// of an ONNX Runtime exception what follows its source location. `None` when nothing usable
+/// (at least two words) is left.
+pub fn key_phrase(msg: &str) -> Option<String> {
+    let m = without_context(msg);
+    let mut last = m.rsplit(": ").next().unwrap_or(m).trim();
+    if let Some(i) = last.rfind("] ") {
+        last = last[i + 2..].trim();
+    }
+    let last: String = last.chars().take(100).collect();
+    (last.split_whitespace().count() >= 2).then_some(last)
+}
+
+/// `msg` without the stage prefix our backends add (`run: `, `panic: `, ...).
+pub(super) fn without_stage(msg: &str) -> &str {
+    let mut m = msg;
+    for p in ["load: ", "compile: ", "run: ", "panic: "] {
+        m = m.strip_prefix(p).unwrap_or(m);
+    }
+    m
+}
+
+/// `msg` without its stage prefix ([`without_stage`]), the second attempt the tract backend
+/// appends (`; with the inputs fixed to their values: ...`) and a panic's source location
+/// (`(at .../lib.rs:#)`).
+fn without_context(msg: &str) -> &str {
+    let mut m = without_stage(msg);
+    if let Some(i) = m.find("; with the inputs fixed to their values") {
+        m = &m[..i];
+    }
+    if let Some(i) = m.rfind(" (at ") {
+        m = &m[..i];
+    }
+    m
+}
+
+/// A backend message with what varies between occurrences of one bug taken out: quoted names
+/// become `'_'`, numbers `#`, hex addresses `0x#`, whitespace runs one space; lowercase;
+/// at most 160 characters.
+pub fn normalize_message(msg: &str) -> String {
+    let mut out = String::new();
+    let mut chars = msg.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' | '\'' | '`' => {
+                // A quoted span (on one line) is a name; an unmatched quote is kept.
+                let rest: String = chars.clone().take_while(|&d| d != c && d != '\n').collect();
+                if chars.clone().nth(rest.chars().count()) == Some(c) {
+                    for _ in 0..=rest.chars().count() {
+                        chars.next();
+                    }
+                    out.push_str("'_'");
+                } else {
+                    out.push(c);
+                }
+            }
+            '0' if chars.peek() == Some(&'x') => {
+                chars.next();
+                while chars.peek().is_some_and(|d| d.is_ascii_hexdigit()) {
+                    chars.next();
+                }
+                out.push_str("0x#");
+            }
+            d if d.is_ascii_digit() => {
+                while chars
+                    .peek()
+                    .is_some_and(|d| d.is_ascii_alphanumeric() || *d == '.' || *d == '_')
+                {
+                    chars.next();
+                }
+                // A word with a digit in it is a generated name or a number: `#`.
+                while out
+                    .chars()
+                    .last()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '#')
+                {
+                    out.pop();
+                }
+                out.push('#');
+            }
+            w if w.is_whitespace() => {
+                if !out.ends_with(' ') {
+                    out.push(' ');
+                }
+            }
+            other => out.extend(other.to_lowercase()),
+        }
+    }
+    let t = out.trim();
+    t.chars().take(160).collect()
+}
+
+/// `#, #, #` (and `#,#,#`) as one `#`: a shape printed in a message has the rank of the
+/// model at hand, not of the bug.
+pub(super) fn collapse_lists(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'#' {
+            out.push('#');
+            i += 1;
+            loop {
+                let mut j = i;
+                if j < b.len() && b[j] == b',' {
+                    j += 1;
+                    while j < b.len() && b[j] == b' ' {
+                        j += 1;
+                    }
+                    if j < b.len() && b[j] == b'#' {
+                        i = j + 1;
+                        continue;
+                    }
+                    // A tract fact ends its shape with the element type (`1,1,0,Bool`): the
+                    // type is the model's too.
+                    let end = s[j..]
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '#'))
+                        .map_or(s.len(), |k| j + k);
+                    let word = s[j..end].to_ascii_lowercase();
+                    if end > j && is_type_word(&word.replace('#', "8")) {
+                        i = end;
+                        continue;
+                    }
+                }
+                break;
+            }
+        } else {
+            let c = s[i..].chars().next().expect("in bounds");
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_normalize_names_numbers_and_addresses() {
+        let a = normalize_message("Failed analyse for node #12 \"n3_conv\" Conv: shape [1, 3, 28]");
+        let b = normalize_message("Failed analyse for node #7 \"n9_conv\" Conv: shape [2, 5, 14]");
+        assert_eq!(a, b);
+        assert!(a.contains("'_'") && a.contains("conv"), "{a}");
+        assert_eq!(
+            normalize_message("segfault at 0x7ffd1234 in   f"),
+            "segfault at 0x# in f"
+        );
+        assert_eq!(
+            normalize_message("onehot_mdddc3e1 (OneHot): index 7 out of range"),
+            normalize_message("onehot_m4da9f_12 (OneHot): index 12 out of range")
+        );
+        assert_ne!(
+            normalize_message("index out of range"),
+            normalize_message("bad shape")
+        );
+        assert_eq!(normalize_message("it's fine"), "it's fine");
+    }
+
+    #[test]
+    fn core_messages_drop_what_varies_between_hits() {
+        assert_eq!(
+            core_message(
+                "run: evaluating #12 \"n3_pad\" Pad: bool is not a number; with the inputs fixed to their values: failed analyse"
+            ),
+            "evaluating # '_' pad: bool is not a number"
+        );
+        assert_eq!(
+            core_message(
+                "panic: ndarray: index out of bounds (at /root/.cargo/registry/src/x/ndarray-0.16/src/arraytraits.rs:26)"
+            ),
+            "ndarray: index out of bounds"
+        );
+        assert_eq!(
+            core_message(
+                "run: Non-zero status code returned while running MaxPool node. Name:'mp_3' Status Message: padding values must be non-negative"
+            ),
+            "padding values must be non-negative"
+        );
+    }
+
+    #[test]
+    fn key_phrases_are_the_innermost_cause() {
+        assert_eq!(
+            key_phrase("run: Evaluating #78 \"Pad_1\" Pad: Bool is not a number; with the inputs fixed to their values: x").as_deref(),
+            Some("Bool is not a number")
+        );
+        assert_eq!(
+            key_phrase("run: Non-zero status code returned while running MaxPool node. Name:'m' Status Message: padding values must be non-negative").as_deref(),
+            Some("padding values must be non-negative")
+        );
+        assert_eq!(
+            key_phrase("compile: Exception during initialization: /src/lrn.h:58 onnxruntime::LRN<T>::LRN(const onnxruntime::OpKernelInfo&) [with T = float] size_ > 0 && size_ % 2 == 1 was false.").as_deref(),
+            Some("size_ > 0 && size_ % 2 == 1 was false.")
+        );
+        assert_eq!(
+            key_phrase("panic: ndarray: index out of bounds (at /x/ndarray/src/arraytraits.rs:26)")
+                .as_deref(),
+            Some("index out of bounds")
+        );
+        assert_eq!(key_phrase("panic: boom"), None);
+    }
+
+    #[test]
+    fn one_failure_met_at_two_stages_is_the_same_failure() {
+        let panic = "panic: ndarray: could not broadcast array from shape: [0] to: [1] (at /x/ndarray/src/lib.rs:1801)";
+        assert!(same_failure(
+            "tract",
+            panic,
+            "panic: ndarray: could not broadcast array from shape: [0] to: [1] (at /x/lib.rs:9)"
+        ));
+        assert!(!same_failure(
+            "tract",
+            panic,
+            "run: Evaluating #1 \"/Erf\" Erf: Erf does not support F64"
+        ));
+        assert!(same_failure(
+            "tract",
+            "compile: Failed analyse for node #4 \"q\" Pad: start <= axis_len failed",
+            "run: Evaluating #1 \"p\" Pad: start <= axis_len failed"
+        ));
+        assert!(!same_failure("ort", "run: a failed", "run: b failed"));
+    }
+}

@@ -1,0 +1,116 @@
+//! What tract's failure messages say, the stage that met the fault aside: the rewrite rule
+//! that failed and the phrase that names the fault.
+use super::message::{collapse_lists, normalize_message, without_stage};
+
+/// The rewrite rule named by a tract message `Pulling #N "name" Op over #M "name" Other: ...`
+/// as `Op/Other`; `None` when the message names no rule.
+pub fn tract_rule(msg: &str) -> Option<String> {
+    // After each `#N "name" ` comes the op's name, up to the next space or colon.
+    fn op_after_node(s: &str) -> Option<(&str, &str)> {
+        let s = s.strip_prefix('#')?;
+        let s = s.trim_start_matches(|c: char| c.is_ascii_digit());
+        let s = s.strip_prefix(" \"")?;
+        let close = s.find("\" ")?;
+        let rest = &s[close + 2..];
+        let end = rest.find([' ', ':']).unwrap_or(rest.len());
+        let op = &rest[..end];
+        (!op.is_empty() && op.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .then_some((op, &rest[end..]))
+    }
+    let start = msg.find("Pulling #")?;
+    let (pulled, rest) = op_after_node(&msg[start + "Pulling ".len()..])?;
+    let rest = rest.strip_prefix(" over ")?;
+    let (over, _) = op_after_node(rest)?;
+    Some(format!("{pulled}/{over}"))
+}
+
+/// What a tract failure says went wrong, without the stage that met it: the innermost cause
+/// of its chain ([`key_phrase`](super::key_phrase)), normalized. Messages about two element
+/// types meeting in one op (`tensor is F16, accessed as F32`, `No super type for F32 and I32`,
+/// an expansion whose output has another type than inferred) are one phrase whatever the
+/// types: tract wiring its own f32 constants into a model of another type shows through every
+/// one of them.
+pub fn tract_phrase(msg: &str) -> Option<String> {
+    let lower = msg.to_lowercase();
+    let types_differ = || {
+        let after = |pat: &str| -> Option<String> {
+            let i = lower.rfind(pat)?;
+            let rest = &lower[i + pat.len()..];
+            let word = rest.split_whitespace().next()?;
+            Some(
+                word.rsplit(',')
+                    .next()?
+                    .trim_matches(|c: char| !c.is_ascii_alphanumeric())
+                    .to_string(),
+            )
+        };
+        matches!((after("expected "), after(" got ")), (Some(a), Some(b)) if !a.is_empty() && !b.is_empty() && a != b && is_type_word(&a) && is_type_word(&b))
+    };
+    if ["accessed as", "no super type for", "no supertype found for"]
+        .iter()
+        .any(|p| lower.contains(p))
+        || types_differ()
+    {
+        return Some("mixes element types".into());
+    }
+    let mut m = without_stage(msg);
+    for cut in [
+        "; with the inputs fixed to their values",
+        "ModelPatch {",
+        " (at ",
+    ] {
+        if let Some(i) = m.find(cut) {
+            m = &m[..i];
+        }
+    }
+    let segs: Vec<&str> = m.split(": ").map(str::trim).collect();
+    let mut phrase = segs.last().copied().unwrap_or_default().to_string();
+    if phrase.split_whitespace().count() < 2 && segs.len() >= 2 {
+        phrase = segs[segs.len() - 2..].join(": ");
+    }
+    // Shapes and fact lists in brackets are the model's, not the fault's; code in
+    // backticks (`start <= end`) is the condition that failed, not a name.
+    let mut plain = String::new();
+    let mut depth = 0usize;
+    for c in phrase.chars() {
+        match c {
+            '[' => {
+                if depth == 0 {
+                    plain.push_str("[_]");
+                }
+                depth += 1;
+            }
+            ']' => depth = depth.saturating_sub(1),
+            '`' => {}
+            c if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let n = collapse_lists(&normalize_message(&plain));
+    (n.split_whitespace().count() >= 2).then(|| n.chars().take(100).collect())
+}
+
+/// tract's names of element types (`F32`, `I64`, `Bool`, `TDim`, ...), lowercased.
+pub(super) fn is_type_word(w: &str) -> bool {
+    matches!(w, "bool" | "tdim" | "string" | "blob")
+        || (w.len() >= 2
+            && matches!(w.as_bytes()[0], b'f' | b'i' | b'u' | b'q')
+            && w[1..].chars().all(|c| c.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tract_facts_lose_their_element_type() {
+        let a = tract_phrase(
+            "compile: running pass PushSliceUp: Trying to substitute a 0,4,F32🟰 0,4,F32  by 1,4,F32 as output #0 of #2 \"s\" Slice.",
+        );
+        let b = tract_phrase(
+            "compile: running pass PushSliceUp: Trying to substitute a 1,1,0,Bool🟰 1,1,0,Bool  by 1,1,1,Bool as output #0 of #3 \"t\" Slice.",
+        );
+        assert_eq!(a, b);
+        assert!(a.unwrap().contains("substitute"));
+    }
+}

@@ -1,0 +1,173 @@
+//! NaN, infinities and zero scales: ops that select or compare (what a NaN does there), ops
+//! whose arithmetic has no fixed order (where an infinity meets a zero), weights over
+//! padding, operands scaled by 0, and quantization of what has no rounding.
+use super::{Seen, data_inputs, slot, value};
+use mutagraph_backends::value::HostTensor;
+use mutagraph_ir::attr::AttrLookup;
+use mutagraph_ir::graph::Node;
+
+/// Ops whose handling of NaN inputs ONNX leaves open: they select or compare (max, min,
+/// clipping, sorting, thresholds), so whether a NaN wins, loses or propagates is the
+/// implementation's choice. Recurrent ops are listed because their gates clip and compare.
+pub const NAN_UNSPECIFIED: &[&str] = &[
+    "Relu",
+    "LeakyRelu",
+    "PRelu",
+    "ThresholdedRelu",
+    "Clip",
+    "Max",
+    "Min",
+    "HardSigmoid",
+    "HardSwish",
+    "Shrink",
+    "Celu",
+    "Elu",
+    "Selu",
+    "Softplus",
+    "Sigmoid",
+    "MaxPool",
+    "GlobalMaxPool",
+    "MaxRoiPool",
+    "ReduceMax",
+    "ReduceMin",
+    "ArgMax",
+    "ArgMin",
+    "TopK",
+    "Hardmax",
+    "Sign",
+    "Where",
+    "Less",
+    "LessOrEqual",
+    "Greater",
+    "GreaterOrEqual",
+    "Equal",
+    "LSTM",
+    "GRU",
+    "RNN",
+    "MeanVarianceNormalization",
+    "LayerNormalization",
+    "InstanceNormalization",
+    "BatchNormalization",
+    "Softmax",
+    "LogSoftmax",
+    "Resize",
+    "QuantizeLinear",
+    "DynamicQuantizeLinear",
+    "RoiAlign",
+    "GridSample",
+    "LRN",
+    "Det",
+];
+
+/// Ops whose result with an infinite input depends on the order of their arithmetic (an Inf
+/// meets a zero or an opposite Inf in one evaluation order and not in another), which ONNX
+/// does not fix.
+pub const INF_UNSPECIFIED: &[&str] = &[
+    "BatchNormalization",
+    "InstanceNormalization",
+    "LayerNormalization",
+    "GroupNormalization",
+    "MeanVarianceNormalization",
+    "LpNormalization",
+    "LRN",
+    "Softmax",
+    "LogSoftmax",
+    "LSTM",
+    "GRU",
+    "RNN",
+    "GridSample",
+    "RoiAlign",
+    "Resize",
+    "ConvTranspose",
+    "Einsum",
+    "Det",
+];
+
+fn nan_inf(t: &HostTensor) -> (usize, usize) {
+    if t.dtype.is_float() {
+        t.nan_inf_counts()
+    } else {
+        (0, 0)
+    }
+}
+
+fn nonfinite(t: &HostTensor) -> bool {
+    let (n, i) = nan_inf(t);
+    n + i > 0
+}
+
+pub(super) fn nan_into_select(node: &Node, seen: &Seen) -> Option<String> {
+    (NAN_UNSPECIFIED.contains(&node.op_type.as_str())
+        && data_inputs(node, seen).iter().any(|t| nan_inf(t).0 > 0))
+    .then(|| format!("NaN reaches {}", node.op_type))
+}
+
+pub(super) fn inf_into_order_dependent(node: &Node, seen: &Seen) -> Option<String> {
+    (INF_UNSPECIFIED.contains(&node.op_type.as_str())
+        && data_inputs(node, seen).iter().any(|t| nan_inf(t).1 > 0))
+    .then(|| format!("Inf reaches {}", node.op_type))
+}
+
+pub(super) fn nonfinite_conv_weights(node: &Node, seen: &Seen) -> Option<String> {
+    if !matches!(
+        node.op_type.as_str(),
+        "Conv" | "ConvTranspose" | "DeformConv" | "QLinearConv"
+    ) {
+        return None;
+    }
+    node.inputs
+        .iter()
+        .skip(1)
+        .filter_map(|i| value(seen, i))
+        .any(nonfinite)
+        .then(|| format!("NaN/Inf in the weights of {}", node.op_type))
+}
+
+pub(super) fn clip_default_bound_infinite(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "Clip" {
+        return None;
+    }
+    let x = slot(node, seen, 0)?;
+    let v = x.to_f64s().filter(|_| x.dtype.is_float())?;
+    // an attribute (Clip before opset 11) or an input gives the bound
+    let absent = |slot_ix: usize, attr: &str| {
+        node.inputs.get(slot_ix).is_none_or(|n| n.is_empty())
+            && node.attributes.attr(attr).is_none()
+    };
+    if absent(1, "min") && v.contains(&f64::NEG_INFINITY) {
+        return Some("-inf reaches a Clip without min".into());
+    }
+    if absent(2, "max") && v.contains(&f64::INFINITY) {
+        return Some("+inf reaches a Clip without max".into());
+    }
+    None
+}
+
+pub(super) fn gemm_zero_scale(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "Gemm" {
+        return None;
+    }
+    let scale = |name: &str| node.attributes.float(name, 1.0);
+    let bad = |i: usize| slot(node, seen, i).is_some_and(nonfinite);
+    ((scale("alpha") == 0.0 && (bad(0) || bad(1))) || (scale("beta") == 0.0 && bad(2)))
+        .then(|| "NaN/Inf in a Gemm operand scaled by 0".into())
+}
+
+pub(super) fn quantize_nonfinite(node: &Node, seen: &Seen) -> Option<String> {
+    (matches!(
+        node.op_type.as_str(),
+        "QuantizeLinear" | "DynamicQuantizeLinear"
+    ) && slot(node, seen, 0).is_some_and(nonfinite))
+    .then(|| format!("NaN/Inf into {}", node.op_type))
+}
+
+pub(super) fn dynamicquantize_zero_range(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "DynamicQuantizeLinear" {
+        return None;
+    }
+    slot(node, seen, 0)?
+        .to_f64s()?
+        .iter()
+        .all(|v| *v == 0.0)
+        .then(|| "DynamicQuantizeLinear of zeros only: y_scale 0, zero point 0 / 0".into())
+}
