@@ -16,6 +16,7 @@ use mutagraph_backends::backend::Backend;
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::reference::Reference;
 use mutagraph_backends::value::{HostTensor, NamedValues};
+use mutagraph_backends::worker::{Outcome, Pool};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::{Node, NodeId};
 use mutagraph_ir::infer::{Options, infer_model};
@@ -206,6 +207,58 @@ fn pick(values: &NamedValues, name: &str) -> Option<NamedValues> {
         .map(|(n, v)| vec![(n.clone(), v.clone())])
 }
 
+/// How localization runs the reference on the small models it builds (every node output
+/// exposed, one node alone, nudged inputs). In a campaign that is a worker of the triage's pool
+/// ([`Pool`]), as every other execution: a hang or a crash there is a failed run, never a
+/// stalled campaign. [`InProcess`] runs it in this process.
+pub trait ReferenceRunner {
+    /// The reference's outputs on `model` (`native`: in the model's own element types, as
+    /// `reference-native`; else `reference`).
+    fn run_reference(
+        &mut self,
+        model: &Model,
+        inputs: &NamedValues,
+        native: bool,
+    ) -> Result<NamedValues, String>;
+}
+
+impl ReferenceRunner for Pool {
+    fn run_reference(
+        &mut self,
+        model: &Model,
+        inputs: &NamedValues,
+        native: bool,
+    ) -> Result<NamedValues, String> {
+        let backend = if native {
+            "reference-native"
+        } else {
+            "reference"
+        };
+        let r = self
+            .run(backend, &model.to_bytes(), inputs)
+            .map_err(|e| e.to_string())?;
+        match r.outcome {
+            Outcome::Ok(o) => Ok(o),
+            o => Err(format!("{backend}: {}", o.detail())),
+        }
+    }
+}
+
+/// The reference in this process: for models it has already run to completion in a worker
+/// (a minimized bundle's documents) and for tests.
+pub struct InProcess;
+
+impl ReferenceRunner for InProcess {
+    fn run_reference(
+        &mut self,
+        model: &Model,
+        inputs: &NamedValues,
+        native: bool,
+    ) -> Result<NamedValues, String> {
+        run_reference_in(model, inputs, native)
+    }
+}
+
 /// Runs the reference interpreter in this process (it is ours and pure Rust; a panic is
 /// caught and reported as an error).
 pub fn run_reference(model: &Model, inputs: &NamedValues) -> Result<NamedValues, String> {
@@ -255,6 +308,7 @@ pub fn localize(
             backend,
         },
         &Precision::flat(tolerance),
+        &mut InProcess,
     )
 }
 
@@ -277,6 +331,7 @@ pub fn localize_with(
     inputs: &NamedValues,
     ex: &Exposed,
     precision: &Precision,
+    runner: &mut dyn ReferenceRunner,
 ) -> Localization {
     let (reference, backend) = (ex.reference, ex.backend);
     let fail = |m: String| Localization {
@@ -343,7 +398,7 @@ pub fn localize_with(
         attrs: key_attrs(node),
     };
     let verdict = match extract(model, &[id]) {
-        Ok(single) => check_blamed(node, &single, kind, inputs, ex, precision),
+        Ok(single) => check_blamed(node, &single, kind, inputs, ex, precision, runner),
         Err(_) => Verdict::Localized,
     };
     Localization {
@@ -361,10 +416,11 @@ pub fn node_alone(
     model: &Model,
     id: NodeId,
     inputs: &NamedValues,
+    runner: &mut dyn ReferenceRunner,
 ) -> Option<(Model, NamedValues, NamedValues)> {
     let single = extract(model, &[id]).ok()?;
     let (exposed, _) = mutagraph_backends::intermediates::expose_all(model).ok()?;
-    let values = run_reference(&exposed, inputs).ok()?;
+    let values = runner.run_reference(&exposed, inputs, false).ok()?;
     let find = |n: &str| {
         values
             .iter()
@@ -398,6 +454,7 @@ fn check_blamed(
     inputs: &NamedValues,
     ex: &Exposed,
     precision: &Precision,
+    runner: &mut dyn ReferenceRunner,
 ) -> Verdict {
     let backend = ex.backend;
     let feed: NamedValues = single
@@ -460,10 +517,10 @@ fn check_blamed(
     if feed.len() != single.graph.real_inputs().len() {
         return Verdict::Localized;
     }
-    let Ok(again) = run_reference(single, &feed) else {
+    let Ok(again) = runner.run_reference(single, &feed, false) else {
         return Verdict::Localized;
     };
-    let again_native = run_reference_in(single, &feed, true).ok();
+    let again_native = runner.run_reference(single, &feed, true).ok();
     // The references' output on the backend's inputs, compared with the backend's output: the
     // same means the inputs, i.e. rounding upstream, made the difference.
     let mine: NamedValues = again
@@ -479,13 +536,13 @@ fn check_blamed(
     if !mine.is_empty() && !diverges(kind, &mine, again_native.as_ref(), &theirs, precision) {
         return Verdict::Unstable;
     }
-    if ill_conditioned(node, single, &feed, &again, kind, precision, false) {
+    if ill_conditioned(node, single, &feed, &again, kind, precision, false, runner) {
         return Verdict::Unstable;
     }
     // Ill-conditioned in the element type: the spec's own evaluation in f32 (its function
     // body, step by step) moves as far when the inputs move by a few rounding steps.
     if let Some(base) = &again_native
-        && ill_conditioned(node, single, &feed, base, kind, precision, true)
+        && ill_conditioned(node, single, &feed, base, kind, precision, true, runner)
     {
         return Verdict::Unstable;
     }
@@ -553,6 +610,7 @@ fn nudge(t: &HostTensor, salt: usize) -> HostTensor {
 /// the tolerance. A backend computing in f32 can
 /// then land anywhere in that range (Det of a near-singular matrix, Tan near a pole,
 /// requantization at a rounding tie).
+#[allow(clippy::too_many_arguments)]
 fn ill_conditioned(
     node: &Node,
     single: &Model,
@@ -561,6 +619,7 @@ fn ill_conditioned(
     kind: Kind,
     precision: &Precision,
     native: bool,
+    runner: &mut dyn ReferenceRunner,
 ) -> bool {
     if DISCRETE.contains(&node.op_type.as_str()) {
         return false;
@@ -582,7 +641,7 @@ fn ill_conditioned(
             None => (n.clone(), v.clone()),
         })
         .collect();
-    match run_reference_in(&model, &moved, native) {
+    match runner.run_reference(&model, &moved, native) {
         Ok(out) => {
             let out: NamedValues = out
                 .into_iter()

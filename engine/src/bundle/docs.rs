@@ -291,7 +291,13 @@ pub(super) fn burn_project(
     let alone;
     let (model, inputs, expected) = match (model.graph.node_count(), node) {
         (n, Some(id)) if n > 1 => {
-            let Some(a) = mutagraph_oracles::localize::node_alone(model, id, inputs) else {
+            let Some(a) = mutagraph_oracles::localize::node_alone(
+                model,
+                id,
+                inputs,
+                // The reference ran this minimized model to completion in a worker already.
+                &mut mutagraph_oracles::localize::InProcess,
+            ) else {
                 return Ok(None);
             };
             alone = a;

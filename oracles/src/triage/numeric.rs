@@ -95,6 +95,7 @@ impl Triage {
                     backend: g,
                 },
                 &precision,
+                pool,
             ),
             _ => Localization {
                 verdict: LocVerdict::Failed("the exposed model did not run on both sides".into()),
