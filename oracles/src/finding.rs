@@ -190,6 +190,12 @@ impl Finding {
         mutagraph_backends::catalog::family(self.backends.first().map_or("", String::as_str))
     }
 
+    /// Whether the faulty library is tract (whose messages name rules and nodes its own way).
+    fn is_tract(&self) -> bool {
+        mutagraph_backends::catalog::library(self.backends.first().map_or("", String::as_str))
+            == mutagraph_backends::catalog::Library::Tract
+    }
+
     /// The symptom class that stays the same on every smaller model showing this bug: for a
     /// numeric finding `shape` or `values` (NaN findings are their own kind), for a crash how
     /// it ended (`error`, `panic`, `signal-…`), else the symptom.
@@ -226,7 +232,7 @@ impl Finding {
         let how = if self.kind.is_numeric() {
             String::new()
         } else {
-            let phrase = (self.library() == "tract")
+            let phrase = self.is_tract()
                 .then(|| tract_phrase(&self.message))
                 .flatten()
                 .unwrap_or_else(|| core_message(&self.message));
@@ -265,7 +271,7 @@ impl Finding {
                 // A rewrite rule that fails is one fault whichever op put the pulled node there
                 // (a strided Conv and a stepped Slice both leave a Downsample to pull).
                 format!("rule={rule}|msg={phrase}")
-            } else if let Some(phrase) = (self.library() == "tract")
+            } else if let Some(phrase) = self.is_tract()
                 .then(|| tract_phrase(&self.message))
                 .flatten()
             {
@@ -300,7 +306,7 @@ impl Finding {
     /// Downsample over #4 "b" Reshape: Invalid axis` is the rule pulling a `Downsample` over a
     /// `Reshape`, written `Downsample/Reshape`.
     pub fn tract_rule(&self) -> Option<String> {
-        if self.library() != "tract" {
+        if !self.is_tract() {
             return None;
         }
         tract_rule(&self.message)
