@@ -163,32 +163,17 @@ pub fn load(case: &CaseRef) -> Result<Case, SuiteError> {
         model.to_bytes()
     };
     let g = &model.graph;
-    let inputs: Vec<(String, ValueType)> = g
-        .real_inputs()
-        .iter()
-        .map(|vi| {
-            let name = vi.name.clone().unwrap_or_default();
-            let ty = vi
-                .r#type
-                .as_ref()
-                .map(ValueType::from_proto)
-                .unwrap_or(ValueType::Unknown);
-            (name, ty)
-        })
-        .collect();
-    let outputs: Vec<(String, ValueType)> = g
-        .outputs
-        .iter()
-        .map(|vi| {
-            let name = vi.name.clone().unwrap_or_default();
-            let ty = vi
-                .r#type
-                .as_ref()
-                .map(ValueType::from_proto)
-                .unwrap_or(ValueType::Unknown);
-            (name, ty)
-        })
-        .collect();
+    let named = |vi: &mutagraph_ir::pb::ValueInfoProto| {
+        let name = vi.name.clone().unwrap_or_default();
+        let ty = vi
+            .r#type
+            .as_ref()
+            .map(ValueType::from_proto)
+            .unwrap_or(ValueType::Unknown);
+        (name, ty)
+    };
+    let inputs: Vec<(String, ValueType)> = g.real_inputs().into_iter().map(named).collect();
+    let outputs: Vec<(String, ValueType)> = g.outputs.iter().map(named).collect();
     let mut set_dirs: Vec<PathBuf> = std::fs::read_dir(&case.dir)
         .map_err(|e| file_err(&case.dir, e))?
         .flatten()

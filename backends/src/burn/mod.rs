@@ -21,7 +21,6 @@ use mutagraph_ir::types::ValueType;
 use std::collections::HashMap;
 
 mod control;
-mod nn;
 mod ops;
 pub mod repro;
 mod rnn;
@@ -32,155 +31,26 @@ use tensor::{Item, Val, class};
 /// burn's version, as pinned in Cargo.toml.
 pub const BURN_VERSION: &str = "0.21.0";
 
-/// The ops the interpreter implements (default domain).
-pub const OPS: &[&str] = &[
-    "Abs",
-    "Acos",
-    "Acosh",
-    "Add",
-    "And",
-    "ArgMax",
-    "ArgMin",
-    "Asin",
-    "Asinh",
-    "Atan",
-    "Atanh",
-    "AveragePool",
-    "BatchNormalization",
-    "BitShift",
-    "BitwiseAnd",
-    "BitwiseNot",
-    "BitwiseOr",
-    "BitwiseXor",
-    "Cast",
-    "CastLike",
-    "Ceil",
-    "Celu",
-    "Clip",
-    "Compress",
-    "Concat",
-    "Constant",
-    "ConstantOfShape",
-    "Conv",
-    "ConvTranspose",
-    "Cos",
-    "Cosh",
-    "CumSum",
-    "DepthToSpace",
-    "Div",
-    "Dropout",
-    "Elu",
-    "Equal",
-    "Erf",
-    "Exp",
-    "Expand",
-    "EyeLike",
-    "Flatten",
-    "Floor",
-    "GRU",
-    "Gather",
-    "GatherElements",
-    "GatherND",
-    "Gelu",
-    "Gemm",
-    "GlobalAveragePool",
-    "GlobalMaxPool",
-    "Greater",
-    "GreaterOrEqual",
-    "HardSigmoid",
-    "HardSwish",
-    "Hardmax",
-    "Identity",
-    "If",
-    "InstanceNormalization",
-    "IsInf",
-    "IsNaN",
-    "LSTM",
-    "LayerNormalization",
-    "LeakyRelu",
-    "Less",
-    "LessOrEqual",
-    "Log",
-    "LogSoftmax",
-    "Loop",
-    "LpNormalization",
-    "MatMul",
-    "Max",
-    "MaxPool",
-    "Mean",
-    "MeanVarianceNormalization",
-    "Min",
-    "Mish",
-    "Mod",
-    "Mul",
-    "Neg",
-    "NegativeLogLikelihoodLoss",
-    "NonZero",
-    "Not",
-    "OneHot",
-    "Optional",
-    "OptionalGetElement",
-    "OptionalHasElement",
-    "Or",
-    "PRelu",
-    "Pad",
-    "Pow",
-    "RNN",
-    "Range",
-    "Reciprocal",
-    "ReduceL1",
-    "ReduceL2",
-    "ReduceLogSum",
-    "ReduceLogSumExp",
-    "ReduceMax",
-    "ReduceMean",
-    "ReduceMin",
-    "ReduceProd",
-    "ReduceSum",
-    "ReduceSumSquare",
-    "Relu",
-    "Reshape",
-    "Resize",
-    "Round",
-    "Scan",
-    "ScatterElements",
-    "ScatterND",
-    "Selu",
-    "SequenceAt",
-    "SequenceConstruct",
-    "SequenceEmpty",
-    "SequenceErase",
-    "SequenceInsert",
-    "SequenceLength",
-    "Shape",
-    "Shrink",
-    "Sigmoid",
-    "Sign",
-    "Sin",
-    "Sinh",
-    "Size",
-    "Slice",
-    "Softmax",
-    "SoftmaxCrossEntropyLoss",
-    "Softplus",
-    "Softsign",
-    "SpaceToDepth",
-    "Split",
-    "Sqrt",
-    "Squeeze",
-    "Sub",
-    "Sum",
-    "Tan",
-    "Tanh",
-    "ThresholdedRelu",
-    "Tile",
-    "TopK",
-    "Transpose",
-    "Trilu",
-    "Unsqueeze",
-    "Where",
-    "Xor",
-];
+/// The ops the interpreter implements (default domain): those of `control` (control flow,
+/// sequences, optionals, Identity) and those of `ops` (every other op), each listed once where
+/// it is implemented.
+pub const OPS: &[&str] = &join::<{ control::OPS.len() + ops::OPS.len() }>(control::OPS, ops::OPS);
+
+/// `a` followed by `b`, as one array of `N` names.
+const fn join<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < b.len() {
+        out[i + j] = b[j];
+        j += 1;
+    }
+    out
+}
 
 /// The model, checked and ready to run on any burn backend.
 struct Plan {
@@ -811,4 +681,16 @@ pub fn cuda() -> Result<Box<dyn Backend>, crate::catalog::CreateError> {
         name: "burn-cuda",
         make: make::<burn::backend::Cuda>,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every op is listed once: by `control` or by `ops`, not by both.
+    #[test]
+    fn ops_listed_once() {
+        let mut names = super::OPS.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), super::OPS.len());
+    }
 }

@@ -1,9 +1,8 @@
 //! A self-contained reproduction of a burn finding: a cargo project whose `main.rs` calls
-//! burn's tensor API the way this interpreter ran the minimized model's one node ([`super::ops`],
-//! [`super::nn`]: every tensor held at rank [`R`], the ONNX shape padded on the left with
-//! ones), compares the result with the expected values and prints `REPRODUCED` or
-//! `NOT REPRODUCED`. burn has no ONNX runtime and no Python API: this is how a burn maintainer
-//! sees the bug without mutagraph.
+//! burn's tensor API the way this interpreter ran the minimized model's one node ([`super::ops`]:
+//! every tensor held at rank [`R`], the ONNX shape padded on the left with ones), compares the
+//! result with the expected values and prints `REPRODUCED` or `NOT REPRODUCED`. burn has no
+//! ONNX runtime and no Python API: this is how a burn maintainer sees the bug without mutagraph.
 //!
 //! The ops covered are those whose interpreter code is a direct call of burn's API (unary and
 //! parameterized activations, Softmax / LogSoftmax, the float reductions, 1-D / 2-D MaxPool and

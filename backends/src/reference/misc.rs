@@ -231,18 +231,7 @@ fn op_grid_sample(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
                     if !zero && w != 0.0 {
                         acc += w * xv[base + flat];
                     }
-                    let mut d = sp;
-                    let mut done = true;
-                    while d > 0 {
-                        d -= 1;
-                        idx[d] += 1;
-                        if idx[d] < per[d].len() {
-                            done = false;
-                            break;
-                        }
-                        idx[d] = 0;
-                    }
-                    if done {
+                    if !next_index(&mut idx, |d| per[d].len()) {
                         break;
                     }
                 }

@@ -14,7 +14,7 @@
 //!
 //! Together the two references bound what a correct library may return: the triage accepts a
 //! result within tolerance of either, or between them.
-use super::tensor::{R, T, err, norm_axis, numel, strides};
+use super::tensor::{R, T, err, next_index, norm_axis, numel, strides};
 use super::{Cx, OpTable, V, inp, opt, table};
 use mutagraph_ir::attr::{AttrLookup, AttrValue};
 use mutagraph_ir::dtype::DType;
@@ -318,13 +318,7 @@ fn sequential_sum(x: &T, axes: &[usize], keep: bool) -> R<T> {
             })
             .sum();
         acc[o] = round_to(x.dt, acc[o] + e);
-        for d in (0..rank).rev() {
-            idx[d] += 1;
-            if idx[d] < x.shape[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
+        next_index(&mut idx, |d| x.shape[d]);
     }
     let shape = if keep {
         out_full

@@ -192,18 +192,7 @@ fn resample(x: &T, axes: &[Axis], o: &Opts, extrapolation: f64) -> R<T> {
                 flat += i * st[d];
             }
             acc += w * xv[flat];
-            let mut d = per.len();
-            let mut done = true;
-            while d > 0 {
-                d -= 1;
-                idx[d] += 1;
-                if idx[d] < per[d].len() {
-                    done = false;
-                    break;
-                }
-                idx[d] = 0;
-            }
-            if done {
+            if !next_index(&mut idx, |d| per[d].len()) {
                 break;
             }
         }

@@ -359,6 +359,21 @@ pub fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
     out
 }
 
+/// Steps the multi-index `idx` to the next index of the product of ranges `0..len(d)`, the last
+/// axis fastest; false once it wraps around past the last one (then `idx` is all zeros again).
+pub fn next_index(idx: &mut [usize], len: impl Fn(usize) -> usize) -> bool {
+    let mut d = idx.len();
+    while d > 0 {
+        d -= 1;
+        idx[d] += 1;
+        if idx[d] < len(d) {
+            return true;
+        }
+        idx[d] = 0;
+    }
+    false
+}
+
 /// Flat source positions visited when walking `shape` in row-major order with per-dimension
 /// source strides `st` from `base`.
 pub fn strided_index(shape: &[usize], st: &[isize], base: isize) -> Vec<usize> {

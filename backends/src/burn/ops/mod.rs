@@ -1,0 +1,284 @@
+//! ONNX operators over burn tensors, one file per op or small group of ops. Each op takes its
+//! present inputs (`None` = absent optional) and returns its outputs; ONNX shapes are tracked
+//! next to the padded burn tensors. The table below ([`OPS`], [`exec`]) names, for every op,
+//! the function that runs it; control flow, sequences, optionals and Identity are
+//! [`super::control`]'s.
+use crate::backend::BackendError;
+use crate::burn::tensor::{Class, K, R, Val, class, pad, run_err, run_unsup};
+use burn::tensor::backend::Backend as BurnBackend;
+use burn::tensor::{Int, Tensor};
+use mutagraph_ir::attr::{AttrLookup, AttrValue};
+use mutagraph_ir::dtype::DType;
+use mutagraph_ir::graph::Node;
+
+mod binary;
+mod cast;
+mod constant;
+mod conv;
+mod gather;
+mod linalg;
+mod loss;
+mod norm;
+mod pad;
+mod pool;
+mod reduce;
+mod resize;
+mod scatter;
+mod shape;
+mod slice;
+mod softmax;
+mod unary;
+mod window;
+
+pub(crate) use cast::wrap_narrow;
+
+pub(crate) type Res<T> = Result<T, BackendError>;
+pub(crate) type Outs<B> = Vec<Option<Val<B>>>;
+
+/// An op's implementation: node, inputs (`None` for absent optional ones), context -> outputs.
+pub(crate) type OpFn<B> = fn(&Node, &[Option<Val<B>>], &Cx<B>) -> Res<Outs<B>>;
+
+/// Declares the op table: [`OPS`], the names, and `find`, the function of a name.
+macro_rules! table {
+    ($($($name:literal)|+ => $f:path,)*) => {
+        /// The ops of this module: every op of the interpreter but [`super::control`]'s.
+        pub(crate) const OPS: &[&str] = &[$($($name,)+)*];
+
+        /// The function that runs op `op`.
+        fn find<B: BurnBackend>(op: &str) -> Option<OpFn<B>> {
+            Some(match op {
+                $($($name)|+ => $f as OpFn<B>,)*
+                _ => return None,
+            })
+        }
+    };
+}
+
+table! {
+    // element-wise, one input
+    "Abs" | "Neg" | "Sign" => unary::abs_neg_sign,
+    "Relu" => unary::relu,
+    "Sqrt" | "Exp" | "Log" | "Sin" | "Cos" | "Tan" | "Asin" | "Acos" | "Atan" | "Sinh"
+    | "Cosh" | "Asinh" | "Acosh" | "Atanh" | "Tanh" | "Erf" | "Reciprocal" | "Floor"
+    | "Ceil" | "Round" | "Sigmoid" | "Softsign" | "Mish" | "HardSwish"
+    | "Softplus" => unary::float_math,
+    "LeakyRelu" | "Elu" | "Celu" | "ThresholdedRelu" | "Selu" | "HardSigmoid" | "Gelu"
+    | "Shrink" => unary::activation,
+    "PRelu" => unary::prelu,
+    "Not" => unary::not,
+    "IsNaN" => unary::is_nan,
+    "IsInf" => unary::is_inf,
+    "Clip" => unary::clip,
+    "Dropout" => unary::dropout,
+    "Cast" | "CastLike" => cast::cast_op,
+    // element-wise, two or more inputs
+    "Add" | "Sub" | "Mul" | "Div" => binary::arith_op,
+    "Pow" => binary::pow,
+    "Mod" => binary::modulo,
+    "Equal" | "Less" | "LessOrEqual" | "Greater" | "GreaterOrEqual" => binary::compare,
+    "And" | "Or" | "Xor" => binary::logic,
+    "BitwiseAnd" | "BitwiseOr" | "BitwiseXor" | "BitShift" => binary::bitwise,
+    "BitwiseNot" => binary::bitwise_not,
+    "Max" | "Min" | "Sum" | "Mean" => binary::variadic,
+    "Where" => binary::where_op,
+    // softmax family
+    "Softmax" | "LogSoftmax" | "Hardmax" => softmax::softmax,
+    // linear algebra
+    "MatMul" => linalg::matmul_op,
+    "Gemm" => linalg::gemm,
+    "Trilu" => linalg::trilu,
+    // recurrent layers
+    "RNN" | "GRU" | "LSTM" => super::rnn::recurrent,
+    // convolution, pooling, normalization
+    "Conv" => conv::conv,
+    "ConvTranspose" => conv::conv_transpose,
+    "MaxPool" | "AveragePool" => pool::pool,
+    "GlobalAveragePool" | "GlobalMaxPool" => pool::global_pool,
+    "BatchNormalization"
+    | "InstanceNormalization"
+    | "LayerNormalization"
+    | "LpNormalization"
+    | "MeanVarianceNormalization" => norm::norm,
+    // reductions
+    "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL1"
+    | "ReduceL2" | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => reduce::reduce_op,
+    "ArgMax" | "ArgMin" => reduce::arg_max_min,
+    "TopK" => reduce::topk,
+    "CumSum" => reduce::cumsum,
+    // shape
+    "Reshape" => shape::reshape,
+    "Flatten" => shape::flatten,
+    "Squeeze" => shape::squeeze,
+    "Unsqueeze" => shape::unsqueeze,
+    "Transpose" => shape::transpose,
+    "Expand" => shape::expand,
+    "Tile" => shape::tile,
+    "DepthToSpace" | "SpaceToDepth" => shape::depth_space,
+    "Shape" => shape::shape,
+    "Size" => shape::size,
+    "Slice" => slice::slice_op,
+    "Split" => slice::split,
+    "Concat" => slice::concat,
+    "Pad" => pad::pad_op,
+    "Resize" => resize::resize,
+    // indexing
+    "Gather" => gather::gather,
+    "GatherElements" => gather::gather_elements,
+    "GatherND" => gather::gather_nd,
+    "Compress" => gather::compress,
+    "NonZero" => gather::nonzero,
+    "ScatterND" => scatter::scatter_nd,
+    "ScatterElements" => scatter::scatter_elements,
+    "OneHot" => scatter::one_hot,
+    // losses
+    "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => loss::loss,
+    // values made from attributes and shapes
+    "Constant" => constant::constant,
+    "ConstantOfShape" => constant::constant_of_shape,
+    "Range" => constant::range,
+    "EyeLike" => constant::eye_like,
+}
+
+/// Runs one node.
+pub(crate) fn exec<B: BurnBackend>(
+    node: &Node,
+    ins: &[Option<Val<B>>],
+    cx: &Cx<B>,
+) -> Res<Outs<B>> {
+    match find::<B>(&node.op_type) {
+        Some(run) => run(node, ins, cx),
+        None => Err(run_unsup(format!("op {}", node.op_type))),
+    }
+}
+
+/// What an op needs besides its inputs.
+pub(crate) struct Cx<'a, B: BurnBackend> {
+    pub dev: &'a B::Device,
+    pub opset: i64,
+}
+
+pub(crate) fn req<'v, B: BurnBackend>(
+    ins: &'v [Option<Val<B>>],
+    i: usize,
+    op: &str,
+) -> Res<&'v Val<B>> {
+    ins.get(i)
+        .and_then(|v| v.as_ref())
+        .ok_or_else(|| run_err(format!("{op}: required input {i} is missing")))
+}
+
+pub(crate) fn opt<B: BurnBackend>(ins: &[Option<Val<B>>], i: usize) -> Option<&Val<B>> {
+    ins.get(i).and_then(|v| v.as_ref())
+}
+
+fn one<B: BurnBackend>(v: Val<B>) -> Res<Outs<B>> {
+    Ok(vec![Some(v)])
+}
+
+/// Normalizes a possibly negative axis against `rank`.
+pub(crate) fn norm_axis(axis: i64, rank: usize) -> Res<usize> {
+    let r = rank as i64;
+    let a = if axis < 0 { axis + r } else { axis };
+    if a < 0 || a >= r.max(1) && !(r == 0 && a == 0) {
+        return Err(run_err(format!("axis {axis} out of range for rank {rank}")));
+    }
+    Ok(a as usize)
+}
+
+fn norm_axes(axes: &[i64], rank: usize) -> Res<Vec<usize>> {
+    let mut out = Vec::new();
+    for &a in axes {
+        let n = norm_axis(a, rank)?;
+        if out.contains(&n) {
+            return Err(run_err(format!("axis {a} repeated")));
+        }
+        out.push(n);
+    }
+    Ok(out)
+}
+
+/// Numpy broadcasting of two shapes.
+pub(crate) fn bshape(a: &[usize], b: &[usize]) -> Res<Vec<usize>> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let x = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let y = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
+        out[i] = if x == y || y == 1 {
+            x
+        } else if x == 1 {
+            y
+        } else {
+            return Err(run_err(format!("shapes {a:?} and {b:?} do not broadcast")));
+        };
+    }
+    Ok(out)
+}
+
+pub(crate) fn need_float<B: BurnBackend>(v: &Val<B>, op: &str) -> Res<Tensor<B, R>> {
+    match &v.k {
+        K::F(t) => Ok(t.clone()),
+        _ => Err(run_unsup(format!("{op} on {}", v.dtype))),
+    }
+}
+
+fn fval<B: BurnBackend>(t: Tensor<B, R>, like: &Val<B>, shape: Vec<usize>) -> Val<B> {
+    Val::float(t, shape, like.dtype)
+}
+
+fn scalar_f<B: BurnBackend>(v: &Val<B>) -> Res<f64> {
+    let x = v.host_f64();
+    if x.len() != 1 {
+        return Err(run_err(format!("expected one value, got {}", x.len())));
+    }
+    Ok(x[0])
+}
+
+fn scalar_i<B: BurnBackend>(v: &Val<B>) -> Res<i64> {
+    let x = v.host_i64();
+    if x.len() != 1 {
+        return Err(run_err(format!("expected one value, got {}", x.len())));
+    }
+    Ok(x[0])
+}
+
+fn to_usize(v: &[i64], what: &str) -> Res<Vec<usize>> {
+    v.iter()
+        .map(|&x| usize::try_from(x).map_err(|_| run_err(format!("negative {what} value {x}"))))
+        .collect()
+}
+
+/// A value of the given class filled with one value.
+pub(crate) fn full<B: BurnBackend>(
+    shape: Vec<usize>,
+    v: f64,
+    dtype: DType,
+    dev: &B::Device,
+) -> Res<Val<B>> {
+    let p = pad(&shape);
+    Ok(match class(dtype) {
+        Some(Class::Float) => Val::new(K::F(Tensor::full(p, v, dev)), shape, dtype),
+        Some(Class::Int) => Val::new(K::I(Tensor::full(p, v as i64, dev)), shape, dtype),
+        Some(Class::Bool) => {
+            let t: Tensor<B, R, Int> = Tensor::full(p, (v != 0.0) as i64, dev);
+            Val::new(K::B(t.bool()), shape, dtype)
+        }
+        None => return Err(run_unsup(format!("element type {dtype}"))),
+    })
+}
+
+/// Attribute value as a float list or int list helper for other modules.
+pub(crate) fn ints_attr(a: &[mutagraph_ir::attr::Attribute], name: &str) -> Option<Vec<i64>> {
+    match a.attr(name) {
+        Some(AttrValue::Ints(v)) => Some(v.clone()),
+        _ => None,
+    }
+}
