@@ -55,13 +55,17 @@ impl Library {
     }
 }
 
-/// One backend of the catalog.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// One backend of the catalog: every fact about a backend that another part of the tool acts
+/// on is a field here, so that adding a backend is one row.
+#[derive(Clone, Copy, Debug)]
 pub struct BackendInfo {
     /// Its name (`ort-noopt`).
     pub name: &'static str,
     /// The library it runs.
     pub library: Library,
+    /// The backend it is a variant of (`ort-noopt` of `ort`, `reference-f64` of `reference`);
+    /// `None` for the first of its library.
+    pub variant_of: Option<&'static str>,
     /// True when it runs the library's graph optimizer (`ort`, `tract-opt`): such a variant
     /// that runs a model is no witness that the model is runnable (an optimizer may delete the
     /// very node another backend fails on).
@@ -72,23 +76,32 @@ pub struct BackendInfo {
     pub feature: Option<&'static str>,
     /// In the default set of `run`, `campaign`, `minimize` and the LLM commands.
     pub default: bool,
+    /// Its outputs are the ground truth of a campaign: the reference in f64 (`reference`,
+    /// `reference-f64`; not `reference-native`, which computes in the model's own types).
+    pub ground_truth: bool,
+    /// Its known failures of the ONNX backend test suite (`backends/conformance/<name>.txt`).
+    pub allowlist: &'static str,
+    /// Creates it (each library's constructor says when its feature is not compiled in).
+    pub create: Constructor,
 }
 
-const fn entry(
-    name: &'static str,
-    library: Library,
-    optimized: bool,
-    gpu: bool,
-    feature: Option<&'static str>,
-    default: bool,
-) -> BackendInfo {
+/// How the catalog creates a backend from its name.
+pub type Constructor = fn(&str, &Config) -> Result<Box<dyn Backend>, CreateError>;
+
+/// A row with the most common values: a CPU backend, no optimizer, always compiled in, not in
+/// the default set, no allowlist.
+const fn row(name: &'static str, library: Library, create: Constructor) -> BackendInfo {
     BackendInfo {
         name,
         library,
-        optimized,
-        gpu,
-        feature,
-        default,
+        variant_of: None,
+        optimized: false,
+        gpu: false,
+        feature: None,
+        default: false,
+        ground_truth: false,
+        allowlist: "",
+        create,
     }
 }
 
@@ -96,121 +109,97 @@ const fn entry(
 /// The default set holds the reference and one CPU variant of each library; the triage runs a
 /// library's other variants on demand to tell a kernel bug from an optimizer bug.
 pub const TABLE: &[BackendInfo] = &[
-    entry("reference", Library::Reference, false, false, None, true),
-    entry(
-        "reference-f64",
-        Library::Reference,
-        false,
-        false,
-        None,
-        false,
-    ),
-    entry(
-        "reference-native",
-        Library::Reference,
-        false,
-        false,
-        None,
-        false,
-    ),
-    entry("ort", Library::OnnxRuntime, true, false, Some("ort"), true),
-    entry(
-        "ort-noopt",
-        Library::OnnxRuntime,
-        false,
-        false,
-        Some("ort"),
-        false,
-    ),
-    entry(
-        "ort-cuda",
-        Library::OnnxRuntime,
-        true,
-        true,
-        Some("ort-cuda"),
-        false,
-    ),
-    entry("tract", Library::Tract, false, false, Some("tract"), true),
-    entry(
-        "tract-opt",
-        Library::Tract,
-        true,
-        false,
-        Some("tract"),
-        false,
-    ),
-    entry(
-        "burn-ndarray",
-        Library::Burn,
-        false,
-        false,
-        Some("burn"),
-        true,
-    ),
-    entry("burn-wgpu", Library::Burn, false, true, Some("wgpu"), false),
-    entry("burn-cuda", Library::Burn, false, true, Some("cuda"), false),
+    BackendInfo {
+        default: true,
+        ground_truth: true,
+        allowlist: include_str!("../conformance/reference.txt"),
+        ..row("reference", Library::Reference, create_reference)
+    },
+    BackendInfo {
+        variant_of: Some("reference"),
+        ground_truth: true,
+        ..row("reference-f64", Library::Reference, create_reference)
+    },
+    BackendInfo {
+        variant_of: Some("reference"),
+        ..row("reference-native", Library::Reference, create_reference)
+    },
+    BackendInfo {
+        optimized: true,
+        feature: Some("ort"),
+        default: true,
+        allowlist: include_str!("../conformance/ort.txt"),
+        ..row("ort", Library::OnnxRuntime, create_ort)
+    },
+    BackendInfo {
+        variant_of: Some("ort"),
+        feature: Some("ort"),
+        allowlist: include_str!("../conformance/ort-noopt.txt"),
+        ..row("ort-noopt", Library::OnnxRuntime, create_ort)
+    },
+    BackendInfo {
+        variant_of: Some("ort"),
+        optimized: true,
+        gpu: true,
+        feature: Some("ort-cuda"),
+        ..row("ort-cuda", Library::OnnxRuntime, create_ort)
+    },
+    BackendInfo {
+        feature: Some("tract"),
+        default: true,
+        allowlist: include_str!("../conformance/tract.txt"),
+        ..row("tract", Library::Tract, create_tract)
+    },
+    BackendInfo {
+        variant_of: Some("tract"),
+        optimized: true,
+        feature: Some("tract"),
+        allowlist: include_str!("../conformance/tract-opt.txt"),
+        ..row("tract-opt", Library::Tract, create_tract)
+    },
+    BackendInfo {
+        feature: Some("burn"),
+        default: true,
+        allowlist: include_str!("../conformance/burn-ndarray.txt"),
+        ..row("burn-ndarray", Library::Burn, create_burn)
+    },
+    BackendInfo {
+        variant_of: Some("burn-ndarray"),
+        gpu: true,
+        feature: Some("wgpu"),
+        allowlist: include_str!("../conformance/burn-wgpu.txt"),
+        ..row("burn-wgpu", Library::Burn, create_burn)
+    },
+    BackendInfo {
+        variant_of: Some("burn-ndarray"),
+        gpu: true,
+        feature: Some("cuda"),
+        allowlist: include_str!("../conformance/burn-cuda.txt"),
+        ..row("burn-cuda", Library::Burn, create_burn)
+    },
 ];
 
-/// The test-only backends: fault injection and the planted bugs ([`crate::planted`]), the
-/// reference with one op carrying a known bug. Always compiled in, never in a default set.
+/// Test-only backends: fault injection and the planted bugs. Never in a default set.
 pub const TEST_TABLE: &[BackendInfo] = &[
-    entry("fault", Library::Test, false, false, None, false),
-    entry(
-        crate::planted::CONV_PAD,
-        Library::Test,
-        false,
-        false,
-        None,
-        false,
-    ),
-    entry(
-        crate::planted::SOFTMAX,
-        Library::Test,
-        false,
-        false,
-        None,
-        false,
-    ),
-    entry(
-        crate::planted::REDUCE_MEAN,
-        Library::Test,
-        false,
-        false,
-        None,
-        false,
-    ),
-    entry(
-        crate::planted::MAXPOOL_SAME,
-        Library::Test,
-        false,
-        false,
-        None,
-        false,
-    ),
-    entry(
-        crate::planted::RNN_CLIP,
-        Library::Test,
-        false,
-        false,
-        None,
-        false,
-    ),
+    row("fault", Library::Test, create_test),
+    row(crate::planted::CONV_PAD, Library::Test, create_test),
+    row(crate::planted::SOFTMAX, Library::Test, create_test),
+    row(crate::planted::REDUCE_MEAN, Library::Test, create_test),
+    row(crate::planted::MAXPOOL_SAME, Library::Test, create_test),
+    row(crate::planted::RNN_CLIP, Library::Test, create_test),
 ];
 
-/// Every backend name this tool knows (not the test-only ones), in report order.
-pub const ALL: &[&str] = &[
-    "reference",
-    "reference-f64",
-    "reference-native",
-    "ort",
-    "ort-noopt",
-    "ort-cuda",
-    "tract",
-    "tract-opt",
-    "burn-ndarray",
-    "burn-wgpu",
-    "burn-cuda",
-];
+/// Every backend name this tool knows (not the test-only ones), in report order: the names
+/// of [`TABLE`].
+pub const ALL: &[&str] = &{
+    let mut names = [""; TABLE.len()];
+    let mut i = 0;
+    while i < TABLE.len() {
+        names[i] = TABLE[i].name;
+        i += 1;
+    }
+    names
+};
 
 /// The planted-bug backends ([`crate::planted`]): the reference with one op carrying a known
 /// bug, for testing that campaigns find, localize and minimize bugs. Always compiled in, never
@@ -234,6 +223,11 @@ pub fn family(name: &str) -> &str {
         Some(b) if b.library != Library::Test => b.library.key(),
         _ => name,
     }
+}
+
+/// True for the backends whose outputs are a campaign's ground truth (the reference in f64).
+pub fn is_ground_truth(name: &str) -> bool {
+    info(name).is_some_and(|b| b.ground_truth)
 }
 
 /// True for the reference interpreter (in any of its precisions).
@@ -295,7 +289,7 @@ pub fn cpu_set() -> Vec<&'static str> {
         .filter(|b| {
             !b.gpu
                 && is_compiled(b.name)
-                && !(b.library == Library::Reference && b.name != "reference")
+                && !(b.library == Library::Reference && b.variant_of.is_some())
         })
         .map(|b| b.name)
         .collect()
@@ -346,72 +340,78 @@ pub enum CreateError {
 
 /// Creates a backend by name.
 pub fn create(name: &str, config: &Config) -> Result<Box<dyn Backend>, CreateError> {
-    let not_compiled = |feature| CreateError::NotCompiled {
+    match info(name) {
+        Some(b) => (b.create)(name, config),
+        None => Err(CreateError::Unknown(name.to_string())),
+    }
+}
+
+fn not_compiled(name: &str, feature: &'static str) -> CreateError {
+    CreateError::NotCompiled {
         name: name.to_string(),
         feature,
-    };
-    if library(name) == Library::Reference {
-        crate::reference::set_threads(config.threads.unwrap_or(1));
     }
+}
+
+fn create_reference(name: &str, config: &Config) -> Result<Box<dyn Backend>, CreateError> {
+    crate::reference::set_threads(config.threads.unwrap_or(1));
+    Ok(Box::new(match name {
+        "reference-f64" => crate::reference::Reference::new_f64(),
+        "reference-native" => crate::reference::Reference::new_native(),
+        _ => crate::reference::Reference::new(),
+    }))
+}
+
+fn create_ort(name: &str, config: &Config) -> Result<Box<dyn Backend>, CreateError> {
+    #[cfg(feature = "ort")]
+    {
+        if name == "ort-cuda" && !cfg!(feature = "ort-cuda") {
+            return Err(not_compiled(name, "ort-cuda"));
+        }
+        crate::ort::OrtBackend::create(name, config).map(|b| Box::new(b) as Box<dyn Backend>)
+    }
+    #[cfg(not(feature = "ort"))]
+    {
+        let _ = config;
+        Err(not_compiled(
+            name,
+            info(name).and_then(|b| b.feature).unwrap_or("ort"),
+        ))
+    }
+}
+
+fn create_tract(name: &str, _: &Config) -> Result<Box<dyn Backend>, CreateError> {
+    #[cfg(feature = "tract")]
+    {
+        Ok(Box::new(crate::tract::TractBackend::new(
+            info(name).is_some_and(|b| b.optimized),
+        )))
+    }
+    #[cfg(not(feature = "tract"))]
+    Err(not_compiled(name, "tract"))
+}
+
+fn create_burn(name: &str, _: &Config) -> Result<Box<dyn Backend>, CreateError> {
     match name {
-        "reference" => Ok(Box::new(crate::reference::Reference::new())),
-        "reference-f64" => Ok(Box::new(crate::reference::Reference::new_f64())),
-        "reference-native" => Ok(Box::new(crate::reference::Reference::new_native())),
-        "fault" => Ok(Box::new(crate::fault::Fault)),
-        n if PLANTED.contains(&n) => match crate::planted::by_name(n) {
-            Some(b) => Ok(Box::new(b)),
-            None => Err(CreateError::Unknown(n.to_string())),
-        },
-        "ort" | "ort-noopt" | "ort-cuda" => {
-            #[cfg(feature = "ort")]
-            {
-                if name == "ort-cuda" && !cfg!(feature = "ort-cuda") {
-                    return Err(not_compiled("ort-cuda"));
-                }
-                crate::ort::OrtBackend::create(name, config)
-                    .map(|b| Box::new(b) as Box<dyn Backend>)
-            }
-            #[cfg(not(feature = "ort"))]
-            Err(not_compiled(if name == "ort-cuda" {
-                "ort-cuda"
-            } else {
-                "ort"
-            }))
-        }
-        "tract" | "tract-opt" => {
-            #[cfg(feature = "tract")]
-            {
-                Ok(Box::new(crate::tract::TractBackend::new(
-                    name == "tract-opt",
-                )))
-            }
-            #[cfg(not(feature = "tract"))]
-            Err(not_compiled("tract"))
-        }
-        "burn-ndarray" => {
-            #[cfg(feature = "burn")]
-            {
-                Ok(crate::burn::ndarray())
-            }
-            #[cfg(not(feature = "burn"))]
-            Err(not_compiled("burn"))
-        }
-        "burn-wgpu" => {
-            #[cfg(feature = "wgpu")]
-            {
-                crate::burn::wgpu()
-            }
-            #[cfg(not(feature = "wgpu"))]
-            Err(not_compiled("wgpu"))
-        }
-        "burn-cuda" => {
-            #[cfg(feature = "cuda")]
-            {
-                crate::burn::cuda()
-            }
-            #[cfg(not(feature = "cuda"))]
-            Err(not_compiled("cuda"))
-        }
-        other => Err(CreateError::Unknown(other.to_string())),
+        #[cfg(feature = "burn")]
+        "burn-ndarray" => Ok(crate::burn::ndarray()),
+        #[cfg(feature = "wgpu")]
+        "burn-wgpu" => crate::burn::wgpu(),
+        #[cfg(feature = "cuda")]
+        "burn-cuda" => crate::burn::cuda(),
+        _ => Err(not_compiled(
+            name,
+            info(name).and_then(|b| b.feature).unwrap_or("burn"),
+        )),
+    }
+}
+
+fn create_test(name: &str, _: &Config) -> Result<Box<dyn Backend>, CreateError> {
+    if name == "fault" {
+        return Ok(Box::new(crate::fault::Fault));
+    }
+    match crate::planted::by_name(name) {
+        Some(b) => Ok(Box::new(b)),
+        None => Err(CreateError::Unknown(name.to_string())),
     }
 }

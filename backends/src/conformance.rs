@@ -195,17 +195,7 @@ impl Allowlist {
 
     /// The checked-in allowlist of a backend (empty for backends without one).
     pub fn builtin(backend: &str) -> Allowlist {
-        Allowlist::parse(match backend {
-            "reference" => include_str!("../conformance/reference.txt"),
-            "ort" => include_str!("../conformance/ort.txt"),
-            "ort-noopt" => include_str!("../conformance/ort-noopt.txt"),
-            "tract" => include_str!("../conformance/tract.txt"),
-            "tract-opt" => include_str!("../conformance/tract-opt.txt"),
-            "burn-ndarray" => include_str!("../conformance/burn-ndarray.txt"),
-            "burn-wgpu" => include_str!("../conformance/burn-wgpu.txt"),
-            "burn-cuda" => include_str!("../conformance/burn-cuda.txt"),
-            _ => "",
-        })
+        Allowlist::parse(crate::catalog::info(backend).map_or("", |b| b.allowlist))
     }
 
     /// Renders the failures of a report in the file format, with the verdict and detail of each

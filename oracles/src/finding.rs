@@ -232,7 +232,8 @@ impl Finding {
         let how = if self.kind.is_numeric() {
             String::new()
         } else {
-            let phrase = self.is_tract()
+            let phrase = self
+                .is_tract()
                 .then(|| tract_phrase(&self.message))
                 .flatten()
                 .unwrap_or_else(|| core_message(&self.message));
@@ -271,7 +272,8 @@ impl Finding {
                 // A rewrite rule that fails is one fault whichever op put the pulled node there
                 // (a strided Conv and a stepped Slice both leave a Downsample to pull).
                 format!("rule={rule}|msg={phrase}")
-            } else if let Some(phrase) = self.is_tract()
+            } else if let Some(phrase) = self
+                .is_tract()
                 .then(|| tract_phrase(&self.message))
                 .flatten()
             {

@@ -90,10 +90,6 @@ pub const COMMIT_EVERY: Duration = Duration::from_millis(1000);
 /// One executed mutant in this many is run a second time on every backend (flakiness).
 pub const FLAKY_EVERY: u64 = 64;
 
-fn is_reference(b: &str) -> bool {
-    b == "reference" || b == "reference-f64"
-}
-
 fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
     let bytes = serde_json::to_vec_pretty(v)?;
     write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))

@@ -122,7 +122,10 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 .collect(),
         );
     }
-    let reference = config.backends.iter().position(|b| is_reference(b));
+    let reference = config
+        .backends
+        .iter()
+        .position(|b| mutagraph_backends::catalog::is_ground_truth(b));
     let mut stage = Triage::new(&config.backends, tolerance);
     // A crash met again and again is filed as a hit of its bug without the triage's extra runs.
     stage.learn = true;
@@ -265,9 +268,12 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         .unwrap_or(17);
     let mut recipes = Recipes::for_opset(opset);
     let mut supported: Vec<mutagraph_backends::backend::Capabilities> = Vec::new();
-    let has_other = config.backends.iter().any(|b| !is_reference(b));
+    let has_other = config
+        .backends
+        .iter()
+        .any(|b| !mutagraph_backends::catalog::is_ground_truth(b));
     for (b, lanes) in config.backends.iter().zip(&mut pools) {
-        if has_other && is_reference(b) {
+        if has_other && mutagraph_backends::catalog::is_ground_truth(b) {
             continue;
         }
         let caps = lanes[0].capabilities(b).map_err(|e| {
