@@ -57,13 +57,6 @@ const SEQ_ELEM_BF16: &[DType] = &[
     C64,
     C128,
 ];
-/// Buckets of an `axis` attribute: negative, 0, 1, 2 or more.
-const AXIS_BUCKETS: &[(i64, i64)] = &[(i64::MIN, -1), (0, 0), (1, 1), (2, i64::MAX)];
-
-/// ONNX codes of a dtype set (legal values of `dtype`-style attributes).
-fn codes(set: &[DType]) -> Vec<i64> {
-    set.iter().map(|d| d.code() as i64).collect()
-}
 
 /// Registers this family.
 pub fn register(r: &mut Registry) {

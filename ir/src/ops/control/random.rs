@@ -1,7 +1,7 @@
 //! The random generators: RandomNormal, RandomUniform, their `Like` forms, Bernoulli and
 //! Multinomial.
 
-use super::{SEQ_ELEM_BF16, codes};
+use super::SEQ_ELEM_BF16;
 use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::{F32, I32};
 use crate::dtype::sets::*;
@@ -37,9 +37,18 @@ fn multinomial_infer(ctx: &InferCtx) -> Infer {
     Ok(vec![tensor(dt, shape)])
 }
 
+/// The output has the input's shape and the dtype the `dtype` attribute names, else the
+/// input's (RandomNormalLike, RandomUniformLike, Bernoulli).
+fn like_input(ctx: &InferCtx) -> Infer {
+    Ok(vec![tensor(
+        dtype_attr(ctx, "dtype", ctx.dtype(0)),
+        ctx.tensor(0)?.shape,
+    )])
+}
+
 /// Registers the random generators.
 pub(super) fn register(r: &mut Registry) {
-    let float_codes = codes(FLOAT);
+    let float_codes = dtype_codes(FLOAT);
     for name in ["RandomNormal", "RandomUniform"] {
         let (a, b, da, db) = if name == "RandomNormal" {
             ("mean", "scale", 0.0, 1.0)
@@ -72,12 +81,7 @@ pub(super) fn register(r: &mut Registry) {
                 .attr(AttrSpec::of("seed", AttrKind::Float).no_buckets())
                 .types("T1", SEQ_ELEM_BF16)
                 .types("T2", FLOAT)
-                .infer(|c| {
-                    Ok(vec![tensor(
-                        dtype_attr(c, "dtype", c.dtype(0)),
-                        c.tensor(0)?.shape,
-                    )])
-                }),
+                .infer(like_input),
         );
     }
     r.add(
@@ -86,18 +90,13 @@ pub(super) fn register(r: &mut Registry) {
             .output("output", "T2")
             .attr(
                 AttrSpec::of("dtype", AttrKind::Int)
-                    .one_of_ints(&codes(NUMERIC_BOOL))
+                    .one_of_ints(&dtype_codes(NUMERIC_BOOL))
                     .int_buckets(&[(1, 1), (11, 11), (9, 9), (7, 7), (10, 10)]),
             )
             .attr(AttrSpec::of("seed", AttrKind::Float).no_buckets())
             .types("T1", FLOAT)
             .types("T2", NUMERIC_BOOL)
-            .infer(|c| {
-                Ok(vec![tensor(
-                    dtype_attr(c, "dtype", c.dtype(0)),
-                    c.tensor(0)?.shape,
-                )])
-            }),
+            .infer(like_input),
     );
     r.add(
         OpSpec::new("Multinomial", &[7, 22], Category::Random)

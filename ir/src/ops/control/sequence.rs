@@ -2,7 +2,7 @@
 //! SequenceErase, SequenceLength, SplitToSequence, ConcatFromSequence and SequenceMap.
 
 use super::merge::{body_outputs, drop_shapes, merge_types};
-use super::{AXIS_BUCKETS, SEQ_ELEM, SEQ_ELEM_BF16, codes};
+use super::{SEQ_ELEM, SEQ_ELEM_BF16};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::{self, F32, I64};
 use crate::dtype::sets::*;
@@ -160,7 +160,7 @@ pub(super) fn register(r: &mut Registry) {
             .output("output", "")
             .attr(
                 AttrSpec::of("dtype", AttrKind::Int)
-                    .one_of_ints(&codes(SEQ_ELEM))
+                    .one_of_ints(&dtype_codes(SEQ_ELEM))
                     .int_buckets(&[(1, 1), (7, 7), (10, 10), (11, 11), (6, 6)]),
             )
             .infer(|c| {

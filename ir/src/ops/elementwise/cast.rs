@@ -59,6 +59,20 @@ pub(super) fn low_precision_since(d: DType) -> i64 {
     }
 }
 
+/// `saturate` of Cast and CastLike (from opset 19).
+fn saturate_attr() -> AttrSpec {
+    AttrSpec::int("saturate", 1)
+        .one_of_ints(&[0, 1])
+        .versions(19, None)
+}
+
+/// `round_mode` of Cast and CastLike (from opset 24).
+fn round_mode_attr() -> AttrSpec {
+    AttrSpec::string("round_mode", "up")
+        .one_of(&["up", "down", "nearest"])
+        .versions(24, None)
+}
+
 /// Registers Cast and CastLike.
 pub(super) fn register(r: &mut Registry) {
     r.add(
@@ -78,16 +92,8 @@ pub(super) fn register(r: &mut Registry) {
                     .int_buckets(&[(1, 1), (2, 7), (8, 9), (10, 16), (17, 26)])
                     .versions(6, None),
             )
-            .attr(
-                AttrSpec::int("saturate", 1)
-                    .one_of_ints(&[0, 1])
-                    .versions(19, None),
-            )
-            .attr(
-                AttrSpec::string("round_mode", "up")
-                    .one_of(&["up", "down", "nearest"])
-                    .versions(24, None),
-            )
+            .attr(saturate_attr())
+            .attr(round_mode_attr())
             .types("T1", CAST)
             .types("T2", CAST)
             .infer(|c| unary_to(c, cast_target(c).unwrap_or(Other(0))))
@@ -103,16 +109,8 @@ pub(super) fn register(r: &mut Registry) {
             .input("input", "T1")
             .input("target_type", "T2")
             .output("output", "T2")
-            .attr(
-                AttrSpec::int("saturate", 1)
-                    .one_of_ints(&[0, 1])
-                    .versions(19, None),
-            )
-            .attr(
-                AttrSpec::string("round_mode", "up")
-                    .one_of(&["up", "down", "nearest"])
-                    .versions(24, None),
-            )
+            .attr(saturate_attr())
+            .attr(round_mode_attr())
             .types("T1", CAST)
             .types("T2", CAST)
             .infer(|c| unary_to(c, c.dtype(1)))

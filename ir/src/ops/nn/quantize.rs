@@ -76,6 +76,21 @@ fn dyn_quantize(ctx: &InferCtx) -> Infer {
     ])
 }
 
+/// `axis` of QuantizeLinear and DequantizeLinear (from opset 13).
+fn axis_attr() -> AttrSpec {
+    AttrSpec::int("axis", 1)
+        .int_buckets(AXIS_BUCKETS)
+        .versions(13, None)
+}
+
+/// `block_size` of QuantizeLinear and DequantizeLinear (from opset 21).
+fn block_size_attr() -> AttrSpec {
+    AttrSpec::int("block_size", 0)
+        .range(0, MAX)
+        .int_buckets(&[(0, 0), (1, 16), (17, MAX)])
+        .versions(21, None)
+}
+
 /// Registers QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear.
 pub(super) fn register(r: &mut Registry) {
     let q_out = [
@@ -100,18 +115,9 @@ pub(super) fn register(r: &mut Registry) {
             &[10, 13, 19, 21, 23, 24, 25],
             Category::Quantize,
         )
-        .attr(
-            AttrSpec::int("axis", 1)
-                .int_buckets(&[(i64::MIN, -1), (0, 0), (1, 1), (2, MAX)])
-                .versions(13, None),
-        )
+        .attr(axis_attr())
         .attr(sat)
-        .attr(
-            AttrSpec::int("block_size", 0)
-                .range(0, MAX)
-                .int_buckets(&[(0, 0), (1, 16), (17, MAX)])
-                .versions(21, None),
-        )
+        .attr(block_size_attr())
         .attr(
             AttrSpec::int("output_dtype", 0)
                 .no_buckets()
@@ -148,17 +154,8 @@ pub(super) fn register(r: &mut Registry) {
             &[10, 13, 19, 21, 23, 24, 25],
             Category::Quantize,
         )
-        .attr(
-            AttrSpec::int("axis", 1)
-                .int_buckets(&[(i64::MIN, -1), (0, 0), (1, 1), (2, MAX)])
-                .versions(13, None),
-        )
-        .attr(
-            AttrSpec::int("block_size", 0)
-                .range(0, MAX)
-                .int_buckets(&[(0, 0), (1, 16), (17, MAX)])
-                .versions(21, None),
-        )
+        .attr(axis_attr())
+        .attr(block_size_attr())
         .attr(
             AttrSpec::int("output_dtype", 0)
                 .no_buckets()

@@ -1,6 +1,5 @@
 //! ArgMax and ArgMin.
 
-use super::AXIS_BUCKETS;
 use super::reduce_x::reduce_dims;
 use crate::attr::AttrLookup;
 use crate::dtype::DType::I64;

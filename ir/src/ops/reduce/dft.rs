@@ -1,6 +1,6 @@
 //! DFT.
 
-use super::{AXIS_BUCKETS, const_scalar};
+use super::const_scalar;
 use crate::attr::AttrLookup;
 use crate::dtype::DType::I64;
 use crate::dtype::sets::*;

@@ -1,6 +1,6 @@
 //! MelWeightMatrix.
 
-use super::{const_scalar, dtype_codes};
+use super::const_scalar;
 use crate::dtype::DType::F32;
 use crate::dtype::sets::*;
 use crate::ops::common::*;

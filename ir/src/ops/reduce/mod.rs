@@ -36,13 +36,6 @@ use crate::registry::{InferCtx, Registry};
 
 /// Types of ReduceSum, ReduceMean and most other reductions.
 const REDUCE_T: &[DType] = &[F16, F32, F64, BF16, I32, I64, U32, U64];
-/// Buckets of an `axis` attribute: negative, 0, 1, 2 or more.
-const AXIS_BUCKETS: &[(i64, i64)] = &[(i64::MIN, -1), (0, 0), (1, 1), (2, i64::MAX)];
-
-/// ONNX codes of a dtype set (legal values of `output_datatype`-style attributes).
-fn dtype_codes(set: &[DType]) -> Vec<i64> {
-    set.iter().map(|d| d.code() as i64).collect()
-}
 
 /// A constant scalar (or 1-element) integer input.
 fn const_scalar(ctx: &InferCtx, i: usize) -> Option<i64> {

@@ -1,6 +1,5 @@
 //! The softmax family: Softmax, LogSoftmax and Hardmax.
 
-use super::AXIS_BUCKETS;
 use crate::attr::AttrLookup;
 use crate::dtype::sets::*;
 use crate::ops::common::*;

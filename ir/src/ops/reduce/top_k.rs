@@ -1,6 +1,5 @@
 //! TopK.
 
-use super::AXIS_BUCKETS;
 use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::I64;
 use crate::dtype::sets::*;

@@ -1,6 +1,5 @@
 //! Unique.
 
-use super::AXIS_BUCKETS;
 use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::{self, I64};
 use crate::dtype::sets::*;

@@ -1,6 +1,6 @@
 //! CenterCropPad.
 
-use super::{CLASSIC16, IND, axes_of, out};
+use super::{CLASSIC16, IND, axes_of, out, unknown_at};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::ops::common::*;
 use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
@@ -30,21 +30,7 @@ fn infer_center_crop_pad(ctx: &InferCtx) -> Infer {
             }
             out(x.dtype, Some(res))
         }
-        None => out(
-            x.dtype,
-            Some(
-                s.iter()
-                    .enumerate()
-                    .map(|(i, d)| {
-                        if axes.contains(&i) {
-                            Dim::Unknown
-                        } else {
-                            d.clone()
-                        }
-                    })
-                    .collect(),
-            ),
-        ),
+        None => out(x.dtype, Some(unknown_at(&s, &axes))),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Compress.
 
-use super::{AXIS_BUCKETS, CLASSIC15, axis_of, out};
+use super::{CLASSIC15, axis_of, out};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::Bool;
 use crate::ops::common::*;

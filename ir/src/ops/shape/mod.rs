@@ -82,9 +82,6 @@ const I64_ONLY: &[DType] = &[I64];
 /// The fixed int64 type variable used by shape-like inputs.
 const I64T: &str = "tensor(int64)";
 
-/// Buckets of an axis attribute.
-const AXIS_BUCKETS: &[(i64, i64)] = &[(i64::MIN, -1), (0, 0), (1, 1), (2, i64::MAX)];
-
 // ---------------------------------------------------------------------------------------------
 // small helpers
 
@@ -111,6 +108,20 @@ fn list_arg(ctx: &InferCtx, attr: &str, input: usize) -> Arg {
         Some(v) => Arg::Known(v),
         None => Arg::Unknown,
     }
+}
+
+/// `s` with the dims at `axes` unknown (the others kept).
+fn unknown_at(s: &[Dim], axes: &[usize]) -> Vec<Dim> {
+    s.iter()
+        .enumerate()
+        .map(|(i, d)| {
+            if axes.contains(&i) {
+                Dim::Unknown
+            } else {
+                d.clone()
+            }
+        })
+        .collect()
 }
 
 /// Dims that are not known become `Unknown` (a fresh shape of rank `n`).

@@ -1,6 +1,6 @@
 //! Pad.
 
-use super::{ALL26, Arg, I64_ONLY, I64T, IND, axes_of, list_arg, out, unknown_dims};
+use super::{ALL26, Arg, I64_ONLY, I64T, IND, axes_of, list_arg, out, unknown_at, unknown_dims};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::ops::common::*;
 use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
@@ -58,21 +58,7 @@ fn infer_pad(ctx: &InferCtx) -> Infer {
             }
             out(x.dtype, Some(res))
         }
-        (_, Some(axes)) => out(
-            x.dtype,
-            Some(
-                s.iter()
-                    .enumerate()
-                    .map(|(i, d)| {
-                        if axes.contains(&i) {
-                            Dim::Unknown
-                        } else {
-                            d.clone()
-                        }
-                    })
-                    .collect(),
-            ),
-        ),
+        (_, Some(axes)) => out(x.dtype, Some(unknown_at(&s, &axes))),
         _ => out(x.dtype, Some(unknown_dims(r))),
     }
 }

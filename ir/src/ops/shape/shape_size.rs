@@ -1,6 +1,6 @@
 //! Shape and Size.
 
-use super::{ALL26, AXIS_BUCKETS, I64_ONLY, out};
+use super::{ALL26, I64_ONLY, out};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::I64;
 use crate::ops::common::*;

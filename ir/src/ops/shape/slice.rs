@@ -1,7 +1,7 @@
 //! Slice.
 
 use super::fold::{build, each_index, flat, load, strides};
-use super::{Arg, CLASSIC16, IND, axes_of, list_arg, out, unknown_dims};
+use super::{Arg, CLASSIC16, IND, axes_of, list_arg, out, unknown_at, unknown_dims};
 use crate::attr::AttrKind;
 use crate::ops::common::*;
 use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
@@ -110,21 +110,7 @@ fn infer_slice(ctx: &InferCtx) -> Infer {
             match axes {
                 Arg::Known(a) => {
                     let a = axes_of(&a, s.len())?;
-                    out(
-                        x.dtype,
-                        Some(
-                            s.iter()
-                                .enumerate()
-                                .map(|(i, d)| {
-                                    if a.contains(&i) {
-                                        Dim::Unknown
-                                    } else {
-                                        d.clone()
-                                    }
-                                })
-                                .collect(),
-                        ),
-                    )
+                    out(x.dtype, Some(unknown_at(&s, &a)))
                 }
                 _ => out(x.dtype, Some(unknown_dims(s.len()))),
             }
