@@ -33,7 +33,8 @@ pub struct Diagnostics {
     /// Things that cannot be checked (ops without a spec, custom domains).
     pub warnings: Vec<String>,
     /// Cases that are valid but that ONNX defines inconsistently or not at all
-    /// ([`OpSpec::ambiguous`]): not errors, but generated and minimized models avoid them.
+    /// ([`OpSpec::ambiguous`](crate::registry::OpSpec::ambiguous)): not errors, but generated
+    /// and minimized models avoid them.
     pub ambiguous: Vec<String>,
 }
 

@@ -2,17 +2,17 @@
 //! generators, string ops, ImageDecoder, and the preview training ops. One file per op or group
 //! of ops:
 //!
-//! | file | ops |
-//! | --- | --- |
-//! | `if_op.rs` | If |
-//! | `loop_op.rs` | Loop |
-//! | `scan.rs` | Scan |
-//! | `sequence.rs` | SequenceConstruct, SequenceEmpty, SequenceAt, SequenceInsert, SequenceErase, SequenceLength, SplitToSequence, ConcatFromSequence, SequenceMap |
-//! | `optional.rs` | Optional, OptionalGetElement, OptionalHasElement |
-//! | `random.rs` | RandomNormal, RandomNormalLike, RandomUniform, RandomUniformLike, Bernoulli, Multinomial |
-//! | `string.rs` | StringNormalizer, TfIdfVectorizer, StringConcat, RegexFullMatch, StringSplit |
-//! | `image_decoder.rs` | ImageDecoder |
-//! | `training.rs` | Adagrad, Adam, Momentum, Gradient |
+//! * `if_op.rs`: If.
+//! * `loop_op.rs`: Loop.
+//! * `scan.rs`: Scan.
+//! * `sequence.rs`: SequenceConstruct, SequenceEmpty, SequenceAt, SequenceInsert, SequenceErase,
+//!   SequenceLength, SplitToSequence, ConcatFromSequence, SequenceMap.
+//! * `optional.rs`: Optional, OptionalGetElement, OptionalHasElement.
+//! * `random.rs`: RandomNormal, RandomNormalLike, RandomUniform, RandomUniformLike, Bernoulli,
+//!   Multinomial.
+//! * `string.rs`: StringNormalizer, TfIdfVectorizer, StringConcat, RegexFullMatch, StringSplit.
+//! * `image_decoder.rs`: ImageDecoder.
+//! * `training.rs`: Adagrad, Adam, Momentum, Gradient.
 //!
 //! `merge.rs` holds the type merging that control flow and sequences share.
 mod if_op;

@@ -1,16 +1,17 @@
 //! Elementwise ops: unary math, binary arithmetic, activations, comparison and logic, casts. One
 //! file per op or group of ops:
 //!
-//! | file | ops |
-//! | --- | --- |
-//! | `unary.rs` | Abs, Acos, Acosh, Asin, Asinh, Atan, Atanh, Ceil, Cos, Cosh, Erf, Exp, Floor, Log, Neg, Reciprocal, Round, Sign, Sin, Sinh, Sqrt, Tan, Tanh, Not, BitwiseNot, IsNaN, IsInf |
-//! | `activation.rs` | Relu, Sigmoid, HardSwish, Softplus, Softsign, Mish, LeakyRelu, PRelu, Elu, Selu, Celu, Gelu, HardSigmoid, ThresholdedRelu, Shrink |
-//! | `binary.rs` | Add, Sub, Mul, Div, And, Or, Xor, Equal, Greater, Less, GreaterOrEqual, LessOrEqual, BitwiseAnd, BitwiseOr, BitwiseXor, Pow, Mod, BitShift |
-//! | `variadic.rs` | Sum, Mean, Max, Min |
-//! | `where_op.rs` | Where |
-//! | `clip.rs` | Clip |
-//! | `cast.rs` | Cast, CastLike |
-//! | `identity.rs` | Identity |
+//! * `unary.rs`: Abs, Acos, Acosh, Asin, Asinh, Atan, Atanh, Ceil, Cos, Cosh, Erf, Exp, Floor, Log,
+//!   Neg, Reciprocal, Round, Sign, Sin, Sinh, Sqrt, Tan, Tanh, Not, BitwiseNot, IsNaN, IsInf.
+//! * `activation.rs`: Relu, Sigmoid, HardSwish, Softplus, Softsign, Mish, LeakyRelu, PRelu, Elu,
+//!   Selu, Celu, Gelu, HardSigmoid, ThresholdedRelu, Shrink.
+//! * `binary.rs`: Add, Sub, Mul, Div, And, Or, Xor, Equal, Greater, Less, GreaterOrEqual,
+//!   LessOrEqual, BitwiseAnd, BitwiseOr, BitwiseXor, Pow, Mod, BitShift.
+//! * `variadic.rs`: Sum, Mean, Max, Min.
+//! * `where_op.rs`: Where.
+//! * `clip.rs`: Clip.
+//! * `cast.rs`: Cast, CastLike.
+//! * `identity.rs`: Identity.
 //!
 //! Every op of the family shares the validity rules of `requires.rs` (dtypes by opset) and the
 //! constant folding of `fold.rs`.

@@ -1,23 +1,23 @@
 //! Op specs of the nn family: convolutions, pooling, normalization, matrix products, recurrent
 //! layers, dropout, sampling, quantization and losses. One file per op or group of ops:
 //!
-//! | file | ops |
-//! | --- | --- |
-//! | `conv.rs` | Conv, ConvInteger, QLinearConv, DeformConv |
-//! | `conv_transpose.rs` | ConvTranspose |
-//! | `pool.rs` | MaxPool, AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool, MaxUnpool |
-//! | `roi.rs` | MaxRoiPool, RoiAlign |
-//! | `norm.rs` | BatchNormalization, InstanceNormalization, LayerNormalization, GroupNormalization, LRN, LpNormalization, MeanVarianceNormalization |
-//! | `gemm.rs` | Gemm |
-//! | `matmul.rs` | MatMul, MatMulInteger, QLinearMatMul |
-//! | `einsum.rs` | Einsum |
-//! | `rnn.rs` | RNN, LSTM, GRU |
-//! | `dropout.rs` | Dropout |
-//! | `grid_sample.rs` | GridSample |
-//! | `affine_grid.rs` | AffineGrid |
-//! | `quantize.rs` | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear |
-//! | `loss.rs` | NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss |
-//! | `col2im.rs` | Col2Im |
+//! * `conv.rs`: Conv, ConvInteger, QLinearConv, DeformConv.
+//! * `conv_transpose.rs`: ConvTranspose.
+//! * `pool.rs`: MaxPool, AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool,
+//!   MaxUnpool.
+//! * `roi.rs`: MaxRoiPool, RoiAlign.
+//! * `norm.rs`: BatchNormalization, InstanceNormalization, LayerNormalization, GroupNormalization,
+//!   LRN, LpNormalization, MeanVarianceNormalization.
+//! * `gemm.rs`: Gemm.
+//! * `matmul.rs`: MatMul, MatMulInteger, QLinearMatMul.
+//! * `einsum.rs`: Einsum.
+//! * `rnn.rs`: RNN, LSTM, GRU.
+//! * `dropout.rs`: Dropout.
+//! * `grid_sample.rs`: GridSample.
+//! * `affine_grid.rs`: AffineGrid.
+//! * `quantize.rs`: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear.
+//! * `loss.rs`: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss.
+//! * `col2im.rs`: Col2Im.
 //!
 //! `window.rs` holds the window geometry the convolutions and pools share; the helpers below
 //! are shared by the whole family.

@@ -2,20 +2,19 @@
 //! Unique, NonMaxSuppression, Det and the signal ops (DFT, STFT, windows, MelWeightMatrix). One
 //! file per op or group of ops:
 //!
-//! | file | ops |
-//! | --- | --- |
-//! | `reduce_x.rs` | ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMean, ReduceProd, ReduceSumSquare, ReduceSum, ReduceMax, ReduceMin |
-//! | `arg_max.rs` | ArgMax, ArgMin |
-//! | `softmax.rs` | Softmax, LogSoftmax, Hardmax |
-//! | `top_k.rs` | TopK |
-//! | `cum_sum.rs` | CumSum |
-//! | `unique.rs` | Unique |
-//! | `non_max_suppression.rs` | NonMaxSuppression |
-//! | `det.rs` | Det |
-//! | `dft.rs` | DFT |
-//! | `stft.rs` | STFT |
-//! | `window.rs` | HannWindow, HammingWindow, BlackmanWindow |
-//! | `mel_weight_matrix.rs` | MelWeightMatrix |
+//! * `reduce_x.rs`: ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMean, ReduceProd,
+//!   ReduceSumSquare, ReduceSum, ReduceMax, ReduceMin.
+//! * `arg_max.rs`: ArgMax, ArgMin.
+//! * `softmax.rs`: Softmax, LogSoftmax, Hardmax.
+//! * `top_k.rs`: TopK.
+//! * `cum_sum.rs`: CumSum.
+//! * `unique.rs`: Unique.
+//! * `non_max_suppression.rs`: NonMaxSuppression.
+//! * `det.rs`: Det.
+//! * `dft.rs`: DFT.
+//! * `stft.rs`: STFT.
+//! * `window.rs`: HannWindow, HammingWindow, BlackmanWindow.
+//! * `mel_weight_matrix.rs`: MelWeightMatrix.
 mod arg_max;
 mod cum_sum;
 mod det;

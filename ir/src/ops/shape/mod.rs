@@ -2,32 +2,30 @@
 //! and the small constant-producing ops (Shape, Size, Constant, Range, ...). One file per op or
 //! pair of ops:
 //!
-//! | file | ops |
-//! | --- | --- |
-//! | `reshape.rs` | Reshape |
-//! | `transpose.rs` | Transpose |
-//! | `flatten.rs` | Flatten |
-//! | `squeeze.rs` | Squeeze, Unsqueeze |
-//! | `concat.rs` | Concat |
-//! | `split.rs` | Split |
-//! | `slice.rs` | Slice |
-//! | `gather.rs` | Gather, GatherElements, GatherND |
-//! | `scatter.rs` | Scatter, ScatterElements, ScatterND |
-//! | `pad.rs` | Pad |
-//! | `tile.rs` | Tile |
-//! | `expand.rs` | Expand |
-//! | `resize.rs` | Resize, Upsample |
-//! | `depth_to_space.rs` | DepthToSpace, SpaceToDepth |
-//! | `shape_size.rs` | Shape, Size |
-//! | `constant.rs` | Constant, ConstantOfShape |
-//! | `range.rs` | Range |
-//! | `non_zero.rs` | NonZero |
-//! | `compress.rs` | Compress |
-//! | `one_hot.rs` | OneHot |
-//! | `eye_like.rs` | EyeLike |
-//! | `trilu.rs` | Trilu |
-//! | `reverse_sequence.rs` | ReverseSequence |
-//! | `center_crop_pad.rs` | CenterCropPad |
+//! * `reshape.rs`: Reshape.
+//! * `transpose.rs`: Transpose.
+//! * `flatten.rs`: Flatten.
+//! * `squeeze.rs`: Squeeze, Unsqueeze.
+//! * `concat.rs`: Concat.
+//! * `split.rs`: Split.
+//! * `slice.rs`: Slice.
+//! * `gather.rs`: Gather, GatherElements, GatherND.
+//! * `scatter.rs`: Scatter, ScatterElements, ScatterND.
+//! * `pad.rs`: Pad.
+//! * `tile.rs`: Tile.
+//! * `expand.rs`: Expand.
+//! * `resize.rs`: Resize, Upsample.
+//! * `depth_to_space.rs`: DepthToSpace, SpaceToDepth.
+//! * `shape_size.rs`: Shape, Size.
+//! * `constant.rs`: Constant, ConstantOfShape.
+//! * `range.rs`: Range.
+//! * `non_zero.rs`: NonZero.
+//! * `compress.rs`: Compress.
+//! * `one_hot.rs`: OneHot.
+//! * `eye_like.rs`: EyeLike.
+//! * `trilu.rs`: Trilu.
+//! * `reverse_sequence.rs`: ReverseSequence.
+//! * `center_crop_pad.rs`: CenterCropPad.
 //!
 //! Most of these ops also get a constant folder (`fold.rs` holds the machinery), so that shape
 //! computations such as `Shape → Gather → Unsqueeze → Concat → Reshape` turn into static shapes
