@@ -143,8 +143,9 @@ fn attr_from_proto(mut a: pb::AttributeProto, path: &dyn Fn() -> String) -> Resu
     })
 }
 
-/// Files written before the `type` field existed say the kind only by which field is set.
-fn legacy_kind(a: &pb::AttributeProto) -> AttrKind {
+/// The kind of an attribute without a `type` field, from which value field is set (files
+/// written before the `type` field existed say the kind only so). The text printer reads it too.
+pub(crate) fn legacy_kind(a: &pb::AttributeProto) -> AttrKind {
     if a.f.is_some() {
         AttrKind::Float
     } else if a.i.is_some() {

@@ -5,6 +5,14 @@ use crate::registry::{InferCtx, InferError};
 use crate::tensor::{self, Tensor, TensorExt};
 use crate::types::{Dim, TensorType, ValueType};
 
+/// Buckets of an `axis` attribute: negative, 0, 1, 2 or more.
+pub const AXIS_BUCKETS: &[(i64, i64)] = &[(i64::MIN, -1), (0, 0), (1, 1), (2, i64::MAX)];
+
+/// ONNX codes of a dtype set (legal values of `dtype`-style attributes).
+pub fn dtype_codes(set: &[DType]) -> Vec<i64> {
+    set.iter().map(|d| d.code() as i64).collect()
+}
+
 /// Shorthand result of an inference function.
 pub type Infer = Result<Vec<ValueType>, InferError>;
 

@@ -1,6 +1,7 @@
 //! Tensor values as the text writes them, and [`normalize`]: a model reduced to what the text
 //! carries.
 use crate::attr::AttrKind;
+use crate::import::legacy_kind;
 use crate::model::Model;
 use crate::pb;
 
@@ -366,41 +367,6 @@ pub(crate) fn printable_kind(code: i32) -> Option<AttrKind> {
             AttrKind::SparseTensor | AttrKind::SparseTensors | AttrKind::Undefined
         )
     })
-}
-
-/// The kind of an attribute without a `type` field, from which value field is set.
-pub(crate) fn legacy_kind(a: &pb::AttributeProto) -> AttrKind {
-    if a.f.is_some() {
-        AttrKind::Float
-    } else if a.i.is_some() {
-        AttrKind::Int
-    } else if a.s.is_some() {
-        AttrKind::String
-    } else if a.t.is_some() {
-        AttrKind::Tensor
-    } else if a.g.is_some() {
-        AttrKind::Graph
-    } else if a.sparse_tensor.is_some() {
-        AttrKind::SparseTensor
-    } else if a.tp.is_some() {
-        AttrKind::TypeProto
-    } else if !a.floats.is_empty() {
-        AttrKind::Floats
-    } else if !a.ints.is_empty() {
-        AttrKind::Ints
-    } else if !a.strings.is_empty() {
-        AttrKind::Strings
-    } else if !a.tensors.is_empty() {
-        AttrKind::Tensors
-    } else if !a.graphs.is_empty() {
-        AttrKind::Graphs
-    } else if !a.sparse_tensors.is_empty() {
-        AttrKind::SparseTensors
-    } else if !a.type_protos.is_empty() {
-        AttrKind::TypeProtos
-    } else {
-        AttrKind::Undefined
-    }
 }
 
 /// The tensor as the text writes it (`None`: its element type has no name in the text).

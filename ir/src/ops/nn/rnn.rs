@@ -1,0 +1,207 @@
+//! The recurrent layers: RNN, LSTM and GRU (one spec builder for the three).
+
+use super::{MAX, flag, known, shape_of};
+use crate::attr::{AttrKind, AttrLookup, AttrValue};
+use crate::dtype::DType;
+use crate::dtype::sets::*;
+use crate::ops::common::*;
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::types::Dim;
+
+/// Number of gates of a recurrent op.
+fn gates(op: &str) -> i64 {
+    match op {
+        "LSTM" => 4,
+        "GRU" => 3,
+        _ => 1,
+    }
+}
+
+fn rnn_infer(ctx: &InferCtx) -> Infer {
+    let xs = shape_of(ctx, 0);
+    let dt = ctx.dtype(0);
+    let layout = ctx.int("layout", 0);
+    let dirs = if ctx.string("direction", "forward") == "bidirectional" {
+        2
+    } else {
+        1
+    };
+    if let Some(x) = &xs
+        && x.len() != 3
+    {
+        return Err(format!(
+            "{} input X must have rank 3, found {}",
+            ctx.node.op_type,
+            x.len()
+        ));
+    }
+    let hidden = match ctx.int_opt("hidden_size") {
+        Some(h) => Dim::Known(h),
+        None => shape_of(ctx, 2)
+            .and_then(|r| r.get(2).cloned())
+            .unwrap_or(Dim::Unknown),
+    };
+    let (seq, batch) = match &xs {
+        Some(x) if layout == 0 => (x[0].clone(), x[1].clone()),
+        Some(x) => (x[1].clone(), x[0].clone()),
+        None => (Dim::Unknown, Dim::Unknown),
+    };
+    let nd = Dim::Known(dirs);
+    let y = if layout == 0 {
+        vec![seq, nd.clone(), batch.clone(), hidden.clone()]
+    } else {
+        vec![batch.clone(), seq, nd.clone(), hidden.clone()]
+    };
+    let yh = if layout == 0 {
+        vec![nd, batch, hidden]
+    } else {
+        vec![batch, nd, hidden]
+    };
+    let mut out = vec![tensor(dt, Some(y))];
+    for _ in 1..ctx.n_outputs() {
+        out.push(tensor(dt, Some(yh.clone())));
+    }
+    Ok(out)
+}
+
+fn rnn_check(ctx: &InferCtx) -> Result<(), String> {
+    rnn_infer(ctx)?;
+    let g = gates(&ctx.node.op_type);
+    let dirs = if ctx.string("direction", "forward") == "bidirectional" {
+        2
+    } else {
+        1
+    };
+    let h = ctx
+        .int_opt("hidden_size")
+        .or_else(|| shape_of(ctx, 2).and_then(|r| known(r.get(2))));
+    let input = shape_of(ctx, 0).and_then(|x| known(x.get(2)));
+    let expect = |i: usize, want: [Option<i64>; 3]| -> Result<(), String> {
+        if let Some(s) = shape_of(ctx, i) {
+            if s.len() != 3 {
+                return Err(format!("input {i} must have rank 3, found {}", s.len()));
+            }
+            for (j, w) in want.iter().enumerate() {
+                if let (Some(w), Some(v)) = (w, s[j].value())
+                    && *w != v
+                {
+                    return Err(format!("input {i} has {v} at axis {j}, expected {w}"));
+                }
+            }
+        }
+        Ok(())
+    };
+    expect(1, [Some(dirs), h.map(|h| g * h), input])?;
+    expect(2, [Some(dirs), h.map(|h| g * h), h])?;
+    if let Some(b) = shape_of(ctx, 3) {
+        let want = h.map(|h| 2 * g * h);
+        if b.len() != 2 || want.is_some_and(|w| b[1].value().is_some_and(|v| v != w)) {
+            return Err(format!(
+                "bias has shape {b:?}, expected [{dirs}, {}]",
+                want.unwrap_or(-1)
+            ));
+        }
+    }
+    if let Some(acts) = ctx.attr("activations")
+        && let AttrValue::Strings(v) = acts
+    {
+        const OK: &[&str] = &[
+            "Relu",
+            "Tanh",
+            "Sigmoid",
+            "Affine",
+            "LeakyRelu",
+            "ThresholdedRelu",
+            "ScaledTanh",
+            "HardSigmoid",
+            "Elu",
+            "Softsign",
+            "Softplus",
+        ];
+        for a in v {
+            let a = String::from_utf8_lossy(a);
+            if !OK.iter().any(|o| o.eq_ignore_ascii_case(&a)) {
+                return Err(format!("unknown activation '{a}'"));
+            }
+        }
+        let per_dir = if ctx.node.op_type == "RNN" {
+            1
+        } else {
+            2 + (g == 4) as i64
+        };
+        if (v.len() as i64) < per_dir * dirs {
+            return Err(format!(
+                "{} activations given, expected {}",
+                v.len(),
+                per_dir * dirs
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn rnn_spec(op: &'static str, versions: &[i64]) -> OpSpec {
+    let s = OpSpec::new(op, versions, Category::Rnn)
+        .input("X", "T")
+        .input("W", "T")
+        .input("R", "T")
+        .opt_input("B", "T")
+        .opt_input("sequence_lens", "T1")
+        .opt_input("initial_h", "T");
+    let s = if op == "LSTM" {
+        s.opt_input("initial_c", "T").opt_input("P", "T")
+    } else {
+        s
+    };
+    let s = s.opt_output("Y", "T").opt_output("Y_h", "T");
+    let s = if op == "LSTM" {
+        s.opt_output("Y_c", "T")
+    } else {
+        s
+    };
+    let acts = if op == "RNN" {
+        AttrSpec {
+            default: Some(AttrValue::Strings(vec![b"Tanh".to_vec(), b"Tanh".to_vec()])),
+            ..AttrSpec::of("activations", AttrKind::Strings)
+        }
+    } else {
+        AttrSpec::of("activations", AttrKind::Strings)
+    };
+    let s = s
+        .attr(AttrSpec::of("activation_alpha", AttrKind::Floats))
+        .attr(AttrSpec::of("activation_beta", AttrKind::Floats))
+        .attr(acts)
+        .attr(AttrSpec::of("clip", AttrKind::Float).float_buckets(&[
+            (1e-3, 1.0),
+            (1.0, 10.0),
+            (10.0, f64::INFINITY),
+        ]))
+        .attr(AttrSpec::string("direction", "forward").one_of(&[
+            "forward",
+            "reverse",
+            "bidirectional",
+        ]))
+        .attr(
+            AttrSpec::of("hidden_size", AttrKind::Int)
+                .range(1, MAX)
+                .int_buckets(&[(1, 1), (2, 16), (17, 128), (129, MAX)]),
+        )
+        .attr(flag("layout").versions(14, None))
+        .attr(flag("output_sequence").versions(1, Some(7)));
+    let s = match op {
+        "LSTM" => s.attr(flag("input_forget")),
+        "GRU" => s.attr(flag("linear_before_reset").versions(3, None)),
+        _ => s,
+    };
+    s.types("T", FLOAT)
+        .types("T1", &[DType::I32])
+        .infer(rnn_infer)
+        .requires(rnn_check)
+}
+
+/// Registers RNN, LSTM and GRU.
+pub(super) fn register(r: &mut Registry) {
+    r.add(rnn_spec("RNN", &[1, 7, 14, 22]));
+    r.add(rnn_spec("LSTM", &[1, 7, 14, 22]));
+    r.add(rnn_spec("GRU", &[1, 3, 7, 14, 22]));
+}

@@ -1,0 +1,123 @@
+//! The op registry: one [`OpSpec`] per operator.
+//!
+//! A spec is a type-and-shape transfer function plus its constraints, in the manner of NNSmith:
+//! arity (ports), attribute schema (kinds, defaults, legal values), dtype constraints, the
+//! inference function, extra validity constraints on inputs (`requires`), an optional constant
+//! folder used for shape-data propagation, and a bucketed parameter space for coverage.
+//!
+//! One room per part: [`OpSpec`] (`op_spec.rs`), [`AttrSpec`] (`attr_spec.rs`), [`Buckets`]
+//! (`buckets.rs`), [`InferCtx`] (`infer_ctx.rs`), the per-opset dtypes of the ONNX schemas
+//! (`type_table.rs`); the [`Registry`] itself, the lookup of specs by op, is here.
+mod attr_spec;
+mod buckets;
+mod infer_ctx;
+mod op_spec;
+mod type_table;
+
+pub use attr_spec::{AttrSpec, Legal};
+pub use buckets::Buckets;
+pub use infer_ctx::{FoldFn, InferCtx, InferError, InferFn, RequiresFn, owned, owned_types};
+pub use op_spec::{Category, OpSpec, Port, PortKind};
+
+use crate::graph::Node;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+/// FNV-1a: a hasher for the registry's fixed tables of op names (looked up for every node of
+/// every graph, where SipHash was most of the lookup). The tables' keys are our own names,
+/// so no input can make them collide.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map keyed by op names, hashed with [`Fnv`].
+pub(crate) type FnvMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
+
+/// All op specs, by (domain, op_type).
+pub struct Registry {
+    /// The default domain's specs, by op type.
+    default: FnvMap<&'static str, OpSpec>,
+    /// The other domains' specs, by domain and op type.
+    specs: BTreeMap<&'static str, BTreeMap<&'static str, OpSpec>>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn empty() -> Registry {
+        Registry {
+            specs: BTreeMap::new(),
+            default: FnvMap::default(),
+        }
+    }
+
+    /// The registry of every op this build knows.
+    pub fn global() -> &'static Registry {
+        static R: OnceLock<Registry> = OnceLock::new();
+        R.get_or_init(|| {
+            let mut r = Registry::empty();
+            crate::ops::register_all(&mut r);
+            r
+        })
+    }
+
+    /// Adds a spec (replacing one of the same name).
+    pub fn add(&mut self, spec: OpSpec) {
+        if spec.domain.is_empty() || spec.domain == "ai.onnx" {
+            self.default.insert(spec.op_type, spec);
+        } else {
+            self.specs
+                .entry(spec.domain)
+                .or_default()
+                .insert(spec.op_type, spec);
+        }
+    }
+
+    /// The spec of `op_type` in `domain` (`""` or `"ai.onnx"` = default domain).
+    pub fn get(&self, domain: &str, op_type: &str) -> Option<&OpSpec> {
+        match domain {
+            "" | "ai.onnx" => self.default.get(op_type),
+            d => self.specs.get(d)?.get(op_type),
+        }
+    }
+
+    /// The spec for a node.
+    pub fn for_node(&self, n: &Node) -> Option<&OpSpec> {
+        self.get(n.domain(), &n.op_type)
+    }
+
+    /// All specs, sorted by domain and name.
+    pub fn iter(&self) -> impl Iterator<Item = &OpSpec> {
+        let mut default: Vec<&OpSpec> = self.default.values().collect();
+        default.sort_by_key(|s| s.op_type);
+        default
+            .into_iter()
+            .chain(self.specs.values().flat_map(|m| m.values()))
+    }
+
+    /// Number of specs.
+    pub fn len(&self) -> usize {
+        self.default.len() + self.specs.values().map(|m| m.len()).sum::<usize>()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.default.is_empty() && self.specs.is_empty()
+    }
+}

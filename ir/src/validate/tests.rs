@@ -1,0 +1,400 @@
+use super::*;
+use crate::dtype::DType;
+use crate::graph::Graph;
+use crate::infer::MAX_SUBGRAPH_DEPTH;
+use crate::model::Model;
+use crate::onnx_ops::{self, MAX_IR_VERSION};
+use crate::pb;
+use crate::types::TensorType;
+use crate::types::ValueType;
+
+/// `x: f32[2] → op → y: f32[2]` at opset 17, IR version 8.
+fn model(op: &str, domain: &str) -> pb::ModelProto {
+    let vi = |name: &str| pb::ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(ValueType::Tensor(TensorType::fixed(DType::F32, &[2])).to_proto()),
+        ..Default::default()
+    };
+    let mut opset_import = vec![pb::OperatorSetIdProto {
+        domain: Some(String::new()),
+        version: Some(17),
+    }];
+    if !domain.is_empty() && domain != "ai.onnx" {
+        opset_import.push(pb::OperatorSetIdProto {
+            domain: Some(domain.into()),
+            version: Some(1),
+        });
+    }
+    pb::ModelProto {
+        ir_version: Some(8),
+        opset_import,
+        graph: Some(pb::GraphProto {
+            name: Some("g".into()),
+            node: vec![pb::NodeProto {
+                name: Some("n0".into()),
+                op_type: Some(op.into()),
+                domain: Some(domain.into()),
+                input: vec!["x".into()],
+                output: vec!["y".into()],
+                ..Default::default()
+            }],
+            input: vec![vi("x")],
+            output: vec![vi("y")],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn diagnose(p: pb::ModelProto) -> Diagnostics {
+    check(&crate::import::model_from_proto(p).unwrap())
+}
+
+fn errors(p: pb::ModelProto) -> Vec<String> {
+    diagnose(p).errors
+}
+
+/// The tensor type of the first value info in `list`.
+fn tensor_type(list: &mut [pb::ValueInfoProto]) -> &mut pb::type_proto::Tensor {
+    match list[0].r#type.as_mut().and_then(|t| t.value.as_mut()) {
+        Some(pb::type_proto::Value::TensorType(t)) => t,
+        _ => unreachable!("a tensor type"),
+    }
+}
+
+#[test]
+fn the_model_used_below_is_valid() {
+    let d = diagnose(model("Relu", ""));
+    assert!(d.errors.is_empty() && d.warnings.is_empty(), "{d:?}");
+}
+
+#[test]
+fn an_op_onnx_does_not_define_in_the_default_domain_is_an_error() {
+    for domain in ["", "ai.onnx"] {
+        let e = errors(model("Frobnicate", domain));
+        assert_eq!(
+            e,
+            vec![
+                "main graph: node n0 (Frobnicate): op type 'Frobnicate' is not an operator \
+                 of the default domain (ONNX defines no such op)"
+            ],
+            "domain '{domain}'"
+        );
+    }
+    // ai.onnx.ml is ONNX's too.
+    let mut p = model("Frobnicate", "ai.onnx.ml");
+    p.opset_import[1].version = Some(3);
+    let e = errors(p);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("not an operator of domain 'ai.onnx.ml'"),
+        "{e:?}"
+    );
+    // Other domains are not ONNX's to define: not checked, a warning.
+    let d = diagnose(model("Frobnicate", "com.microsoft"));
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    assert_eq!(
+        d.warnings,
+        vec!["no spec for op com.microsoft.Frobnicate (1 nodes): not checked"]
+    );
+}
+
+#[test]
+fn onnx_ops_without_a_spec_are_checked_against_the_opset() {
+    // Swish (opset 24) has no spec in the registry: at 24 a warning, before an error.
+    let mut p = model("Swish", "");
+    p.opset_import[0].version = Some(24);
+    p.ir_version = Some(11);
+    let d = diagnose(p);
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    assert_eq!(
+        d.warnings,
+        vec!["no spec for op Swish (1 nodes): not checked"]
+    );
+    assert_eq!(
+        errors(model("Swish", "")),
+        vec![
+            "main graph: node n0 (Swish): Swish exists in the default domain from version \
+             24 on, but the model imports version 17"
+        ]
+    );
+}
+
+#[test]
+fn a_deprecated_op_is_a_warning() {
+    let mut p = model("Upsample", "");
+    p.opset_import[0].version = Some(10);
+    let d = diagnose(p);
+    assert!(
+        d.warnings.iter().any(|w| w
+            == "main graph: node n0 (Upsample): Upsample is deprecated at version 10 of \
+                the default domain (its schema of version 10); onnx.checker refuses it"),
+        "{d:?}"
+    );
+}
+
+#[test]
+fn undefined_and_unknown_element_types_are_errors() {
+    for (code, what) in [
+        (0, "elem_type is 0 (UNDEFINED)"),
+        (
+            12345,
+            "elem_type is 12345, which is not an ONNX element type",
+        ),
+    ] {
+        let mut p = model("Relu", "");
+        tensor_type(&mut p.graph.as_mut().unwrap().input).elem_type = Some(code);
+        let e = errors(p);
+        assert!(
+            e.contains(&format!("main graph: input 'x': {what}")),
+            "{code}: {e:?}"
+        );
+        let mut p = model("Relu", "");
+        tensor_type(&mut p.graph.as_mut().unwrap().output).elem_type = Some(code);
+        assert!(
+            errors(p).contains(&format!("main graph: output 'y': {what}")),
+            "{code}"
+        );
+        let mut p = model("Relu", "");
+        let g = p.graph.as_mut().unwrap();
+        let mut vi = g.output[0].clone();
+        vi.name = Some("z".into());
+        g.value_info.push(vi);
+        tensor_type(&mut g.value_info).elem_type = Some(code);
+        assert_eq!(
+            errors(p),
+            vec![format!("main graph: value_info 'z': {what}")],
+            "{code}"
+        );
+        // Inside a sequence type too.
+        let mut p = model("Relu", "");
+        let g = p.graph.as_mut().unwrap();
+        let mut vi = g.output[0].clone();
+        vi.name = Some("s".into());
+        let mut elem = vi.r#type.take().unwrap();
+        if let Some(pb::type_proto::Value::TensorType(t)) = elem.value.as_mut() {
+            t.elem_type = Some(code);
+        }
+        vi.r#type = Some(pb::TypeProto {
+            value: Some(pb::type_proto::Value::SequenceType(Box::new(
+                pb::type_proto::Sequence {
+                    elem_type: Some(Box::new(elem)),
+                },
+            ))),
+            denotation: None,
+        });
+        g.value_info.push(vi);
+        assert_eq!(
+            errors(p),
+            vec![format!(
+                "main graph: value_info 's' (sequence element): {what}"
+            )],
+            "{code}"
+        );
+    }
+}
+
+#[test]
+fn a_negative_declared_size_other_than_minus_one_is_an_error() {
+    let set_dim = |p: &mut pb::ModelProto, v: i64| {
+        let t = tensor_type(&mut p.graph.as_mut().unwrap().input);
+        t.shape.as_mut().unwrap().dim[0].value =
+            Some(pb::tensor_shape_proto::dimension::Value::DimValue(v));
+    };
+    let mut p = model("Relu", "");
+    set_dim(&mut p, -5);
+    assert_eq!(
+        errors(p),
+        vec![
+            "main graph: input 'x': dim 0 is -5; a size is never negative (-1 is read as \
+             a dynamic dim)"
+        ]
+    );
+    // -1 is how exporters write a dynamic dim.
+    let mut p = model("Relu", "");
+    set_dim(&mut p, -1);
+    assert!(errors(p).is_empty());
+}
+
+#[test]
+fn an_ir_version_above_what_we_know_is_an_error() {
+    let mut p = model("Relu", "");
+    p.ir_version = Some(999);
+    assert_eq!(
+        errors(p),
+        vec![format!(
+            "ir_version 999 is above {MAX_IR_VERSION}, the highest IR version this build \
+             knows (that of onnx {})",
+            onnx_ops::ONNX_VERSION
+        )]
+    );
+    let mut p = model("Relu", "");
+    p.ir_version = Some(MAX_IR_VERSION);
+    assert!(errors(p).is_empty());
+}
+
+/// A `Constant` node holding `t` feeding `Add(x, c)`.
+fn with_constant(t: pb::TensorProto) -> pb::ModelProto {
+    let mut p = model("Add", "");
+    let g = p.graph.as_mut().unwrap();
+    g.node[0].input.push("c".into());
+    g.node.insert(
+        0,
+        pb::NodeProto {
+            name: Some("k".into()),
+            op_type: Some("Constant".into()),
+            output: vec!["c".into()],
+            attribute: vec![pb::AttributeProto {
+                name: Some("value".into()),
+                r#type: Some(4),
+                t: Some(t),
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+    );
+    p
+}
+
+#[test]
+fn tensors_need_a_defined_element_type_and_sizes_that_are_not_negative() {
+    let good = crate::tensor::from_f64s("w", DType::F32, &[2], &[1.0, 2.0]);
+    assert!(errors(with_constant(good.clone())).is_empty());
+    for (code, what) in [
+        (0, "has data_type 0 (UNDEFINED)"),
+        (
+            12345,
+            "has data_type 12345, which is not an ONNX element type",
+        ),
+    ] {
+        let mut t = good.clone();
+        t.data_type = Some(code);
+        let e = errors(with_constant(t.clone()));
+        assert!(
+            e.contains(&format!(
+                "main graph: node k (Constant) attribute 'value' {what}"
+            )),
+            "{code}: {e:?}"
+        );
+        // The same tensor as an initializer.
+        let mut p = model("Add", "");
+        let g = p.graph.as_mut().unwrap();
+        g.node[0].input.push("w".into());
+        g.initializer.push(t);
+        let e = errors(p);
+        assert!(
+            e.contains(&format!("main graph: initializer 'w' {what}")),
+            "{code}: {e:?}"
+        );
+    }
+    let mut t = good;
+    t.dims = vec![-5];
+    let e = errors(with_constant(t));
+    assert!(
+        e.contains(
+            &"main graph: node k (Constant) attribute 'value' has a negative size -5 in its \
+              dims [-5]"
+                .to_string()
+        ),
+        "{e:?}"
+    );
+}
+
+/// An `If` whose branches are `If`s, `depth` levels deep, built in memory (a protobuf
+/// file cannot nest so deep: prost refuses it).
+fn nested_ifs(depth: usize) -> Model {
+    use crate::attr::AttrValue;
+    use crate::graph::Node;
+    let ty = ValueType::Tensor(TensorType::fixed(DType::F32, &[2]));
+    let vi = |name: &str| pb::ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(ty.to_proto()),
+        ..Default::default()
+    };
+    let leaf = |out: &str| {
+        let mut g = Graph::new("leaf");
+        g.push_node(Node::new("Relu", &["x"], &[out]));
+        g.outputs.push(vi(out));
+        g.rebuild_edges();
+        g
+    };
+    let mut body = leaf("r0");
+    for level in 1..depth {
+        let mut g = Graph::new(&format!("level{level}"));
+        let out = format!("r{level}");
+        g.push_node(
+            Node::new("If", &["c"], &[&out])
+                .with_attr("then_branch", AttrValue::Graph(Box::new(body)))
+                .with_attr(
+                    "else_branch",
+                    AttrValue::Graph(Box::new(leaf(&format!("e{level}")))),
+                ),
+        );
+        g.outputs.push(vi(&out));
+        g.rebuild_edges();
+        body = g;
+    }
+    let mut m = Model::new(17);
+    m.graph = body;
+    m.graph.inputs.push(vi("x"));
+    m.graph.inputs.push(pb::ValueInfoProto {
+        name: Some("c".into()),
+        r#type: Some(ValueType::Tensor(TensorType::fixed(DType::Bool, &[])).to_proto()),
+        ..Default::default()
+    });
+    m.graph.rebuild_edges();
+    m
+}
+
+#[test]
+fn subgraphs_nested_too_deep_are_an_error_not_a_stack_overflow() {
+    let ok = nested_ifs(10);
+    let d = check(&ok);
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    // Run where the stack is small (a test thread's 2 MiB would hide nothing).
+    let deep = nested_ifs(400);
+    let d = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || check(&deep))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(
+        d.errors
+            .iter()
+            .any(|e| e.contains(&format!("subgraphs nest deeper than {MAX_SUBGRAPH_DEPTH}"))),
+        "{:?}",
+        d.errors
+    );
+}
+
+#[test]
+fn a_long_chain_is_checked_without_recursion() {
+    let mut m = Model::new(17);
+    let ty = ValueType::Tensor(TensorType::fixed(DType::F32, &[2])).to_proto();
+    let mut prev = "x".to_string();
+    for i in 0..20_000 {
+        let out = format!("v{i}");
+        m.graph
+            .push_node(crate::graph::Node::new("Relu", &[&prev], &[&out]));
+        prev = out;
+    }
+    m.graph.rebuild_edges();
+    for (name, list) in [
+        ("x", &mut m.graph.inputs),
+        (prev.as_str(), &mut m.graph.outputs),
+    ] {
+        list.push(pb::ValueInfoProto {
+            name: Some(name.into()),
+            r#type: Some(ty.clone()),
+            ..Default::default()
+        });
+    }
+    let d = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || infer_and_check(&mut m))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(d.errors.is_empty(), "{:?}", &d.errors[..1]);
+}
