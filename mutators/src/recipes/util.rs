@@ -103,6 +103,20 @@ impl Recipe for R {
     }
 }
 
+/// Registers one recipe per op of `ops`, in order, all with the same facts and builder.
+pub(crate) fn push_each(
+    list: &mut Vec<Box<dyn Recipe>>,
+    ops: &[&'static str],
+    dt: Dt,
+    ranks: (usize, usize),
+    outs: Outs,
+    build: Build,
+) {
+    for &op in ops {
+        list.push(R::boxed(op, dt, ranks, outs, build));
+    }
+}
+
 /// Every rank.
 pub(crate) const ANY_RANK: (usize, usize) = (0, MAX_RANK);
 /// Rank at least 1.
@@ -118,6 +132,14 @@ pub(crate) fn same(d: DType, r: usize) -> Vec<(DType, usize)> {
 /// Bool of the same rank.
 pub(crate) fn bool_same(_: DType, r: usize) -> Vec<(DType, usize)> {
     vec![(DType::Bool, r)]
+}
+/// Same dtype, rank 2.
+pub(crate) fn rank2(d: DType, _: usize) -> Vec<(DType, usize)> {
+    vec![(d, 2)]
+}
+/// Same dtype, rank 4.
+pub(crate) fn rank4(d: DType, _: usize) -> Vec<(DType, usize)> {
+    vec![(d, 4)]
 }
 /// Same dtype, any rank up to the input's.
 pub(crate) fn same_dtype_le(d: DType, r: usize) -> Vec<(DType, usize)> {

@@ -1,0 +1,30 @@
+//! `Det` (the input cropped to square matrices of at most 4x4).
+use crate::builder::SplitMix64;
+use crate::ir::DType;
+use crate::ir::types::TensorType;
+use crate::recipes::util::*;
+use crate::site::Site;
+
+pub(super) fn det(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    _rng: &mut SplitMix64,
+) -> Result<String, String> {
+    let d = dims(t);
+    let r = d.len();
+    let s = d[r - 1].min(d[r - 2]).min(4);
+    let mut v = x.to_string();
+    if d[r - 1] != s || d[r - 2] != s {
+        let starts = site.constant_i64s("starts", &[2], &[0, 0]);
+        let ends = site.constant_i64s("ends", &[2], &[s, s]);
+        let axes = site.constant_i64s("axes", &[2], &[r as i64 - 2, r as i64 - 1]);
+        v = site.op1("Slice", &[x, &starts, &ends, &axes], vec![])?;
+    }
+    site.op1(op, &[&v], vec![])
+}
+
+pub(super) fn det_outs(d: DType, r: usize) -> Vec<(DType, usize)> {
+    vec![(d, r - 2)]
+}
