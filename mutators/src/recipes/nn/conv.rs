@@ -1,7 +1,7 @@
 //! `Conv` and `ConvTranspose` (grouped, every padding style, `output_padding` or
 //! `output_shape` for the transpose).
 use super::window::window;
-use super::{LIMIT, group_of, weight};
+use super::{LIMIT, group_of, per_group, weight};
 use crate::builder::SplitMix64;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -18,7 +18,7 @@ pub(super) fn conv(
     let (n, c) = (d[0], d[1]);
     let spatial = &d[2..];
     let group = group_of(rng, c);
-    let per = if group > 4 { 1 } else { between(rng, 1, 2) };
+    let per = per_group(rng, group);
     let m = group * per;
     let mut w = window(rng, spatial, true);
     let transpose = op == "ConvTranspose";
@@ -47,9 +47,7 @@ pub(super) fn conv(
     let wn = weight(site, t.dtype, &wshape, cin * ksz, rng);
     let mut a = Attrs::new();
     w.attrs(rng, &mut a, false, true);
-    if group != 1 || chance(rng, 0.3) {
-        a.push(("group", ai(group)));
-    }
+    int_attr(rng, &mut a, "group", group, 1, 0.3);
     if transpose && w.auto_pad.is_none() {
         // Output padding below the stride, or an explicit output shape.
         match below(rng, 3) {

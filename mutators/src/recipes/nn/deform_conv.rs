@@ -1,6 +1,6 @@
 //! `DeformConv` (offsets and masks sized from the output, grouped offsets).
 use super::window::window;
-use super::{group_of, weight};
+use super::{group_of, per_group, weight};
 use crate::builder::SplitMix64;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -17,7 +17,7 @@ pub(super) fn deform_conv(
     let (n, c, h, w) = (d[0], d[1], d[2], d[3]);
     let group = group_of(rng, c);
     let og = group_of(rng, c);
-    let m = group * if group > 4 { 1 } else { between(rng, 1, 2) };
+    let m = group * per_group(rng, group);
     let mut win = window(rng, &[h, w], true);
     win.auto_pad = None;
     let mut a = Attrs::new();
@@ -29,12 +29,8 @@ pub(super) fn deform_conv(
             (d[2 + i] + pads[i] + pads[i + 2] - eff) / win.strides[i] + 1
         })
         .collect();
-    if group != 1 || chance(rng, 0.3) {
-        a.push(("group", ai(group)));
-    }
-    if og != 1 || chance(rng, 0.3) {
-        a.push(("offset_group", ai(og)));
-    }
+    int_attr(rng, &mut a, "group", group, 1, 0.3);
+    int_attr(rng, &mut a, "offset_group", og, 1, 0.3);
     let kk = win.kernel[0] * win.kernel[1];
     let wn = weight(
         site,

@@ -41,6 +41,19 @@ mod rnn;
 mod roi;
 mod window;
 
+use col2im::col2im;
+use conv::conv;
+use deform_conv::deform_conv;
+use det::{det, det_outs};
+use einsum::einsum;
+use grid::{affine_grid, grid_sample};
+use matmul::{gemm, matmul, matmul_int_outs, matmul_outs};
+use normalization::{batch_norm, group_norm, instance_norm, layer_norm, lrn};
+use pool::{global_pool, max_unpool, pool};
+use quantized::{i32_same, qconv, qlinear_matmul};
+use rnn::rnn;
+use roi::roi;
+
 /// Ranks of an input with a batch, a channel and 1 to 3 spatial axes.
 const SPATIAL: (usize, usize) = (3, 5);
 /// The element count an op of this family may grow its input to.
@@ -66,6 +79,11 @@ fn group_of(rng: &mut SplitMix64, c: i64) -> i64 {
     }
 }
 
+/// Output channels per group: 1 over many groups, else 1 or 2.
+fn per_group(rng: &mut SplitMix64, group: i64) -> i64 {
+    if group > 4 { 1 } else { between(rng, 1, 2) }
+}
+
 /// A weight constant of `shape`, uniform in `±1/sqrt(fan_in)`.
 fn weight(
     site: &mut Site<'_>,
@@ -78,154 +96,44 @@ fn weight(
     site.random_constant("w", dt, shape, -b, b, rng)
 }
 
+/// The family's recipes, one row per op (op type, dtypes and ranks read, output rule,
+/// builder), in the builtin order.
+#[rustfmt::skip]
+const ROWS: &[Row] = &[
+    ("Conv",                  Dt::Reg,          SPATIAL,       same,            conv),
+    ("ConvTranspose",         Dt::Reg,          SPATIAL,       same,            conv),
+    ("MaxPool",               Dt::Reg,          SPATIAL,       same,            pool),
+    ("AveragePool",           Dt::Reg,          SPATIAL,       same,            pool),
+    ("LpPool",                Dt::Reg,          SPATIAL,       same,            pool),
+    ("GlobalAveragePool",     Dt::Reg,          SPATIAL,       same,            global_pool),
+    ("GlobalMaxPool",         Dt::Reg,          SPATIAL,       same,            global_pool),
+    ("GlobalLpPool",          Dt::Reg,          SPATIAL,       same,            global_pool),
+    ("MaxUnpool",             Dt::Reg,          SPATIAL,       same,            max_unpool),
+    ("BatchNormalization",    Dt::Reg,          (2, MAX_RANK), same,            batch_norm),
+    ("InstanceNormalization", Dt::Reg,          SPATIAL,       same,            instance_norm),
+    ("LayerNormalization",    Dt::Reg,          RANK1,         same,            layer_norm),
+    ("GroupNormalization",    Dt::Reg,          SPATIAL,       same,            group_norm),
+    ("LRN",                   Dt::Reg,          SPATIAL,       same,            lrn),
+    ("MatMul",                Dt::Reg,          RANK1,         matmul_outs,     matmul),
+    ("MatMulInteger",         Dt::Reg,          RANK1,         matmul_int_outs, matmul),
+    ("Gemm",                  Dt::Reg,          (2, 2),        same,            gemm),
+    ("Det",                   Dt::Reg,          (2, MAX_RANK), det_outs,        det),
+    ("Einsum",                Dt::Reg,          (1, 5),        same_dtype_le,   einsum),
+    ("LSTM",                  Dt::Reg,          (3, 3),        rank4,           rnn),
+    ("GRU",                   Dt::Reg,          (3, 3),        rank4,           rnn),
+    ("RNN",                   Dt::Reg,          (3, 3),        rank4,           rnn),
+    ("RoiAlign",              Dt::Reg,          (4, 4),        rank4,           roi),
+    ("MaxRoiPool",            Dt::Reg,          (4, 4),        rank4,           roi),
+    ("GridSample",            Dt::Reg,          (4, 4),        rank4,           grid_sample),
+    ("ConvInteger",           Dt::Reg,          SPATIAL,       i32_same,        qconv),
+    ("QLinearConv",           Dt::Reg,          SPATIAL,       same,            qconv),
+    ("QLinearMatMul",         Dt::Reg,          (2, MAX_RANK), same,            qlinear_matmul),
+    ("DeformConv",            Dt::Reg,          (4, 4),        rank4,           deform_conv),
+    ("AffineGrid",            Dt::Reg,          (3, 3),        rank4,           affine_grid),
+    ("Col2Im",                Dt::Only(FLOATS), (3, 3),        rank4,           col2im),
+];
+
 /// Registers the family, in the builtin order.
 pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
-    list.push(R::boxed("Conv", Dt::Reg, SPATIAL, same, conv::conv));
-    list.push(R::boxed(
-        "ConvTranspose",
-        Dt::Reg,
-        SPATIAL,
-        same,
-        conv::conv,
-    ));
-    push_each(
-        list,
-        &["MaxPool", "AveragePool", "LpPool"],
-        Dt::Reg,
-        SPATIAL,
-        same,
-        pool::pool,
-    );
-    push_each(
-        list,
-        &["GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"],
-        Dt::Reg,
-        SPATIAL,
-        same,
-        pool::global_pool,
-    );
-    list.push(R::boxed(
-        "MaxUnpool",
-        Dt::Reg,
-        SPATIAL,
-        same,
-        pool::max_unpool,
-    ));
-    list.push(R::boxed(
-        "BatchNormalization",
-        Dt::Reg,
-        (2, MAX_RANK),
-        same,
-        normalization::batch_norm,
-    ));
-    list.push(R::boxed(
-        "InstanceNormalization",
-        Dt::Reg,
-        SPATIAL,
-        same,
-        normalization::instance_norm,
-    ));
-    list.push(R::boxed(
-        "LayerNormalization",
-        Dt::Reg,
-        RANK1,
-        same,
-        normalization::layer_norm,
-    ));
-    list.push(R::boxed(
-        "GroupNormalization",
-        Dt::Reg,
-        SPATIAL,
-        same,
-        normalization::group_norm,
-    ));
-    list.push(R::boxed("LRN", Dt::Reg, SPATIAL, same, normalization::lrn));
-    list.push(R::boxed(
-        "MatMul",
-        Dt::Reg,
-        RANK1,
-        matmul::matmul_outs,
-        matmul::matmul,
-    ));
-    list.push(R::boxed(
-        "MatMulInteger",
-        Dt::Reg,
-        RANK1,
-        matmul::matmul_int_outs,
-        matmul::matmul,
-    ));
-    list.push(R::boxed("Gemm", Dt::Reg, (2, 2), same, matmul::gemm));
-    list.push(R::boxed(
-        "Det",
-        Dt::Reg,
-        (2, MAX_RANK),
-        det::det_outs,
-        det::det,
-    ));
-    list.push(R::boxed(
-        "Einsum",
-        Dt::Reg,
-        (1, 5),
-        same_dtype_le,
-        einsum::einsum,
-    ));
-    push_each(
-        list,
-        &["LSTM", "GRU", "RNN"],
-        Dt::Reg,
-        (3, 3),
-        rank4,
-        rnn::rnn,
-    );
-    list.push(R::boxed("RoiAlign", Dt::Reg, (4, 4), rank4, roi::roi));
-    list.push(R::boxed("MaxRoiPool", Dt::Reg, (4, 4), rank4, roi::roi));
-    list.push(R::boxed(
-        "GridSample",
-        Dt::Reg,
-        (4, 4),
-        rank4,
-        grid::grid_sample,
-    ));
-    list.push(R::boxed(
-        "ConvInteger",
-        Dt::Reg,
-        SPATIAL,
-        quantized::i32_same,
-        quantized::qconv,
-    ));
-    list.push(R::boxed(
-        "QLinearConv",
-        Dt::Reg,
-        SPATIAL,
-        same,
-        quantized::qconv,
-    ));
-    list.push(R::boxed(
-        "QLinearMatMul",
-        Dt::Reg,
-        (2, MAX_RANK),
-        same,
-        quantized::qlinear_matmul,
-    ));
-    list.push(R::boxed(
-        "DeformConv",
-        Dt::Reg,
-        (4, 4),
-        rank4,
-        deform_conv::deform_conv,
-    ));
-    list.push(R::boxed(
-        "AffineGrid",
-        Dt::Reg,
-        (3, 3),
-        rank4,
-        grid::affine_grid,
-    ));
-    list.push(R::boxed(
-        "Col2Im",
-        Dt::Only(&[DType::F32, DType::F16, DType::F64]),
-        (3, 3),
-        rank4,
-        col2im::col2im,
-    ));
+    push_rows(list, ROWS);
 }

@@ -67,14 +67,9 @@ pub(super) fn layer_norm(
     t: &TensorType,
     rng: &mut SplitMix64,
 ) -> Result<String, String> {
-    let d = dims(t);
-    let r = d.len();
-    let ax = axis(rng, r);
-    let from = (ax + r as i64) as usize % r;
+    let (d, ax, from) = dims_and_axis(t, rng);
     let mut a = Attrs::new();
-    if ax != -1 || chance(rng, 0.5) {
-        a.push(("axis", ai(ax)));
-    }
+    int_attr(rng, &mut a, "axis", ax, -1, 0.5);
     eps(rng, &mut a);
     maybe_int(rng, &mut a, 0.4, "stash_type", &[1, 10, 11, 16]);
     let shape = d[from..].to_vec();

@@ -1,12 +1,26 @@
 //! The quantized products `ConvInteger`, `QLinearConv` and `QLinearMatMul` (8-bit inputs,
 //! scalar scales and zero points).
-use super::group_of;
 use super::window::window;
+use super::{group_of, per_group};
 use crate::builder::SplitMix64;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
+
+/// The scalar scale (f32) and zero point (of `dt`) of operand `name` (`{name}_scale`,
+/// `{name}_zero_point`).
+fn scale_zero(
+    site: &mut Site<'_>,
+    name: &str,
+    scale: f64,
+    dt: DType,
+    zero: f64,
+) -> (String, String) {
+    let s = site.constant_f64s(&format!("{name}_scale"), DType::F32, &[], &[scale]);
+    let z = site.constant_f64s(&format!("{name}_zero_point"), dt, &[], &[zero]);
+    (s, z)
+}
 
 /// `ConvInteger` / `QLinearConv` on an 8-bit input: weights of the input's dtype, scalar zero
 /// points and scales.
@@ -20,7 +34,7 @@ pub(super) fn qconv(
     let d = dims(t);
     let c = d[1];
     let group = group_of(rng, c);
-    let m = group * if group > 4 { 1 } else { between(rng, 1, 2) };
+    let m = group * per_group(rng, group);
     let w = window(rng, &d[2..], true);
     let mut wshape = vec![m, c / group];
     wshape.extend(&w.kernel);
@@ -28,9 +42,7 @@ pub(super) fn qconv(
     let wn = site.random_constant("w", dt, &wshape, 0.0, 8.0, rng);
     let mut a = Attrs::new();
     w.attrs(rng, &mut a, false, true);
-    if group != 1 || chance(rng, 0.3) {
-        a.push(("group", ai(group)));
-    }
+    int_attr(rng, &mut a, "group", group, 1, 0.3);
     let zp = |site: &mut Site<'_>, h: &str| site.constant_f64s(h, dt, &[], &[2.0]);
     if op == "ConvInteger" {
         if chance(rng, 0.5) {
@@ -40,13 +52,9 @@ pub(super) fn qconv(
         }
         return site.op1(op, &[x, &wn], a);
     }
-    let sc = |site: &mut Site<'_>, h: &str, v: f64| site.constant_f64s(h, DType::F32, &[], &[v]);
-    let xs = sc(site, "x_scale", 0.05);
-    let xz = zp(site, "x_zero_point");
-    let ws = sc(site, "w_scale", 0.02);
-    let wz = zp(site, "w_zero_point");
-    let ys = sc(site, "y_scale", 0.1);
-    let yz = zp(site, "y_zero_point");
+    let (xs, xz) = scale_zero(site, "x", 0.05, dt, 2.0);
+    let (ws, wz) = scale_zero(site, "w", 0.02, dt, 2.0);
+    let (ys, yz) = scale_zero(site, "y", 0.1, dt, 2.0);
     let mut ins = vec![x.to_string(), xs, xz, wn, ws, wz, ys, yz];
     if chance(rng, 0.5) {
         ins.push(site.random_constant("bias", DType::I32, &[m], -20.0, 20.0, rng));
@@ -71,13 +79,8 @@ pub(super) fn qlinear_matmul(
     let n = between(rng, 1, 8);
     let dt = t.dtype;
     let b = site.random_constant("b", dt, &[k, n], 0.0, 8.0, rng);
-    let sc = |site: &mut Site<'_>, h: &str, v: f64| site.constant_f64s(h, DType::F32, &[], &[v]);
-    let zp = |site: &mut Site<'_>, h: &str| site.constant_f64s(h, dt, &[], &[1.0]);
-    let as_ = sc(site, "a_scale", 0.05);
-    let az = zp(site, "a_zero_point");
-    let bs = sc(site, "b_scale", 0.05);
-    let bz = zp(site, "b_zero_point");
-    let ys = sc(site, "y_scale", 0.2);
-    let yz = zp(site, "y_zero_point");
+    let (as_, az) = scale_zero(site, "a", 0.05, dt, 1.0);
+    let (bs, bz) = scale_zero(site, "b", 0.05, dt, 1.0);
+    let (ys, yz) = scale_zero(site, "y", 0.2, dt, 1.0);
     site.op1(op, &[x, &as_, &az, &b, &bs, &bz, &ys, &yz], vec![])
 }

@@ -3,6 +3,7 @@
 use super::weight;
 use crate::builder::SplitMix64;
 use crate::ir::DType;
+use crate::ir::attr::AttrValue;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -51,25 +52,16 @@ pub(super) fn rnn(
     if site.opset() < 7 {
         flag(rng, &mut a, "output_sequence");
     }
-    if chance(rng, 0.1) {
+    // The activation functions of one direction, and their alpha and beta (one per function
+    // of every direction).
+    let acts: Option<(&[&str], Option<(f32, f32)>)> = if chance(rng, 0.1) {
         // The default functions, named, with empty parameter lists.
         let one: &[&str] = match op {
             "LSTM" => &["Sigmoid", "Tanh", "Tanh"],
             "GRU" => &["Sigmoid", "Tanh"],
             _ => &["Tanh"],
         };
-        let acts: Vec<Vec<u8>> = (0..nd)
-            .flat_map(|_| one.iter().map(|s| s.as_bytes().to_vec()))
-            .collect();
-        a.push(("activations", crate::ir::attr::AttrValue::Strings(acts)));
-        a.push((
-            "activation_alpha",
-            crate::ir::attr::AttrValue::Floats(vec![]),
-        ));
-        a.push((
-            "activation_beta",
-            crate::ir::attr::AttrValue::Floats(vec![]),
-        ));
+        Some((one, None))
     } else if chance(rng, 0.3) {
         // HardSigmoid for the gate (LSTM, GRU) or the hidden (RNN) function, with its
         // alpha and beta per direction.
@@ -78,26 +70,30 @@ pub(super) fn rnn(
             "GRU" => &["HardSigmoid", "Tanh"],
             _ => &["HardSigmoid"],
         };
-        let acts: Vec<Vec<u8>> = (0..nd)
-            .flat_map(|_| one.iter().map(|s| s.as_bytes().to_vec()))
-            .collect();
         // ONNX says the values are "consumed in the order of the activation functions":
         // runtimes read that as one value per function (ONNX Runtime) or one per function that
         // takes a parameter; one value per function, the same everywhere, means the same under
         // both readings.
-        let (alpha0, beta0) = if chance(rng, 0.5) {
+        let ab = if chance(rng, 0.5) {
             (0.2, 0.5)
         } else {
             (0.3, 0.55)
         };
-        let alpha: Vec<f32> = vec![alpha0; acts.len()];
-        let beta: Vec<f32> = vec![beta0; acts.len()];
-        a.push(("activations", crate::ir::attr::AttrValue::Strings(acts)));
-        a.push((
-            "activation_alpha",
-            crate::ir::attr::AttrValue::Floats(alpha),
-        ));
-        a.push(("activation_beta", crate::ir::attr::AttrValue::Floats(beta)));
+        Some((one, Some(ab)))
+    } else {
+        None
+    };
+    if let Some((one, ab)) = acts {
+        let acts: Vec<Vec<u8>> = (0..nd)
+            .flat_map(|_| one.iter().map(|s| s.as_bytes().to_vec()))
+            .collect();
+        let (alpha, beta) = match ab {
+            Some((alpha0, beta0)) => (vec![alpha0; acts.len()], vec![beta0; acts.len()]),
+            None => (vec![], vec![]),
+        };
+        a.push(("activations", AttrValue::Strings(acts)));
+        a.push(("activation_alpha", AttrValue::Floats(alpha)));
+        a.push(("activation_beta", AttrValue::Floats(beta)));
     }
     match op {
         "LSTM" => flag(rng, &mut a, "input_forget"),

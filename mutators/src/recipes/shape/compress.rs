@@ -17,7 +17,7 @@ pub(super) fn compress(
     let with_axis = chance(rng, 0.7);
     let ax = if with_axis { axis(rng, r) } else { 0 };
     let len = if with_axis {
-        d[(ax + r as i64) as usize % r]
+        d[axis_index(ax, r)]
     } else {
         d.iter().product::<i64>().min(16)
     };

@@ -11,10 +11,7 @@ pub(super) fn concat(
     t: &TensorType,
     rng: &mut SplitMix64,
 ) -> Result<String, String> {
-    let d = dims(t);
-    let r = d.len();
-    let ax = axis(rng, r);
-    let i = (ax + r as i64) as usize % r;
+    let (d, ax, i) = dims_and_axis(t, rng);
     let mut ins = vec![x.to_string()];
     for _ in 0..below(rng, 3) {
         if chance(rng, 0.3) {

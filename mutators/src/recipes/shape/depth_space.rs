@@ -47,10 +47,7 @@ pub(super) fn space_to_depth(
     let mut v = x.to_string();
     let (h, w) = (d[2] / b * b, d[3] / b * b);
     if h != d[2] || w != d[3] {
-        let st = site.constant_i64s("starts", &[2], &[0, 0]);
-        let en = site.constant_i64s("ends", &[2], &[h, w]);
-        let ax = site.constant_i64s("axes", &[2], &[2, 3]);
-        v = site.op1("Slice", &[x, &st, &en, &ax], vec![])?;
+        v = crop(site, x, [2, 3], [h, w])?;
     }
     site.op1(op, &[&v], vec![("blocksize", ai(b))])
 }

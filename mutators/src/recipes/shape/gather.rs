@@ -37,17 +37,14 @@ pub(super) fn gather(
     t: &TensorType,
     rng: &mut SplitMix64,
 ) -> Result<String, String> {
-    let d = dims(t);
+    let (d, ax, i) = dims_and_axis(t, rng);
     let r = d.len();
-    let ax = axis(rng, r);
-    let n = d[(ax + r as i64) as usize % r];
+    let n = d[i];
     let q = below(rng, (MAX_RANK + 1 - r).min(3));
     let shape: Vec<i64> = (0..q).map(|_| between(rng, 1, 3)).collect();
     let idx = indices(site, rng, n, &shape, true);
     let mut a = Attrs::new();
-    if ax != 0 || chance(rng, 0.5) {
-        a.push(("axis", ai(ax)));
-    }
+    int_attr(rng, &mut a, "axis", ax, 0, 0.5);
     site.op1(op, &[x, &idx], a)
 }
 
@@ -66,10 +63,7 @@ pub(super) fn gather_elements(
     t: &TensorType,
     rng: &mut SplitMix64,
 ) -> Result<String, String> {
-    let d = dims(t);
-    let r = d.len();
-    let ax = axis(rng, r);
-    let i = (ax + r as i64) as usize % r;
+    let (d, ax, i) = dims_and_axis(t, rng);
     let shape: Vec<i64> = d
         .iter()
         .enumerate()
@@ -83,9 +77,7 @@ pub(super) fn gather_elements(
         .collect();
     let idx = indices(site, rng, d[i], &shape, true);
     let mut a = Attrs::new();
-    if ax != 0 || chance(rng, 0.5) {
-        a.push(("axis", ai(ax)));
-    }
+    int_attr(rng, &mut a, "axis", ax, 0, 0.5);
     site.op1(op, &[x, &idx], a)
 }
 

@@ -49,177 +49,74 @@ mod squeeze;
 mod tile;
 mod transpose;
 
+use compress::{compress, compress_outs};
+use concat::concat;
+use depth_space::{depth_to_space, space_to_depth};
+use expand::{expand, expand_outs};
+use eye_like::{eye_like, eye_outs};
+use gather::{gather, gather_elements, gather_nd, gather_outs};
+use one_hot::{one_hot, one_hot_outs};
+use pad::{center_crop_pad, pad};
+use quantize::{dyn_quant, f32_same, quant_outs, quantize, u8_same};
+use reshape::{flatten, reshape, reshape_outs};
+use resize::resize;
+use reverse_sequence::reverse_sequence;
+use scatter::{scatter_elements, scatter_nd};
+use shape_size::{i64_rank1, i64_scalar_out, shape_op};
+use slice::slice;
+use split::split;
+use squeeze::{squeeze, unsqueeze, unsqueeze_outs};
+use tile::tile;
+use transpose::transpose;
+
 /// The element count an op of this family may grow its input to.
 const LIMIT: i64 = 1 << 16;
+/// Every generated dtype.
+const ALL: Dt = Dt::Only(GEN_DTYPES);
 
+/// An `axes` input constant.
 fn axes_const(site: &mut Site<'_>, axes: &[i64]) -> String {
     site.constant_i64s("axes", &[axes.len() as i64], axes)
 }
 
+/// The family's recipes, one row per op (op type, dtypes and ranks read, output rule,
+/// builder), in the builtin order.
+#[rustfmt::skip]
+const ROWS: &[Row] = &[
+    ("Reshape",               ALL,     ANY_RANK,          reshape_outs,   reshape),
+    ("Flatten",               ALL,     RANK1,             rank2,          flatten),
+    ("Transpose",             ALL,     ANY_RANK,          same,           transpose),
+    ("Squeeze",               ALL,     (0, MAX_RANK - 1), same_dtype_le,  squeeze),
+    ("Unsqueeze",             ALL,     (0, MAX_RANK - 2), unsqueeze_outs, unsqueeze),
+    ("Expand",                ALL,     (0, MAX_RANK - 1), expand_outs,    expand),
+    ("Tile",                  ALL,     RANK1,             same,           tile),
+    ("Slice",                 ALL,     RANK1,             same,           slice),
+    ("Pad",                   ALL,     RANK1,             same,           pad),
+    ("Concat",                ALL,     RANK1,             same,           concat),
+    ("Split",                 ALL,     RANK1,             same,           split),
+    ("Gather",                ALL,     RANK1,             gather_outs,    gather),
+    ("GatherElements",        ALL,     RANK1,             same,           gather_elements),
+    ("GatherND",              ALL,     RANK1,             same_dtype_le,  gather_nd),
+    ("ScatterElements",       ALL,     RANK1,             same,           scatter_elements),
+    ("Scatter",               ALL,     RANK1,             same,           scatter_elements),
+    ("ScatterND",             ALL,     RANK1,             same,           scatter_nd),
+    ("DepthToSpace",          ALL,     (4, 4),            same,           depth_to_space),
+    ("SpaceToDepth",          ALL,     (4, 4),            same,           space_to_depth),
+    ("Shape",                 ALL,     ANY_RANK,          i64_rank1,      shape_op),
+    ("Size",                  ALL,     ANY_RANK,          i64_scalar_out, plain),
+    ("Resize",                ALL,     RANK1,             same,           resize),
+    ("Upsample",              ALL,     RANK1,             same,           resize),
+    ("Compress",              ALL,     RANK1,             compress_outs,  compress),
+    ("OneHot",                Dt::Reg, (1, MAX_RANK - 1), one_hot_outs,   one_hot),
+    ("EyeLike",               Dt::Reg, (2, 2),            eye_outs,       eye_like),
+    ("ReverseSequence",       ALL,     (2, MAX_RANK),     same,           reverse_sequence),
+    ("CenterCropPad",         ALL,     RANK1,             same,           center_crop_pad),
+    ("QuantizeLinear",        Dt::Reg, ANY_RANK,          quant_outs,     quantize),
+    ("DequantizeLinear",      Dt::Reg, ANY_RANK,          f32_same,       quantize),
+    ("DynamicQuantizeLinear", Dt::Reg, ANY_RANK,          u8_same,        dyn_quant),
+];
+
 /// Registers the family, in the builtin order.
 pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
-    let all = Dt::Only(GEN_DTYPES);
-    list.push(R::boxed(
-        "Reshape",
-        all,
-        ANY_RANK,
-        reshape::reshape_outs,
-        reshape::reshape,
-    ));
-    list.push(R::boxed("Flatten", all, RANK1, rank2, reshape::flatten));
-    list.push(R::boxed(
-        "Transpose",
-        all,
-        ANY_RANK,
-        same,
-        transpose::transpose,
-    ));
-    list.push(R::boxed(
-        "Squeeze",
-        all,
-        (0, MAX_RANK - 1),
-        same_dtype_le,
-        squeeze::squeeze,
-    ));
-    list.push(R::boxed(
-        "Unsqueeze",
-        all,
-        (0, MAX_RANK - 2),
-        squeeze::unsqueeze_outs,
-        squeeze::unsqueeze,
-    ));
-    list.push(R::boxed(
-        "Expand",
-        all,
-        (0, MAX_RANK - 1),
-        expand::expand_outs,
-        expand::expand,
-    ));
-    list.push(R::boxed("Tile", all, RANK1, same, tile::tile));
-    list.push(R::boxed("Slice", all, RANK1, same, slice::slice));
-    list.push(R::boxed("Pad", all, RANK1, same, pad::pad));
-    list.push(R::boxed("Concat", all, RANK1, same, concat::concat));
-    list.push(R::boxed("Split", all, RANK1, same, split::split));
-    list.push(R::boxed(
-        "Gather",
-        all,
-        RANK1,
-        gather::gather_outs,
-        gather::gather,
-    ));
-    list.push(R::boxed(
-        "GatherElements",
-        all,
-        RANK1,
-        same,
-        gather::gather_elements,
-    ));
-    list.push(R::boxed(
-        "GatherND",
-        all,
-        RANK1,
-        same_dtype_le,
-        gather::gather_nd,
-    ));
-    list.push(R::boxed(
-        "ScatterElements",
-        all,
-        RANK1,
-        same,
-        scatter::scatter_elements,
-    ));
-    list.push(R::boxed(
-        "Scatter",
-        all,
-        RANK1,
-        same,
-        scatter::scatter_elements,
-    ));
-    list.push(R::boxed("ScatterND", all, RANK1, same, scatter::scatter_nd));
-    list.push(R::boxed(
-        "DepthToSpace",
-        all,
-        (4, 4),
-        same,
-        depth_space::depth_to_space,
-    ));
-    list.push(R::boxed(
-        "SpaceToDepth",
-        all,
-        (4, 4),
-        same,
-        depth_space::space_to_depth,
-    ));
-    list.push(R::boxed(
-        "Shape",
-        all,
-        ANY_RANK,
-        shape_size::i64_rank1,
-        shape_size::shape_op,
-    ));
-    list.push(R::boxed(
-        "Size",
-        all,
-        ANY_RANK,
-        shape_size::i64_scalar_out,
-        shape_size::size,
-    ));
-    list.push(R::boxed("Resize", all, RANK1, same, resize::resize));
-    list.push(R::boxed("Upsample", all, RANK1, same, resize::resize));
-    list.push(R::boxed(
-        "Compress",
-        all,
-        RANK1,
-        compress::compress_outs,
-        compress::compress,
-    ));
-    list.push(R::boxed(
-        "OneHot",
-        Dt::Reg,
-        (1, MAX_RANK - 1),
-        one_hot::one_hot_outs,
-        one_hot::one_hot,
-    ));
-    list.push(R::boxed(
-        "EyeLike",
-        Dt::Reg,
-        (2, 2),
-        eye_like::eye_outs,
-        eye_like::eye_like,
-    ));
-    list.push(R::boxed(
-        "ReverseSequence",
-        all,
-        (2, MAX_RANK),
-        same,
-        reverse_sequence::reverse_sequence,
-    ));
-    list.push(R::boxed(
-        "CenterCropPad",
-        all,
-        RANK1,
-        same,
-        pad::center_crop_pad,
-    ));
-    list.push(R::boxed(
-        "QuantizeLinear",
-        Dt::Reg,
-        ANY_RANK,
-        quantize::quant_outs,
-        quantize::quantize,
-    ));
-    list.push(R::boxed(
-        "DequantizeLinear",
-        Dt::Reg,
-        ANY_RANK,
-        quantize::f32_same,
-        quantize::quantize,
-    ));
-    list.push(R::boxed(
-        "DynamicQuantizeLinear",
-        Dt::Reg,
-        ANY_RANK,
-        quantize::u8_same,
-        quantize::dyn_quant,
-    ));
+    push_rows(list, ROWS);
 }

@@ -20,20 +20,18 @@ pub(super) fn quantize(
     let per_axis = site.opset() >= 13 && r >= 1 && chance(rng, 0.4);
     let (sshape, ax) = if per_axis {
         let ax = axis(rng, r);
-        (vec![d[(ax + r as i64) as usize % r]], Some(ax))
+        (vec![d[axis_index(ax, r)]], Some(ax))
     } else {
         (vec![], None)
     };
-    if let Some(ax) = ax
-        && (ax != 1 || chance(rng, 0.5))
-    {
-        a.push(("axis", ai(ax)));
+    if let Some(ax) = ax {
+        int_attr(rng, &mut a, "axis", ax, 1, 0.5);
     }
     // Blocked scales (opset 21+): one scale per block of `block_size` along the axis.
     let mut sshape = sshape;
     if site.opset() >= 21 && r >= 1 && chance(rng, 0.3) {
         let ax = axis(rng, r);
-        let i = (ax + r as i64) as usize % r;
+        let i = axis_index(ax, r);
         let b = pick(rng, &[2, 3, 17]);
         sshape = d.clone();
         sshape[i] = (d[i] + b - 1) / b;

@@ -6,6 +6,16 @@ use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
 
+/// The `reduction` attribute (opset 16+; `max` and `min` from 18), or its default.
+fn reduction(site: &Site<'_>, rng: &mut SplitMix64, a: &mut Attrs) {
+    let red = if site.opset() >= 18 {
+        pick(rng, &["none", "add", "mul", "max", "min"])
+    } else {
+        pick(rng, &["none", "add", "mul"])
+    };
+    maybe(rng, a, 0.8, "reduction", astr(red));
+}
+
 pub(super) fn scatter_elements(
     op: &'static str,
     site: &mut Site<'_>,
@@ -13,26 +23,16 @@ pub(super) fn scatter_elements(
     t: &TensorType,
     rng: &mut SplitMix64,
 ) -> Result<String, String> {
-    let d = dims(t);
-    let r = d.len();
-    let ax = axis(rng, r);
-    let i = (ax + r as i64) as usize % r;
+    let (d, ax, i) = dims_and_axis(t, rng);
     // One index per position along the axis: no duplicates.
     let mut shape = d.clone();
     shape[i] = 1;
     let idx = indices(site, rng, d[i], &shape, true);
     let upd = konst(site, "updates", t.dtype, &shape, -2.0, 2.0, rng);
     let mut a = Attrs::new();
-    if ax != 0 || chance(rng, 0.5) {
-        a.push(("axis", ai(ax)));
-    }
+    int_attr(rng, &mut a, "axis", ax, 0, 0.5);
     if op == "ScatterElements" && site.opset() >= 16 {
-        let red = if site.opset() >= 18 {
-            pick(rng, &["none", "add", "mul", "max", "min"])
-        } else {
-            pick(rng, &["none", "add", "mul"])
-        };
-        maybe(rng, &mut a, 0.8, "reduction", astr(red));
+        reduction(site, rng, &mut a);
     }
     site.op1(op, &[x, &idx, &upd], a)
 }
@@ -70,12 +70,7 @@ pub(super) fn scatter_nd(
     let upd = konst(site, "updates", t.dtype, &ushape, -2.0, 2.0, rng);
     let mut a = Attrs::new();
     if site.opset() >= 16 {
-        let red = if site.opset() >= 18 {
-            pick(rng, &["none", "add", "mul", "max", "min"])
-        } else {
-            pick(rng, &["none", "add", "mul"])
-        };
-        maybe(rng, &mut a, 0.8, "reduction", astr(red));
+        reduction(site, rng, &mut a);
     }
     site.op1(op, &[x, &idx, &upd], a)
 }

@@ -1,4 +1,5 @@
-//! `Shape` (with `start` / `end` from opset 15) and `Size`.
+//! `Shape` (with `start` / `end` from opset 15) and the output rules of `Shape` and `Size`
+//! (whose builder is the plain one of `util.rs`).
 use crate::builder::SplitMix64;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
@@ -33,16 +34,6 @@ pub(super) fn shape_op(
 
 pub(super) fn i64_rank1(_: DType, _: usize) -> Vec<(DType, usize)> {
     vec![(DType::I64, 1)]
-}
-
-pub(super) fn size(
-    op: &'static str,
-    site: &mut Site<'_>,
-    x: &str,
-    _t: &TensorType,
-    _rng: &mut SplitMix64,
-) -> Result<String, String> {
-    site.op1(op, &[x], vec![])
 }
 
 pub(super) fn i64_scalar_out(_: DType, _: usize) -> Vec<(DType, usize)> {

@@ -12,17 +12,13 @@ pub(super) fn split(
     t: &TensorType,
     rng: &mut SplitMix64,
 ) -> Result<String, String> {
-    let d = dims(t);
-    let r = d.len();
-    let ax = axis(rng, r);
-    let n = d[(ax + r as i64) as usize % r];
+    let (d, ax, i) = dims_and_axis(t, rng);
+    let n = d[i];
     if n < 1 {
         return Err("Split of an empty dimension".into());
     }
     let mut a = Attrs::new();
-    if ax != 0 || chance(rng, 0.5) {
-        a.push(("axis", ai(ax)));
-    }
+    int_attr(rng, &mut a, "axis", ax, 0, 0.5);
     let opset = site.opset();
     // Equal parts (a divisor of n), or explicit sizes.
     let equal = chance(rng, 0.5);

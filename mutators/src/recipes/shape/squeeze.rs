@@ -8,6 +8,17 @@ use crate::recipes::MAX_RANK;
 use crate::recipes::util::*;
 use crate::site::Site;
 
+/// `op` (`Squeeze` or `Unsqueeze`) over `axes` of `x`: an attribute before opset 13, an
+/// input from it.
+fn with_axes(site: &mut Site<'_>, op: &str, x: &str, axes: &[i64]) -> Result<String, String> {
+    if site.opset() >= 13 {
+        let c = axes_const(site, axes);
+        site.op1(op, &[x, &c], vec![])
+    } else {
+        site.op1(op, &[x], vec![("axes", ais(axes))])
+    }
+}
+
 pub(super) fn squeeze(
     op: &'static str,
     site: &mut Site<'_>,
@@ -21,12 +32,7 @@ pub(super) fn squeeze(
     let ones = if ones.is_empty() {
         // Makes a size-1 axis to squeeze.
         let at = below(rng, d.len() + 1);
-        v = if site.opset() >= 13 {
-            let c = axes_const(site, &[at as i64]);
-            site.op1("Unsqueeze", &[x, &c], vec![])?
-        } else {
-            site.op1("Unsqueeze", &[x], vec![("axes", ais(&[at as i64]))])?
-        };
+        v = with_axes(site, "Unsqueeze", x, &[at as i64])?;
         d.insert(at, 1);
         vec![at]
     } else {
@@ -41,18 +47,10 @@ pub(super) fn squeeze(
             if chance(rng, 0.3) { a - r } else { a }
         })
         .collect();
-    let omit = chance(rng, 0.25);
-    if site.opset() >= 13 {
-        if omit {
-            return site.op1(op, &[&v], vec![]);
-        }
-        let c = axes_const(site, &axes);
-        site.op1(op, &[&v, &c], vec![])
-    } else if omit {
-        site.op1(op, &[&v], vec![])
-    } else {
-        site.op1(op, &[&v], vec![("axes", ais(&axes))])
+    if chance(rng, 0.25) {
+        return site.op1(op, &[&v], vec![]);
     }
+    with_axes(site, op, &v, &axes)
 }
 
 pub(super) fn unsqueeze(
@@ -75,12 +73,7 @@ pub(super) fn unsqueeze(
             }
         })
         .collect();
-    if site.opset() >= 13 {
-        let c = axes_const(site, &axes);
-        site.op1(op, &[x, &c], vec![])
-    } else {
-        site.op1(op, &[x], vec![("axes", ais(&axes))])
-    }
+    with_axes(site, op, x, &axes)
 }
 
 pub(super) fn unsqueeze_outs(d: DType, r: usize) -> Vec<(DType, usize)> {
