@@ -8,12 +8,15 @@ use mutagraph_ir::registry::{AttrSpec, OpSpec};
 /// Marks an attribute spec without parameter items (see [`Universe::params_at_opset`]).
 pub(super) const NO_PARAMS: usize = usize::MAX;
 
+/// A parameter item: (op, attr spec index, bucket).
+pub(super) type ParamItem = (u32, u16, u8);
+
 /// Per op, per attr spec: the id of its first bucket ([`NO_PARAMS`] for a spec `keep` leaves
-/// out); and per param id: (op, attr spec index, bucket).
+/// out); and per param id: its item.
 pub(super) fn param_table(
     ops: &[&'static OpSpec],
     keep: impl Fn(&AttrSpec) -> bool,
-) -> (Vec<Vec<usize>>, Vec<(u32, u16, u8)>) {
+) -> (Vec<Vec<usize>>, Vec<ParamItem>) {
     let mut attr_offsets = Vec::with_capacity(ops.len());
     let mut params = Vec::new();
     for (io, s) in ops.iter().enumerate() {

@@ -2,7 +2,7 @@
 //! registry (or a list of its op types).
 use super::bitset::BitSet;
 use super::cells::{SHAPE_CELLS, cell_name};
-use super::params::param_table;
+use super::params::{ParamItem, param_table};
 use mutagraph_ir::dtype::{self, DType};
 use mutagraph_ir::registry::{OpSpec, Registry};
 use mutagraph_ir::{Graph, Node};
@@ -48,7 +48,7 @@ pub struct Universe {
     /// The opset the parameter family was restricted to, if any.
     pub(super) params_opset: Option<i64>,
     /// Per param id: (op, attr spec index, bucket).
-    pub(super) params: Vec<(u32, u16, u8)>,
+    pub(super) params: Vec<ParamItem>,
     /// Per op, per input port: index into `ports` (None for untyped ports).
     pub(super) op_ports: Vec<Vec<Option<usize>>>,
     pub(super) ports: Vec<InputPort>,

@@ -54,7 +54,7 @@ pub(super) fn rnn(
     }
     // The activation functions of one direction, and their alpha and beta (one per function
     // of every direction).
-    let acts: Option<(&[&str], Option<(f32, f32)>)> = if chance(rng, 0.1) {
+    let acts = if chance(rng, 0.1) {
         // The default functions, named, with empty parameter lists.
         let one: &[&str] = match op {
             "LSTM" => &["Sigmoid", "Tanh", "Tanh"],
