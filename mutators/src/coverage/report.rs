@@ -67,7 +67,7 @@ impl fmt::Display for Family {
     }
 }
 
-/// A summary of a [`Coverage`].
+/// A summary of a [`Coverage`](super::Coverage).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// Models added.
