@@ -1,7 +1,7 @@
 //! What several operators need: the backbone of a model, candidate values and weights.
 use crate::ir::types::TensorType;
 use crate::ir::{DType, Model, NodeId};
-use crate::mutation::Ctx;
+use crate::mutation::{Ctx, Limits};
 use std::collections::HashMap;
 
 /// Node output values on the model's backbone: the longest input-to-output path (counted in
@@ -427,4 +427,10 @@ impl Splice {
         site.reroute(&self.x, &y);
         Ok(y)
     }
+}
+
+/// How many nodes `model` may still gain under `limits` (`None` when it is at the limit).
+pub(crate) fn node_room(model: &Model, limits: &Limits) -> Option<usize> {
+    let room = limits.max_nodes.saturating_sub(model.graph.node_count());
+    (room > 0).then_some(room)
 }

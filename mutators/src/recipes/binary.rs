@@ -145,7 +145,7 @@ fn where_(
 }
 
 pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
-    for op in [
+    let arithmetic = &[
         "Add",
         "Sub",
         "Mul",
@@ -157,17 +157,13 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
         "BitwiseOr",
         "BitwiseXor",
         "PRelu",
-    ] {
-        list.push(R::boxed(op, Dt::Reg, ANY_RANK, same, binary));
-    }
-    for op in ["And", "Or", "Xor"] {
-        list.push(R::boxed(op, Dt::Only(BOOL), ANY_RANK, same, binary));
-    }
-    for op in ["Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"] {
-        list.push(R::boxed(op, Dt::Reg, ANY_RANK, bool_same, binary));
-    }
-    for op in ["Sum", "Mean", "Max", "Min"] {
-        list.push(R::boxed(op, Dt::Reg, ANY_RANK, same, variadic));
-    }
+    ];
+    push_each(list, arithmetic, Dt::Reg, ANY_RANK, same, binary);
+    let logic = &["And", "Or", "Xor"];
+    push_each(list, logic, Dt::Only(BOOL), ANY_RANK, same, binary);
+    let comparisons = &["Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"];
+    push_each(list, comparisons, Dt::Reg, ANY_RANK, bool_same, binary);
+    let variadics = &["Sum", "Mean", "Max", "Min"];
+    push_each(list, variadics, Dt::Reg, ANY_RANK, same, variadic);
     list.push(R::boxed("Where", Dt::RegAt(1), ANY_RANK, same, where_));
 }

@@ -2,17 +2,27 @@
 //! op spec of NNSmith, seen from the generator's side: which inputs an op can read, what it
 //! makes of them, and how to build a valid node with attributes, weights and constants).
 //!
-//! One [`Recipe`] per op type; a family of similar ops shares one table-driven file
-//! (`unary.rs`, ...). The set of op types with a recipe, and the pairs that the recipes'
-//! dtype-and-rank facts can connect, are the campaign's coverage universe
+//! One [`Recipe`] per op type. The set of op types with a recipe, and the pairs that the
+//! recipes' dtype-and-rank facts can connect, are the campaign's coverage universe
 //! ([`Recipes::universe`]).
 //!
-//! Families: `unary.rs` (elementwise unary ops, activations, softmax family, casts, `Clip`,
-//! `Dropout`, `Trilu`, `CumSum`, `LpNormalization`, `MeanVarianceNormalization`),
-//! `binary.rs` (binary arithmetic / comparison / logic / bitwise ops against a broadcastable
-//! constant, the variadic ops, `PRelu`, `Where`), `reduce.rs` (`Reduce*`, `ArgMax`/`ArgMin`,
-//! `TopK`), `nn.rs` (convolutions, pooling, normalizations, matrix products, RNNs, ROI ops,
-//! quantized conv / matmul), `shape.rs` (shape, indexing, resizing and quantization ops).
+//! Families, registered in this order (the order of [`Recipes::builtin`], which random
+//! choices index into):
+//! * `unary.rs`: elementwise unary ops, activations, softmax family, casts, `Clip`,
+//!   `Dropout`, `Trilu`, `CumSum`, `LpNormalization`, `MeanVarianceNormalization` (one
+//!   table-driven file);
+//! * `binary.rs`: binary arithmetic / comparison / logic / bitwise ops against a
+//!   broadcastable constant, the variadic ops, `PRelu`, `Where` (one table-driven file);
+//! * `reduce.rs`: `Reduce*`, `ArgMax` / `ArgMin`, `TopK` (one table-driven file);
+//! * `nn/`: convolutions, pooling, normalizations, matrix products, RNNs, ROI ops, quantized
+//!   conv / matmul, one file per op or small group (`nn/conv.rs`, `nn/rnn.rs`, ...);
+//! * `shape/`: shape, indexing, resizing and quantization ops, one file per op or small group
+//!   (`shape/resize.rs`, `shape/gather.rs`, ...).
+//!
+//! Finding an op's recipe: `nn/` and `shape/` name their files after the ops (their `mod.rs`
+//! has the op → file table); each family's `register` lists every op it knows with the
+//! builder that makes it. `util.rs` holds what the families share (the table-driven recipe
+//! `R`, attribute constructors, draws over parameter buckets).
 //! Each build draws attributes so that repeated builds cover the op's parameter buckets, and
 //! uses the form of the op valid at the model's opset ([`Site::opset`]).
 //!

@@ -74,9 +74,7 @@ fn arg(
 ) -> Result<String, String> {
     let r = t.rank().unwrap_or(1);
     let mut a = Attrs::new();
-    if chance(rng, 0.8) {
-        a.push(("axis", ai(axis(rng, r))));
-    }
+    maybe_axis(rng, &mut a, 0.8, r);
     flag(rng, &mut a, "keepdims");
     if site.opset() >= 12 {
         flag(rng, &mut a, "select_last_index");
@@ -95,15 +93,11 @@ fn topk(
     t: &TensorType,
     rng: &mut SplitMix64,
 ) -> Result<String, String> {
-    let d = dims(t);
-    let r = d.len();
-    let ax = axis(rng, r);
-    let n = d[(ax + r as i64) as usize % r];
+    let (d, ax, i) = dims_and_axis(t, rng);
+    let n = d[i];
     let k = between(rng, if n > 0 { 1 } else { 0 }, n.min(5));
     let mut a = Attrs::new();
-    if ax != -1 || chance(rng, 0.5) {
-        a.push(("axis", ai(ax)));
-    }
+    int_attr(rng, &mut a, "axis", ax, -1, 0.5);
     if site.opset() < 10 {
         a.push(("k", ai(k)));
         return Ok(site.op(op, &[x], a, 2)?.remove(0));
@@ -116,7 +110,7 @@ fn topk(
 }
 
 pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
-    for op in [
+    let reductions = &[
         "ReduceL1",
         "ReduceL2",
         "ReduceLogSum",
@@ -127,10 +121,8 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
         "ReduceProd",
         "ReduceSum",
         "ReduceSumSquare",
-    ] {
-        list.push(R::boxed(op, Dt::Reg, RANK1, same_dtype_le, reduce));
-    }
-    list.push(R::boxed("ArgMax", Dt::Reg, RANK1, arg_outs, arg));
-    list.push(R::boxed("ArgMin", Dt::Reg, RANK1, arg_outs, arg));
+    ];
+    push_each(list, reductions, Dt::Reg, RANK1, same_dtype_le, reduce);
+    push_each(list, &["ArgMax", "ArgMin"], Dt::Reg, RANK1, arg_outs, arg);
     list.push(R::boxed("TopK", Dt::Reg, RANK1, same, topk));
 }

@@ -8,18 +8,6 @@ use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::site::Site;
 
-const FLOATS: &[DType] = &[DType::F32, DType::F16, DType::F64];
-
-fn plain(
-    op: &'static str,
-    site: &mut Site<'_>,
-    x: &str,
-    _t: &TensorType,
-    _rng: &mut SplitMix64,
-) -> Result<String, String> {
-    site.op1(op, &[x], vec![])
-}
-
 /// Activations and elementwise ops whose only parameters are attributes.
 fn act(
     op: &'static str,
@@ -51,9 +39,7 @@ fn act(
             float_of(rng, &mut a, "lambd", &SHRINK5[1..]);
         }
         "Gelu" => maybe_str(rng, &mut a, 0.7, "approximate", &["none", "tanh"]),
-        "Softmax" | "LogSoftmax" | "Hardmax" if r > 0 && chance(rng, 0.8) => {
-            a.push(("axis", ai(axis(rng, r))));
-        }
+        "Softmax" | "LogSoftmax" | "Hardmax" if r > 0 => maybe_axis(rng, &mut a, 0.8, r),
         "IsInf" => {
             flag(rng, &mut a, "detect_negative");
             flag(rng, &mut a, "detect_positive");
@@ -72,9 +58,7 @@ fn lp_norm(
 ) -> Result<String, String> {
     let r = t.rank().unwrap_or(1);
     let mut a = Attrs::new();
-    if chance(rng, 0.8) {
-        a.push(("axis", ai(axis(rng, r))));
-    }
+    maybe_axis(rng, &mut a, 0.8, r);
     maybe_int(rng, &mut a, 0.7, "p", &[1, 2]);
     site.op1(op, &[x], a)
 }
@@ -240,7 +224,7 @@ fn cumsum(
 }
 
 pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
-    let plain_ops: &[&'static str] = &[
+    let plain_ops = &[
         "Abs",
         "Acos",
         "Acosh",
@@ -273,10 +257,8 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
         "Not",
         "BitwiseNot",
     ];
-    for &op in plain_ops {
-        list.push(R::boxed(op, Dt::Reg, ANY_RANK, same, plain));
-    }
-    for op in [
+    push_each(list, plain_ops, Dt::Reg, ANY_RANK, same, plain);
+    let activations = &[
         "LeakyRelu",
         "Elu",
         "ThresholdedRelu",
@@ -285,12 +267,10 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
         "Celu",
         "Shrink",
         "Gelu",
-    ] {
-        list.push(R::boxed(op, Dt::Reg, ANY_RANK, same, act));
-    }
-    for op in ["Softmax", "LogSoftmax", "Hardmax"] {
-        list.push(R::boxed(op, Dt::Reg, RANK1, same, act));
-    }
+    ];
+    push_each(list, activations, Dt::Reg, ANY_RANK, same, act);
+    let softmaxes = &["Softmax", "LogSoftmax", "Hardmax"];
+    push_each(list, softmaxes, Dt::Reg, RANK1, same, act);
     list.push(R::boxed("IsNaN", Dt::Reg, ANY_RANK, bool_same, plain));
     // Integer Erf went away at opset 13, f16 IsInf came at 20: the facts are those of the
     // seed opset (17).
@@ -312,20 +292,15 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     ));
     list.push(R::boxed("Clip", Dt::Reg, ANY_RANK, same, clip));
     list.push(R::boxed("Dropout", Dt::Reg, ANY_RANK, same, dropout));
-    list.push(R::boxed(
-        "Cast",
+    let casts = &["Cast", "CastLike"];
+    push_each(
+        list,
+        casts,
         Dt::Only(super::GEN_DTYPES),
         ANY_RANK,
         any_gen,
         cast,
-    ));
-    list.push(R::boxed(
-        "CastLike",
-        Dt::Only(super::GEN_DTYPES),
-        ANY_RANK,
-        any_gen,
-        cast,
-    ));
+    );
     list.push(R::boxed(
         "Trilu",
         Dt::Reg,

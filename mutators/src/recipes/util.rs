@@ -103,6 +103,42 @@ impl Recipe for R {
     }
 }
 
+/// One row of a family's recipe table: the op type, the dtypes and ranks it reads, its output
+/// rule and its builder (the arguments of [`R::boxed`]).
+pub(crate) type Row = (&'static str, Dt, (usize, usize), Outs, Build);
+
+/// Registers one recipe per row, in order.
+pub(crate) fn push_rows(list: &mut Vec<Box<dyn Recipe>>, rows: &[Row]) {
+    for &(op, dt, ranks, outs, build) in rows {
+        list.push(R::boxed(op, dt, ranks, outs, build));
+    }
+}
+
+/// Registers one recipe per op of `ops`, in order, all with the same facts and builder.
+pub(crate) fn push_each(
+    list: &mut Vec<Box<dyn Recipe>>,
+    ops: &[&'static str],
+    dt: Dt,
+    ranks: (usize, usize),
+    outs: Outs,
+    build: Build,
+) {
+    for &op in ops {
+        list.push(R::boxed(op, dt, ranks, outs, build));
+    }
+}
+
+/// Builds the op on `x` alone, with no attribute.
+pub(crate) fn plain(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    _t: &TensorType,
+    _rng: &mut SplitMix64,
+) -> Result<String, String> {
+    site.op1(op, &[x], vec![])
+}
+
 /// Every rank.
 pub(crate) const ANY_RANK: (usize, usize) = (0, MAX_RANK);
 /// Rank at least 1.
@@ -110,6 +146,8 @@ pub(crate) const RANK1: (usize, usize) = (1, MAX_RANK);
 
 /// Bool only.
 pub(crate) const BOOL: &[DType] = &[DType::Bool];
+/// The float dtypes.
+pub(crate) const FLOATS: &[DType] = &[DType::F32, DType::F16, DType::F64];
 
 /// Same dtype and rank.
 pub(crate) fn same(d: DType, r: usize) -> Vec<(DType, usize)> {
@@ -118,6 +156,14 @@ pub(crate) fn same(d: DType, r: usize) -> Vec<(DType, usize)> {
 /// Bool of the same rank.
 pub(crate) fn bool_same(_: DType, r: usize) -> Vec<(DType, usize)> {
     vec![(DType::Bool, r)]
+}
+/// Same dtype, rank 2.
+pub(crate) fn rank2(d: DType, _: usize) -> Vec<(DType, usize)> {
+    vec![(d, 2)]
+}
+/// Same dtype, rank 4.
+pub(crate) fn rank4(d: DType, _: usize) -> Vec<(DType, usize)> {
+    vec![(d, 4)]
 }
 /// Same dtype, any rank up to the input's.
 pub(crate) fn same_dtype_le(d: DType, r: usize) -> Vec<(DType, usize)> {
@@ -171,10 +217,47 @@ pub(crate) fn dims(t: &TensorType) -> Vec<i64> {
     t.static_dims().unwrap_or_default()
 }
 
+/// The static dims of `t`, a random axis of them (sometimes negative, see [`axis`]) and its
+/// index (rank >= 1).
+pub(crate) fn dims_and_axis(t: &TensorType, rng: &mut SplitMix64) -> (Vec<i64>, i64, usize) {
+    let d = dims(t);
+    let ax = axis(rng, d.len());
+    let i = axis_index(ax, d.len());
+    (d, ax, i)
+}
+
 /// A valid axis of a rank-`r` tensor, sometimes negative (r >= 1).
 pub(crate) fn axis(rng: &mut SplitMix64, r: usize) -> i64 {
     let a = below(rng, r) as i64;
     if chance(rng, 0.3) { a - r as i64 } else { a }
+}
+
+/// The index of axis `ax` (negative ones counted from the end) of a rank-`r` tensor.
+pub(crate) fn axis_index(ax: i64, r: usize) -> usize {
+    (ax + r as i64) as usize % r
+}
+
+/// An `axis` attribute (a valid axis of rank `r`, sometimes negative) with probability `p`
+/// (else the attribute is left to its default).
+pub(crate) fn maybe_axis(rng: &mut SplitMix64, attrs: &mut Attrs, p: f64, r: usize) {
+    if chance(rng, p) {
+        attrs.push(("axis", ai(axis(rng, r))));
+    }
+}
+
+/// Writes INT attribute `name` = `v` when `v` is not the default `dflt`, and with probability
+/// `p` when it is (else the attribute is left to its default).
+pub(crate) fn int_attr(
+    rng: &mut SplitMix64,
+    attrs: &mut Attrs,
+    name: &'static str,
+    v: i64,
+    dflt: i64,
+    p: f64,
+) {
+    if v != dflt || chance(rng, p) {
+        attrs.push((name, ai(v)));
+    }
 }
 
 /// Pushes `(name, value)` when `p` comes up (else the attribute is left to its default).
@@ -248,6 +331,19 @@ pub(crate) fn konst(
         (lo, hi)
     };
     site.random_constant(hint, dtype, dims, lo, hi, rng)
+}
+
+/// `x` sliced to `0..ends[i]` along `axes[i]` (starts, ends and axes as inputs).
+pub(crate) fn crop(
+    site: &mut Site<'_>,
+    x: &str,
+    axes: [i64; 2],
+    ends: [i64; 2],
+) -> Result<String, String> {
+    let starts = site.constant_i64s("starts", &[2], &[0, 0]);
+    let ends = site.constant_i64s("ends", &[2], &ends);
+    let axes = site.constant_i64s("axes", &[2], &axes);
+    site.op1("Slice", &[x, &starts, &ends, &axes], vec![])
 }
 
 /// A distinct, sorted subset of `0..r` of size `k` (k <= r).

@@ -1,9 +1,10 @@
 //! Coverage items as dense ids with a count each: what a node contributes (its op type, its
 //! parameter buckets, everything inside its subgraphs) and the op pairs of the edges. The
 //! rules are those of [`crate::coverage::Coverage`] over the full universe (default domain,
-//! pairs only when connectable, attribute defaults at the model's opset); the reducer checks the
-//! result against `Coverage` itself once, at the end.
-use crate::coverage::Universe;
+//! pairs only when connectable, attribute defaults at the model's opset), read through the same
+//! functions (the universe's producer map and connectable pairs, the buckets a node covers);
+//! the reducer checks the result against `Coverage` itself once, at the end.
+use crate::coverage::{Universe, node_buckets};
 use crate::ir::registry::Registry;
 use crate::ir::{Graph, Node};
 use std::collections::HashMap;
@@ -26,30 +27,17 @@ pub(super) struct Items {
     ids: HashMap<String, u32>,
     /// How many times each item occurs in the current model.
     pub counts: Vec<u32>,
-    op_index: HashMap<String, u32>,
-    op_names: Vec<&'static str>,
     pairs: HashMap<(u32, u32), u32>,
-    connectable: HashMap<(u32, u32), bool>,
 }
 
 impl Items {
     pub fn new(opset: i64) -> Items {
-        let universe = Universe::full();
-        let op_names: Vec<&'static str> = universe.op_types().collect();
-        let op_index = op_names
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.to_string(), i as u32))
-            .collect();
         Items {
-            universe,
+            universe: Universe::full(),
             opset,
             ids: HashMap::new(),
             counts: Vec::new(),
-            op_index,
-            op_names,
             pairs: HashMap::new(),
-            connectable: HashMap::new(),
         }
     }
 
@@ -64,25 +52,14 @@ impl Items {
 
     /// The universe index of a node's op (`None` outside the universe).
     pub fn op_of(&self, n: &Node) -> Option<u32> {
-        if !n.domain().is_empty() {
-            return None;
-        }
-        self.op_index.get(n.op_type.as_str()).copied()
-    }
-
-    fn is_connectable(&mut self, p: u32, c: u32) -> bool {
-        let (u, names) = (&self.universe, &self.op_names);
-        *self.connectable.entry((p, c)).or_insert_with(|| {
-            u.is_connectable(names[p as usize], names[c as usize])
-                .unwrap_or(false)
-        })
+        self.universe.op_of(n)
     }
 
     /// The pair item of an edge from an op of `p` to an op of `c`, registering it (used while
     /// the model is read).
     fn pair_item(&mut self, p: Option<u32>, c: Option<u32>) -> Option<u32> {
         let (p, c) = (p?, c?);
-        if !self.is_connectable(p, c) {
+        if !self.universe.connects(p, c) {
             return None;
         }
         if let Some(&id) = self.pairs.get(&(p, c)) {
@@ -105,7 +82,7 @@ impl Items {
         let (Some(p), Some(c)) = (p, c) else {
             return Pair::NotItem;
         };
-        if !self.is_connectable(p, c) {
+        if !self.universe.connects(p, c) {
             return Pair::NotItem;
         }
         match self.pairs.get(&(p, c)) {
@@ -136,39 +113,14 @@ impl Items {
         let Some(spec) = Registry::global().get("", &n.op_type) else {
             return;
         };
-        let opset = self.opset;
-        for a in &n.attributes {
-            let Some(k) = spec
-                .attr_spec_at(&a.name, opset)
-                .and_then(|s| spec.attrs.iter().position(|x| std::ptr::eq(x, s)))
-            else {
-                continue;
-            };
-            if let Some(b) = spec.attrs[k].buckets.bucket_of(&a.value) {
-                out.push(self.intern(format!("param:{op}.{k}#{b}")));
-            }
-        }
-        for (k, s) in spec.attrs.iter().enumerate() {
-            if !s.exists_at(opset) || n.attributes.iter().any(|a| a.name == s.name) {
-                continue;
-            }
-            if let Some(b) = s.default.as_ref().and_then(|v| s.buckets.bucket_of(v)) {
-                out.push(self.intern(format!("param:{op}.{k}#{b}")));
-            }
+        for (k, b) in node_buckets(spec, n, self.opset) {
+            out.push(self.intern(format!("param:{op}.{k}#{b}")));
         }
     }
 
     /// Every item of a subgraph: its nodes' own items and its pairs (taken within the graph).
     fn graph_items(&mut self, g: &Graph, out: &mut Vec<u32>) {
-        let mut producer: HashMap<&str, Option<u32>> = HashMap::new();
-        for n in g.nodes() {
-            let op = self.op_of(n);
-            for o in &n.outputs {
-                if !o.is_empty() {
-                    producer.insert(o.as_str(), op);
-                }
-            }
-        }
+        let producer = self.universe.producers(g);
         for n in g.nodes() {
             self.own(n, out);
             let c = self.op_of(n);

@@ -2,7 +2,7 @@
 //! op after the previous one when it can read it.
 use crate::ir::Model;
 use crate::mutation::{Ctx, Outcome, commit};
-use crate::operators::common::{Splice, model_op_types, pick_value, prefer};
+use crate::operators::common::{Splice, model_op_types, node_room, pick_value, prefer};
 use crate::recipes::Recipe;
 use crate::site::Site;
 use std::collections::HashSet;
@@ -15,13 +15,9 @@ pub(super) fn insert_new_ops(
     name: &str,
     pool: Vec<&dyn Recipe>,
 ) -> Outcome {
-    let room = ctx
-        .limits
-        .max_nodes
-        .saturating_sub(model.graph.node_count());
-    if room == 0 {
+    let Some(room) = node_room(model, ctx.limits) else {
         return Outcome::Skipped("model at the node limit".into());
-    }
+    };
     if pool.is_empty() {
         return Outcome::Skipped("no op type to insert".into());
     }

@@ -7,7 +7,7 @@ use crate::ir::Model;
 use crate::ir::types::TensorType;
 use crate::mutation::{Ctx, Family, Mutator, Outcome, commit};
 use crate::operators::common::{
-    Splice, backbone, model_op_types, model_pairs, pick_value, prefer, static_values,
+    Splice, backbone, model_op_types, model_pairs, node_room, pick_value, prefer, static_values,
 };
 use crate::recipes::Recipe;
 use crate::site::Site;
@@ -46,13 +46,9 @@ impl Mutator for LayerConnecting {
         "connect uncovered op pairs: splice b after an a of the model, or an a → b chain"
     }
     fn mutate(&self, model: &mut Model, ctx: &mut Ctx<'_>) -> Outcome {
-        let room = ctx
-            .limits
-            .max_nodes
-            .saturating_sub(model.graph.node_count());
-        if room == 0 {
+        let Some(room) = node_room(model, ctx.limits) else {
             return Outcome::Skipped("model at the node limit".into());
-        }
+        };
         let recipes = ctx.recipes;
         let present = model_pairs(model);
         let n = ctx.between(1, 5);

@@ -6,8 +6,8 @@ use crate::ir::types::TensorType;
 use crate::ir::{DType, Model};
 use crate::mutation::{Ctx, Family, Mutator, Outcome, commit};
 use crate::operators::common::{
-    captured_by_subgraph, descendants, model_op_types, pick_value, prefer, static_type_of,
-    static_values,
+    captured_by_subgraph, descendants, model_op_types, node_room, pick_value, prefer,
+    static_type_of, static_values,
 };
 use crate::site::Site;
 
@@ -36,13 +36,9 @@ impl Mutator for LayerMerging {
         "merge two values with Add/Mul/Max/Concat/... and feed the first one's readers"
     }
     fn mutate(&self, model: &mut Model, ctx: &mut Ctx<'_>) -> Outcome {
-        let room = ctx
-            .limits
-            .max_nodes
-            .saturating_sub(model.graph.node_count());
-        if room == 0 {
+        let Some(room) = node_room(model, ctx.limits) else {
             return Outcome::Skipped("model at the node limit".into());
-        }
+        };
         let Some((a, ta)) = pick_value(model, ctx, |n, _| !captured_by_subgraph(model, n)) else {
             return Outcome::Skipped("no static value".into());
         };

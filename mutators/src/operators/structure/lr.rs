@@ -30,6 +30,33 @@ pub(super) fn pick_node(
     Some(cands[i].clone())
 }
 
+/// Removes the picked node (node, input, output), its readers reading its input instead, as
+/// operator `operator`'s mutation (summary: `removed {what}Op making out`).
+pub(super) fn remove_picked(
+    model: &mut Model,
+    ctx: &mut Ctx<'_>,
+    operator: &str,
+    (id, x, out): (NodeId, String, String),
+    what: &str,
+) -> Outcome {
+    let op = model
+        .graph
+        .node(id)
+        .map(|n| n.op_type.clone())
+        .unwrap_or_default();
+    let patch = {
+        let mut site = Site::new(model, ctx.rng, ctx.limits);
+        bypass_and_remove(&mut site, id, &x, &out);
+        site.into_patch()
+    };
+    commit(
+        model,
+        operator,
+        format!("removed {what}{op} making {out}"),
+        &patch,
+    )
+}
+
 /// The nodes `ok` accepts that can be bypassed, as (node, input, output).
 pub(super) fn bypassable_nodes(
     model: &Model,
@@ -59,24 +86,9 @@ impl Mutator for LayerRemoval {
             return Outcome::Skipped("one op left".into());
         }
         let cands = bypassable_nodes(model, |_| true);
-        let Some((id, x, out)) = pick_node(model, ctx, &cands) else {
+        let Some(picked) = pick_node(model, ctx, &cands) else {
             return Outcome::Skipped("no type-preserving op to remove".into());
         };
-        let op = model
-            .graph
-            .node(id)
-            .map(|n| n.op_type.clone())
-            .unwrap_or_default();
-        let patch = {
-            let mut site = Site::new(model, ctx.rng, ctx.limits);
-            bypass_and_remove(&mut site, id, &x, &out);
-            site.into_patch()
-        };
-        commit(
-            model,
-            self.name(),
-            format!("removed {op} making {out}"),
-            &patch,
-        )
+        remove_picked(model, ctx, self.name(), picked, "")
     }
 }

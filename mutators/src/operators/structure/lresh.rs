@@ -39,27 +39,14 @@ impl Mutator for LayerReshaping {
     }
 }
 
-/// The fallback builders, one per reshaping op type this file knows.
+/// The fallback builders, one per reshaping op type this file knows (every one of
+/// [`RESHAPING`] but `Resize`), in [`RESHAPING`]'s order.
 pub fn fallback_recipes() -> Vec<Box<dyn Recipe>> {
-    [
-        "Reshape",
-        "Flatten",
-        "Transpose",
-        "Squeeze",
-        "Unsqueeze",
-        "Expand",
-        "Tile",
-        "Slice",
-        "Pad",
-        "DepthToSpace",
-        "SpaceToDepth",
-        "Concat",
-        "Split",
-        "Gather",
-    ]
-    .into_iter()
-    .map(|op| Box::new(Fallback { op }) as Box<dyn Recipe>)
-    .collect()
+    RESHAPING
+        .iter()
+        .filter(|&&op| op != "Resize")
+        .map(|&op| Box::new(Fallback { op }) as Box<dyn Recipe>)
+        .collect()
 }
 
 struct Fallback {

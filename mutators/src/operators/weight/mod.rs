@@ -96,6 +96,27 @@ pub(crate) fn commit_weight(model: &mut Model, op: &str, w: Weight, summary: Str
     commit(model, op, summary, &p)
 }
 
+/// Maps every value of one neuron (a random index of the first dim) of a picked weight through
+/// `f`, as operator `op`'s mutation (summary: `{verb} neuron k of w`).
+pub(crate) fn change_neuron(
+    model: &mut Model,
+    ctx: &mut Ctx<'_>,
+    op: &str,
+    verb: &str,
+    f: impl Fn(f64) -> f64,
+) -> Outcome {
+    let Some(mut w) = pick_weight(model, ctx) else {
+        return Outcome::Skipped("no weights".into());
+    };
+    let len = w.neuron_len();
+    let k = ctx.below(w.neurons());
+    for v in &mut w.values[k * len..(k + 1) * len] {
+        *v = f(*v);
+    }
+    let summary = format!("{verb} neuron {k} of {}", w.name);
+    commit_weight(model, op, w, summary)
+}
+
 /// A standard normal draw (Box-Muller).
 pub(crate) fn normal(rng: &mut SplitMix64) -> f64 {
     let u1 = rng.unit().max(1e-300);

@@ -1,5 +1,5 @@
 //! NAI: inverts the sign of one neuron's weights.
-use super::{commit_weight, pick_weight};
+use super::change_neuron;
 use crate::ir::Model;
 use crate::mutation::{Ctx, Family, Mutator, Outcome};
 
@@ -17,15 +17,6 @@ impl Mutator for NeuronActivationInverse {
         "negate the weights of one neuron"
     }
     fn mutate(&self, model: &mut Model, ctx: &mut Ctx<'_>) -> Outcome {
-        let Some(mut w) = pick_weight(model, ctx) else {
-            return Outcome::Skipped("no weights".into());
-        };
-        let len = w.neuron_len();
-        let k = ctx.below(w.neurons());
-        for v in &mut w.values[k * len..(k + 1) * len] {
-            *v = -*v;
-        }
-        let summary = format!("negated neuron {k} of {}", w.name);
-        commit_weight(model, self.name(), w, summary)
+        change_neuron(model, ctx, self.name(), "negated", |v| -v)
     }
 }

@@ -1,0 +1,182 @@
+//! `Resize` and `Upsample`: scales or sizes on the last two axes, every mode and coordinate
+//! transformation of the opset, `roi` for `tf_crop_and_resize`, `axes` from opset 18.
+use super::LIMIT;
+use crate::builder::SplitMix64;
+use crate::ir::DType;
+use crate::ir::types::TensorType;
+use crate::recipes::util::*;
+use crate::site::Site;
+
+pub(super) fn resize(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, String> {
+    let d = dims(t);
+    let r = d.len();
+    let n: i64 = d.iter().product();
+    let opset = site.opset();
+    // Scales on the last two axes (outer ones stay 1), bounded by the element limit.
+    let spatial_from = r.saturating_sub(2);
+    let mut scales: Vec<f64> = (0..r)
+        .map(|i| {
+            if i < spatial_from {
+                1.0
+            } else {
+                pick(rng, &[0.5, 1.0, 2.0, 1.5])
+            }
+        })
+        .collect();
+    let grow: f64 = scales.iter().product();
+    if n as f64 * grow > LIMIT as f64 {
+        scales.iter_mut().for_each(|s| *s = s.min(1.0));
+    }
+    let sizes: Vec<i64> = d
+        .iter()
+        .zip(&scales)
+        .map(|(&v, &s)| ((v as f64 * s).floor() as i64).max(1))
+        .collect();
+    let linear_ok = r == 2 || r == 4;
+    let mode = if linear_ok {
+        pick(rng, &["nearest", "linear", "cubic"])
+    } else {
+        "nearest"
+    };
+    let mut a = Attrs::new();
+    if op == "Upsample" {
+        let mode = if mode == "cubic" { "linear" } else { mode };
+        let up: Vec<f64> = scales.iter().map(|&s| s.max(1.0).round()).collect();
+        if opset < 7 {
+            if r != 4 {
+                return Err("Upsample before opset 7 takes 4-D input".into());
+            }
+            let mode = if mode == "nearest" {
+                "nearest"
+            } else {
+                "bilinear"
+            };
+            a.push(("mode", astr(mode)));
+            a.push(("height_scale", af(up[2])));
+            a.push(("width_scale", af(up[3])));
+            return site.op1(op, &[x], a);
+        }
+        maybe(rng, &mut a, 0.8, "mode", astr(mode));
+        if opset >= 9 {
+            let s = site.constant_f64s("scales", DType::F32, &[r as i64], &up);
+            return site.op1(op, &[x, &s], a);
+        }
+        let f: Vec<f32> = up.iter().map(|&v| v as f32).collect();
+        a.push(("scales", crate::ir::attr::AttrValue::Floats(f)));
+        return site.op1(op, &[x], a);
+    }
+    if mode != "nearest" || chance(rng, 0.5) {
+        a.push(("mode", astr(mode)));
+    }
+    if opset >= 11 {
+        let ctm = pick(
+            rng,
+            &[
+                "half_pixel",
+                "align_corners",
+                "asymmetric",
+                "pytorch_half_pixel",
+                "tf_crop_and_resize",
+            ],
+        );
+        let ctm = if mode == "nearest" && ctm == "tf_crop_and_resize" {
+            "asymmetric"
+        } else {
+            ctm
+        };
+        maybe(
+            rng,
+            &mut a,
+            0.8,
+            "coordinate_transformation_mode",
+            astr(ctm),
+        );
+        if mode == "cubic" {
+            float_of(rng, &mut a, "cubic_coeff_a", &[-0.5, -0.75, -0.72, -0.9]);
+            flag(rng, &mut a, "exclude_outside");
+        }
+        if mode == "nearest" {
+            maybe_str(
+                rng,
+                &mut a,
+                0.8,
+                "nearest_mode",
+                &["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"],
+            );
+        }
+        if ctm == "tf_crop_and_resize" {
+            float_of(
+                rng,
+                &mut a,
+                "extrapolation_value",
+                &[-1.0, 0.0, 0.5, 2.0, 11.0],
+            );
+        }
+        if opset >= 18 && mode != "nearest" {
+            flag(rng, &mut a, "antialias");
+        }
+    }
+    let crop = a
+        .iter()
+        .any(|(k, v)| *k == "coordinate_transformation_mode" && *v == astr("tf_crop_and_resize"));
+    if opset < 11 {
+        let s = site.constant_f64s("scales", DType::F32, &[r as i64], &scales);
+        return site.op1(op, &[x, &s], a);
+    }
+    let roi = if crop {
+        let mut v = vec![0.0; r];
+        v.extend(std::iter::repeat_n(1.0, r));
+        for i in spatial_from..r {
+            v[i] = 0.1;
+            v[r + i] = 0.9;
+        }
+        site.constant_f64s("roi", DType::F32, &[2 * r as i64], &v)
+    } else if opset < 13 {
+        site.constant_f64s("roi", DType::F32, &[0], &[])
+    } else {
+        String::new()
+    };
+    if opset >= 18 && !crop && chance(rng, 0.4) {
+        // Only the resized axes, listed by `axes`.
+        let n_sp = r - spatial_from;
+        let k_sp = 1 + below(rng, n_sp);
+        let pickd = subset(rng, n_sp, k_sp);
+        let idx: Vec<usize> = pickd.iter().map(|&i| spatial_from + i).collect();
+        let ax: Vec<i64> = idx.iter().map(|&i| i as i64).collect();
+        a.push(("axes", ais(&ax)));
+        let k = ax.len() as i64;
+        if chance(rng, 0.5) {
+            let sv: Vec<f64> = idx.iter().map(|&i| scales[i]).collect();
+            let sc = site.constant_f64s("scales", DType::F32, &[k], &sv);
+            return site.op1(op, &[x, "", &sc], a);
+        }
+        maybe_str(
+            rng,
+            &mut a,
+            0.8,
+            "keep_aspect_ratio_policy",
+            &["stretch", "not_larger", "not_smaller"],
+        );
+        let zv: Vec<i64> = idx.iter().map(|&i| sizes[i]).collect();
+        let sz = site.constant_i64s("sizes", &[k], &zv);
+        return site.op1(op, &[x, "", "", &sz], a);
+    }
+    if chance(rng, 0.5) {
+        let s = site.constant_f64s("scales", DType::F32, &[r as i64], &scales);
+        site.op1(op, &[x, &roi, &s], a)
+    } else {
+        let empty = if opset < 13 {
+            site.constant_f64s("scales", DType::F32, &[0], &[])
+        } else {
+            String::new()
+        };
+        let s = site.constant_i64s("sizes", &[r as i64], &sizes);
+        site.op1(op, &[x, &roi, &empty, &s], a)
+    }
+}
