@@ -1,7 +1,7 @@
 //! Helpers shared by the op specs: broadcasting, axes, output constructors.
 use crate::attr::AttrLookup;
 use crate::dtype::DType;
-use crate::registry::{InferCtx, InferError};
+use crate::registry::{AttrSpec, InferCtx, InferError};
 use crate::tensor::{self, Tensor, TensorExt};
 use crate::types::{Dim, TensorType, ValueType};
 
@@ -155,4 +155,12 @@ pub fn const_dims(t: &Tensor) -> Option<Vec<Dim>> {
             .map(|v| if v >= 0 { Dim::Known(v) } else { Dim::Unknown })
             .collect(),
     )
+}
+
+/// `saturate` of Cast, CastLike and QuantizeLinear (from opset 19; ONNX's default is 1: an
+/// 8-bit float target saturates).
+pub fn saturate_attr() -> AttrSpec {
+    AttrSpec::int("saturate", 1)
+        .one_of_ints(&[0, 1])
+        .versions(19, None)
 }

@@ -59,13 +59,6 @@ pub(super) fn low_precision_since(d: DType) -> i64 {
     }
 }
 
-/// `saturate` of Cast and CastLike (from opset 19).
-fn saturate_attr() -> AttrSpec {
-    AttrSpec::int("saturate", 1)
-        .one_of_ints(&[0, 1])
-        .versions(19, None)
-}
-
 /// `round_mode` of Cast and CastLike (from opset 24).
 fn round_mode_attr() -> AttrSpec {
     AttrSpec::string("round_mode", "up")

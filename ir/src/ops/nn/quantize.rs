@@ -1,6 +1,6 @@
 //! Quantization: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear.
 
-use super::{MAX, concat, flag, shape_of};
+use super::{MAX, concat, shape_of};
 use crate::attr::AttrLookup;
 use crate::dtype::DType;
 use crate::ops::common::*;
@@ -108,7 +108,7 @@ pub(super) fn register(r: &mut Registry) {
         DType::U2,
         DType::I2,
     ];
-    let sat = flag("saturate").versions(19, None);
+    let sat = saturate_attr();
     r.add(
         OpSpec::new(
             "QuantizeLinear",
