@@ -19,7 +19,6 @@ pub mod compare;
 pub mod conformance;
 pub mod fault;
 pub mod inputs;
-pub mod intermediates;
 pub mod planted;
 pub mod probe;
 pub mod reference;

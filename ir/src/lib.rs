@@ -13,6 +13,8 @@
 //! * [`infer`]: type and shape inference over a graph with the registry.
 //! * [`validate`]: structural and typing checks.
 //! * [`patch`]: edits, applied all at once and validated.
+//! * [`slice`]: graph slicing (a model cut down to some nodes, every intermediate value as an
+//!   output).
 //! * [`text`]: ONNX's textual syntax (`parse_model`, `print_model`).
 
 pub mod attr;
@@ -29,6 +31,7 @@ pub mod onnx_ops;
 pub mod ops;
 pub mod patch;
 pub mod registry;
+pub mod slice;
 pub mod solve;
 pub mod tensor;
 pub mod text;

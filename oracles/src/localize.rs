@@ -1,5 +1,5 @@
 //! Localization (LEMON / Muffin style): the model is re-run with every intermediate value
-//! exposed as an output ([`mutagraph_backends::intermediates::expose_all`]) on the faulty
+//! exposed as an output ([`mutagraph_ir::slice::expose_all`]) on the faulty
 //! backend and the reference; the first node (in topological order) whose output diverges is
 //! blamed. Before blaming it, the reference re-computes that node alone on the *backend's*
 //! input values: when it then reproduces the backend's output, the divergence is rounding of
@@ -19,12 +19,11 @@ use mutagraph_backends::value::{HostTensor, NamedValues};
 use mutagraph_backends::worker::{Outcome, Pool};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::{Node, NodeId};
-use mutagraph_ir::infer::{Options, infer_model};
 use mutagraph_ir::model::Model;
-use mutagraph_ir::pb;
-use mutagraph_ir::types::ValueType;
+use mutagraph_ir::registry::{Registry, Traits};
+use mutagraph_ir::slice::{expose_all, extract};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// How-Far's threshold on the change rate R.
 pub const R_THRESHOLD: f64 = 1e3;
@@ -106,81 +105,6 @@ pub fn key_attrs(node: &Node) -> String {
         }
     }
     parts.join(",")
-}
-
-/// A model made of `nodes` of `model` (by id): inputs that no kept node produces become graph
-/// inputs (typed by inference; initializers stay initializers), the kept nodes' outputs that no
-/// kept node reads, or that were graph outputs, become the graph outputs.
-pub fn extract(model: &Model, nodes: &[NodeId]) -> Result<Model, mutagraph_ir::Error> {
-    let mut m = model.clone();
-    infer_model(&mut m, Options::default());
-    let keep: HashSet<NodeId> = nodes.iter().copied().collect();
-    let kept: Vec<Node> = m
-        .graph
-        .topo_order()?
-        .into_iter()
-        .filter(|id| keep.contains(id))
-        .filter_map(|id| m.graph.node(id).cloned())
-        .collect();
-    let produced: HashSet<&str> = kept
-        .iter()
-        .flat_map(|n| n.outputs.iter().map(String::as_str))
-        .collect();
-    let read: HashSet<&str> = kept.iter().flat_map(|n| n.present_inputs()).collect();
-    let old_outputs: HashSet<String> = m
-        .graph
-        .outputs
-        .iter()
-        .filter_map(|o| o.name.clone())
-        .collect();
-    let typed = |name: &str| -> Option<pb::ValueInfoProto> {
-        let ty = m.graph.value_type(name);
-        matches!(ty, ValueType::Tensor(_)).then(|| pb::ValueInfoProto {
-            name: Some(name.to_string()),
-            r#type: Some(ty.to_proto()),
-            ..Default::default()
-        })
-    };
-    let mut inputs = Vec::new();
-    let mut seen = HashSet::new();
-    for n in &kept {
-        for i in n.present_inputs() {
-            if produced.contains(i) || m.graph.initializers.contains_key(i) || !seen.insert(i) {
-                continue;
-            }
-            inputs.push(typed(i).ok_or_else(|| {
-                mutagraph_ir::Error::Invalid(format!("value '{i}' has no tensor type"))
-            })?);
-        }
-    }
-    let mut outputs = Vec::new();
-    for n in &kept {
-        for o in n.outputs.iter().filter(|o| !o.is_empty()) {
-            if !read.contains(o.as_str()) || old_outputs.contains(o) {
-                outputs.push(typed(o).ok_or_else(|| {
-                    mutagraph_ir::Error::Invalid(format!("value '{o}' has no tensor type"))
-                })?);
-            }
-        }
-    }
-    let mut g = mutagraph_ir::graph::Graph::new(m.graph.name.as_deref().unwrap_or("extract"));
-    g.inputs = inputs;
-    g.outputs = outputs;
-    g.initializers = m
-        .graph
-        .initializers
-        .iter()
-        .filter(|(k, _)| read.contains(k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let mut out = m.clone();
-    out.graph = g;
-    let mut patch = mutagraph_ir::patch::Patch::new();
-    for n in kept {
-        patch.push(mutagraph_ir::patch::PatchOp::AddNode(n));
-    }
-    out.apply(&patch)?;
-    Ok(out)
 }
 
 /// Whether `got` diverges from the envelope of `want` (f64 reference) and `native` for a `kind`
@@ -289,7 +213,7 @@ pub fn run_reference_in(
 /// `reference` and `backend` the outputs of the model of [`expose_all`] (every node output) on
 /// the reference and on the backend; one flat tolerance, no native bound.
 ///
-/// [`expose_all`]: mutagraph_backends::intermediates::expose_all
+/// [`expose_all`]: mutagraph_ir::slice::expose_all
 pub fn localize(
     model: &Model,
     kind: Kind,
@@ -419,7 +343,7 @@ pub fn node_alone(
     runner: &mut dyn ReferenceRunner,
 ) -> Option<(Model, NamedValues, NamedValues)> {
     let single = extract(model, &[id]).ok()?;
-    let (exposed, _) = mutagraph_backends::intermediates::expose_all(model).ok()?;
+    let (exposed, _) = expose_all(model).ok()?;
     let values = runner.run_reference(&exposed, inputs, false).ok()?;
     let find = |n: &str| {
         values
@@ -549,34 +473,6 @@ fn check_blamed(
     Verdict::Localized
 }
 
-/// Ops with a discrete result (rounding, comparisons, selections): moving their inputs by a
-/// rounding step may flip it, which says nothing about how well-conditioned they are.
-const DISCRETE: &[&str] = &[
-    "Floor",
-    "Ceil",
-    "Round",
-    "Sign",
-    "Cast",
-    "CastLike",
-    "Equal",
-    "Less",
-    "LessOrEqual",
-    "Greater",
-    "GreaterOrEqual",
-    "ArgMax",
-    "ArgMin",
-    "Hardmax",
-    "TopK",
-    "IsInf",
-    "IsNaN",
-    "NonZero",
-    "OneHot",
-    "Mod",
-    "Compress",
-    "Unique",
-    "Where",
-];
-
 /// Moves every element of a float tensor by about four rounding steps of its type (relative
 /// 2^-21 for f32, 2^-9 for f16, 2^-6 for bf16, 2^-50 for f64), up or down by a fixed pattern;
 /// other tensors are returned as they are.
@@ -621,7 +517,7 @@ fn ill_conditioned(
     native: bool,
     runner: &mut dyn ReferenceRunner,
 ) -> bool {
-    if DISCRETE.contains(&node.op_type.as_str()) {
+    if Registry::global().has(&node.op_type, Traits::DISCRETE) {
         return false;
     }
     let mut model = single.clone();

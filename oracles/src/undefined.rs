@@ -17,8 +17,6 @@ mod integers;
 mod nonfinite;
 mod writes;
 
-pub use nonfinite::{INF_UNSPECIFIED, NAN_UNSPECIFIED};
-
 use geometry::{
     gridsample_cubic_border, pad_reflect_beyond_axis, recurrent_zero_length, registry_ambiguity,
     resize_align_corners_to_one, resize_crop_without_roi, resize_empty_axis, same_pad_negative,
@@ -29,6 +27,7 @@ use integers::{
 };
 use mutagraph_backends::value::HostTensor;
 use mutagraph_ir::graph::Node;
+use mutagraph_ir::registry::{Registry, Traits};
 use nonfinite::{
     clip_default_bound_infinite, dynamicquantize_zero_range, gemm_zero_scale,
     inf_into_order_dependent, nan_into_select, nonfinite_conv_weights, quantize_nonfinite,
@@ -56,13 +55,32 @@ pub struct Entry {
     /// What it leaves open.
     pub affects: Affects,
     /// The operators concerned (for the report; the predicate decides).
-    pub ops: &'static [&'static str],
+    pub ops: Ops,
     /// The clause of the specification, in our words.
     pub spec: &'static str,
     /// What it leaves open, in our words.
     pub open: &'static str,
     /// Whether the node, fed these values, is in the open case; `Some(detail)` when it is.
     pub applies: fn(&Node, &Seen) -> Option<String>,
+}
+
+/// The operators an [`Entry`] concerns.
+#[derive(Clone, Copy, Debug)]
+pub enum Ops {
+    /// These.
+    Listed(&'static [&'static str]),
+    /// Every op of the registry with these traits (declared with each op's spec).
+    With(Traits),
+}
+
+impl Ops {
+    /// The op types, in the list's order or sorted by name.
+    pub fn names(&self) -> Vec<&'static str> {
+        match self {
+            Ops::Listed(l) => l.to_vec(),
+            Ops::With(t) => Registry::global().with_traits(*t),
+        }
+    }
 }
 
 /// A node found in an open case.
@@ -100,7 +118,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "nan-unspecified",
         affects: Affects::Values,
-        ops: NAN_UNSPECIFIED,
+        ops: Ops::With(Traits::NAN_UNSPECIFIED),
         spec: "the definitions of these operators (max, min, clipping, thresholds, sorting, \
                normalization statistics) say nothing of NaN inputs",
         open: "whether a NaN input wins, loses or propagates is the implementation's choice",
@@ -109,7 +127,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "inf-evaluation-order",
         affects: Affects::Values,
-        ops: INF_UNSPECIFIED,
+        ops: Ops::With(Traits::INF_UNSPECIFIED),
         spec: "these operators are defined by formulas that sum or normalize over many \
                elements, without an order of evaluation",
         open: "an infinite input meets a zero or an opposite infinity in one order of \
@@ -119,7 +137,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "nonfinite-weights-padding",
         affects: Affects::Values,
-        ops: &["Conv", "ConvTranspose", "DeformConv", "QLinearConv"],
+        ops: Ops::Listed(&["Conv", "ConvTranspose", "DeformConv", "QLinearConv"]),
         spec: "convolution is defined over the zero-padded input; the spec does not say that \
                padded positions are multiplied by the weights",
         open: "a NaN or infinite weight over padding gives NaN where padding is multiplied \
@@ -129,7 +147,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "clip-default-bound-infinite",
         affects: Affects::Values,
-        ops: &["Clip"],
+        ops: Ops::Listed(&["Clip"]),
         spec: "Clip's absent min and max default to numeric_limits::lowest() and max() of the \
                element type",
         open: "by that text an infinite input is clipped to the finite extreme, while ONNX's \
@@ -139,7 +157,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "gemm-zero-scale",
         affects: Affects::Values,
-        ops: &["Gemm"],
+        ops: Ops::Listed(&["Gemm"]),
         spec: "Gemm computes alpha * A' * B' + beta * C",
         open: "whether an operand scaled by 0 is read at all (NaN * 0 is NaN) is open",
         applies: gemm_zero_scale,
@@ -147,7 +165,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "real-reduction-of-integers",
         affects: Affects::Values,
-        ops: &["ReduceLogSumExp", "ReduceLogSum", "ReduceL2", "ReduceMean"],
+        ops: Ops::Listed(&["ReduceLogSumExp", "ReduceLogSum", "ReduceL2", "ReduceMean"]),
         spec: "these reductions accept integer inputs and have a real-valued result",
         open: "how that result is rounded back to the integer type is not said",
         applies: real_reduction_of_integers,
@@ -155,7 +173,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "shrink-integer-fraction",
         affects: Affects::Values,
-        ops: &["Shrink"],
+        ops: Ops::Listed(&["Shrink"]),
         spec: "Shrink accepts integer inputs with float attributes bias and lambd",
         open: "how x - bias is rounded for a fractional bias (or compared with a fractional \
                lambd) is not said",
@@ -164,7 +182,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "resize-align-corners-to-one",
         affects: Affects::Values,
-        ops: &["Resize"],
+        ops: Ops::Listed(&["Resize"]),
         spec: "align_corners maps x_resized to x_resized * (length_original - 1) / \
                (length_resized - 1)",
         open: "for an output length of 1 the formula divides by zero",
@@ -173,7 +191,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "resize-crop-without-roi",
         affects: Affects::Everything,
-        ops: &["Resize"],
+        ops: Ops::Listed(&["Resize"]),
         spec: "tf_crop_and_resize takes its crop box from the roi input",
         open: "without a roi (absent or empty) the crop box is not defined",
         applies: resize_crop_without_roi,
@@ -181,7 +199,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "cast-out-of-range",
         affects: Affects::Values,
-        ops: &["Cast", "CastLike"],
+        ops: Ops::Listed(&["Cast", "CastLike"]),
         spec: "Cast from a floating-point type to an integer type",
         open: "values outside the target's range, NaN and infinities have no defined result",
         applies: cast_out_of_range,
@@ -189,7 +207,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "onehot-index-not-integer",
         affects: Affects::Everything,
-        ops: &["OneHot"],
+        ops: Ops::Listed(&["OneHot"]),
         spec: "OneHot casts indices and depth of a floating-point type to int64 before use",
         open: "NaN, infinities and values beyond int64 have no int64 value: the one-hot \
                position (or, for depth, the output's size) is left open",
@@ -198,7 +216,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "resize-empty-axis",
         affects: Affects::Everything,
-        ops: &["Resize", "Upsample"],
+        ops: Ops::Listed(&["Resize", "Upsample"]),
         spec: "Resize computes each output element from the input elements around its \
                coordinate mapped back into the input axis",
         open: "an input axis of length 0 resized to a non-zero length has no element to \
@@ -209,7 +227,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "pad-reflect-beyond-axis",
         affects: Affects::Everything,
-        ops: &["Pad"],
+        ops: Ops::Listed(&["Pad"]),
         spec: "Pad in reflect mode mirrors the axis about its first and last element",
         open: "a pad as long as the axis or longer (or any pad of an axis of length 1) needs \
                a reflection of the reflection, which the spec does not define; with negative \
@@ -220,7 +238,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "same-pad-negative",
         affects: Affects::Everything,
-        ops: &[
+        ops: Ops::Listed(&[
             "Conv",
             "ConvTranspose",
             "ConvInteger",
@@ -228,7 +246,7 @@ pub static CATALOGUE: &[Entry] = &[
             "MaxPool",
             "AveragePool",
             "LpPool",
-        ],
+        ]),
         spec: "auto_pad SAME_UPPER / SAME_LOWER pad so that the output length is \
                ceil(input / stride)",
         open: "when the window is shorter than the stride the padding this needs is \
@@ -238,7 +256,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "quantize-nonfinite",
         affects: Affects::Values,
-        ops: &["QuantizeLinear", "DynamicQuantizeLinear"],
+        ops: Ops::Listed(&["QuantizeLinear", "DynamicQuantizeLinear"]),
         spec: "QuantizeLinear rounds x / y_scale + y_zero_point and saturates it to the \
                target's range",
         open: "NaN and infinities have no rounding and no saturation defined",
@@ -247,7 +265,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "dynamicquantize-zero-range",
         affects: Affects::Values,
-        ops: &["DynamicQuantizeLinear"],
+        ops: Ops::Listed(&["DynamicQuantizeLinear"]),
         spec: "DynamicQuantizeLinear takes y_scale = (max(x) - min(x)) / 255 over a range that \
                includes 0, and the zero point qmin - min(x) / y_scale",
         open: "for an input of zeros only (or none) the scale is 0 and the zero point 0 / 0: \
@@ -257,7 +275,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "gridsample-cubic-border",
         affects: Affects::Values,
-        ops: &["GridSample"],
+        ops: Ops::Listed(&["GridSample"]),
         spec: "GridSample's padding_mode says how a sample location outside the input is \
                handled",
         open: "bicubic interpolation reads 4 taps per axis around the location; whether \
@@ -268,7 +286,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "scatter-duplicate-indices",
         affects: Affects::Values,
-        ops: &["ScatterElements", "ScatterND", "Scatter"],
+        ops: Ops::Listed(&["ScatterElements", "ScatterND", "Scatter"]),
         spec: "with reduction 'none', each index receives its update",
         open: "when the indices hold duplicates the order of the updates, hence the result, \
                is not defined",
@@ -277,7 +295,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "maxunpool-duplicate-indices",
         affects: Affects::Values,
-        ops: &["MaxUnpool"],
+        ops: Ops::Listed(&["MaxUnpool"]),
         spec: "MaxUnpool writes each value at its index",
         open: "duplicate indices leave the written value to the order of the writes",
         applies: maxunpool_duplicate_indices,
@@ -285,7 +303,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "integer-overflow",
         affects: Affects::Values,
-        ops: &[
+        ops: Ops::Listed(&[
             "Add",
             "Sub",
             "Mul",
@@ -298,7 +316,7 @@ pub static CATALOGUE: &[Entry] = &[
             "CumSum",
             "MatMul",
             "Gemm",
-        ],
+        ]),
         spec: "integer arithmetic in these operators is defined on the mathematical values",
         open: "a result outside the integer type's range may wrap, saturate or trap: the \
                spec does not say",
@@ -307,7 +325,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "bitshift-width",
         affects: Affects::Values,
-        ops: &["BitShift"],
+        ops: Ops::Listed(&["BitShift"]),
         spec: "BitShift shifts by the amount in the second input",
         open: "a shift by the type's width or more has no defined result",
         applies: bitshift_width,
@@ -315,7 +333,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "pow-integer-negative-exponent",
         affects: Affects::Values,
-        ops: &["Pow"],
+        ops: Ops::Listed(&["Pow"]),
         spec: "Pow accepts integer bases and exponents",
         open: "an integer raised to a negative integer power has no integer result defined",
         applies: pow_integer_negative_exponent,
@@ -323,7 +341,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "recurrent-zero-length",
         affects: Affects::Values,
-        ops: &["RNN", "GRU", "LSTM"],
+        ops: Ops::Listed(&["RNN", "GRU", "LSTM"]),
         spec: "sequence_lens gives each batch entry's number of time steps",
         open: "a length of 0 leaves Y_h / Y_c (no step ran) and the padded outputs undefined",
         applies: recurrent_zero_length,
@@ -331,7 +349,7 @@ pub static CATALOGUE: &[Entry] = &[
     Entry {
         id: "onnx-inconsistent",
         affects: Affects::Everything,
-        ops: &["MaxPool", "AveragePool", "LpPool"],
+        ops: Ops::Listed(&["MaxPool", "AveragePool", "LpPool"]),
         spec: "the operator's definition, ONNX's shape inference and ONNX's reference \
                implementation",
         open: "they disagree with one another here (the op registry's ambiguity check names \

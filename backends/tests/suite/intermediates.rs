@@ -2,8 +2,8 @@
 //! same final outputs, and yields one extra output per node output of the main graph.
 #![cfg(feature = "ort")]
 use mutagraph_backends::catalog::{Config, create};
-use mutagraph_backends::intermediates::expose_all;
 use mutagraph_backends::suite;
+use mutagraph_ir::slice::expose_all;
 
 #[test]
 fn exposed_model_keeps_outputs_and_adds_every_intermediate() {

@@ -3,21 +3,25 @@
 //! A spec is a type-and-shape transfer function plus its constraints, in the manner of NNSmith:
 //! arity (ports), attribute schema (kinds, defaults, legal values), dtype constraints, the
 //! inference function, extra validity constraints on inputs (`requires`), an optional constant
-//! folder used for shape-data propagation, and a bucketed parameter space for coverage.
+//! folder used for shape-data propagation, a bucketed parameter space for coverage, and the
+//! op's [`Traits`] (discrete result, NaN or Inf handling left open, reshaping, activation),
+//! which the oracles and mutators read instead of keeping lists of op names.
 //!
-//! One room per part: [`OpSpec`] (`op_spec.rs`), [`AttrSpec`] (`attr_spec.rs`), [`Buckets`]
-//! (`buckets.rs`), [`InferCtx`] (`infer_ctx.rs`), the per-opset dtypes of the ONNX schemas
+//! One room per part: [`OpSpec`] (`op_spec.rs`), [`AttrSpec`] (`attr_spec.rs`), [`Traits`]
+//! (`traits.rs`), [`Buckets`] (`buckets.rs`), [`InferCtx`] (`infer_ctx.rs`), the per-opset dtypes of the ONNX schemas
 //! (`type_table.rs`); the [`Registry`] itself, the lookup of specs by op, is here.
 mod attr_spec;
 mod buckets;
 mod infer_ctx;
 mod op_spec;
+mod traits;
 mod type_table;
 
 pub use attr_spec::{AttrSpec, Legal};
 pub use buckets::Buckets;
 pub use infer_ctx::{FoldFn, InferCtx, InferError, InferFn, RequiresFn, owned, owned_types};
 pub use op_spec::{Category, OpSpec, Port, PortKind};
+pub use traits::Traits;
 
 use crate::graph::Node;
 use std::collections::{BTreeMap, HashMap};
@@ -87,6 +91,24 @@ impl Registry {
                 .or_default()
                 .insert(spec.op_type, spec);
         }
+    }
+
+    /// Whether the default-domain op `op_type` has every trait of `t` (false for an op the
+    /// registry does not know).
+    pub fn has(&self, op_type: &str, t: Traits) -> bool {
+        self.default.get(op_type).is_some_and(|s| s.has(t))
+    }
+
+    /// The default-domain op types with every trait of `t`, sorted by name.
+    pub fn with_traits(&self, t: Traits) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = self
+            .default
+            .values()
+            .filter(|s| s.has(t))
+            .map(|s| s.op_type)
+            .collect();
+        v.sort_unstable();
+        v
     }
 
     /// The spec of `op_type` in `domain` (`""` or `"ai.onnx"` = default domain).

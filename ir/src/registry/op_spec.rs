@@ -3,6 +3,7 @@
 
 use super::attr_spec::AttrSpec;
 use super::infer_ctx::{FoldFn, InferCtx, InferError, InferFn, RequiresFn};
+use super::traits::Traits;
 use super::type_table::schema_port_types;
 use crate::dtype::DType;
 use crate::types::ValueType;
@@ -94,6 +95,9 @@ pub struct OpSpec {
     pub attrs: Vec<AttrSpec>,
     /// Type variables → allowed dtypes.
     pub constraints: Vec<(&'static str, Vec<DType>)>,
+    /// What the oracles and mutators need to know of the op's numerics and role.
+    #[serde(skip_serializing_if = "no_traits")]
+    pub traits: Traits,
     /// Type-and-shape transfer.
     #[serde(skip)]
     pub infer: InferFn,
@@ -108,6 +112,10 @@ pub struct OpSpec {
     /// Constant folding for shape-data propagation.
     #[serde(skip)]
     pub fold: Option<FoldFn>,
+}
+
+fn no_traits(t: &Traits) -> bool {
+    t.is_empty()
 }
 
 fn no_infer(_: &InferCtx) -> Result<Vec<ValueType>, InferError> {
@@ -127,6 +135,7 @@ impl OpSpec {
             outputs: vec![],
             attrs: vec![],
             constraints: vec![],
+            traits: Traits::NONE,
             infer: no_infer,
             requires: None,
             ambiguous: None,
@@ -206,6 +215,15 @@ impl OpSpec {
     pub fn types(mut self, tc: &'static str, allowed: &[DType]) -> OpSpec {
         self.constraints.push((tc, allowed.to_vec()));
         self
+    }
+    /// Adds traits (see [`Traits`]).
+    pub fn traits(mut self, t: Traits) -> OpSpec {
+        self.traits |= t;
+        self
+    }
+    /// Whether the op has every trait of `t`.
+    pub fn has(&self, t: Traits) -> bool {
+        self.traits.contains(t)
     }
     /// Sets the inference function.
     pub fn infer(mut self, f: InferFn) -> OpSpec {

@@ -1,4 +1,5 @@
 //! What several operators need: the backbone of a model, candidate values and weights.
+use crate::ir::registry::{Registry, Traits};
 use crate::ir::types::TensorType;
 use crate::ir::{DType, Model, NodeId};
 use crate::mutation::{Ctx, Limits};
@@ -141,52 +142,23 @@ pub fn weights(model: &Model) -> Vec<(String, NodeId)> {
     v
 }
 
-/// Activation op types (How-Far AFRm / AFRp; Softmax counts, as in Keras, where LEMON's
-/// activation operators come from).
-pub const ACTIVATIONS: &[&str] = &[
-    "Relu",
-    "Softmax",
-    "Sigmoid",
-    "Tanh",
-    "LeakyRelu",
-    "Elu",
-    "Selu",
-    "Celu",
-    "Softplus",
-    "Softsign",
-    "HardSigmoid",
-    "HardSwish",
-    "Gelu",
-    "Mish",
-    "PRelu",
-    "ThresholdedRelu",
-    "Clip",
-    "Swish",
-];
-
-/// Whether `op` is an activation.
+/// Whether `op` (default domain) is an activation: its spec has [`Traits::ACTIVATION`]
+/// (How-Far AFRm / AFRp; Softmax counts, as in Keras, where LEMON's activation operators come
+/// from).
 pub fn is_activation(op: &str) -> bool {
-    ACTIVATIONS.contains(&op)
+    Registry::global().has(op, Traits::ACTIVATION)
 }
 
-/// Op types that only move or reshape data (MEMO LResh).
-pub const RESHAPING: &[&str] = &[
-    "Reshape",
-    "Flatten",
-    "Transpose",
-    "Squeeze",
-    "Unsqueeze",
-    "Expand",
-    "Tile",
-    "Slice",
-    "Pad",
-    "DepthToSpace",
-    "SpaceToDepth",
-    "Resize",
-    "Concat",
-    "Split",
-    "Gather",
-];
+/// The activation op types, sorted by name.
+pub fn activations() -> Vec<&'static str> {
+    Registry::global().with_traits(Traits::ACTIVATION)
+}
+
+/// The op types that only move or reshape data (MEMO LResh): the specs with
+/// [`Traits::RESHAPING`], sorted by name.
+pub fn reshaping() -> Vec<&'static str> {
+    Registry::global().with_traits(Traits::RESHAPING)
+}
 
 /// Op types present in the model's main graph.
 pub fn model_op_types(model: &Model) -> std::collections::BTreeSet<String> {

@@ -2,14 +2,14 @@
 //! library lacks, which node it failed on, and whether a wrongly shaped value upstream is the
 //! real cause.
 use crate::finding::Location;
-use crate::localize::{extract, key_attrs};
+use crate::localize::key_attrs;
 use mutagraph_backends::catalog::Library;
-use mutagraph_backends::intermediates::expose_all;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::Outcome;
 use mutagraph_backends::worker::Pool;
 use mutagraph_ir::graph::NodeId;
 use mutagraph_ir::model::Model;
+use mutagraph_ir::slice::{expose_all, extract};
 use std::collections::HashSet;
 
 /// Why a failure is mutagraph's own rather than the library's, if it is: a panic located in

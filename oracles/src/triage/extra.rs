@@ -7,9 +7,9 @@ use crate::MutantRuns;
 use crate::envelope::{Precision, inside, new_nonfinite};
 use crate::finding::{Finding, Kind, Layer};
 use mutagraph_backends::catalog;
-use mutagraph_backends::intermediates::expose_all;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Outcome, Pool, RunReport};
+use mutagraph_ir::slice::expose_all;
 
 impl Triage {
     /// A run of `backend` on the mutant: the campaign's, or one made now.

@@ -5,83 +5,7 @@ use super::{Seen, data_inputs, slot, value};
 use mutagraph_backends::value::HostTensor;
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::Node;
-
-/// Ops whose handling of NaN inputs ONNX leaves open: they select or compare (max, min,
-/// clipping, sorting, thresholds), so whether a NaN wins, loses or propagates is the
-/// implementation's choice. Recurrent ops are listed because their gates clip and compare.
-pub const NAN_UNSPECIFIED: &[&str] = &[
-    "Relu",
-    "LeakyRelu",
-    "PRelu",
-    "ThresholdedRelu",
-    "Clip",
-    "Max",
-    "Min",
-    "HardSigmoid",
-    "HardSwish",
-    "Shrink",
-    "Celu",
-    "Elu",
-    "Selu",
-    "Softplus",
-    "Sigmoid",
-    "MaxPool",
-    "GlobalMaxPool",
-    "MaxRoiPool",
-    "ReduceMax",
-    "ReduceMin",
-    "ArgMax",
-    "ArgMin",
-    "TopK",
-    "Hardmax",
-    "Sign",
-    "Where",
-    "Less",
-    "LessOrEqual",
-    "Greater",
-    "GreaterOrEqual",
-    "Equal",
-    "LSTM",
-    "GRU",
-    "RNN",
-    "MeanVarianceNormalization",
-    "LayerNormalization",
-    "InstanceNormalization",
-    "BatchNormalization",
-    "Softmax",
-    "LogSoftmax",
-    "Resize",
-    "QuantizeLinear",
-    "DynamicQuantizeLinear",
-    "RoiAlign",
-    "GridSample",
-    "LRN",
-    "Det",
-];
-
-/// Ops whose result with an infinite input depends on the order of their arithmetic (an Inf
-/// meets a zero or an opposite Inf in one evaluation order and not in another), which ONNX
-/// does not fix.
-pub const INF_UNSPECIFIED: &[&str] = &[
-    "BatchNormalization",
-    "InstanceNormalization",
-    "LayerNormalization",
-    "GroupNormalization",
-    "MeanVarianceNormalization",
-    "LpNormalization",
-    "LRN",
-    "Softmax",
-    "LogSoftmax",
-    "LSTM",
-    "GRU",
-    "RNN",
-    "GridSample",
-    "RoiAlign",
-    "Resize",
-    "ConvTranspose",
-    "Einsum",
-    "Det",
-];
+use mutagraph_ir::registry::{Registry, Traits};
 
 fn nan_inf(t: &HostTensor) -> (usize, usize) {
     if t.dtype.is_float() {
@@ -97,13 +21,13 @@ fn nonfinite(t: &HostTensor) -> bool {
 }
 
 pub(super) fn nan_into_select(node: &Node, seen: &Seen) -> Option<String> {
-    (NAN_UNSPECIFIED.contains(&node.op_type.as_str())
+    (Registry::global().has(&node.op_type, Traits::NAN_UNSPECIFIED)
         && data_inputs(node, seen).iter().any(|t| nan_inf(t).0 > 0))
     .then(|| format!("NaN reaches {}", node.op_type))
 }
 
 pub(super) fn inf_into_order_dependent(node: &Node, seen: &Seen) -> Option<String> {
-    (INF_UNSPECIFIED.contains(&node.op_type.as_str())
+    (Registry::global().has(&node.op_type, Traits::INF_UNSPECIFIED)
         && data_inputs(node, seen).iter().any(|t| nan_inf(t).1 > 0))
     .then(|| format!("Inf reaches {}", node.op_type))
 }

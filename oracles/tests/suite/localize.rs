@@ -1,16 +1,16 @@
 //! Localization: the first diverging node is blamed, unless the reference reproduces the
 //! backend's output from the backend's own inputs (amplified rounding: `unstable`).
 use mutagraph_backends::compare::Tolerance;
-use mutagraph_backends::intermediates::expose_all;
 use mutagraph_backends::value::{Data, HostTensor, NamedValues, Value};
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
 use mutagraph_ir::model::Model;
 use mutagraph_ir::patch::{Patch, PatchOp};
 use mutagraph_ir::pb;
+use mutagraph_ir::slice::{expose_all, extract};
 use mutagraph_ir::types::{TensorType, ValueType};
 use mutagraph_oracles::Kind;
-use mutagraph_oracles::localize::{Verdict, extract, localize, run_reference};
+use mutagraph_oracles::localize::{Verdict, localize, run_reference};
 
 fn vi(name: &str, n: i64) -> pb::ValueInfoProto {
     pb::ValueInfoProto {

@@ -8,7 +8,7 @@ use super::{FLT, consumed};
 use crate::dtype::DType::{self, *};
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// PRelu.
@@ -84,15 +84,15 @@ fn prelu(ctx: &InferCtx) -> Infer {
 pub(super) fn register_unary(r: &mut Registry) {
     use Category::Activation as A;
     // Activations without attributes: (name, versions, dtypes, X/Y ports, legacy
-    // `consumed_inputs` in opset 1, category).
+    // `consumed_inputs` in opset 1, category, traits).
     #[rustfmt::skip]
     let unary_ops: &[UnaryRow] = &[
-        ("Relu", &[1, 6, 13, 14], SIGNED_NUMERIC, true, true, A),
-        ("Sigmoid", &[1, 6, 13], FLT, true, true, A),
-        ("HardSwish", &[14, 22], FLT, true, false, A),
-        ("Softplus", &[1, 22], FLT, true, false, A),
-        ("Softsign", &[1, 22], FLT, false, false, A),
-        ("Mish", &[18, 22], FLT, true, false, A),
+        ("Relu", &[1, 6, 13, 14], SIGNED_NUMERIC, true, true, A, Traits::NAN_UNSPECIFIED | Traits::ACTIVATION),
+        ("Sigmoid", &[1, 6, 13], FLT, true, true, A, Traits::NAN_UNSPECIFIED | Traits::ACTIVATION),
+        ("HardSwish", &[14, 22], FLT, true, false, A, Traits::NAN_UNSPECIFIED | Traits::ACTIVATION),
+        ("Softplus", &[1, 22], FLT, true, false, A, Traits::NAN_UNSPECIFIED | Traits::ACTIVATION),
+        ("Softsign", &[1, 22], FLT, false, false, A, Traits::ACTIVATION),
+        ("Mish", &[18, 22], FLT, true, false, A, Traits::ACTIVATION),
     ];
     add_unary(r, unary_ops);
 }
@@ -103,6 +103,7 @@ pub(super) fn register(r: &mut Registry) {
     // Activations with attributes.
     r.add(
         OpSpec::new("LeakyRelu", &[1, 6, 16], A)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::ACTIVATION)
             .input("X", "T")
             .output("Y", "T")
             .attr(alpha(0.01))
@@ -113,6 +114,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("PRelu", &[1, 6, 7, 9, 16], A)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::ACTIVATION)
             .input("X", "T")
             .input("slope", "T")
             .output("Y", "T")
@@ -123,6 +125,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("Elu", &[1, 6, 22], A)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::ACTIVATION)
             .input("X", "T")
             .output("Y", "T")
             .attr(alpha(1.0))
@@ -133,6 +136,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("Selu", &[1, 6, 22], A)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::ACTIVATION)
             .input("X", "T")
             .output("Y", "T")
             .attr(AttrSpec::float("alpha", 1.6732632).float_buckets(SELU_B))
@@ -144,6 +148,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("Celu", &[12], A)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::ACTIVATION)
             .input("X", "T")
             .output("Y", "T")
             .attr(AttrSpec::float("alpha", 1.0).float_buckets(CELU_B))
@@ -153,6 +158,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("Gelu", &[20], A)
+            .traits(Traits::ACTIVATION)
             .input("X", "T")
             .output("Y", "T")
             .attr(AttrSpec::string("approximate", "none").one_of(&["none", "tanh"]))
@@ -162,6 +168,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("HardSigmoid", &[1, 6, 22], A)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::ACTIVATION)
             .input("X", "T")
             .output("Y", "T")
             .attr(alpha(0.2))
@@ -173,6 +180,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("ThresholdedRelu", &[10, 22], A)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::ACTIVATION)
             .input("X", "T")
             .output("Y", "T")
             .attr(alpha(1.0))
@@ -182,6 +190,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("Shrink", &[9], A)
+            .traits(Traits::NAN_UNSPECIFIED)
             .input("input", "T")
             .output("output", "T")
             .attr(AttrSpec::float("bias", 0.0).float_buckets(OFFSET_B))

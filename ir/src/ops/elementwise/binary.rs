@@ -9,7 +9,7 @@ use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::{self, *};
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// Unsigned integers (BitShift).
@@ -21,13 +21,14 @@ const EQUAL: &[DType] = &[
     I8, I16, I32, I64, U8, U16, U32, U64, F16, F32, F64, BF16, Bool, String,
 ];
 
-/// A binary op: name, versions, dtypes of A and B, bool output, category.
+/// A binary op: name, versions, dtypes of A and B, bool output, category, traits.
 type BinaryRow = (
     &'static str,
     &'static [i64],
     &'static [DType],
     bool,
     Category,
+    Traits,
 );
 
 fn legacy_axis() -> AttrSpec {
@@ -105,27 +106,28 @@ fn legacy_binary(ctx: &InferCtx, dt: Option<DType>) -> Infer {
 /// Registers the binary ops.
 pub(super) fn register(r: &mut Registry) {
     use Category::{Elementwise as E, Logic as L};
-    // Binary broadcasting ops: (name, versions, dtypes of A/B, bool output, category).
+    // Binary broadcasting ops: (name, versions, dtypes of A/B, bool output, category, traits).
     #[rustfmt::skip]
     let binary_ops: &[BinaryRow] = &[
-        ("Add", &[1, 6, 7, 13, 14], NUMERIC, false, E),
-        ("Sub", &[1, 6, 7, 13, 14], NUMERIC, false, E),
-        ("Mul", &[1, 6, 7, 13, 14], NUMERIC, false, E),
-        ("Div", &[1, 6, 7, 13, 14], NUMERIC, false, E),
-        ("And", &[1, 7], BOOL, true, L),
-        ("Or", &[1, 7], BOOL, true, L),
-        ("Xor", &[1, 7], BOOL, true, L),
-        ("Equal", &[1, 7, 11, 13, 19], EQUAL, true, L),
-        ("Greater", &[1, 7, 9, 13], NUMERIC, true, L),
-        ("Less", &[1, 7, 9, 13], NUMERIC, true, L),
-        ("GreaterOrEqual", &[12, 16], NUMERIC, true, L),
-        ("LessOrEqual", &[12, 16], NUMERIC, true, L),
-        ("BitwiseAnd", &[18], INT, false, E),
-        ("BitwiseOr", &[18], INT, false, E),
-        ("BitwiseXor", &[18], INT, false, E),
+        ("Add", &[1, 6, 7, 13, 14], NUMERIC, false, E, Traits::NONE),
+        ("Sub", &[1, 6, 7, 13, 14], NUMERIC, false, E, Traits::NONE),
+        ("Mul", &[1, 6, 7, 13, 14], NUMERIC, false, E, Traits::NONE),
+        ("Div", &[1, 6, 7, 13, 14], NUMERIC, false, E, Traits::NONE),
+        ("And", &[1, 7], BOOL, true, L, Traits::NONE),
+        ("Or", &[1, 7], BOOL, true, L, Traits::NONE),
+        ("Xor", &[1, 7], BOOL, true, L, Traits::NONE),
+        ("Equal", &[1, 7, 11, 13, 19], EQUAL, true, L, Traits::DISCRETE | Traits::NAN_UNSPECIFIED),
+        ("Greater", &[1, 7, 9, 13], NUMERIC, true, L, Traits::DISCRETE | Traits::NAN_UNSPECIFIED),
+        ("Less", &[1, 7, 9, 13], NUMERIC, true, L, Traits::DISCRETE | Traits::NAN_UNSPECIFIED),
+        ("GreaterOrEqual", &[12, 16], NUMERIC, true, L, Traits::DISCRETE | Traits::NAN_UNSPECIFIED),
+        ("LessOrEqual", &[12, 16], NUMERIC, true, L, Traits::DISCRETE | Traits::NAN_UNSPECIFIED),
+        ("BitwiseAnd", &[18], INT, false, E, Traits::NONE),
+        ("BitwiseOr", &[18], INT, false, E, Traits::NONE),
+        ("BitwiseXor", &[18], INT, false, E, Traits::NONE),
     ];
-    for &(name, versions, dts, to_bool, cat) in binary_ops {
+    for &(name, versions, dts, to_bool, cat, traits) in binary_ops {
         let mut s = OpSpec::new(name, versions, cat)
+            .traits(traits)
             .input("A", "T")
             .input("B", "T");
         if to_bool {
@@ -166,6 +168,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("Mod", &[10, 13], E)
+            .traits(Traits::DISCRETE)
             .input("A", "T")
             .input("B", "T")
             .output("C", "T")

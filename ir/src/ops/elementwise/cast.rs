@@ -5,7 +5,7 @@ use super::requires::requires_ew;
 use crate::attr::{AttrKind, AttrLookup, AttrValue};
 use crate::dtype::DType::{self, *};
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 
 /// Cast / CastLike: every type but the complex ones (union over opsets).
 const CAST: &[DType] = &[
@@ -70,6 +70,7 @@ fn round_mode_attr() -> AttrSpec {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Cast", &[1, 6, 9, 13, 19, 21, 23, 24, 25], Category::Cast)
+            .traits(Traits::DISCRETE)
             .input("input", "T1")
             .output("output", "T2")
             .attr(
@@ -99,6 +100,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("CastLike", &[15, 19, 21, 23, 24, 25], Category::Cast)
+            .traits(Traits::DISCRETE)
             .input("input", "T1")
             .input("target_type", "T2")
             .output("output", "T2")

@@ -4,7 +4,7 @@ use super::consumed;
 use super::requires::requires_ew;
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, OpSpec, Registry, Traits};
 
 /// Bounds of Clip (legacy attributes): unbounded below / negative / zero / positive / unbounded above.
 const BOUND_B: &[(f64, f64)] = &[
@@ -20,6 +20,7 @@ pub(super) fn register(r: &mut Registry) {
     use Category::Elementwise as E;
     r.add(
         OpSpec::new("Clip", &[1, 6, 11, 12, 13], E)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::ACTIVATION)
             .input("input", "T")
             .opt_input("min", "T")
             .opt_input("max", "T")

@@ -7,7 +7,7 @@ use super::{FLT, consumed};
 use crate::dtype::DType::{self, *};
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, OpSpec, Registry, Traits};
 
 /// Floats and the 8-bit floats (IsNaN, IsInf from opset 20).
 const FLT_F8: &[DType] = &[
@@ -15,7 +15,7 @@ const FLT_F8: &[DType] = &[
 ];
 
 /// A unary op: name, versions, dtypes, X/Y port names (else input/output), legacy
-/// `consumed_inputs`, category.
+/// `consumed_inputs`, category, traits.
 pub(super) type UnaryRow = (
     &'static str,
     &'static [i64],
@@ -23,13 +23,15 @@ pub(super) type UnaryRow = (
     bool,
     bool,
     Category,
+    Traits,
 );
 
 /// Adds the unary ops of `rows`, whose output has the input's type.
 pub(super) fn add_unary(r: &mut Registry, rows: &[UnaryRow]) {
-    for &(name, versions, dts, xy, legacy, cat) in rows {
+    for &(name, versions, dts, xy, legacy, cat, traits) in rows {
         let (i, o) = if xy { ("X", "Y") } else { ("input", "output") };
         let mut s = OpSpec::new(name, versions, cat)
+            .traits(traits)
             .input(i, "T")
             .output(o, "T")
             .types("T", dts);
@@ -48,34 +50,34 @@ pub(super) fn add_unary(r: &mut Registry, rows: &[UnaryRow]) {
 pub(super) fn register(r: &mut Registry) {
     use Category::{Elementwise as E, Logic as L};
     // Unary ops whose output has the input's type: (name, versions, dtypes, X/Y ports, legacy
-    // `consumed_inputs` in opset 1, category).
+    // `consumed_inputs` in opset 1, category, traits).
     #[rustfmt::skip]
     let unary_ops: &[UnaryRow] = &[
-        ("Abs", &[1, 6, 13], NUMERIC, true, true, E),
-        ("Acos", &[7, 22], FLT, false, false, E),
-        ("Acosh", &[9, 22], FLT, false, false, E),
-        ("Asin", &[7, 22], FLT, false, false, E),
-        ("Asinh", &[9, 22], FLT, false, false, E),
-        ("Atan", &[7, 22], FLT, false, false, E),
-        ("Atanh", &[9, 22], FLT, false, false, E),
-        ("Ceil", &[1, 6, 13], FLT, true, true, E),
-        ("Cos", &[7, 22], FLT, false, false, E),
-        ("Cosh", &[9, 22], FLT, false, false, E),
-        ("Erf", &[9, 13], NUMERIC, false, false, E),
-        ("Exp", &[1, 6, 13], FLT, false, true, E),
-        ("Floor", &[1, 6, 13], FLT, true, true, E),
-        ("Log", &[1, 6, 13], FLT, false, true, E),
-        ("Neg", &[1, 6, 13], SIGNED_NUMERIC, true, true, E),
-        ("Reciprocal", &[1, 6, 13], FLT, true, true, E),
-        ("Round", &[11, 22], FLT, true, false, E),
-        ("Sign", &[9, 13], NUMERIC, false, false, E),
-        ("Sin", &[7, 22], FLT, false, false, E),
-        ("Sinh", &[9, 22], FLT, false, false, E),
-        ("Sqrt", &[1, 6, 13], FLT, true, true, E),
-        ("Tan", &[7, 22], FLT, false, false, E),
-        ("Tanh", &[1, 6, 13], FLT, false, true, E),
-        ("Not", &[1], BOOL, true, false, L),
-        ("BitwiseNot", &[18], INT, true, false, E),
+        ("Abs", &[1, 6, 13], NUMERIC, true, true, E, Traits::NONE),
+        ("Acos", &[7, 22], FLT, false, false, E, Traits::NONE),
+        ("Acosh", &[9, 22], FLT, false, false, E, Traits::NONE),
+        ("Asin", &[7, 22], FLT, false, false, E, Traits::NONE),
+        ("Asinh", &[9, 22], FLT, false, false, E, Traits::NONE),
+        ("Atan", &[7, 22], FLT, false, false, E, Traits::NONE),
+        ("Atanh", &[9, 22], FLT, false, false, E, Traits::NONE),
+        ("Ceil", &[1, 6, 13], FLT, true, true, E, Traits::DISCRETE),
+        ("Cos", &[7, 22], FLT, false, false, E, Traits::NONE),
+        ("Cosh", &[9, 22], FLT, false, false, E, Traits::NONE),
+        ("Erf", &[9, 13], NUMERIC, false, false, E, Traits::NONE),
+        ("Exp", &[1, 6, 13], FLT, false, true, E, Traits::NONE),
+        ("Floor", &[1, 6, 13], FLT, true, true, E, Traits::DISCRETE),
+        ("Log", &[1, 6, 13], FLT, false, true, E, Traits::NONE),
+        ("Neg", &[1, 6, 13], SIGNED_NUMERIC, true, true, E, Traits::NONE),
+        ("Reciprocal", &[1, 6, 13], FLT, true, true, E, Traits::NONE),
+        ("Round", &[11, 22], FLT, true, false, E, Traits::DISCRETE),
+        ("Sign", &[9, 13], NUMERIC, false, false, E, Traits::DISCRETE | Traits::NAN_UNSPECIFIED),
+        ("Sin", &[7, 22], FLT, false, false, E, Traits::NONE),
+        ("Sinh", &[9, 22], FLT, false, false, E, Traits::NONE),
+        ("Sqrt", &[1, 6, 13], FLT, true, true, E, Traits::NONE),
+        ("Tan", &[7, 22], FLT, false, false, E, Traits::NONE),
+        ("Tanh", &[1, 6, 13], FLT, false, true, E, Traits::ACTIVATION),
+        ("Not", &[1], BOOL, true, false, L, Traits::NONE),
+        ("BitwiseNot", &[18], INT, true, false, E, Traits::NONE),
     ];
     add_unary(r, unary_ops);
 }
@@ -85,6 +87,7 @@ pub(super) fn register_is_nan_inf(r: &mut Registry) {
     use Category::Logic as L;
     r.add(
         OpSpec::new("IsNaN", &[9, 13, 20], L)
+            .traits(Traits::DISCRETE)
             .input("X", "T1")
             .output("Y", "T2")
             .types("T1", FLT_F8)
@@ -94,6 +97,7 @@ pub(super) fn register_is_nan_inf(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("IsInf", &[10, 20], L)
+            .traits(Traits::DISCRETE)
             .input("X", "T1")
             .output("Y", "T2")
             .attr(AttrSpec::int("detect_negative", 1).one_of_ints(&[0, 1]))

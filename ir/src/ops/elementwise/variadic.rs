@@ -6,7 +6,7 @@ use super::{FLT, consumed};
 use crate::dtype::DType::{self};
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{Category, InferCtx, OpSpec, Registry};
+use crate::registry::{Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// Before opset 8, the variadic ops take inputs of one shape.
@@ -37,14 +37,15 @@ pub(super) fn register(r: &mut Registry) {
     use Category::Elementwise as E;
     // Variadic broadcasting ops.
     #[rustfmt::skip]
-    let variadic: &[(&str, &[i64], &[DType], &str)] = &[
-        ("Sum", &[1, 6, 8, 13], FLT, "sum"),
-        ("Mean", &[1, 6, 8, 13], FLT, "mean"),
-        ("Max", &[1, 6, 8, 12, 13], NUMERIC, "max"),
-        ("Min", &[1, 6, 8, 12, 13], NUMERIC, "min"),
+    let variadic: &[(&str, &[i64], &[DType], &str, Traits)] = &[
+        ("Sum", &[1, 6, 8, 13], FLT, "sum", Traits::NONE),
+        ("Mean", &[1, 6, 8, 13], FLT, "mean", Traits::NONE),
+        ("Max", &[1, 6, 8, 12, 13], NUMERIC, "max", Traits::NAN_UNSPECIFIED),
+        ("Min", &[1, 6, 8, 12, 13], NUMERIC, "min", Traits::NAN_UNSPECIFIED),
     ];
-    for &(name, versions, dts, out) in variadic {
+    for &(name, versions, dts, out, traits) in variadic {
         let s = OpSpec::new(name, versions, E)
+            .traits(traits)
             .var_input("data_0", "T", 1)
             .output(out, "T")
             .attr(consumed())

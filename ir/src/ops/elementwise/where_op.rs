@@ -5,7 +5,7 @@ use super::requires::requires_ew;
 use crate::dtype::DType::{self, *};
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{Category, OpSpec, Registry};
+use crate::registry::{Category, OpSpec, Registry, Traits};
 
 /// Where: any non-low-precision type.
 const WHERE: &[DType] = &[
@@ -17,6 +17,7 @@ pub(super) fn register(r: &mut Registry) {
     use Category::Elementwise as E;
     r.add(
         OpSpec::new("Where", &[9, 16], E)
+            .traits(Traits::DISCRETE | Traits::NAN_UNSPECIFIED)
             .input("condition", "B")
             .input("X", "T")
             .input("Y", "T")

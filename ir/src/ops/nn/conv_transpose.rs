@@ -6,7 +6,7 @@ use super::{MAX, known, shape_of};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// ConvTranspose's open cases: those of `auto_pad` SAME (see [`same_pad_negative`]) and an
@@ -135,7 +135,8 @@ fn conv_transpose_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         conv_attrs(
-            OpSpec::new("ConvTranspose", &[1, 11, 22], Category::Conv),
+            OpSpec::new("ConvTranspose", &[1, 11, 22], Category::Conv)
+                .traits(Traits::INF_UNSPECIFIED),
             true,
         )
         .attr(AttrSpec::of("output_padding", AttrKind::Ints).range(0, MAX))

@@ -5,7 +5,7 @@ use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType;
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 use std::collections::BTreeMap;
 
@@ -160,6 +160,7 @@ fn einsum(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Einsum", &[12], Category::Linear)
+            .traits(Traits::INF_UNSPECIFIED)
             .attr(AttrSpec::of("equation", AttrKind::String).required())
             .var_input("Inputs", "T", 1)
             .output("Output", "T")

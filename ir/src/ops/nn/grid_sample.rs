@@ -5,7 +5,7 @@ use crate::attr::{AttrLookup, AttrValue};
 use crate::dtype::DType;
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 fn grid_sample(ctx: &InferCtx) -> Infer {
@@ -51,6 +51,7 @@ fn grid_sample(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("GridSample", &[16, 20, 22], Category::Misc)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED)
             .attr(flag("align_corners"))
             .attr(
                 AttrSpec::string("mode", "linear")

@@ -6,7 +6,7 @@ use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType;
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::{Dim, ValueType};
 
 const EPS_BUCKETS: &[(f64, f64)] = &[
@@ -105,6 +105,7 @@ pub(super) fn register(r: &mut Registry) {
     let eps = || AttrSpec::float("epsilon", 1e-5).float_buckets(EPS_BUCKETS);
     r.add(
         OpSpec::new("BatchNormalization", &[1, 6, 7, 9, 14, 15], Category::Norm)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED)
             .attr(eps())
             .attr(AttrSpec::float("momentum", 0.9).float_buckets(&[
                 (f64::NEG_INFINITY, 0.5),
@@ -164,6 +165,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("InstanceNormalization", &[1, 6, 22], Category::Norm)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED)
             .attr(eps())
             .attr(
                 AttrSpec::of("consumed_inputs", AttrKind::Ints)
@@ -185,6 +187,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("LayerNormalization", &[17], Category::Norm)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED)
             .attr(AttrSpec::int("axis", -1).int_buckets(&[
                 (i64::MIN, -2),
                 (-1, -1),
@@ -227,6 +230,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("GroupNormalization", &[18, 21], Category::Norm)
+            .traits(Traits::INF_UNSPECIFIED)
             .attr(eps())
             .attr(
                 AttrSpec::of("num_groups", AttrKind::Int)
@@ -249,6 +253,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("LRN", &[1, 13], Category::Norm)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED)
             .attr(AttrSpec::float("alpha", 1e-4).float_buckets(&[
                 (f64::NEG_INFINITY, 1e-5),
                 (1e-5, 1e-3),
@@ -285,6 +290,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("LpNormalization", &[1, 22], Category::Norm)
+            .traits(Traits::INF_UNSPECIFIED)
             .attr(AttrSpec::int("axis", -1).int_buckets(&[
                 (i64::MIN, -2),
                 (-1, -1),
@@ -305,6 +311,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("MeanVarianceNormalization", &[9, 13], Category::Norm)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED)
             .attr(ints_default("axes", &[0, 2, 3]).non_empty())
             .input("X", "T")
             .output("Y", "T")

@@ -10,7 +10,7 @@ use crate::attr::AttrLookup;
 use crate::dtype::DType;
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 fn pool_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
@@ -229,6 +229,7 @@ pub(super) fn register(r: &mut Registry) {
     };
     r.add(
         pool("MaxPool", &[1, 8, 10, 11, 12, 22])
+            .traits(Traits::NAN_UNSPECIFIED)
             .opt_output("Indices", "I")
             .attr(flag("storage_order").versions(8, None))
             .attr(dilations_attr().versions(10, None))
@@ -259,9 +260,13 @@ pub(super) fn register(r: &mut Registry) {
             .attr(dilations_attr().versions(18, None))
             .types("T", FLOAT),
     );
-    for op in ["GlobalAveragePool", "GlobalMaxPool"] {
+    for (op, traits) in [
+        ("GlobalAveragePool", Traits::NONE),
+        ("GlobalMaxPool", Traits::NAN_UNSPECIFIED),
+    ] {
         r.add(
             OpSpec::new(op, &[1, 22], Category::Pool)
+                .traits(traits)
                 .input("X", "T")
                 .output("Y", "T")
                 .types("T", FLOAT)

@@ -4,7 +4,7 @@ use super::{MAX, concat, shape_of};
 use crate::attr::AttrLookup;
 use crate::dtype::DType;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 fn quantize(ctx: &InferCtx) -> Infer {
@@ -115,6 +115,7 @@ pub(super) fn register(r: &mut Registry) {
             &[10, 13, 19, 21, 23, 24, 25],
             Category::Quantize,
         )
+        .traits(Traits::NAN_UNSPECIFIED)
         .attr(axis_attr())
         .attr(sat)
         .attr(block_size_attr())
@@ -173,6 +174,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("DynamicQuantizeLinear", &[11], Category::Quantize)
+            .traits(Traits::NAN_UNSPECIFIED)
             .input("x", "T1")
             .output("y", "T2")
             .output("y_scale", "TF")

@@ -5,7 +5,7 @@ use crate::attr::{AttrKind, AttrLookup, AttrValue};
 use crate::dtype::DType;
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// Number of gates of a recurrent op.
@@ -141,7 +141,9 @@ fn rnn_check(ctx: &InferCtx) -> Result<(), String> {
 }
 
 fn rnn_spec(op: &'static str, versions: &[i64]) -> OpSpec {
+    // The gates clip and compare (NaN), and their sums have no fixed order (Inf).
     let s = OpSpec::new(op, versions, Category::Rnn)
+        .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED)
         .input("X", "T")
         .input("W", "T")
         .input("R", "T")

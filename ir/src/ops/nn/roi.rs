@@ -5,7 +5,7 @@ use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType;
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// A `spatial_scale` of zero or less maps every ROI to a point or mirrors it: ONNX gives the
@@ -76,6 +76,7 @@ fn roi_align(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("MaxRoiPool", &[1, 22], Category::Pool)
+            .traits(Traits::NAN_UNSPECIFIED)
             .attr(
                 AttrSpec::of("pooled_shape", AttrKind::Ints)
                     .required()
@@ -113,6 +114,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("RoiAlign", &[10, 16, 22], Category::Pool)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED)
             .attr(AttrSpec::string("mode", "avg").one_of(&["avg", "max"]))
             .attr(
                 AttrSpec::int("output_height", 1)

@@ -5,7 +5,7 @@ use crate::attr::AttrLookup;
 use crate::dtype::DType::I64;
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 
 fn arg_infer(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
@@ -25,6 +25,7 @@ pub(super) fn register(r: &mut Registry) {
     for name in ["ArgMax", "ArgMin"] {
         r.add(
             OpSpec::new(name, &[1, 11, 12, 13], Category::Reduce)
+                .traits(Traits::DISCRETE | Traits::NAN_UNSPECIFIED)
                 .input("data", "T")
                 .output("reduced", "tensor(int64)")
                 .attr(AttrSpec::int("axis", 0).int_buckets(AXIS_BUCKETS))

@@ -2,7 +2,7 @@
 
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{Category, InferCtx, OpSpec, Registry};
+use crate::registry::{Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 fn det_infer(ctx: &InferCtx) -> Infer {
@@ -28,6 +28,7 @@ fn det_infer(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Det", &[11, 22], Category::Linear)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED)
             .input("X", "T")
             .output("Y", "T")
             .types("T", FLOAT)

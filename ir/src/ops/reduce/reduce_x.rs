@@ -5,7 +5,7 @@ use super::REDUCE_T;
 use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::{self, BF16, Bool, F16, F32, F64, I8, I32, I64, U8, U32, U64};
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::tensor::{Tensor, TensorExt};
 use crate::types::Dim;
 
@@ -48,6 +48,10 @@ fn reduce_op(
         )
         .types("T", t)
         .types("tensor(int64)", &[I64]);
+    if matches!(red, Red::Max | Red::Min) {
+        // What a NaN does to a maximum or a minimum is left open.
+        spec = spec.traits(Traits::NAN_UNSPECIFIED);
+    }
     spec = match red {
         Red::Sum => spec.infer(reduce_infer).fold(|c| fold_reduce(c, Red::Sum)),
         Red::Prod => spec.infer(reduce_infer).fold(|c| fold_reduce(c, Red::Prod)),

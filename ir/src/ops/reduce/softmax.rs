@@ -3,7 +3,7 @@
 use crate::attr::AttrLookup;
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 
 fn softmax_infer(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
@@ -20,9 +20,21 @@ fn softmax_infer(ctx: &InferCtx) -> Infer {
 
 /// Registers Softmax, LogSoftmax and Hardmax.
 pub(super) fn register(r: &mut Registry) {
-    for name in ["Softmax", "LogSoftmax", "Hardmax"] {
+    let rows = [
+        (
+            "Softmax",
+            Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED | Traits::ACTIVATION,
+        ),
+        (
+            "LogSoftmax",
+            Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED,
+        ),
+        ("Hardmax", Traits::DISCRETE | Traits::NAN_UNSPECIFIED),
+    ];
+    for (name, traits) in rows {
         r.add(
             OpSpec::new(name, &[1, 11, 13], Category::Softmax)
+                .traits(traits)
                 .input("input", "T")
                 .output("output", "T")
                 // The default is 1 before opset 13 and -1 from 13 on; `softmax_infer` knows.

@@ -4,7 +4,7 @@ use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::I64;
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// The k of a TopK node: the attribute before opset 10, the constant input after.
@@ -66,6 +66,7 @@ fn topk_infer(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("TopK", &[1, 10, 11, 24], Category::Reduce)
+            .traits(Traits::DISCRETE | Traits::NAN_UNSPECIFIED)
             .input("X", "T")
             .opt_input("K", "tensor(int64)")
             .output("Values", "T")

@@ -4,7 +4,7 @@ use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::{self, I64};
 use crate::dtype::sets::*;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// Types of Unique (no bf16, but strings, bool and complex).
@@ -47,6 +47,7 @@ fn unique_infer(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Unique", &[11], Category::Index)
+            .traits(Traits::DISCRETE)
             .input("X", "T")
             .output("Y", "T")
             .opt_output("indices", "tensor(int64)")

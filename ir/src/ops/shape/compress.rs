@@ -4,7 +4,7 @@ use super::{CLASSIC15, axis_of, out};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::Bool;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 fn infer_compress(ctx: &InferCtx) -> Infer {
@@ -60,6 +60,7 @@ fn infer_compress(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Compress", &[9, 11], Category::Index)
+            .traits(Traits::DISCRETE)
             .input("input", "T")
             .input("condition", "T1")
             .output("output", "T")

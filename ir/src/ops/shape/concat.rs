@@ -5,7 +5,7 @@ use super::{CLASSIC16, axis, axis_of, out, unknown_dims};
 use crate::attr::AttrLookup;
 use crate::dtype::DType::{self};
 use crate::ops::common::*;
-use crate::registry::{Category, InferCtx, OpSpec, Registry};
+use crate::registry::{Category, InferCtx, OpSpec, Registry, Traits};
 use crate::tensor::{Tensor, TensorExt};
 use crate::types::Dim;
 
@@ -137,6 +137,7 @@ fn fold_concat(ctx: &InferCtx) -> Option<Vec<Tensor>> {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Concat", &[1, 4, 11, 13], Category::Shape)
+            .traits(Traits::RESHAPING)
             .var_input("inputs", "T", 1)
             .output("concat_result", "T")
             .attr(axis("axis", 1).no_buckets().versions(1, Some(4)))

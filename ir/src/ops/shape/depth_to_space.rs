@@ -3,7 +3,7 @@
 use super::{CLASSIC16, dim_mul, out, unknown_dims};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// Buckets of a block size.
@@ -73,6 +73,7 @@ fn infer_space_to_depth(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("DepthToSpace", &[1, 11, 13], Category::Shape)
+            .traits(Traits::RESHAPING)
             .input("input", "T")
             .output("output", "T")
             .attr(
@@ -91,6 +92,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("SpaceToDepth", &[1, 13], Category::Shape)
+            .traits(Traits::RESHAPING)
             .input("input", "T")
             .output("output", "T")
             .attr(

@@ -3,7 +3,7 @@
 use super::fold::{build, each_index, flat, load, strides};
 use super::{CLASSIC16, I64_ONLY, I64T, out, static_len, unknown_dims};
 use crate::ops::common::*;
-use crate::registry::{Category, InferCtx, OpSpec, Registry};
+use crate::registry::{Category, InferCtx, OpSpec, Registry, Traits};
 use crate::tensor::{Tensor, TensorExt};
 
 fn infer_expand(ctx: &InferCtx) -> Infer {
@@ -58,6 +58,7 @@ fn fold_expand(ctx: &InferCtx) -> Option<Vec<Tensor>> {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Expand", &[8, 13], Category::Shape)
+            .traits(Traits::RESHAPING)
             .input("input", "T")
             .input("shape", I64T)
             .output("output", "T")

@@ -4,7 +4,7 @@ use super::fold::fold_relabel;
 use super::{ALL26, axis, out, unknown_dims};
 use crate::attr::AttrLookup;
 use crate::ops::common::*;
-use crate::registry::{Category, InferCtx, OpSpec, Registry};
+use crate::registry::{Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// Product of dims, symbolic when exactly one factor is a parameter and the rest multiply to 1.
@@ -41,6 +41,7 @@ fn infer_flatten(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Flatten", &[1, 9, 11, 13, 21, 23, 24, 25], Category::Shape)
+            .traits(Traits::RESHAPING)
             .input("input", "T")
             .output("output", "T")
             .attr(axis("axis", 1))

@@ -5,7 +5,7 @@ use super::fold::{build, each_index, flat, load, strides};
 use super::{CLASSIC16, I64_ONLY, I64T, IND, axis, axis_of, out};
 use crate::attr::AttrLookup;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::tensor::{Tensor, TensorExt};
 use crate::types::Dim;
 
@@ -171,6 +171,7 @@ pub(super) fn indices_tuples(ctx: &InferCtx) -> Result<(), String> {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Gather", &[1, 11, 13], Category::Index)
+            .traits(Traits::RESHAPING)
             .input("data", "T")
             .input("indices", "Tind")
             .output("output", "T")

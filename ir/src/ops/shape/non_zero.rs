@@ -3,7 +3,7 @@
 use super::{CLASSIC16, I64_ONLY, I64T, out};
 use crate::dtype::DType::I64;
 use crate::ops::common::*;
-use crate::registry::{Category, InferCtx, OpSpec, Registry};
+use crate::registry::{Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 fn infer_non_zero(ctx: &InferCtx) -> Infer {
@@ -24,6 +24,7 @@ fn infer_non_zero(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("NonZero", &[9, 13], Category::Index)
+            .traits(Traits::DISCRETE)
             .input("X", "T")
             .output("Y", I64T)
             .types("T", CLASSIC16)

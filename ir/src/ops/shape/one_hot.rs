@@ -4,7 +4,7 @@ use super::{CLASSIC15, axis, axis_of, out};
 use crate::attr::AttrLookup;
 use crate::dtype::DType::{self, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64};
 use crate::ops::common::*;
-use crate::registry::{Category, InferCtx, OpSpec, Registry};
+use crate::registry::{Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// OneHot indices / depth.
@@ -36,6 +36,7 @@ fn infer_one_hot(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("OneHot", &[9, 11], Category::Index)
+            .traits(Traits::DISCRETE)
             .input("indices", "T1")
             .input("depth", "T2")
             .input("values", "T3")

@@ -3,7 +3,7 @@
 use super::{ALL26, Arg, I64_ONLY, I64T, IND, axes_of, list_arg, out, unknown_at, unknown_dims};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 fn infer_pad(ctx: &InferCtx) -> Infer {
@@ -71,6 +71,7 @@ pub(super) fn register(r: &mut Registry) {
             &[1, 2, 11, 13, 18, 19, 21, 23, 24, 25],
             Category::Shape,
         )
+        .traits(Traits::RESHAPING)
         .input("data", "T")
         .opt_input("pads", I64T)
         .opt_input("constant_value", "T")

@@ -4,7 +4,7 @@ use super::fold::fold_relabel;
 use super::{ALL26, Arg, I64_ONLY, I64T, list_arg, out, static_len, unknown_dims};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// Output dims of Reshape given the target list.
@@ -131,6 +131,7 @@ pub(super) fn register(r: &mut Registry) {
             &[1, 5, 13, 14, 19, 21, 23, 24, 25],
             Category::Shape,
         )
+        .traits(Traits::RESHAPING)
         .input("data", "T")
         .opt_input("shape", I64T)
         .output("reshaped", "T")

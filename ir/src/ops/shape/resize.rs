@@ -4,7 +4,7 @@ use super::{CLASSIC15, CLASSIC16, I64_ONLY, I64T, axes_of, out, unknown_dims};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::{self, F16, F32, F64};
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// Resize roi.
@@ -138,6 +138,7 @@ fn infer_upsample(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Resize", &[10, 11, 13, 18, 19], Category::Shape)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED | Traits::RESHAPING)
             .input("X", "T1")
             .opt_input("roi", "T2")
             .opt_input("scales", "tensor(float)")

@@ -4,7 +4,7 @@ use super::fold::{build, each_index, flat, load, strides};
 use super::{Arg, CLASSIC16, IND, axes_of, list_arg, out, unknown_at, unknown_dims};
 use crate::attr::AttrKind;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::tensor::{Tensor, TensorExt};
 use crate::types::Dim;
 
@@ -147,6 +147,7 @@ fn fold_slice(ctx: &InferCtx) -> Option<Vec<Tensor>> {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Slice", &[1, 10, 11, 13], Category::Index)
+            .traits(Traits::RESHAPING)
             .input("data", "T")
             .opt_input("starts", "Tind")
             .opt_input("ends", "Tind")

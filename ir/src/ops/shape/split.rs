@@ -4,7 +4,7 @@ use super::{Arg, CLASSIC16, axis, axis_of, list_arg};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::DType::{F16, F32, F64, I64};
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 fn infer_split(ctx: &InferCtx) -> Infer {
@@ -66,6 +66,7 @@ fn infer_split(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Split", &[1, 2, 11, 13, 18], Category::Shape)
+            .traits(Traits::RESHAPING)
             .input("input", "T")
             .opt_input("split", "Tsplit")
             .var_output("outputs", "T", 1)

@@ -4,7 +4,7 @@ use super::fold::fold_relabel;
 use super::{ALL26, Arg, I64_ONLY, I64T, axes_of, list_arg, out, static_len, unknown_dims};
 use crate::attr::AttrKind;
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 fn infer_squeeze(ctx: &InferCtx) -> Infer {
@@ -93,6 +93,7 @@ fn infer_unsqueeze(ctx: &InferCtx) -> Infer {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Squeeze", &[1, 11, 13, 21, 23, 24, 25], Category::Shape)
+            .traits(Traits::RESHAPING)
             .input("data", "T")
             .opt_input("axes", I64T)
             .output("squeezed", "T")
@@ -104,6 +105,7 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("Unsqueeze", &[1, 11, 13, 21, 23, 24, 25], Category::Shape)
+            .traits(Traits::RESHAPING)
             .input("data", "T")
             .opt_input("axes", I64T)
             .output("expanded", "T")

@@ -3,7 +3,7 @@
 use super::fold::{build, each_index, flat, load, strides};
 use super::{CLASSIC16, I64_ONLY, axis_of, dim_mul, out, unknown_dims};
 use crate::ops::common::*;
-use crate::registry::{Category, InferCtx, OpSpec, Registry};
+use crate::registry::{Category, InferCtx, OpSpec, Registry, Traits};
 use crate::tensor::{Tensor, TensorExt};
 
 fn infer_tile(ctx: &InferCtx) -> Infer {
@@ -68,6 +68,7 @@ fn fold_tile(ctx: &InferCtx) -> Option<Vec<Tensor>> {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Tile", &[1, 6, 13], Category::Shape)
+            .traits(Traits::RESHAPING)
             .input("input", "T")
             .input("repeats", "T1")
             .opt_input("axis", "T1")

@@ -4,7 +4,7 @@ use super::fold::{build, each_index, flat, load, strides};
 use super::{ALL26, out, unknown_dims};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::tensor::{Tensor, TensorExt};
 
 fn perm_of(ctx: &InferCtx, rank: usize) -> Result<Vec<usize>, String> {
@@ -51,6 +51,7 @@ fn fold_transpose(ctx: &InferCtx) -> Option<Vec<Tensor>> {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("Transpose", &[1, 13, 21, 23, 24, 25], Category::Shape)
+            .traits(Traits::RESHAPING)
             .input("data", "T")
             .output("transposed", "T")
             .attr(AttrSpec::of("perm", AttrKind::Ints))

@@ -4,7 +4,7 @@
 use super::lr::{bypassable_nodes, pick_node};
 use crate::ir::Model;
 use crate::mutation::{Ctx, Family, Mutator, Outcome, commit};
-use crate::operators::common::{ACTIVATIONS, is_activation, model_op_types, prefer, remove_node};
+use crate::operators::common::{activations, is_activation, model_op_types, prefer, remove_node};
 use crate::site::Site;
 
 /// Activation function replacement.
@@ -36,7 +36,7 @@ impl Mutator for ActivationReplacement {
         let rank = t.rank().unwrap_or(0);
         let present = model_op_types(model);
         let cov = ctx.coverage;
-        let others: Vec<&'static str> = ACTIVATIONS.iter().copied().filter(|a| *a != old).collect();
+        let others: Vec<&'static str> = activations().into_iter().filter(|a| *a != old).collect();
         let order = prefer(ctx, others, |a| !cov.has_op(a), |a| !present.contains(*a));
         let recipes = ctx.recipes;
         let mut last_err = String::new();

@@ -7,7 +7,7 @@ use crate::ir::attr::AttrValue;
 use crate::ir::types::TensorType;
 use crate::ir::{DType, Model};
 use crate::mutation::{Ctx, Family, Mutator, Outcome};
-use crate::operators::common::RESHAPING;
+use crate::operators::common::reshaping;
 use crate::recipes::{MAX_RANK, Recipe};
 use crate::site::Site;
 
@@ -28,10 +28,10 @@ impl Mutator for LayerReshaping {
         let fallback = fallback_recipes();
         let recipes = ctx.recipes;
         let mut pool: Vec<&dyn Recipe> = Vec::new();
-        for op in RESHAPING {
+        for op in reshaping() {
             if let Some(r) = recipes.get(op) {
                 pool.push(r);
-            } else if let Some(f) = fallback.iter().find(|f| f.op_type() == *op) {
+            } else if let Some(f) = fallback.iter().find(|f| f.op_type() == op) {
                 pool.push(f.as_ref());
             }
         }
@@ -40,12 +40,12 @@ impl Mutator for LayerReshaping {
 }
 
 /// The fallback builders, one per reshaping op type this file knows (every one of
-/// [`RESHAPING`] but `Resize`), in [`RESHAPING`]'s order.
+/// [`reshaping`] but `Resize`), in [`reshaping`]'s order.
 pub fn fallback_recipes() -> Vec<Box<dyn Recipe>> {
-    RESHAPING
-        .iter()
-        .filter(|&&op| op != "Resize")
-        .map(|&op| Box::new(Fallback { op }) as Box<dyn Recipe>)
+    reshaping()
+        .into_iter()
+        .filter(|&op| op != "Resize")
+        .map(|op| Box::new(Fallback { op }) as Box<dyn Recipe>)
         .collect()
 }
 
