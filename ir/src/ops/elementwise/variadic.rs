@@ -32,12 +32,21 @@ pub(super) fn same_shapes_before_8(ctx: &InferCtx) -> Result<(), std::string::St
     Ok(())
 }
 
+/// A variadic op: name, versions, dtypes, output name, traits.
+type VariadicRow = (
+    &'static str,
+    &'static [i64],
+    &'static [DType],
+    &'static str,
+    Traits,
+);
+
 /// Registers Sum, Mean, Max and Min.
 pub(super) fn register(r: &mut Registry) {
     use Category::Elementwise as E;
     // Variadic broadcasting ops.
     #[rustfmt::skip]
-    let variadic: &[(&str, &[i64], &[DType], &str, Traits)] = &[
+    let variadic: &[VariadicRow] = &[
         ("Sum", &[1, 6, 8, 13], FLT, "sum", Traits::NONE),
         ("Mean", &[1, 6, 8, 13], FLT, "mean", Traits::NONE),
         ("Max", &[1, 6, 8, 12, 13], NUMERIC, "max", Traits::NAN_UNSPECIFIED),
