@@ -151,6 +151,10 @@ fn body(node: &Node, x: &HostTensor, second: Option<&HostTensor>) -> Option<(Str
             a.float("alpha", 0.2) as f64,
             a.float("beta", 0.5) as f64
         )),
+        "Swish" => unary(&format!(
+            "act::sigmoid(x.clone().mul_scalar({:?})).mul(x)",
+            a.float("alpha", 1.0) as f64
+        )),
         "Gelu" if a.string("approximate", "none") == "tanh" => unary("act::gelu_approximate(x)"),
         "Gelu" => unary("act::gelu(x)"),
         "Softmax" | "LogSoftmax" => {

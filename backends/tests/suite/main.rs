@@ -8,6 +8,7 @@ mod burn_recurrent_control;
 mod burn_suite;
 mod edge_cases;
 mod intermediates;
+mod newer_ops;
 mod ort_suite;
 mod planted;
 mod reference_suite;

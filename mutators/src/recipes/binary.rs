@@ -160,7 +160,7 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     ];
     push_each(list, arithmetic, Dt::Reg, ANY_RANK, same, binary);
     let logic = &["And", "Or", "Xor"];
-    push_each(list, logic, Dt::Only(BOOL), ANY_RANK, same, binary);
+    push_each(list, logic, Dt::Reg, ANY_RANK, same, binary);
     let comparisons = &["Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"];
     push_each(list, comparisons, Dt::Reg, ANY_RANK, bool_same, binary);
     let variadics = &["Sum", "Mean", "Max", "Min"];

@@ -26,9 +26,11 @@
 //! Each build draws attributes so that repeated builds cover the op's parameter buckets, and
 //! uses the form of the op valid at the model's opset ([`Site::opset`]).
 //!
-//! The dtype facts (`accepts`) are those of opset 17 and later (the seed zoo's opset): where
-//! an op's accepted dtypes changed over opsets (integer `Erf` went away at 13, f16 `IsInf`
-//! came at 20) the recipe lists the dtypes valid at 17.
+//! The dtype facts (`accepts`) come from the op's spec: the registry's constraint on the input
+//! the recipe reads, as the ONNX schema in force at the seed zoo's opset (17) narrows it
+//! (integer `Erf` went away at 13, f16 `IsInf` came at 20), restricted to [`GEN_DTYPES`]
+//! (`util::Dt::Reg`). The one recipe that narrows further says why (`Col2Im` in `nn/mod.rs`). Ranks
+//! and output rules are the recipe's.
 //!
 //! Default-domain ops of the registry without a recipe, and why:
 //! * random ops (not deterministic): `Bernoulli`, `Multinomial`, `RandomNormal`,

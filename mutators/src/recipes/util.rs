@@ -144,8 +144,6 @@ pub(crate) const ANY_RANK: (usize, usize) = (0, MAX_RANK);
 /// Rank at least 1.
 pub(crate) const RANK1: (usize, usize) = (1, MAX_RANK);
 
-/// Bool only.
-pub(crate) const BOOL: &[DType] = &[DType::Bool];
 /// The float dtypes.
 pub(crate) const FLOATS: &[DType] = &[DType::F32, DType::F16, DType::F64];
 

@@ -63,7 +63,7 @@ table! {
     | "Ceil" | "Round" | "Sigmoid" | "Softsign" | "Mish" | "HardSwish"
     | "Softplus" => unary::float_math,
     "LeakyRelu" | "Elu" | "Celu" | "ThresholdedRelu" | "Selu" | "HardSigmoid" | "Gelu"
-    | "Shrink" => unary::activation,
+    | "Shrink" | "Swish" => unary::activation,
     "PRelu" => unary::prelu,
     "Not" => unary::not,
     "IsNaN" => unary::is_nan,

@@ -1,7 +1,7 @@
 //! Element-wise unary ops: Abs, Neg, Sign, Relu, the float math functions (Sqrt, Exp, Log, the
 //! trigonometric and hyperbolic functions, Erf, Reciprocal, Floor, Ceil, Round, Sigmoid,
 //! Softsign, Mish, HardSwish, Softplus), the parameterized activations (LeakyRelu, Elu, Celu,
-//! ThresholdedRelu, Selu, HardSigmoid, Gelu, Shrink), PRelu, Not, IsNaN, IsInf, Clip, and
+//! ThresholdedRelu, Selu, HardSigmoid, Gelu, Shrink, Swish), PRelu, Not, IsNaN, IsInf, Clip, and
 //! Dropout (inference only: the identity).
 use super::{Cx, Outs, Res, bshape, fval, need_float, one, opt, req, scalar_f};
 use crate::burn::tensor::{K, Val, mk_b, run_err, run_unsup};
@@ -109,6 +109,10 @@ pub(super) fn activation<B: BurnBackend>(
             act::hard_sigmoid(t, a.float("alpha", 0.2) as f64, a.float("beta", 0.5) as f64)
         }
         "Shrink" => act::shrink(t, a.float("lambd", 0.5) as f64, a.float("bias", 0.0) as f64),
+        "Swish" => {
+            let alpha = a.float("alpha", 1.0) as f64;
+            act::sigmoid(t.clone().mul_scalar(alpha)).mul(t)
+        }
         "Gelu" => {
             if a.string("approximate", "none") == "tanh" {
                 act::gelu_approximate(t)

@@ -223,6 +223,12 @@ fn op_thresholded_relu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     one(map_f(inp(ins, 0)?, |x| if x > a { x } else { 0.0 })?)
 }
 
+/// Swish (opset 24): `x * sigmoid(alpha * x)`.
+fn op_swish(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let a = alpha(n, 1.0);
+    one(map_f(inp(ins, 0)?, |x| x * sigmoid(a * x))?)
+}
+
 fn op_shrink(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let bias = n.float("bias", 0.0) as f64;
     let l = n.float("lambd", 0.5) as f64;
@@ -340,6 +346,7 @@ pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
         ("HardSigmoid", op_hard_sigmoid),
         ("ThresholdedRelu", op_thresholded_relu),
         ("Shrink", op_shrink),
+        ("Swish", op_swish),
         ("Gelu", op_gelu),
         ("IsNaN", op_isnan),
         ("IsInf", op_isinf),

@@ -1,6 +1,6 @@
 //! The activations: those without attributes (Relu, Sigmoid, HardSwish, Softplus, Softsign,
 //! Mish) and those with (LeakyRelu, PRelu, Elu, Selu, Celu, Gelu, HardSigmoid, ThresholdedRelu,
-//! Shrink).
+//! Shrink, Swish).
 
 use super::requires::requires_ew;
 use super::unary::{UnaryRow, add_unary};
@@ -180,6 +180,18 @@ pub(super) fn register(r: &mut Registry) {
     );
     r.add(
         OpSpec::new("ThresholdedRelu", &[10, 22], A)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::ACTIVATION)
+            .input("X", "T")
+            .output("Y", "T")
+            .attr(alpha(1.0))
+            .types("T", FLT)
+            .infer(unary)
+            .requires(requires_ew),
+    );
+    // Swish (opset 24): x * Sigmoid(alpha * x). NaN handling open as Sigmoid's, which it is
+    // defined by.
+    r.add(
+        OpSpec::new("Swish", &[24], A)
             .traits(Traits::NAN_UNSPECIFIED | Traits::ACTIVATION)
             .input("X", "T")
             .output("Y", "T")

@@ -4,7 +4,7 @@
 //! * `unary.rs`: Abs, Acos, Acosh, Asin, Asinh, Atan, Atanh, Ceil, Cos, Cosh, Erf, Exp, Floor, Log,
 //!   Neg, Reciprocal, Round, Sign, Sin, Sinh, Sqrt, Tan, Tanh, Not, BitwiseNot, IsNaN, IsInf.
 //! * `activation.rs`: Relu, Sigmoid, HardSwish, Softplus, Softsign, Mish, LeakyRelu, PRelu, Elu,
-//!   Selu, Celu, Gelu, HardSigmoid, ThresholdedRelu, Shrink.
+//!   Selu, Celu, Gelu, HardSigmoid, ThresholdedRelu, Shrink, Swish.
 //! * `binary.rs`: Add, Sub, Mul, Div, And, Or, Xor, Equal, Greater, Less, GreaterOrEqual,
 //!   LessOrEqual, BitwiseAnd, BitwiseOr, BitwiseXor, Pow, Mod, BitShift.
 //! * `variadic.rs`: Sum, Mean, Max, Min.

@@ -40,6 +40,9 @@ pub(super) fn gather(
     let (d, ax, i) = dims_and_axis(t, rng);
     let r = d.len();
     let n = d[i];
+    if n == 0 {
+        return Err("Gather would index an empty axis".into());
+    }
     let q = below(rng, (MAX_RANK + 1 - r).min(3));
     let shape: Vec<i64> = (0..q).map(|_| between(rng, 1, 3)).collect();
     let idx = indices(site, rng, n, &shape, true);
@@ -64,6 +67,9 @@ pub(super) fn gather_elements(
     rng: &mut SplitMix64,
 ) -> Result<String, String> {
     let (d, ax, i) = dims_and_axis(t, rng);
+    if d.contains(&0) {
+        return Err("GatherElements would index an empty dimension".into());
+    }
     let shape: Vec<i64> = d
         .iter()
         .enumerate()

@@ -26,7 +26,7 @@
 //! | `ReverseSequence` | `reverse_sequence.rs` |
 //! | `QuantizeLinear`, `DequantizeLinear`, `DynamicQuantizeLinear` | `quantize.rs` |
 use super::util::*;
-use super::{GEN_DTYPES, MAX_RANK, Recipe};
+use super::{MAX_RANK, Recipe};
 use crate::site::Site;
 
 mod compress;
@@ -72,7 +72,7 @@ use transpose::transpose;
 /// The element count an op of this family may grow its input to.
 const LIMIT: i64 = 1 << 16;
 /// Every generated dtype.
-const ALL: Dt = Dt::Only(GEN_DTYPES);
+const ALL: Dt = Dt::Reg;
 
 /// An `axes` input constant.
 fn axes_const(site: &mut Site<'_>, axes: &[i64]) -> String {

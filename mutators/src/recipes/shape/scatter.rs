@@ -24,6 +24,9 @@ pub(super) fn scatter_elements(
     rng: &mut SplitMix64,
 ) -> Result<String, String> {
     let (d, ax, i) = dims_and_axis(t, rng);
+    if d[i] == 0 {
+        return Err(format!("{op} would index an empty axis"));
+    }
     // One index per position along the axis: no duplicates.
     let mut shape = d.clone();
     shape[i] = 1;
@@ -49,6 +52,9 @@ pub(super) fn scatter_nd(
     let k = between(rng, 1, r.min(2) as i64) as usize;
     // Distinct index tuples over the first k dims.
     let total: i64 = d[..k].iter().product();
+    if total == 0 {
+        return Err("ScatterND would index an empty dimension".into());
+    }
     let m = between(rng, 1, total.min(4));
     let mut flat: Vec<i64> = (0..total).collect();
     for i in (1..flat.len()).rev() {
