@@ -2,6 +2,7 @@
 //! so that every build is deterministic.
 use super::gather::indices;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -22,7 +23,7 @@ pub(super) fn scatter_elements(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let (d, ax, i) = dims_and_axis(t, rng);
     // One index per position along the axis: no duplicates.
     let mut shape = d.clone();
@@ -43,7 +44,7 @@ pub(super) fn scatter_nd(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let r = d.len();
     let k = between(rng, 1, r.min(2) as i64) as usize;
