@@ -298,16 +298,28 @@ impl fmt::Display for ReplayError {
 
 impl std::error::Error for ReplayError {}
 
-fn first_output(model: &Model, id: crate::ir::NodeId) -> Result<String, String> {
-    let n = model
-        .graph
-        .node(id)
-        .ok_or_else(|| format!("patch names node {id}, which does not exist"))?;
+/// Why a patch could not be written as a [`Record`] (its edits name nodes by their first
+/// output, which a node of the patch may not have).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RecordError {
+    /// The patch names a node the model does not have.
+    #[error("patch names node {0}, which does not exist")]
+    NoSuchNode(crate::ir::NodeId),
+    /// A node the patch names has no first output.
+    #[error("node {0} has no first output to name it by")]
+    Unnamed(
+        /// The node's label.
+        String,
+    ),
+}
+
+fn first_output(model: &Model, id: crate::ir::NodeId) -> Result<String, RecordError> {
+    let n = model.graph.node(id).ok_or(RecordError::NoSuchNode(id))?;
     n.outputs
         .first()
         .filter(|o| !o.is_empty())
         .cloned()
-        .ok_or_else(|| format!("node {} has no first output to name it by", n.label()))
+        .ok_or_else(|| RecordError::Unnamed(n.label()))
 }
 
 fn node_bytes(n: &crate::ir::Node) -> NodeBytes {
@@ -321,7 +333,7 @@ impl Record {
         summary: impl Into<String>,
         before: &Model,
         patch: &Patch,
-    ) -> Result<Record, String> {
+    ) -> Result<Record, RecordError> {
         let mut edits = Vec::with_capacity(patch.ops.len());
         for op in &patch.ops {
             edits.push(match op {
@@ -503,7 +515,7 @@ pub fn commit(model: &mut Model, operator: &str, summary: String, patch: &Patch)
     }
     let record = match Record::from_patch(operator, summary, model, patch) {
         Ok(r) => r,
-        Err(e) => return Outcome::Rejected(e),
+        Err(e) => return Outcome::Rejected(e.to_string()),
     };
     match model.apply(patch) {
         Ok(_) => Outcome::Mutated(record),

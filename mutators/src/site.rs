@@ -2,6 +2,7 @@
 //! constants, and the registry's type-and-shape transfer run on each new op as it is added
 //! (so an op that would make the model invalid is refused before anything is applied).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::attr::AttrValue;
 use crate::ir::patch::{Patch, PatchOp};
 use crate::ir::registry::{InferCtx, Registry};
@@ -27,8 +28,8 @@ pub struct Site<'m> {
     max_constant_elements: i64,
     added_nodes: usize,
     /// A constant asked for beyond the size limit (it was not made): every later node is
-    /// refused with this reason, so the mutation fails instead of the process.
-    oversize: Option<String>,
+    /// refused with this error, so the mutation fails instead of the process.
+    oversize: Option<BuildError>,
 }
 
 /// Every value name used in a graph (inputs, initializers, node outputs, outputs).
@@ -171,12 +172,12 @@ impl<'m> Site<'m> {
             .try_fold(1i64, |a, &d| a.checked_mul(d.max(0)))
             .filter(|&n| n <= self.max_constant_elements);
         let Some(n) = n else {
-            self.oversize.get_or_insert_with(|| {
-                format!(
-                    "a constant '{hint}' of shape {dims:?} is over the limit of {} elements",
-                    self.max_constant_elements
-                )
-            });
+            self.oversize
+                .get_or_insert_with(|| BuildError::ConstantTooLarge {
+                    hint: hint.to_string(),
+                    dims: dims.to_vec(),
+                    limit: self.max_constant_elements,
+                });
             return self.constant_f64s(hint, dtype, &[], &[0.0]);
         };
         let vals: Vec<f64> = (0..n)
@@ -198,28 +199,35 @@ impl<'m> Site<'m> {
     /// limit against the values of the model and of this edit, without adding it; returns the
     /// types of its outputs and their folded constant values, if any.
     #[allow(clippy::type_complexity)]
-    fn infer_node(&self, node: &Node) -> Result<(Vec<ValueType>, Option<Vec<Tensor>>), String> {
+    fn infer_node(&self, node: &Node) -> Result<(Vec<ValueType>, Option<Vec<Tensor>>), BuildError> {
         if let Some(why) = &self.oversize {
             return Err(why.clone());
         }
+        let op = || node.op_type.clone();
         let reg = Registry::global();
         let spec = reg
             .for_node(node)
-            .ok_or_else(|| format!("unknown op {}", node.op_type))?;
+            .ok_or_else(|| BuildError::UnknownOp { op: op() })?;
         if spec.since() > self.opset {
-            return Err(format!(
-                "{} needs opset {} (model has {})",
-                node.op_type,
-                spec.since(),
-                self.opset
-            ));
+            return Err(BuildError::OpsetTooOld {
+                op: op(),
+                since: spec.since(),
+                opset: self.opset,
+            });
         }
         for a in &node.attributes {
             match spec.attr_spec_at(&a.name, self.opset) {
-                Some(s) => s
-                    .check(&a.value)
-                    .map_err(|e| format!("{}.{}: {e}", node.op_type, a.name))?,
-                None => return Err(format!("{} has no attribute {}", node.op_type, a.name)),
+                Some(s) => s.check(&a.value).map_err(|e| BuildError::BadAttribute {
+                    op: op(),
+                    attr: a.name.clone(),
+                    reason: e.to_string(),
+                })?,
+                None => {
+                    return Err(BuildError::UnknownAttribute {
+                        op: op(),
+                        attr: a.name.clone(),
+                    });
+                }
             }
         }
         let inputs: Vec<Option<ValueType>> = node
@@ -242,31 +250,44 @@ impl<'m> Site<'m> {
                 && t.dtype.is_known()
                 && !allowed.contains(&t.dtype)
             {
-                return Err(format!(
-                    "{} input {slot} is {}, which opset {} does not allow",
-                    node.op_type, t.dtype, self.opset
-                ));
+                return Err(BuildError::InputDtype {
+                    op: op(),
+                    slot,
+                    dtype: t.dtype,
+                    opset: self.opset,
+                });
             }
         }
         let ctx = InferCtx::new(node, self.opset, inputs, consts);
         if let Some(req) = spec.requires {
-            req(&ctx).map_err(|e| format!("{}: {e}", node.op_type))?;
+            req(&ctx).map_err(|e| BuildError::Unsatisfied {
+                op: op(),
+                reason: e.to_string(),
+            })?;
         }
         // What ONNX leaves ambiguous is valid, but never generated.
         if let Some(amb) = spec.ambiguous {
-            amb(&ctx).map_err(|e| format!("{}: {e}", node.op_type))?;
+            amb(&ctx).map_err(|e| BuildError::Ambiguous {
+                op: op(),
+                reason: e.to_string(),
+            })?;
         }
-        let outs = (spec.infer)(&ctx).map_err(|e| format!("{}: {e}", node.op_type))?;
+        let outs = (spec.infer)(&ctx).map_err(|e| BuildError::Inference {
+            op: op(),
+            reason: e.to_string(),
+        })?;
         for (slot, t) in outs.iter().enumerate() {
             let ValueType::Tensor(t) = t else { continue };
             if let Some(allowed) = spec.output_allowed_at(slot, self.opset)
                 && t.dtype.is_known()
                 && !allowed.contains(&t.dtype)
             {
-                return Err(format!(
-                    "{} output {slot} would be {}, which opset {} does not allow",
-                    node.op_type, t.dtype, self.opset
-                ));
+                return Err(BuildError::OutputDtype {
+                    op: op(),
+                    slot,
+                    dtype: t.dtype,
+                    opset: self.opset,
+                });
             }
         }
         for (o, t) in node.outputs.iter().zip(&outs) {
@@ -278,10 +299,12 @@ impl<'m> Site<'m> {
             };
             match tt.num_elements() {
                 Some(n) if n > self.max_elements => {
-                    return Err(format!(
-                        "{} output '{o}' would have {n} elements (limit {})",
-                        node.op_type, self.max_elements
-                    ));
+                    return Err(BuildError::TooManyElements {
+                        op: op(),
+                        output: o.clone(),
+                        elements: n,
+                        limit: self.max_elements,
+                    });
                 }
                 _ => {}
             }
@@ -292,13 +315,13 @@ impl<'m> Site<'m> {
 
     /// The output types `node` would have here, or why the registry refuses it (nothing is
     /// added).
-    pub fn check_node(&self, node: &Node) -> Result<Vec<ValueType>, String> {
+    pub fn check_node(&self, node: &Node) -> Result<Vec<ValueType>, BuildError> {
         self.infer_node(node).map(|(t, _)| t)
     }
 
     /// Adds `node` after checking it with the registry (attributes, `requires`, `infer`) and
     /// the size limit; returns the types of its outputs. On error nothing is added.
-    pub fn add_node(&mut self, node: Node) -> Result<Vec<ValueType>, String> {
+    pub fn add_node(&mut self, node: Node) -> Result<Vec<ValueType>, BuildError> {
         let (outs, folded) = self.infer_node(&node)?;
         if let Some(vals) = folded {
             for (name, t) in node.outputs.iter().zip(vals) {
@@ -325,7 +348,7 @@ impl<'m> Site<'m> {
         inputs: &[&str],
         attrs: Vec<(&str, AttrValue)>,
         n_outputs: usize,
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<String>, BuildError> {
         let hint = op_type.to_lowercase();
         let outs: Vec<String> = (0..n_outputs).map(|_| self.fresh(&hint)).collect();
         let refs: Vec<&str> = outs.iter().map(String::as_str).collect();
@@ -344,20 +367,20 @@ impl<'m> Site<'m> {
         op_type: &str,
         inputs: &[&str],
         attrs: Vec<(&str, AttrValue)>,
-    ) -> Result<String, String> {
+    ) -> Result<String, BuildError> {
         Ok(self.op(op_type, inputs, attrs, 1)?.remove(0))
     }
 
     /// Makes `value` read something of type `target` (static shape): a `Cast` when dtypes
     /// differ, then, when shapes differ, flatten, slice or zero-pad to the target's element
     /// count, and reshape. Returns the adapted value (`value` itself when nothing was needed).
-    pub fn adapt(&mut self, value: &str, target: &TensorType) -> Result<String, String> {
+    pub fn adapt(&mut self, value: &str, target: &TensorType) -> Result<String, BuildError> {
         let t = self
             .static_type(value)
-            .ok_or_else(|| format!("'{value}' has no static type"))?;
-        let want = target
-            .static_dims()
-            .ok_or_else(|| "target shape is not static".to_string())?;
+            .ok_or_else(|| BuildError::NoStaticType {
+                value: value.to_string(),
+            })?;
+        let want = target.static_dims().ok_or(BuildError::TargetNotStatic)?;
         let mut v = value.to_string();
         if t.dtype != target.dtype {
             v = self.op1(
@@ -403,12 +426,14 @@ impl<'m> Site<'m> {
     }
 
     /// Declares `value` (of a known tensor type) a graph output.
-    pub fn add_output(&mut self, value: &str) -> Result<(), String> {
+    pub fn add_output(&mut self, value: &str) -> Result<(), BuildError> {
         let t = self
             .value_type(value)
             .tensor()
             .cloned()
-            .ok_or_else(|| format!("'{value}' is not a tensor"))?;
+            .ok_or_else(|| BuildError::NotATensor {
+                value: value.to_string(),
+            })?;
         self.ops.push(PatchOp::AddOutput(value_info(value, &t)));
         Ok(())
     }
@@ -446,7 +471,10 @@ mod tests {
         for dims in [vec![1_000_000_000_000i64, 3], vec![i64::MAX, 4]] {
             let mut site = Site::new(&model, &mut rng, &limits);
             let c = site.random_constant("w", DType::F32, &dims, -1.0, 1.0, &mut rng);
-            let err = site.op1("Add", &[&first, &c], vec![]).unwrap_err();
+            let err = site
+                .op1("Add", &[&first, &c], vec![])
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("over the limit"), "{err}");
             // Nothing after it is accepted either.
             assert!(site.op1("Relu", &[&first], vec![]).is_err());

@@ -65,4 +65,4 @@ pub use cells::{SHAPE_CELLS, ShapeClass, shape_cell, shape_class};
 pub use covered::Coverage;
 pub(crate) use params::node_buckets;
 pub use report::{Delta, Family, Report};
-pub use universe::{Sizes, Universe};
+pub use universe::{Sizes, Universe, UniverseError};

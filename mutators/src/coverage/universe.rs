@@ -20,6 +20,17 @@ pub(super) struct InputPort {
     pub(super) offset: usize,
 }
 
+/// Why a universe could not be made.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UniverseError {
+    /// An op type of the list is not a default-domain op of the registry.
+    #[error("unknown op type `{0}`")]
+    UnknownOp(
+        /// The op type as listed.
+        String,
+    ),
+}
+
 /// Sizes of the four families of a universe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sizes {
@@ -101,14 +112,14 @@ impl Universe {
 
     /// The universe over the listed default-domain op types (sorted, duplicates dropped).
     /// An op type the registry does not know is an error.
-    pub fn restricted<S: AsRef<str>>(op_types: &[S]) -> Result<Universe, String> {
+    pub fn restricted<S: AsRef<str>>(op_types: &[S]) -> Result<Universe, UniverseError> {
         let reg = Registry::global();
         let names: BTreeSet<&str> = op_types.iter().map(|s| s.as_ref()).collect();
         let mut specs = Vec::new();
         for n in &names {
             specs.push(
                 reg.get("", n)
-                    .ok_or_else(|| format!("unknown op type `{n}`"))?,
+                    .ok_or_else(|| UniverseError::UnknownOp(n.to_string()))?,
             );
         }
         let list = names.iter().map(|s| s.to_string()).collect();
@@ -121,7 +132,7 @@ impl Universe {
     pub fn with_pairs<S: AsRef<str>>(
         op_types: &[S],
         connectable: impl Fn(&str, &str) -> bool,
-    ) -> Result<Universe, String> {
+    ) -> Result<Universe, UniverseError> {
         let mut u = Universe::restricted(op_types)?;
         let bits = pair_bits(&u.ops, |a, b| connectable(a.op_type, b.op_type));
         u.n_pairs = bits.count();

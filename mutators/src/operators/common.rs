@@ -1,4 +1,5 @@
 //! What several operators need: the backbone of a model, candidate values and weights.
+use crate::error::BuildError;
 use crate::ir::registry::{Registry, Traits};
 use crate::ir::types::TensorType;
 use crate::ir::{DType, Model, NodeId};
@@ -360,11 +361,13 @@ impl Splice {
         site: &mut crate::site::Site<'_>,
         r: &dyn crate::recipes::Recipe,
         rng: &mut crate::builder::SplitMix64,
-    ) -> Result<(), String> {
+    ) -> Result<(), BuildError> {
         if !self.accepts_now(r) {
             let rank = self.t.rank().unwrap_or(0);
             if !r.accepts(self.t.dtype, rank) {
-                return Err(format!("{} accepts neither current type", r.op_type()));
+                return Err(BuildError::NotAccepted {
+                    op: r.op_type().to_string(),
+                });
             }
             self.cur = site.adapt(&self.cur, &self.t)?;
             self.cur_t = self.t.clone();
@@ -379,10 +382,10 @@ impl Splice {
         site: &mut crate::site::Site<'_>,
         y: String,
         op: &'static str,
-    ) -> Result<(), String> {
+    ) -> Result<(), BuildError> {
         let yt = site
             .static_type(&y)
-            .ok_or_else(|| format!("{op} output has no static type"))?;
+            .ok_or_else(|| BuildError::OutputNotStatic { op: op.to_string() })?;
         self.cur = y;
         self.cur_t = yt;
         self.ops.push(op);
@@ -391,9 +394,9 @@ impl Splice {
 
     /// Adapts the end back to `t` and reroutes the readers of `x` to it; returns the value
     /// now read in place of `x`.
-    pub fn finish(self, site: &mut crate::site::Site<'_>) -> Result<String, String> {
+    pub fn finish(self, site: &mut crate::site::Site<'_>) -> Result<String, BuildError> {
         if self.ops.is_empty() {
-            return Err("empty splice".into());
+            return Err(BuildError::EmptySplice);
         }
         let y = site.adapt(&self.cur, &self.t)?;
         site.reroute(&self.x, &y);

@@ -4,6 +4,7 @@
 use super::Recipe;
 use super::util::*;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::site::Site;
@@ -34,7 +35,7 @@ fn binary(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     if site.opset() < 7 && LEGACY.contains(&op) {
         return legacy(op, site, x, t, rng);
     }
@@ -73,7 +74,7 @@ fn legacy(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let r = d.len();
     let mut a = Attrs::new();
@@ -115,7 +116,7 @@ fn variadic(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let n = below(rng, 3);
     let mut ins = vec![x.to_string()];
     for _ in 0..n {
@@ -132,7 +133,7 @@ fn where_(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let cs = bshape(rng, &d);
     let cond = konst(site, "cond", DType::Bool, &cs, 0.0, 2.0, rng);

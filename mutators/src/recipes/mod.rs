@@ -49,7 +49,8 @@
 //! * ops that read no value: `Constant`, `ConstantOfShape` (its input is a shape, so reading
 //!   a computed `x` gives a data-dependent shape).
 use crate::builder::SplitMix64;
-use crate::coverage::Universe;
+use crate::coverage::{Universe, UniverseError};
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::registry::Registry;
 use crate::ir::types::TensorType;
@@ -101,7 +102,7 @@ pub trait Recipe: Send + Sync {
         x: &str,
         t: &TensorType,
         rng: &mut SplitMix64,
-    ) -> Result<String, String>;
+    ) -> Result<String, BuildError>;
 }
 
 /// Whether the default-domain op `op` exists at `opset` per the registry.
@@ -235,7 +236,7 @@ impl Recipes {
     }
 
     /// The coverage universe of this book: its op types, and the pairs its recipes can connect.
-    pub fn universe(&self) -> Result<Universe, String> {
+    pub fn universe(&self) -> Result<Universe, UniverseError> {
         let ops = self.op_types();
         let kinds: HashMap<&str, Vec<(DType, usize)>> =
             ops.iter().map(|&o| (o, self.output_kinds(o))).collect();

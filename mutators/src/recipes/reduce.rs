@@ -3,6 +3,7 @@
 use super::Recipe;
 use super::util::*;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::site::Site;
@@ -18,7 +19,7 @@ fn reduce(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let r = t.rank().unwrap_or(1);
     let mut a = Attrs::new();
     flag(rng, &mut a, "keepdims");
@@ -71,7 +72,7 @@ fn arg(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let r = t.rank().unwrap_or(1);
     let mut a = Attrs::new();
     maybe_axis(rng, &mut a, 0.8, r);
@@ -92,7 +93,7 @@ fn topk(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let (d, ax, i) = dims_and_axis(t, rng);
     let n = d[i];
     let k = between(rng, if n > 0 { 1 } else { 0 }, n.min(5));

@@ -4,6 +4,7 @@
 use super::Recipe;
 use super::util::*;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::site::Site;
@@ -15,7 +16,7 @@ fn act(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     // Values picked one per bucket of each attribute's spec.
     const ELU5: &[f64] = &[-0.5, 0.0, 0.4, 1.0, 1.7];
     const SELU5: &[f64] = &[0.0, 0.6, 1.5, 3.0, 11.0];
@@ -56,7 +57,7 @@ fn lp_norm(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let r = t.rank().unwrap_or(1);
     let mut a = Attrs::new();
     maybe_axis(rng, &mut a, 0.8, r);
@@ -70,7 +71,7 @@ fn mvn(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let r = t.rank().unwrap_or(1);
     let mut a = Attrs::new();
     // `axes` is always written: ONNX's checker fails on the default (its function body reads
@@ -91,7 +92,7 @@ fn clip(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let (lo, hi) = if t.dtype.is_unsigned_int() {
         (between(rng, 0, 2) as f64, between(rng, 3, 6) as f64)
     } else if t.dtype.is_int() {
@@ -122,7 +123,7 @@ fn dropout(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let ratio = pick(rng, &[0.0, 0.2, 0.5, 0.7]);
     if site.opset() < 12 {
         let mut a = Attrs::new();
@@ -159,7 +160,7 @@ fn cast(
     x: &str,
     _t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let to = pick(rng, super::GEN_DTYPES);
     if op == "CastLike" {
         let like = site.constant_f64s("like", to, &[], &[0.0]);
@@ -193,7 +194,7 @@ fn trilu(
     x: &str,
     _t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let mut a = Attrs::new();
     flag(rng, &mut a, "upper");
     if chance(rng, 0.5) {
@@ -210,7 +211,7 @@ fn cumsum(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let r = t.rank().unwrap_or(1);
     let ax = axis(rng, r);
     let axis_c = if chance(rng, 0.5) {

@@ -2,6 +2,7 @@
 //! constructors, and draws over parameter buckets.
 use super::{GEN_DTYPES, MAX_RANK, Recipe};
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::attr::AttrValue;
 use crate::ir::registry::Registry;
@@ -18,7 +19,7 @@ pub(crate) type Build = fn(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String>;
+) -> Result<String, BuildError>;
 
 /// Output kinds of an accepted (dtype, rank).
 pub(crate) type Outs = fn(DType, usize) -> Vec<(DType, usize)>;
@@ -98,7 +99,7 @@ impl Recipe for R {
         x: &str,
         t: &TensorType,
         rng: &mut SplitMix64,
-    ) -> Result<String, String> {
+    ) -> Result<String, BuildError> {
         (self.build)(self.op, site, x, t, rng)
     }
 }
@@ -135,7 +136,7 @@ pub(crate) fn plain(
     x: &str,
     _t: &TensorType,
     _rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     site.op1(op, &[x], vec![])
 }
 
@@ -337,7 +338,7 @@ pub(crate) fn crop(
     x: &str,
     axes: [i64; 2],
     ends: [i64; 2],
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let starts = site.constant_i64s("starts", &[2], &[0, 0]);
     let ends = site.constant_i64s("ends", &[2], &ends);
     let axes = site.constant_i64s("axes", &[2], &axes);

@@ -117,16 +117,33 @@ impl fmt::Display for ReduceReport {
 }
 
 /// Why a model cannot be reduced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReduceError(pub String);
-
-impl fmt::Display for ReduceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+#[derive(Debug, thiserror::Error)]
+pub enum ReduceError {
+    /// The model does not validate.
+    #[error("invalid model: {0}")]
+    Invalid(crate::ir::Error),
+    /// The main graph has no topological order (a cycle).
+    #[error(transparent)]
+    Order(crate::ir::Error),
+    /// A node reads a value that nothing before it defines.
+    #[error("value '{0}' is read before it is defined")]
+    ReadBeforeDefined(
+        /// The value.
+        String,
+    ),
+    /// A graph output names a value nothing defines.
+    #[error("graph output '{0}' is not defined")]
+    UndefinedOutput(
+        /// The value.
+        String,
+    ),
+    /// The reduced model could not be rebuilt from the working copy.
+    #[error("reduced model: {0}")]
+    Rebuild(crate::ir::Error),
+    /// The reduction lost or gained a coverage item (a bug of the reducer).
+    #[error("internal error: the reduced model's coverage differs from the original's")]
+    CoverageChanged,
 }
-
-impl std::error::Error for ReduceError {}
 
 /// Parameters of a model: the elements of its initializers and of the tensors its `Constant`
 /// nodes hold (`value`, `value_floats`, `value_ints`: exporters such as Paddle's write every
@@ -173,11 +190,11 @@ fn signature(m: &Model) -> Signature {
 
 /// Reduces a model; see the module documentation.
 pub fn reduce(model: &Model) -> Result<(Model, ReduceReport), ReduceError> {
-    crate::ir::validate::validate(model).map_err(|e| ReduceError(format!("invalid model: {e}")))?;
+    crate::ir::validate::validate(model).map_err(ReduceError::Invalid)?;
     let mut m = model.clone();
     let keys = types::TypeKeys::infer(&mut m);
     let sig = signature(&m);
-    let mut w = work::Work::build(&m, &keys).map_err(ReduceError)?;
+    let mut w = work::Work::build(&m, &keys)?;
     drop(keys);
     let mut report = ReduceReport {
         nodes_before: model.graph.node_count(),
@@ -192,12 +209,10 @@ pub fn reduce(model: &Model) -> Result<(Model, ReduceReport), ReduceError> {
     let stats = search::run(&mut w, &m);
     report.blocks_removed = stats.runs_removed;
     report.intra_removed = stats.intra_nodes;
-    let mut r = w.into_model(m).map_err(ReduceError)?;
+    let mut r = w.into_model(m)?;
     report.adapted_removed = adapt::adapt(&mut r, &sig);
     if signature(&r) != sig {
-        return Err(ReduceError(
-            "internal error: the reduced model's coverage differs from the original's".into(),
-        ));
+        return Err(ReduceError::CoverageChanged);
     }
     report.nodes_after = r.graph.node_count();
     report.params_after = param_count(&r);

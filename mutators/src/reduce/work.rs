@@ -2,6 +2,7 @@
 //! readers, the kind of every node, coverage item counts. Candidate removals are simulated on
 //! it and committed in place, in time proportional to what they touch; the model is rebuilt
 //! from it once ([`Work::into_model`]).
+use super::ReduceError;
 use super::items::{Items, Pair};
 use super::types::TypeKeys;
 use crate::ir::patch::{Patch, PatchOp};
@@ -93,9 +94,9 @@ pub(super) struct Work {
 
 impl Work {
     /// Reads the main graph of `m` (types inferred).
-    pub fn build(m: &Model, keys: &TypeKeys) -> Result<Work, String> {
+    pub fn build(m: &Model, keys: &TypeKeys) -> Result<Work, ReduceError> {
         let g = &m.graph;
-        let order = g.topo_order().map_err(|e| e.to_string())?;
+        let order = g.topo_order().map_err(ReduceError::Order)?;
         let mut items = Items::new(m.default_opset());
         let mut vals: Vec<WVal> = Vec::new();
         let mut index: HashMap<String, u32> = HashMap::new();
@@ -140,7 +141,7 @@ impl Work {
                 }
                 let v = match index.get(name.as_str()) {
                     Some(&v) => v,
-                    None => return Err(format!("value '{name}' is read before it is defined")),
+                    None => return Err(ReduceError::ReadBeforeDefined(name.clone())),
                 };
                 inputs.push(v);
             }
@@ -215,7 +216,7 @@ impl Work {
         for o in &g.outputs {
             let name = o.name.as_deref().unwrap_or("");
             let Some(&v) = index.get(name) else {
-                return Err(format!("graph output '{name}' is not defined"));
+                return Err(ReduceError::UndefinedOutput(name.to_string()));
             };
             vals[v as usize].outs += 1;
             outputs.push(v);
@@ -504,7 +505,7 @@ impl Work {
     /// Rebuilds the model `m` (the one this was built from) without the removed nodes and with
     /// the rewired reads; drops initializers, inputs declared for them and value infos nothing
     /// uses any more; validates the result.
-    pub fn into_model(self, mut m: Model) -> Result<Model, String> {
+    pub fn into_model(self, mut m: Model) -> Result<Model, ReduceError> {
         if self.removed == 0 {
             return Ok(m);
         }
@@ -551,7 +552,7 @@ impl Work {
                 unused.push(v.name.clone());
             }
         }
-        m.apply(&p).map_err(|e| format!("reduced model: {e}"))?;
+        m.apply(&p).map_err(ReduceError::Rebuild)?;
         // Unused initializers (and the inputs declared for them) go in one pass, keeping the
         // order of the others (one `RemoveInitializer` each would shift the map every time).
         let unused: HashSet<String> = unused.into_iter().collect();

@@ -65,13 +65,15 @@ fn build_once(
     let limits = Limits::default();
     let patch = {
         let mut site = Site::new(&model, &mut rng, &limits);
-        let out = recipe.build(&mut site, "y", t, &mut rng)?;
+        let out = recipe
+            .build(&mut site, "y", t, &mut rng)
+            .map_err(|e| e.to_string())?;
         let ty = site
             .value_type(&out)
             .tensor()
             .cloned()
             .ok_or_else(|| format!("{out} is not a tensor"))?;
-        site.add_output(&out)?;
+        site.add_output(&out).map_err(|e| e.to_string())?;
         (site.into_patch(), ty)
     };
     match commit(&mut model, "TEST", recipe.op_type().into(), &patch.0) {

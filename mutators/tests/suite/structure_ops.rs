@@ -583,6 +583,7 @@ fn lconn_drives_pair_coverage_to_the_whole_universe() {
 /// Test-only recipes that change dtype and rank (the real book has many such ops): the
 /// operators must stay valid with them too.
 mod extra {
+    use mutagraph_mutators::BuildError;
     use mutagraph_mutators::builder::SplitMix64;
     use mutagraph_mutators::ir::DType;
     use mutagraph_mutators::ir::attr::AttrValue;
@@ -607,7 +608,7 @@ mod extra {
             x: &str,
             t: &TensorType,
             rng: &mut SplitMix64,
-        ) -> Result<String, String> {
+        ) -> Result<String, BuildError> {
             let r = t.rank().unwrap_or(1) as u64;
             let axis = (rng.next_u64() % r) as i64;
             site.op1(
@@ -638,7 +639,7 @@ mod extra {
             x: &str,
             _t: &TensorType,
             _rng: &mut SplitMix64,
-        ) -> Result<String, String> {
+        ) -> Result<String, BuildError> {
             site.op1("ArgMax", &[x], vec![("axis", AttrValue::Int(0))])
         }
     }
@@ -660,7 +661,7 @@ mod extra {
             x: &str,
             _t: &TensorType,
             _rng: &mut SplitMix64,
-        ) -> Result<String, String> {
+        ) -> Result<String, BuildError> {
             site.op1("Abs", &[x], vec![])
         }
     }

@@ -2,6 +2,7 @@
 //! (through its recipe when the book has one, else a plain node with default attributes);
 //! uncovered activation types first.
 use super::lr::{bypassable_nodes, pick_node};
+use crate::error::BuildError;
 use crate::ir::Model;
 use crate::mutation::{Ctx, Family, Mutator, Outcome, commit};
 use crate::operators::common::{activations, is_activation, model_op_types, prefer, remove_node};
@@ -45,7 +46,10 @@ impl Mutator for ActivationReplacement {
                 let mut site = Site::new(model, ctx.rng, ctx.limits);
                 let y = match recipes.get(new) {
                     Some(r) if r.accepts(t.dtype, rank) => r.build(&mut site, &x, &t, ctx.rng),
-                    Some(_) => Err(format!("{new} does not accept {:?}", t.dtype)),
+                    Some(_) => Err(BuildError::not_applicable(format!(
+                        "{new} does not accept {:?}",
+                        t.dtype
+                    ))),
                     None if new == "PRelu" => {
                         let slope =
                             site.random_constant("slope", t.dtype, &[1], 0.01, 0.5, ctx.rng);
@@ -55,10 +59,15 @@ impl Mutator for ActivationReplacement {
                 };
                 y.and_then(|y| {
                     if site.added_nodes() != 1 {
-                        return Err(format!("{new} took {} ops", site.added_nodes()));
+                        return Err(BuildError::not_applicable(format!(
+                            "{new} took {} ops",
+                            site.added_nodes()
+                        )));
                     }
                     if site.static_type(&y).as_ref() != Some(&t) {
-                        return Err(format!("{new} changes the type"));
+                        return Err(BuildError::ChangesType {
+                            what: new.to_string(),
+                        });
                     }
                     site.reroute(&out, &y);
                     remove_node(&mut site, id, &x);
@@ -74,7 +83,7 @@ impl Mutator for ActivationReplacement {
                         &patch,
                     );
                 }
-                Err(e) => last_err = e,
+                Err(e) => last_err = e.to_string(),
             }
         }
         Outcome::Skipped(format!("no replacement for {old}: {last_err}"))

@@ -1,5 +1,6 @@
 //! Shared by NLA and LResh: splice a list of op types in at values of the model, chaining an
 //! op after the previous one when it can read it.
+use crate::error::BuildError;
 use crate::ir::Model;
 use crate::mutation::{Ctx, Outcome, commit};
 use crate::operators::common::{Splice, model_op_types, node_room, pick_value, prefer};
@@ -55,7 +56,7 @@ pub(super) fn insert_new_ops(
             }
             Err((op, e)) => {
                 banned.insert(op);
-                last_err = e;
+                last_err = e.to_string();
             }
         }
     }
@@ -68,7 +69,7 @@ fn build(
     model: &Model,
     ctx: &mut Ctx<'_>,
     want: &[&dyn Recipe],
-) -> Result<Built, (&'static str, String)> {
+) -> Result<Built, (&'static str, BuildError)> {
     let mut site = Site::new(model, ctx.rng, ctx.limits);
     let mut splices: Vec<Splice> = Vec::new();
     let mut sites: HashSet<String> = HashSet::new();
@@ -88,7 +89,7 @@ fn build(
         let Some((x, t)) = pick_value(model, ctx, |n, t| {
             !sites.contains(n) && t.rank().is_some_and(|rank| r.accepts(t.dtype, rank))
         }) else {
-            return Err((op, format!("no value {op} accepts")));
+            return Err((op, BuildError::NoValue { op: op.to_string() }));
         };
         let mut s = Splice::new(&x, &t);
         s.push(&mut site, r, ctx.rng).map_err(|e| (op, e))?;

@@ -51,7 +51,7 @@ impl Mutator for LayerAddition {
                         site.into_patch()
                     }
                     Err(e) => {
-                        last_err = e;
+                        last_err = e.to_string();
                         continue;
                     }
                 }

@@ -1,6 +1,7 @@
 //! LC (LEMON / How-Far): copies one op whose output has its first input's static type right
 //! after itself (`x → op → op' → readers`); the copy shares the other inputs (weights).
 use super::lr::{bypassable_nodes, pick_node};
+use crate::error::BuildError;
 use crate::ir::Model;
 use crate::mutation::{Ctx, Family, Mutator, Outcome, commit};
 use crate::site::Site;
@@ -44,7 +45,9 @@ impl Mutator for LayerCopy {
                         site.reroute(&out, &y);
                         Ok(site.into_patch())
                     } else {
-                        Err("copy changes the type".into())
+                        Err(BuildError::ChangesType {
+                            what: "copy".to_string(),
+                        })
                     }
                 })
             };
@@ -53,7 +56,7 @@ impl Mutator for LayerCopy {
                     let summary = format!("copied {} after {out}", node.op_type);
                     return commit(model, self.name(), summary, &patch);
                 }
-                Err(e) => last_err = e,
+                Err(e) => last_err = e.to_string(),
             }
         }
         Outcome::Skipped(format!("no op could be copied: {last_err}"))

@@ -3,6 +3,7 @@
 //! `a → b` of an uncovered pair is spliced in at a value; the chain then grows while further
 //! uncovered pairs can follow (up to n ∈ [1, 5] new pairs). When every pair is covered, two
 //! ops are connected at random.
+use crate::error::BuildError;
 use crate::ir::Model;
 use crate::ir::types::TensorType;
 use crate::mutation::{Ctx, Family, Mutator, Outcome, commit};
@@ -66,7 +67,7 @@ impl Mutator for LayerConnecting {
                     .producer(&plan.x)
                     .and_then(|id| model.graph.node(id))
                     .map(|n| n.op_type.clone());
-                let mut res: Result<(), String> = Ok(());
+                let mut res: Result<(), BuildError> = Ok(());
                 for r in &plan.first {
                     if let Some(p) = &prev
                         && s.accepts_now(*r)
@@ -99,7 +100,7 @@ impl Mutator for LayerConnecting {
                     new_pairs.insert((last.to_string(), c.op_type().to_string()));
                 }
                 if res.is_ok() && plan.want_new && new_pairs.is_empty() {
-                    res = Err("no new pair realized".into());
+                    res = Err(BuildError::not_applicable("no new pair realized"));
                 }
                 let ops = s.ops.clone();
                 res.and_then(|_| s.finish(&mut site)).map(|_| {
@@ -121,7 +122,7 @@ impl Mutator for LayerConnecting {
                     return commit(model, self.name(), summary, &patch);
                 }
                 Ok(_) => last_err = "over the node limit".into(),
-                Err(e) => last_err = e,
+                Err(e) => last_err = e.to_string(),
             }
         }
         Outcome::Skipped(format!("no connection could be built: {last_err}"))

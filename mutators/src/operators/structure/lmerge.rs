@@ -1,6 +1,7 @@
 //! LMerge (MEMO): merges two values with a merging op (uncovered types first) and feeds the
 //! readers of the first from the result. The second value must not depend on the first (no
 //! cycle); values of the same static type are preferred, otherwise the second is adapted.
+use crate::error::BuildError;
 use crate::ir::attr::AttrValue;
 use crate::ir::types::TensorType;
 use crate::ir::{DType, Model};
@@ -82,7 +83,7 @@ impl Mutator for LayerMerging {
                     };
                     let m = if op == "Concat" {
                         if rank == 0 {
-                            return Err("Concat of scalars".to_string());
+                            return Err(BuildError::not_applicable("Concat of scalars"));
                         }
                         let axis = ctx.below(rank) as i64;
                         let c =
@@ -92,7 +93,7 @@ impl Mutator for LayerMerging {
                         site.op1(op, &[&a, &b2], vec![])?
                     };
                     if site.static_type(&m).as_ref() != Some(&ta) {
-                        return Err(format!("{op} changed the type"));
+                        return Err(BuildError::not_applicable(format!("{op} changed the type")));
                     }
                     site.reroute(&a, &m);
                     Ok(())
@@ -108,7 +109,7 @@ impl Mutator for LayerMerging {
                     return commit(model, self.name(), summary, &patch);
                 }
                 Ok(_) => last_err = "over the node limit".into(),
-                Err(e) => last_err = e,
+                Err(e) => last_err = e.to_string(),
             }
         }
         Outcome::Skipped(format!("no merge could be built at {a}: {last_err}"))

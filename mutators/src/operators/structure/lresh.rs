@@ -3,6 +3,7 @@
 //! book are built by the fallback builders of this file.
 use super::insert::insert_new_ops;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::attr::AttrValue;
 use crate::ir::types::TensorType;
 use crate::ir::{DType, Model};
@@ -90,10 +91,10 @@ impl Recipe for Fallback {
         x: &str,
         t: &TensorType,
         rng: &mut SplitMix64,
-    ) -> Result<String, String> {
-        let dims = t
-            .static_dims()
-            .ok_or_else(|| format!("{}: '{x}' has no static shape", self.op))?;
+    ) -> Result<String, BuildError> {
+        let dims = t.static_dims().ok_or_else(|| {
+            BuildError::not_applicable(format!("{}: '{x}' has no static shape", self.op))
+        })?;
         let r = dims.len();
         let numel: i64 = dims.iter().product();
         // An axis, and one whose dim is at least 2 (for halving).
@@ -129,7 +130,7 @@ impl Recipe for Fallback {
             "Squeeze" => {
                 let ones: Vec<i64> = (0..r).filter(|&i| dims[i] == 1).map(|i| i as i64).collect();
                 if ones.is_empty() {
-                    return Err("Squeeze: no dim of size 1".into());
+                    return Err(BuildError::not_applicable("Squeeze: no dim of size 1"));
                 }
                 let a = ones[below(rng, ones.len())];
                 let axes = site.constant_i64s("axes", &[1], &[a]);
@@ -157,7 +158,9 @@ impl Recipe for Fallback {
             }
             "Slice" => {
                 if wide.is_empty() {
-                    return Err("Slice: no dim of size 2 or more".into());
+                    return Err(BuildError::not_applicable(
+                        "Slice: no dim of size 2 or more",
+                    ));
                 }
                 let a = wide[below(rng, wide.len())];
                 let half = dims[a] / 2;
@@ -178,7 +181,9 @@ impl Recipe for Fallback {
                 let p = site.constant_i64s("pads", &[2 * r as i64], &pads);
                 let mode = ["constant", "reflect", "edge"][below(rng, 3)];
                 if mode == "reflect" && dims[axis] <= 2 {
-                    return Err("Pad: reflect needs a wider axis".into());
+                    return Err(BuildError::not_applicable(
+                        "Pad: reflect needs a wider axis",
+                    ));
                 }
                 site.op1(
                     "Pad",
@@ -188,7 +193,9 @@ impl Recipe for Fallback {
             }
             "DepthToSpace" => {
                 if dims[1] % 4 != 0 {
-                    return Err("DepthToSpace: channels not divisible by 4".into());
+                    return Err(BuildError::not_applicable(
+                        "DepthToSpace: channels not divisible by 4",
+                    ));
                 }
                 let mode = ["DCR", "CRD"][below(rng, 2)];
                 site.op1(
@@ -202,7 +209,7 @@ impl Recipe for Fallback {
             }
             "SpaceToDepth" => {
                 if dims[2] % 2 != 0 || dims[3] % 2 != 0 {
-                    return Err("SpaceToDepth: odd spatial dims".into());
+                    return Err(BuildError::not_applicable("SpaceToDepth: odd spatial dims"));
                 }
                 site.op1("SpaceToDepth", &[x], vec![("blocksize", AttrValue::Int(2))])
             }
@@ -214,7 +221,7 @@ impl Recipe for Fallback {
             "Split" => {
                 let even: Vec<usize> = (0..r).filter(|&i| dims[i] % 2 == 0).collect();
                 if even.is_empty() {
-                    return Err("Split: no even dim".into());
+                    return Err(BuildError::not_applicable("Split: no even dim"));
                 }
                 let a = even[below(rng, even.len())];
                 let outs = site.op("Split", &[x], vec![("axis", AttrValue::Int(a as i64))], 2)?;
@@ -231,7 +238,9 @@ impl Recipe for Fallback {
                     vec![("axis", AttrValue::Int(axis as i64))],
                 )
             }
-            other => Err(format!("no fallback builder for {other}")),
+            other => Err(BuildError::not_applicable(format!(
+                "no fallback builder for {other}"
+            ))),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! LS (LEMON / How-Far): switches two adjacent type-preserving ops on a path: `x → a → b → z`
 //! becomes `x → b → a → z` (each keeps its other inputs and attributes).
 use super::lr::bypassable_nodes;
+use crate::error::BuildError;
 use crate::ir::patch::PatchOp;
 use crate::ir::{Model, NodeId};
 use crate::mutation::{Ctx, Family, Mutator, Outcome, commit};
@@ -93,7 +94,9 @@ impl Mutator for LayerSwitch {
                             site.reroute(&z, &z2);
                             Ok(site.into_patch())
                         } else {
-                            Err("switch changes the type".to_string())
+                            Err(BuildError::ChangesType {
+                                what: "switch".to_string(),
+                            })
                         }
                     })
             };
@@ -102,7 +105,7 @@ impl Mutator for LayerSwitch {
                     let summary = format!("switched {} and {} after {x}", a.op_type, b.op_type);
                     return commit(model, self.name(), summary, &patch);
                 }
-                Err(e) => last_err = e,
+                Err(e) => last_err = e.to_string(),
             }
         }
         Outcome::Skipped(format!("no switch could be built: {last_err}"))

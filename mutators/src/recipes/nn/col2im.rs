@@ -1,5 +1,6 @@
 //! `Col2Im` (`x` adapted to the columns of a small image).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -10,7 +11,7 @@ pub(super) fn col2im(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let nb = d[0].clamp(1, 3);
     let c = between(rng, 1, 2);
@@ -32,7 +33,9 @@ pub(super) fn col2im(
         let eff = (block[i] - 1) * dil[i] + 1;
         let span = image[i] + pads[i] + pads[i + 2] - eff;
         if span < 0 {
-            return Err("Col2Im: block larger than the image".into());
+            return Err(BuildError::not_applicable(
+                "Col2Im: block larger than the image",
+            ));
         }
         l *= span / strides[i] + 1;
     }

@@ -3,6 +3,7 @@
 use super::window::window;
 use super::{LIMIT, group_of, per_group, weight};
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -13,7 +14,7 @@ pub(super) fn conv(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let (n, c) = (d[0], d[1]);
     let spatial = &d[2..];

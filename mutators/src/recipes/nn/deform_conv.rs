@@ -2,6 +2,7 @@
 use super::window::window;
 use super::{group_of, per_group, weight};
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -12,7 +13,7 @@ pub(super) fn deform_conv(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let (n, c, h, w) = (d[0], d[1], d[2], d[3]);
     let group = group_of(rng, c);

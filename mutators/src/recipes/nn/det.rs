@@ -1,5 +1,6 @@
 //! `Det` (the input cropped to square matrices of at most 4x4).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -11,7 +12,7 @@ pub(super) fn det(
     x: &str,
     t: &TensorType,
     _rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let r = d.len();
     let s = d[r - 1].min(d[r - 2]).min(4);

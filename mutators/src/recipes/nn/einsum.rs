@@ -1,6 +1,7 @@
 //! `Einsum`: a permutation, a sum over axes, or a contraction of the last axis with a
 //! constant matrix.
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -11,7 +12,7 @@ pub(super) fn einsum(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let r = d.len();
     let letters: Vec<char> = "abcde".chars().take(r).collect();

@@ -1,5 +1,6 @@
 //! `GridSample` (a constant grid) and `AffineGrid` (`x` adapted to the `theta` matrices).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -11,7 +12,7 @@ pub(super) fn grid_sample(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let (ho, wo) = (between(rng, 1, 6), between(rng, 1, 6));
     let gd = if t.dtype.is_float() {
@@ -44,7 +45,7 @@ pub(super) fn affine_grid(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let nb = d[0].clamp(1, 4);
     let theta = site.adapt(x, &TensorType::fixed(t.dtype, &[nb, 2, 3]))?;

@@ -1,6 +1,7 @@
 //! `MatMul`, `MatMulInteger` (a constant right operand, batched or a vector sometimes) and
 //! `Gemm` (transposes, `alpha` / `beta`, every broadcastable `C`).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -12,7 +13,7 @@ pub(super) fn matmul(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let k = d[d.len() - 1];
     let n = between(rng, 1, 8);
@@ -60,7 +61,7 @@ pub(super) fn gemm(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let mut a = Attrs::new();
     let ta = chance(rng, 0.3);

@@ -2,6 +2,7 @@
 //! `LayerNormalization`, `GroupNormalization`, and `LRN`.
 use super::divisors;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::attr::AttrValue;
 use crate::ir::registry::Registry;
@@ -19,7 +20,7 @@ pub(super) fn batch_norm(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let c = dims(t)[1];
     let dt = t.dtype;
     let s = site.random_constant("scale", dt, &[c], 0.5, 1.5, rng);
@@ -51,7 +52,7 @@ pub(super) fn instance_norm(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let c = dims(t)[1];
     let s = site.random_constant("scale", t.dtype, &[c], 0.5, 1.5, rng);
     let b = site.random_constant("bias", t.dtype, &[c], -0.5, 0.5, rng);
@@ -66,7 +67,7 @@ pub(super) fn layer_norm(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let (d, ax, from) = dims_and_axis(t, rng);
     let mut a = Attrs::new();
     int_attr(rng, &mut a, "axis", ax, -1, 0.5);
@@ -104,7 +105,7 @@ pub(super) fn group_norm(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let c = dims(t)[1];
     let cands = match below(rng, 4) {
         0 => vec![1],
@@ -134,7 +135,7 @@ pub(super) fn lrn(
     x: &str,
     _t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let mut a = vec![("size", ai(pick(rng, &[1, 2, 3, 5, 7])))];
     float_of(rng, &mut a, "alpha", &[1e-6, 1e-4, 0.01, 1.5]);
     float_of(rng, &mut a, "beta", &[0.3, 0.75, 1.5]);

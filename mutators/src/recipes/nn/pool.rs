@@ -2,6 +2,7 @@
 //! `GlobalMaxPool`, `GlobalLpPool`) and `MaxUnpool` (after a `MaxPool` that keeps the borders).
 use super::window::window;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -12,7 +13,7 @@ pub(super) fn pool(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let opset = site.opset();
     let dil = match op {
@@ -59,7 +60,7 @@ pub(super) fn global_pool(
     x: &str,
     _t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let mut a = Attrs::new();
     if op == "GlobalLpPool" && site.opset() >= 2 {
         maybe_int(rng, &mut a, 0.8, "p", &[1, 2, 3, 6]);
@@ -73,7 +74,7 @@ pub(super) fn max_unpool(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let n = d.len() - 2;
     // MaxPool's indices address `x`'s layout; MaxUnpool reads them in its default layout and
@@ -96,7 +97,8 @@ pub(super) fn max_unpool(
             break;
         }
     }
-    let a = chosen.ok_or("no pooling window keeps the borders")?;
+    let a =
+        chosen.ok_or_else(|| BuildError::not_applicable("no pooling window keeps the borders"))?;
     let pooled = site.op("MaxPool", &[x], a.clone(), 2)?;
     if chance(rng, 0.5) {
         let os = site.constant_i64s("output_shape", &[d.len() as i64], &d);

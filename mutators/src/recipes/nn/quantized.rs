@@ -3,6 +3,7 @@
 use super::window::window;
 use super::{group_of, per_group};
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -30,7 +31,7 @@ pub(super) fn qconv(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let c = d[1];
     let group = group_of(rng, c);
@@ -73,7 +74,7 @@ pub(super) fn qlinear_matmul(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let k = d[d.len() - 1];
     let n = between(rng, 1, 8);

@@ -2,6 +2,7 @@
 //! their buckets, optional bias / sequence lengths / initial state, named activations).
 use super::weight;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::attr::AttrValue;
 use crate::ir::types::TensorType;
@@ -14,7 +15,7 @@ pub(super) fn rnn(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let layout = if site.opset() >= 14 && chance(rng, 0.3) {
         1

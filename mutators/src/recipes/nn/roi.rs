@@ -1,5 +1,6 @@
 //! `RoiAlign` and `MaxRoiPool` (boxes inside the image).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -10,7 +11,7 @@ pub(super) fn roi(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let (n, hh, ww) = (d[0], d[2] as f64, d[3] as f64);
     let nr = between(rng, 1, 3);

@@ -1,5 +1,6 @@
 //! `Compress` (along an axis or over the flattened input).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -11,7 +12,7 @@ pub(super) fn compress(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let r = d.len();
     let with_axis = chance(rng, 0.7);

@@ -1,5 +1,6 @@
 //! `Concat` (`x` with itself and constants sized along the axis).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -10,7 +11,7 @@ pub(super) fn concat(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let (d, ax, i) = dims_and_axis(t, rng);
     let mut ins = vec![x.to_string()];
     for _ in 0..below(rng, 3) {

@@ -1,6 +1,7 @@
 //! `DepthToSpace` and `SpaceToDepth` (the input tiled or cropped to fit the block size).
 use super::LIMIT;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -11,14 +12,16 @@ pub(super) fn depth_to_space(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let b = pick(rng, &[1, 2, 2, 3, 4]);
     let mut v = x.to_string();
     if d[1] % (b * b) != 0 {
         // Repeats the channels b*b times so that they divide.
         if d.iter().product::<i64>() * b * b > LIMIT {
-            return Err("DepthToSpace: input too large to tile".into());
+            return Err(BuildError::not_applicable(
+                "DepthToSpace: input too large to tile",
+            ));
         }
         let reps = site.constant_i64s("repeats", &[4], &[1, b * b, 1, 1]);
         v = site.op1("Tile", &[x, &reps], vec![])?;
@@ -36,12 +39,14 @@ pub(super) fn space_to_depth(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let m = d[2].min(d[3]);
     let cands: Vec<i64> = [1, 2, 3, 4].into_iter().filter(|&b| b <= m).collect();
     if cands.is_empty() {
-        return Err(format!("{op}: a spatial dimension is empty"));
+        return Err(BuildError::not_applicable(format!(
+            "{op}: a spatial dimension is empty"
+        )));
     }
     let b = pick(rng, &cands);
     let mut v = x.to_string();

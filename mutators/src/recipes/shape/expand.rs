@@ -1,6 +1,7 @@
 //! `Expand` (broadcasting a size-1 axis, or adding a leading one, within the element limit).
 use super::LIMIT;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -12,7 +13,7 @@ pub(super) fn expand(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let n: i64 = d.iter().product::<i64>().max(1);
     let mut shape: Vec<i64> = match below(rng, 3) {

@@ -1,5 +1,6 @@
 //! `EyeLike` (every output dtype, diagonals `k` around 0).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -11,7 +12,7 @@ pub(super) fn eye_like(
     x: &str,
     _t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let mut a = Attrs::new();
     if chance(rng, 0.7) {
         a.push(("dtype", ai(pick(rng, &[1, 2, 3, 4, 5, 6, 7, 9, 10, 11]))));

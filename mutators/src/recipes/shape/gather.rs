@@ -1,6 +1,7 @@
 //! `Gather`, `GatherElements` and `GatherND`, with in-range index constants (shared with the
 //! scatters).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::MAX_RANK;
@@ -36,12 +37,14 @@ pub(super) fn gather(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let (d, ax, i) = dims_and_axis(t, rng);
     let r = d.len();
     let n = d[i];
     if n == 0 {
-        return Err("Gather would index an empty axis".into());
+        return Err(BuildError::not_applicable(
+            "Gather would index an empty axis",
+        ));
     }
     let q = below(rng, (MAX_RANK + 1 - r).min(3));
     let shape: Vec<i64> = (0..q).map(|_| between(rng, 1, 3)).collect();
@@ -65,10 +68,12 @@ pub(super) fn gather_elements(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let (d, ax, i) = dims_and_axis(t, rng);
     if d.contains(&0) {
-        return Err("GatherElements would index an empty dimension".into());
+        return Err(BuildError::not_applicable(
+            "GatherElements would index an empty dimension",
+        ));
     }
     let shape: Vec<i64> = d
         .iter()
@@ -93,7 +98,7 @@ pub(super) fn gather_nd(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let r = d.len();
     let b = if site.opset() >= 12 && r >= 2 {
@@ -103,7 +108,9 @@ pub(super) fn gather_nd(
     };
     let k = between(rng, 1, (r - b) as i64) as usize;
     if d[b..b + k].contains(&0) {
-        return Err("GatherND would index an empty dimension".into());
+        return Err(BuildError::not_applicable(
+            "GatherND would index an empty dimension",
+        ));
     }
     let extra = between(rng, 1, 3);
     let mut shape: Vec<i64> = d[..b].to_vec();

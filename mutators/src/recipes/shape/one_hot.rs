@@ -1,5 +1,6 @@
 //! `OneHot` (the index / depth / value dtypes ONNX Runtime implements where it can).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -11,7 +12,7 @@ pub(super) fn one_hot(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let r = t.rank().unwrap_or(0) as i64;
     let depth = between(rng, 2, 4);
     // The (indices, depth, values) dtype combinations ONNX Runtime implements where x's dtype

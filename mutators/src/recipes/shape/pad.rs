@@ -2,6 +2,7 @@
 //! from 18) and `CenterCropPad`.
 use super::{LIMIT, axes_const};
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -13,7 +14,7 @@ pub(super) fn pad(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let r = d.len();
     let opset = site.opset();
@@ -102,7 +103,7 @@ pub(super) fn center_crop_pad(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let r = d.len();
     let n: i64 = d.iter().product();

@@ -1,6 +1,7 @@
 //! `QuantizeLinear`, `DequantizeLinear` (per-tensor, per-axis from opset 13, blocked from 21)
 //! and `DynamicQuantizeLinear`.
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -12,7 +13,7 @@ pub(super) fn quantize(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let r = d.len();
     let mut a = Attrs::new();
@@ -78,7 +79,7 @@ pub(super) fn dyn_quant(
     x: &str,
     _t: &TensorType,
     _rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     Ok(site.op(op, &[x], vec![], 3)?.remove(0))
 }
 

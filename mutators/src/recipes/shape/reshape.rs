@@ -1,6 +1,7 @@
 //! `Reshape` (target shapes with `-1`, `0` and factorizations of the element count) and
 //! `Flatten`.
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -28,7 +29,7 @@ pub(super) fn reshape(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let n: i64 = d.iter().product();
     let mut a = Attrs::new();
@@ -79,7 +80,7 @@ pub(super) fn flatten(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let r = t.rank().unwrap_or(1) as i64;
     let mut a = Attrs::new();
     if chance(rng, 0.8) {

@@ -2,6 +2,7 @@
 //! transformation of the opset, `roi` for `tf_crop_and_resize`, `axes` from opset 18.
 use super::LIMIT;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -13,7 +14,7 @@ pub(super) fn resize(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let r = d.len();
     let n: i64 = d.iter().product();
@@ -50,7 +51,9 @@ pub(super) fn resize(
         let up: Vec<f64> = scales.iter().map(|&s| s.max(1.0).round()).collect();
         if opset < 7 {
             if r != 4 {
-                return Err("Upsample before opset 7 takes 4-D input".into());
+                return Err(BuildError::not_applicable(
+                    "Upsample before opset 7 takes 4-D input",
+                ));
             }
             let mode = if mode == "nearest" {
                 "nearest"

@@ -1,5 +1,6 @@
 //! `ReverseSequence` (batch / time axes 0 and 1 either way round).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -10,7 +11,7 @@ pub(super) fn reverse_sequence(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let batch_axis = below(rng, 2) as i64;
     let time_axis = 1 - batch_axis;

@@ -2,6 +2,7 @@
 //! so that every build is deterministic.
 use super::gather::indices;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -22,10 +23,12 @@ pub(super) fn scatter_elements(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let (d, ax, i) = dims_and_axis(t, rng);
     if d[i] == 0 {
-        return Err(format!("{op} would index an empty axis"));
+        return Err(BuildError::not_applicable(format!(
+            "{op} would index an empty axis"
+        )));
     }
     // One index per position along the axis: no duplicates.
     let mut shape = d.clone();
@@ -46,14 +49,16 @@ pub(super) fn scatter_nd(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let r = d.len();
     let k = between(rng, 1, r.min(2) as i64) as usize;
     // Distinct index tuples over the first k dims.
     let total: i64 = d[..k].iter().product();
     if total == 0 {
-        return Err("ScatterND would index an empty dimension".into());
+        return Err(BuildError::not_applicable(
+            "ScatterND would index an empty dimension",
+        ));
     }
     let m = between(rng, 1, total.min(4));
     let mut flat: Vec<i64> = (0..total).collect();

@@ -1,6 +1,7 @@
 //! `Shape` (with `start` / `end` from opset 15) and the output rules of `Shape` and `Size`
 //! (whose builder is the plain one of `util.rs`).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -12,7 +13,7 @@ pub(super) fn shape_op(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let r = t.rank().unwrap_or(0) as i64;
     let mut a = Attrs::new();
     if site.opset() >= 15 {

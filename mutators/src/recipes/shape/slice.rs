@@ -1,6 +1,7 @@
 //! `Slice` (in-range starts and ends, some counted from the end, negative steps from opset
 //! 10; starts / ends / axes / steps as attributes before opset 10, as inputs from it).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
@@ -12,7 +13,7 @@ pub(super) fn slice(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let r = d.len();
     let k = 1 + below(rng, r);

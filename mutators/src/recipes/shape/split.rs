@@ -1,6 +1,7 @@
 //! `Split` (equal parts or explicit sizes; sizes as an attribute before opset 13, as an input
 //! from it; `num_outputs` from 18).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -11,11 +12,11 @@ pub(super) fn split(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let (d, ax, i) = dims_and_axis(t, rng);
     let n = d[i];
     if n < 1 {
-        return Err("Split of an empty dimension".into());
+        return Err(BuildError::not_applicable("Split of an empty dimension"));
     }
     let mut a = Attrs::new();
     int_attr(rng, &mut a, "axis", ax, 0, 0.5);

@@ -2,6 +2,7 @@
 //! attribute before opset 13, as an input from it.
 use super::axes_const;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::types::TensorType;
 use crate::recipes::MAX_RANK;
@@ -10,7 +11,7 @@ use crate::site::Site;
 
 /// `op` (`Squeeze` or `Unsqueeze`) over `axes` of `x`: an attribute before opset 13, an
 /// input from it.
-fn with_axes(site: &mut Site<'_>, op: &str, x: &str, axes: &[i64]) -> Result<String, String> {
+fn with_axes(site: &mut Site<'_>, op: &str, x: &str, axes: &[i64]) -> Result<String, BuildError> {
     if site.opset() >= 13 {
         let c = axes_const(site, axes);
         site.op1(op, &[x, &c], vec![])
@@ -25,7 +26,7 @@ pub(super) fn squeeze(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let mut d = dims(t);
     let mut v = x.to_string();
     let ones: Vec<usize> = (0..d.len()).filter(|&i| d[i] == 1).collect();
@@ -59,7 +60,7 @@ pub(super) fn unsqueeze(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let r = t.rank().unwrap_or(0);
     let k = 1 + below(rng, (MAX_RANK - 1 - r).clamp(1, 2));
     let out_r = r + k;

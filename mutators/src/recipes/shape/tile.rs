@@ -1,6 +1,7 @@
 //! `Tile` (repeats of 1 or 2 per axis, within the element limit).
 use super::LIMIT;
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -11,7 +12,7 @@ pub(super) fn tile(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let d = dims(t);
     let n: i64 = d.iter().product();
     let mut reps: Vec<i64> = d.iter().map(|_| pick(rng, &[1, 1, 2])).collect();

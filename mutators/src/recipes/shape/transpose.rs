@@ -1,5 +1,6 @@
 //! `Transpose` (a random permutation, or the default reversal).
 use crate::builder::SplitMix64;
+use crate::error::BuildError;
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -10,7 +11,7 @@ pub(super) fn transpose(
     x: &str,
     t: &TensorType,
     rng: &mut SplitMix64,
-) -> Result<String, String> {
+) -> Result<String, BuildError> {
     let r = t.rank().unwrap_or(0);
     let mut a = Attrs::new();
     if chance(rng, 0.8) {
