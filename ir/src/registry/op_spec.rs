@@ -111,7 +111,7 @@ pub struct OpSpec {
 }
 
 fn no_infer(_: &InferCtx) -> Result<Vec<ValueType>, InferError> {
-    Err("no inference function".into())
+    Err(InferError::NoInference)
 }
 
 impl OpSpec {
