@@ -1,6 +1,7 @@
 //! Comparison of values: error metrics (max abs / max rel / NaN / Inf) and `allclose` with
 //! named tolerances.
 use crate::value::{Data, HostTensor, Value};
+use mutagraph_ir::dtype::DType;
 use serde::{Deserialize, Serialize};
 
 /// A named tolerance: `|a - e| <= atol + rtol * |e|` element-wise.
@@ -69,7 +70,6 @@ impl Tolerance {
     /// Widens this tolerance to what the element type can hold (f16/bf16 values are never
     /// compared tighter than `approximate` / `very-approximate`).
     pub fn for_dtype(self, dtype: mutagraph_ir::dtype::DType) -> Tolerance {
-        use mutagraph_ir::dtype::DType;
         let floor = match dtype {
             DType::F16 => Tolerance::APPROXIMATE,
             DType::BF16 => Tolerance::VERY_APPROXIMATE,
@@ -163,8 +163,32 @@ pub fn compare(expected: &Value, actual: &Value, opts: CompareOptions) -> Compar
             );
             Comparison::fail(r, m)
         }
-        Err(r) => Comparison::fail(r, m),
+        Err(r) => Comparison::fail(r.to_string(), m),
     }
+}
+
+/// Why two values cannot be compared element by element (the comparison fails with this as
+/// its reason).
+#[derive(Debug, thiserror::Error)]
+enum Incomparable {
+    /// Sequences of different lengths.
+    #[error("sequence of {actual} items, expected {expected}")]
+    SequenceLength { actual: usize, expected: usize },
+    /// Values of different kinds (a tensor and a sequence, ...).
+    #[error("got {actual}, expected {expected}")]
+    Kind { actual: String, expected: String },
+    /// Tensors of different element types (when the options require the same).
+    #[error("dtype {actual}, expected {expected}")]
+    DType { actual: DType, expected: DType },
+    /// Tensors of different shapes.
+    #[error("shape {actual:?}, expected {expected:?}")]
+    Shape {
+        actual: Vec<usize>,
+        expected: Vec<usize>,
+    },
+    /// Element types whose values cannot be compared as numbers.
+    #[error("cannot compare {actual} with {expected}")]
+    Elements { actual: DType, expected: DType },
 }
 
 fn compare_into(
@@ -172,16 +196,15 @@ fn compare_into(
     actual: &Value,
     opts: CompareOptions,
     m: &mut Metrics,
-) -> Result<(), String> {
+) -> Result<(), Incomparable> {
     match (expected, actual) {
         (Value::Tensor(e), Value::Tensor(a)) => compare_tensors(e, a, opts, m),
         (Value::Sequence(e), Value::Sequence(a)) => {
             if e.len() != a.len() {
-                return Err(format!(
-                    "sequence of {} items, expected {}",
-                    a.len(),
-                    e.len()
-                ));
+                return Err(Incomparable::SequenceLength {
+                    actual: a.len(),
+                    expected: e.len(),
+                });
             }
             for (x, y) in e.iter().zip(a) {
                 compare_into(x, y, opts, m)?;
@@ -192,7 +215,10 @@ fn compare_into(
         (Value::Optional(Some(e)), Value::Optional(Some(a))) => compare_into(e, a, opts, m),
         // A backend may hand back an optional's content directly.
         (Value::Optional(Some(e)), a) => compare_into(e, a, opts, m),
-        (e, a) => Err(format!("got {}, expected {}", a.describe(), e.describe())),
+        (e, a) => Err(Incomparable::Kind {
+            actual: a.describe(),
+            expected: e.describe(),
+        }),
     }
 }
 
@@ -201,12 +227,18 @@ fn compare_tensors(
     a: &HostTensor,
     opts: CompareOptions,
     m: &mut Metrics,
-) -> Result<(), String> {
+) -> Result<(), Incomparable> {
     if opts.check_dtype && e.dtype != a.dtype {
-        return Err(format!("dtype {}, expected {}", a.dtype, e.dtype));
+        return Err(Incomparable::DType {
+            actual: a.dtype,
+            expected: e.dtype,
+        });
     }
     if e.shape != a.shape {
-        return Err(format!("shape {:?}, expected {:?}", a.shape, e.shape));
+        return Err(Incomparable::Shape {
+            actual: a.shape.clone(),
+            expected: e.shape.clone(),
+        });
     }
     let (nan, inf) = a.nan_inf_counts();
     m.nan += nan;
@@ -225,7 +257,10 @@ fn compare_tensors(
         _ => {}
     }
     let (Some(ev), Some(av)) = (e.to_f64s(), a.to_f64s()) else {
-        return Err(format!("cannot compare {} with {}", a.dtype, e.dtype));
+        return Err(Incomparable::Elements {
+            actual: a.dtype,
+            expected: e.dtype,
+        });
     };
     let float = e.dtype.is_float() || a.dtype.is_float();
     let tol = if float {

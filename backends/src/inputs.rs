@@ -1,6 +1,6 @@
 //! Inputs for a model: generated from a seed for its declared input types, or read from files
 //! (`.pb` TensorProto files, or a directory of `input_N.pb` as in the ONNX test suite).
-use crate::value::{HostTensor, NamedValues, Value};
+use crate::value::{HostTensor, NamedValues, Value, ValueError};
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::model::Model;
 use mutagraph_ir::solve::{Fixed, Plan, SolveError, is_batch_name, solve};
@@ -192,9 +192,11 @@ pub fn generate(model: &Model, seed: u64, opts: &GenOptions) -> Result<NamedValu
                     int_range: r,
                     ..GenOptions::default()
                 };
-                generate_tensor(&mut rng, tt.dtype, shape, &o).map_err(err)?
+                generate_tensor(&mut rng, tt.dtype, shape, &o).map_err(|e| err(e.to_string()))?
             }
-            (None, None) => generate_tensor(&mut rng, tt.dtype, shape, opts).map_err(err)?,
+            (None, None) => {
+                generate_tensor(&mut rng, tt.dtype, shape, opts).map_err(|e| err(e.to_string()))?
+            }
         };
         if tt.dtype.is_float() && !opts.values.contains_key(&name) {
             let domain = domain_of(model, &name);
@@ -293,7 +295,7 @@ pub fn generate_tensor(
     dtype: DType,
     shape: Vec<usize>,
     opts: &GenOptions,
-) -> Result<HostTensor, String> {
+) -> Result<HostTensor, ValueError> {
     let n: usize = shape.iter().product();
     if dtype == DType::String {
         let data = (0..n)
@@ -323,7 +325,7 @@ pub fn generate_tensor(
             .map(|_| (lo + (rng.next_u64() % span) as i64) as f64)
             .collect()
     };
-    HostTensor::from_f64s(dtype, shape, &vals).map_err(|e| e.to_string())
+    HostTensor::from_f64s(dtype, shape, &vals)
 }
 
 /// Reads inputs from `path`: a directory holding `input_0.pb`, `input_1.pb`, ... (the ONNX test

@@ -58,6 +58,56 @@ use std::sync::{Arc, Mutex};
 pub const INSTALL_HINT: &str =
     "install it with `pip install onnxruntime==1.31.1` or set ORT_DYLIB_PATH";
 
+/// Why the ONNX Runtime library cannot be found or loaded (a backend that needs it reports
+/// this as [`CreateError::Init`]).
+#[derive(Debug, thiserror::Error)]
+pub enum OrtError {
+    /// A path given explicitly names no file.
+    #[error(
+        "the ONNX Runtime library {} named by {named_by} does not exist: {INSTALL_HINT}",
+        .path.display()
+    )]
+    Missing {
+        /// The path given.
+        path: PathBuf,
+        /// Where it was given (the configuration, `ORT_DYLIB_PATH`).
+        named_by: &'static str,
+    },
+    /// No path was given and the Python package holds no library.
+    #[error("the ONNX Runtime library (libonnxruntime.so) was not found: {INSTALL_HINT}")]
+    NotFound,
+    /// Another library file is already loaded in this process.
+    #[error(
+        "ONNX Runtime is already loaded from {} in this process; {} (from {named_by}) cannot be loaded beside it",
+        .loaded.display(),
+        .path.display()
+    )]
+    AlreadyLoaded {
+        /// The library loaded.
+        loaded: PathBuf,
+        /// The library asked for.
+        path: PathBuf,
+        /// Where that one was named.
+        named_by: &'static str,
+    },
+    /// The library file does not load.
+    #[error(
+        "could not load the ONNX Runtime library {} (from {named_by}): {err}; {INSTALL_HINT}",
+        .path.display()
+    )]
+    Load {
+        /// The library.
+        path: PathBuf,
+        /// Where it was named.
+        named_by: &'static str,
+        /// Why it does not load.
+        err: ort::LoadDynamicError,
+    },
+    /// The library loaded but its environment cannot be created.
+    #[error("could not create the ONNX Runtime environment: {0}")]
+    Environment(ort::Error),
+}
+
 /// The process-wide ONNX Runtime: the loaded library and its environment.
 struct Runtime {
     env: Environment,
@@ -93,7 +143,7 @@ fn locate_in(
     explicit: Option<&Path>,
     env_value: Option<OsString>,
     python_dirs: impl FnOnce() -> Vec<PathBuf>,
-) -> Result<(PathBuf, Origin), String> {
+) -> Result<(PathBuf, Origin), OrtError> {
     let given = explicit
         .map(|p| (p.to_path_buf(), Origin::Config))
         .or_else(|| {
@@ -105,11 +155,10 @@ fn locate_in(
         return if path.is_file() {
             Ok((path, origin))
         } else {
-            Err(format!(
-                "the ONNX Runtime library {} named by {} does not exist: {INSTALL_HINT}",
-                path.display(),
-                origin.describe()
-            ))
+            Err(OrtError::Missing {
+                path,
+                named_by: origin.describe(),
+            })
         };
     }
     for dir in python_dirs() {
@@ -117,9 +166,7 @@ fn locate_in(
             return Ok((lib, Origin::Python));
         }
     }
-    Err(format!(
-        "the ONNX Runtime library (libonnxruntime.so) was not found: {INSTALL_HINT}"
-    ))
+    Err(OrtError::NotFound)
 }
 
 /// `capi/libonnxruntime.so*` inside an `onnxruntime` package directory (the most specific name
@@ -201,12 +248,12 @@ fn python_package_dirs() -> Vec<PathBuf> {
 
 /// The library path `config` resolves to (see the module documentation for the order). The
 /// engine resolves it once and hands it to every worker it starts.
-pub fn find_library(config: &Config) -> Result<PathBuf, String> {
+pub fn find_library(config: &Config) -> Result<PathBuf, OrtError> {
     locate(config).map(|(p, _)| p)
 }
 
 /// Finds the library for `config` (see the module documentation for the order).
-fn locate(config: &Config) -> Result<(PathBuf, Origin), String> {
+fn locate(config: &Config) -> Result<(PathBuf, Origin), OrtError> {
     locate_in(
         config.ort_dylib.as_deref(),
         std::env::var_os("ORT_DYLIB_PATH"),
@@ -238,7 +285,7 @@ fn version_from_file_name(path: &Path) -> Option<String> {
 }
 
 /// The process-wide runtime, loading it on first use.
-fn runtime(config: &Config) -> Result<Arc<Runtime>, String> {
+fn runtime(config: &Config) -> Result<Arc<Runtime>, OrtError> {
     let (path, origin) = locate(config)?;
     let mut slot = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(rt) = slot.as_ref() {
@@ -250,19 +297,16 @@ fn runtime(config: &Config) -> Result<Arc<Runtime>, String> {
         if same || origin == Origin::Python {
             return Ok(rt.clone());
         }
-        return Err(format!(
-            "ONNX Runtime is already loaded from {} in this process; {} (from {}) cannot be loaded beside it",
-            rt.path.display(),
-            path.display(),
-            origin.describe()
-        ));
+        return Err(OrtError::AlreadyLoaded {
+            loaded: rt.path.clone(),
+            path,
+            named_by: origin.describe(),
+        });
     }
-    let builder = ort::init_from(&path).map_err(|e| {
-        format!(
-            "could not load the ONNX Runtime library {} (from {}): {e}; {INSTALL_HINT}",
-            path.display(),
-            origin.describe()
-        )
+    let builder = ort::init_from(&path).map_err(|err| OrtError::Load {
+        path: path.clone(),
+        named_by: origin.describe(),
+        err,
     })?;
     // Every message of ONNX Runtime goes to this logger, which keeps quiet: failures are reported
     // through the errors returned by the API.
@@ -273,7 +317,7 @@ fn runtime(config: &Config) -> Result<Arc<Runtime>, String> {
         .with_telemetry(false)
         .with_logger(quiet)
         .build()
-        .map_err(|e| format!("could not create the ONNX Runtime environment: {e}"))?;
+        .map_err(OrtError::Environment)?;
     env.set_log_level(ort::logging::LogLevel::Fatal);
     let version = library_version(&path);
     let rt = Arc::new(Runtime { env, path, version });
@@ -308,7 +352,7 @@ impl OrtBackend {
             }
             other => return Err(CreateError::Unknown(other.into())),
         }
-        let runtime = runtime(config).map_err(init)?;
+        let runtime = runtime(config).map_err(|e| init(e.to_string()))?;
         let backend = OrtBackend {
             name: name.into(),
             runtime,
@@ -637,7 +681,9 @@ mod tests {
     #[test]
     fn explicit_missing_path_is_a_clear_error() {
         let missing = Path::new("/nonexistent/libonnxruntime.so.1.31.1");
-        let e = locate_in(Some(missing), None, Vec::new).unwrap_err();
+        let e = locate_in(Some(missing), None, Vec::new)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("does not exist"), "{e}");
         assert!(e.contains("pip install onnxruntime==1.31.1"), "{e}");
         assert!(e.contains("ORT_DYLIB_PATH"), "{e}");
@@ -652,7 +698,8 @@ mod tests {
         let e = locate_in(None, Some("/nonexistent/libonnxruntime.so".into()), || {
             vec![pkg.clone()]
         })
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("ORT_DYLIB_PATH"), "{e}");
         assert!(e.contains("pip install onnxruntime==1.31.1"), "{e}");
     }
@@ -670,7 +717,7 @@ mod tests {
         .unwrap();
         assert_eq!(origin, Origin::Python);
         assert_eq!(p, pkg.join("capi/libonnxruntime.so.1.31.1"));
-        let e = locate_in(None, None, Vec::new).unwrap_err();
+        let e = locate_in(None, None, Vec::new).unwrap_err().to_string();
         assert!(e.contains("pip install onnxruntime==1.31.1"), "{e}");
     }
 

@@ -48,7 +48,7 @@ pub enum Error {
         /// The `location` entry as the file wrote it.
         location: String,
         /// What is wrong.
-        problem: String,
+        problem: Box<crate::external::ExternalProblem>,
     },
     /// Any of the above, for a named file (a text syntax error as `FILE:LINE:COL: what`, the
     /// form editors and terminals jump to).

@@ -50,6 +50,130 @@ pub struct ExternalRef {
     pub length: u64,
 }
 
+/// Why an external tensor's data cannot be used ([`Error::ExternalData`] names the tensor and
+/// its location).
+#[derive(Debug, thiserror::Error)]
+pub enum ExternalProblem {
+    /// The model was decoded from bytes, with no directory to find side files in.
+    #[error(
+        "the model was read from bytes, without the directory its external data lies in; \
+         load it from its file"
+    )]
+    FromBytes,
+    /// The tensor names no file.
+    #[error("the tensor has no location")]
+    NoLocation,
+    /// The location is an absolute path.
+    #[error(
+        "an absolute path; a location is relative to the model's directory and stays inside it"
+    )]
+    Absolute,
+    /// The location climbs out of the model's directory through `..`.
+    #[error("'..' leads out of the model's directory; a location stays inside it")]
+    LeavesDirectory,
+    /// An `offset` or `length` entry is not a number.
+    #[error("{key} '{value}' is not a non-negative integer")]
+    BadNumber {
+        /// The entry's key.
+        key: &'static str,
+        /// The entry's value.
+        value: String,
+    },
+    /// A string tensor, whose elements have no fixed width.
+    #[error("a string tensor cannot keep its data in an external file")]
+    StringTensor,
+    /// The model's directory cannot be made canonical.
+    #[error("cannot resolve the model's directory {}: {err}", .dir.display())]
+    Directory {
+        /// The directory.
+        dir: PathBuf,
+        /// What the OS said.
+        err: std::io::Error,
+    },
+    /// The file does not exist.
+    #[error("{} does not exist", .0.display())]
+    NotFound(PathBuf),
+    /// The file cannot be opened.
+    #[error("cannot open {}: {err}", .path.display())]
+    Open {
+        /// The file, as the location names it.
+        path: PathBuf,
+        /// What the OS said.
+        err: std::io::Error,
+    },
+    /// The file resolves (through symbolic links) to a path outside the model's directory.
+    #[error(
+        "{} resolves to {}, outside the model's directory {}; a location stays inside it",
+        .path.display(),
+        .resolved.display(),
+        .dir.display()
+    )]
+    Outside {
+        /// The file, as the location names it.
+        path: PathBuf,
+        /// Where it resolves to.
+        resolved: PathBuf,
+        /// The model's directory, canonical.
+        dir: PathBuf,
+    },
+    /// The file's metadata cannot be read.
+    #[error("cannot read {}: {err}", .path.display())]
+    Metadata {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        err: std::io::Error,
+    },
+    /// The location is a directory or another non-regular file.
+    #[error("{} is not a regular file", .0.display())]
+    NotAFile(PathBuf),
+    /// The offset lies past the end of the file (and no length is given).
+    #[error("offset {offset} is beyond the end of {} ({size} bytes)", .path.display())]
+    OffsetPastEnd {
+        /// The offset.
+        offset: u64,
+        /// The file.
+        path: PathBuf,
+        /// The file's size, bytes.
+        size: u64,
+    },
+    /// The range `offset + length` ends past the end of the file.
+    #[error(
+        "offset {offset} + length {length} is beyond the end of {} ({size} bytes)",
+        .path.display()
+    )]
+    RangePastEnd {
+        /// The offset.
+        offset: u64,
+        /// The length.
+        length: u64,
+        /// The file.
+        path: PathBuf,
+        /// The file's size, bytes.
+        size: u64,
+    },
+    /// The byte count does not fit the tensor's element type and dims.
+    #[error("{length} bytes, but a {dtype} tensor of dims {dims:?} holds {need}")]
+    SizeMismatch {
+        /// Bytes the entries give.
+        length: u64,
+        /// The tensor's element type.
+        dtype: crate::DType,
+        /// The tensor's dims.
+        dims: Vec<i64>,
+        /// Bytes the tensor holds.
+        need: u128,
+    },
+    /// Reading the bytes failed.
+    #[error("reading {}: {err}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        err: std::io::Error,
+    },
+}
+
 type Visit<'a> = dyn FnMut(&Place, &mut pb::TensorProto) -> Result<()> + 'a;
 
 struct Walker<'a, 'b> {
@@ -236,12 +360,12 @@ fn entry<'a>(t: &'a pb::TensorProto, key: &str) -> Option<&'a str> {
         .map(|e| e.value.as_deref().unwrap_or_default())
 }
 
-fn problem(place: &Place, t: &pb::TensorProto, problem: String) -> Error {
+fn problem(place: &Place, t: &pb::TensorProto, problem: ExternalProblem) -> Error {
     Error::ExternalData {
         tensor: t.name.clone().unwrap_or_default(),
         holder: place.holder.clone(),
         location: entry(t, "location").unwrap_or_default().to_string(),
-        problem,
+        problem: Box::new(problem),
     }
 }
 
@@ -249,13 +373,7 @@ fn problem(place: &Place, t: &pb::TensorProto, problem: String) -> Error {
 /// no directory to find them in (used by [`crate::Model::from_bytes`]).
 pub fn refuse(m: &mut Model) -> Result<()> {
     walk(m, true, &mut |place, t| {
-        Err(problem(
-            place,
-            t,
-            "the model was read from bytes, without the directory its external data lies in; \
-             load it from its file"
-                .into(),
-        ))
+        Err(problem(place, t, ExternalProblem::FromBytes))
     })
 }
 
@@ -269,27 +387,20 @@ pub fn model_dir(model_path: &Path) -> PathBuf {
 
 /// Checks a location without touching the file system: relative, and not leaving its
 /// directory through `..`. Returns the path relative to the directory.
-fn relative_location(location: &str) -> std::result::Result<PathBuf, String> {
+fn relative_location(location: &str) -> std::result::Result<PathBuf, ExternalProblem> {
     if location.is_empty() {
-        return Err("the tensor has no location".into());
+        return Err(ExternalProblem::NoLocation);
     }
     let p = Path::new(location);
     let mut depth = 0usize;
     for c in p.components() {
         match c {
-            Component::Prefix(_) | Component::RootDir => {
-                return Err(
-                    "an absolute path; a location is relative to the model's directory and stays \
-                     inside it"
-                        .into(),
-                );
-            }
+            Component::Prefix(_) | Component::RootDir => return Err(ExternalProblem::Absolute),
             Component::CurDir => {}
             Component::ParentDir => {
-                depth = depth.checked_sub(1).ok_or_else(|| {
-                    "'..' leads out of the model's directory; a location stays inside it"
-                        .to_string()
-                })?;
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or(ExternalProblem::LeavesDirectory)?;
             }
             Component::Normal(_) => depth += 1,
         }
@@ -297,11 +408,17 @@ fn relative_location(location: &str) -> std::result::Result<PathBuf, String> {
     Ok(p.to_path_buf())
 }
 
-fn parse_u64(key: &str, v: Option<&str>) -> std::result::Result<Option<u64>, String> {
+fn parse_u64(
+    key: &'static str,
+    v: Option<&str>,
+) -> std::result::Result<Option<u64>, ExternalProblem> {
     v.map(|s| {
         s.trim()
             .parse::<u64>()
-            .map_err(|_| format!("{key} '{s}' is not a non-negative integer"))
+            .map_err(|_| ExternalProblem::BadNumber {
+                key,
+                value: s.to_string(),
+            })
     })
     .transpose()
 }
@@ -323,9 +440,9 @@ fn read_one(
     t: &pb::TensorProto,
     dir: &Path,
     canon_dir: &mut Option<PathBuf>,
-) -> std::result::Result<(u64, Vec<u8>), String> {
+) -> std::result::Result<(u64, Vec<u8>), ExternalProblem> {
     if t.dtype() == crate::DType::String {
-        return Err("a string tensor cannot keep its data in an external file".into());
+        return Err(ExternalProblem::StringTensor);
     }
     let rel = relative_location(entry(t, "location").unwrap_or_default())?;
     let offset = parse_u64("offset", entry(t, "offset"))?.unwrap_or(0);
@@ -333,67 +450,76 @@ fn read_one(
     let canon_dir = match canon_dir {
         Some(d) => d.clone(),
         None => {
-            let d = dir.canonicalize().map_err(|e| {
-                format!(
-                    "cannot resolve the model's directory {}: {e}",
-                    dir.display()
-                )
-            })?;
+            let d = dir
+                .canonicalize()
+                .map_err(|err| ExternalProblem::Directory {
+                    dir: dir.to_path_buf(),
+                    err,
+                })?;
             *canon_dir = Some(d.clone());
             d
         }
     };
     let full = dir.join(&rel);
-    let canon = full.canonicalize().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("{} does not exist", full.display()),
-        _ => format!("cannot open {}: {e}", full.display()),
+    let canon = full.canonicalize().map_err(|err| match err.kind() {
+        std::io::ErrorKind::NotFound => ExternalProblem::NotFound(full.clone()),
+        _ => ExternalProblem::Open {
+            path: full.clone(),
+            err,
+        },
     })?;
     if !canon.starts_with(&canon_dir) {
-        return Err(format!(
-            "{} resolves to {}, outside the model's directory {}; a location stays inside it",
-            full.display(),
-            canon.display(),
-            canon_dir.display()
-        ));
+        return Err(ExternalProblem::Outside {
+            path: full,
+            resolved: canon,
+            dir: canon_dir,
+        });
     }
-    let mut file =
-        std::fs::File::open(&canon).map_err(|e| format!("cannot open {}: {e}", full.display()))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read {}: {e}", full.display()))?;
+    let mut file = std::fs::File::open(&canon).map_err(|err| ExternalProblem::Open {
+        path: full.clone(),
+        err,
+    })?;
+    let meta = file.metadata().map_err(|err| ExternalProblem::Metadata {
+        path: full.clone(),
+        err,
+    })?;
     if !meta.is_file() {
-        return Err(format!("{} is not a regular file", full.display()));
+        return Err(ExternalProblem::NotAFile(full));
     }
     let size = meta.len();
     let length = match length {
         Some(l) => l,
-        None => size.checked_sub(offset).ok_or_else(|| {
-            format!(
-                "offset {offset} is beyond the end of {} ({size} bytes)",
-                full.display()
-            )
-        })?,
+        None => size
+            .checked_sub(offset)
+            .ok_or_else(|| ExternalProblem::OffsetPastEnd {
+                offset,
+                path: full.clone(),
+                size,
+            })?,
     };
     let end = offset.checked_add(length).filter(|&e| e <= size);
     if end.is_none() {
-        return Err(format!(
-            "offset {offset} + length {length} is beyond the end of {} ({size} bytes)",
-            full.display()
-        ));
+        return Err(ExternalProblem::RangePastEnd {
+            offset,
+            length,
+            path: full,
+            size,
+        });
     }
     if let Some(need) = raw_size(t)
         && need != length as u128
     {
-        return Err(format!(
-            "{length} bytes, but a {} tensor of dims {:?} holds {need}",
-            t.dtype(),
-            t.dims
-        ));
+        return Err(ExternalProblem::SizeMismatch {
+            length,
+            dtype: t.dtype(),
+            dims: t.dims.clone(),
+            need,
+        });
     }
     let mut bytes = vec![0u8; length as usize];
     file.seek(SeekFrom::Start(offset))
         .and_then(|_| file.read_exact(&mut bytes))
-        .map_err(|e| format!("reading {}: {e}", full.display()))?;
+        .map_err(|err| ExternalProblem::Read { path: full, err })?;
     Ok((offset, bytes))
 }
 

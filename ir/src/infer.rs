@@ -358,12 +358,12 @@ fn run<'g>(
                 if let Some(requires) = spec.requires
                     && let Err(e) = requires(&ctx)
                 {
-                    report.errors.push((node.label(), e));
+                    report.errors.push((node.label(), e.to_string()));
                 }
                 if let Some(ambiguous) = spec.ambiguous
                     && let Err(e) = ambiguous(&ctx)
                 {
-                    report.ambiguous.push((node.label(), e));
+                    report.ambiguous.push((node.label(), e.to_string()));
                 }
                 match (spec.infer)(&ctx) {
                     Ok(v) => {
@@ -371,7 +371,7 @@ fn run<'g>(
                             *o = t;
                         }
                     }
-                    Err(e) => report.errors.push((node.label(), e)),
+                    Err(e) => report.errors.push((node.label(), e.to_string())),
                 }
                 if let Some(fold) = spec.fold
                     && let Some(vals) = fold(&ctx)

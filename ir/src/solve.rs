@@ -104,6 +104,56 @@ pub enum SolveError {
         /// What does not fit.
         problem: String,
     },
+    /// An input shape as written for [`parse_shape`] lacks the `NAME:` part.
+    #[error("'{arg}': expected NAME:D1xD2x... (e.g. x:1x3x224x224)")]
+    ShapeSyntax {
+        /// The text given.
+        arg: String,
+    },
+    /// An input value as written for [`parse_value`] lacks the `NAME=` part.
+    #[error("'{arg}': expected NAME=VALUE (e.g. sr=16000)")]
+    ValueSyntax {
+        /// The text given.
+        arg: String,
+    },
+    /// An input shape or value names no input (`:2x3`, `=1`).
+    #[error("'{arg}': the input name is empty")]
+    EmptyName {
+        /// The text given.
+        arg: String,
+    },
+    /// A dim of an input shape is not a non-negative integer.
+    #[error("'{arg}': '{dim}' is not a size (a non-negative integer)")]
+    NotASize {
+        /// The text given.
+        arg: String,
+        /// The dim as written.
+        dim: String,
+    },
+    /// An input value is not a number.
+    #[error("'{arg}': '{value}' is not a number")]
+    NotANumber {
+        /// The text given.
+        arg: String,
+        /// The value as written.
+        value: String,
+    },
+}
+
+/// Why the graph refuses the inputs of one candidate assignment.
+#[derive(Clone, Debug, thiserror::Error)]
+enum Rejection {
+    /// The inputs together are larger than [`MAX_INPUT_ELEMENTS`].
+    #[error("inputs of {0} elements are too large")]
+    TooLarge(usize),
+    /// The first node that inference finds in error.
+    #[error("node {node}: {problem}")]
+    Node {
+        /// The node's label.
+        node: String,
+        /// What is wrong with it.
+        problem: String,
+    },
 }
 
 /// One dim of an input during the search.
@@ -399,7 +449,7 @@ struct Search<'a> {
 impl Search<'_> {
     /// `Ok` when inference finds no node rejecting the inputs at `sizes`; else the first
     /// node's complaint.
-    fn check(&mut self, sizes: &[usize]) -> Result<(), String> {
+    fn check(&mut self, sizes: &[usize]) -> Result<(), Rejection> {
         let mut scope = Scope::default();
         let mut types: Vec<Option<ValueType>> = vec![None; self.model.graph.inputs.len()];
         let mut total = 0usize;
@@ -422,7 +472,7 @@ impl Search<'_> {
             }
         }
         if total > MAX_INPUT_ELEMENTS {
-            return Err(format!("inputs of {total} elements are too large"));
+            return Err(Rejection::TooLarge(total));
         }
         // Valued inputs are constants of the outer scope: the graph sees them as consts, and
         // their types come from the graph's own inputs.
@@ -439,7 +489,7 @@ impl Search<'_> {
         );
         match rep.errors.into_iter().next() {
             None => Ok(()),
-            Some((node, msg)) => Err(format!("node {node}: {msg}")),
+            Some((node, problem)) => Err(Rejection::Node { node, problem }),
         }
     }
 }
@@ -652,12 +702,13 @@ pub fn concretize(m: &Model, shapes: &BTreeMap<String, Vec<usize>>) -> Model {
 }
 
 /// Parses `name:1x3x320x320` (an input shape; `name:` alone is a scalar).
-pub fn parse_shape(s: &str) -> Result<(String, Vec<usize>), String> {
+pub fn parse_shape(s: &str) -> Result<(String, Vec<usize>), SolveError> {
+    let arg = || s.to_string();
     let (name, dims) = s
         .rsplit_once(':')
-        .ok_or_else(|| format!("'{s}': expected NAME:D1xD2x... (e.g. x:1x3x224x224)"))?;
+        .ok_or_else(|| SolveError::ShapeSyntax { arg: arg() })?;
     if name.is_empty() {
-        return Err(format!("'{s}': the input name is empty"));
+        return Err(SolveError::EmptyName { arg: arg() });
     }
     let dims = dims.trim();
     let shape = if dims.is_empty() {
@@ -665,9 +716,10 @@ pub fn parse_shape(s: &str) -> Result<(String, Vec<usize>), String> {
     } else {
         dims.split(['x', 'X', ','])
             .map(|d| {
-                d.trim()
-                    .parse::<usize>()
-                    .map_err(|_| format!("'{s}': '{d}' is not a size (a non-negative integer)"))
+                d.trim().parse::<usize>().map_err(|_| SolveError::NotASize {
+                    arg: arg(),
+                    dim: d.to_string(),
+                })
             })
             .collect::<Result<_, _>>()?
     };
@@ -675,17 +727,18 @@ pub fn parse_shape(s: &str) -> Result<(String, Vec<usize>), String> {
 }
 
 /// Parses `name=16000` (every element of the input gets that value).
-pub fn parse_value(s: &str) -> Result<(String, f64), String> {
+pub fn parse_value(s: &str) -> Result<(String, f64), SolveError> {
+    let arg = || s.to_string();
     let (name, v) = s
         .rsplit_once('=')
-        .ok_or_else(|| format!("'{s}': expected NAME=VALUE (e.g. sr=16000)"))?;
+        .ok_or_else(|| SolveError::ValueSyntax { arg: arg() })?;
     if name.is_empty() {
-        return Err(format!("'{s}': the input name is empty"));
+        return Err(SolveError::EmptyName { arg: arg() });
     }
-    let v: f64 = v
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}': '{v}' is not a number"))?;
+    let v: f64 = v.trim().parse().map_err(|_| SolveError::NotANumber {
+        arg: arg(),
+        value: v.to_string(),
+    })?;
     Ok((name.to_string(), v))
 }
 
@@ -833,9 +886,19 @@ mod tests {
         );
         assert_eq!(parse_shape("a:b:2,3").unwrap(), ("a:b".into(), vec![2, 3]));
         assert_eq!(parse_shape("sr:").unwrap(), ("sr".into(), vec![]));
-        assert!(parse_shape("x").unwrap_err().contains("NAME:"));
-        assert!(parse_shape("x:1xq").unwrap_err().contains("'q'"));
+        assert!(parse_shape("x").unwrap_err().to_string().contains("NAME:"));
+        assert!(
+            parse_shape("x:1xq")
+                .unwrap_err()
+                .to_string()
+                .contains("'q'")
+        );
         assert_eq!(parse_value("sr=16000").unwrap(), ("sr".into(), 16000.0));
-        assert!(parse_value("sr=abc").unwrap_err().contains("not a number"));
+        assert!(
+            parse_value("sr=abc")
+                .unwrap_err()
+                .to_string()
+                .contains("not a number")
+        );
     }
 }

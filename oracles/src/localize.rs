@@ -12,11 +12,11 @@
 use crate::checks::mean_abs_diff;
 use crate::envelope::{Precision, inside, new_nonfinite};
 use crate::finding::{Kind, Location};
-use mutagraph_backends::backend::Backend;
+use mutagraph_backends::backend::{Backend, BackendError};
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::reference::Reference;
 use mutagraph_backends::value::{HostTensor, NamedValues};
-use mutagraph_backends::worker::{Outcome, Pool};
+use mutagraph_backends::worker::{Outcome, Pool, PoolError};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::{Node, NodeId};
 use mutagraph_ir::model::Model;
@@ -143,7 +143,7 @@ pub trait ReferenceRunner {
         model: &Model,
         inputs: &NamedValues,
         native: bool,
-    ) -> Result<NamedValues, String>;
+    ) -> Result<NamedValues, ReferenceError>;
 }
 
 impl ReferenceRunner for Pool {
@@ -152,18 +152,16 @@ impl ReferenceRunner for Pool {
         model: &Model,
         inputs: &NamedValues,
         native: bool,
-    ) -> Result<NamedValues, String> {
+    ) -> Result<NamedValues, ReferenceError> {
         let backend = if native {
             "reference-native"
         } else {
             "reference"
         };
-        let r = self
-            .run(backend, &model.to_bytes(), inputs)
-            .map_err(|e| e.to_string())?;
+        let r = self.run(backend, &model.to_bytes(), inputs)?;
         match r.outcome {
             Outcome::Ok(o) => Ok(o),
-            o => Err(format!("{backend}: {}", o.detail())),
+            outcome => Err(ReferenceError::Failed { backend, outcome }),
         }
     }
 }
@@ -178,14 +176,14 @@ impl ReferenceRunner for InProcess {
         model: &Model,
         inputs: &NamedValues,
         native: bool,
-    ) -> Result<NamedValues, String> {
+    ) -> Result<NamedValues, ReferenceError> {
         run_reference_in(model, inputs, native)
     }
 }
 
 /// Runs the reference interpreter in this process (it is ours and pure Rust; a panic is
 /// caught and reported as an error).
-pub fn run_reference(model: &Model, inputs: &NamedValues) -> Result<NamedValues, String> {
+pub fn run_reference(model: &Model, inputs: &NamedValues) -> Result<NamedValues, ReferenceError> {
     run_reference_in(model, inputs, false)
 }
 
@@ -194,7 +192,7 @@ pub fn run_reference_in(
     model: &Model,
     inputs: &NamedValues,
     native: bool,
-) -> Result<NamedValues, String> {
+) -> Result<NamedValues, ReferenceError> {
     let bytes = model.to_bytes();
     let inputs = inputs.clone();
     std::panic::catch_unwind(move || {
@@ -203,10 +201,32 @@ pub fn run_reference_in(
         } else {
             Reference::new()
         };
-        let mut p = r.prepare(&bytes).map_err(|e| e.to_string())?;
-        p.run(&inputs).map_err(|e| e.to_string())
+        let mut p = r.prepare(&bytes)?;
+        Ok(p.run(&inputs)?)
     })
-    .unwrap_or_else(|_| Err("the reference interpreter panicked".into()))
+    .unwrap_or(Err(ReferenceError::Panicked))
+}
+
+/// Why the reference gave no outputs ([`ReferenceRunner::run_reference`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ReferenceError {
+    /// The worker pool could not run it.
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    /// It ran in a worker and failed (an error, a crash, a timeout).
+    #[error("{backend}: {}", .outcome.detail())]
+    Failed {
+        /// `reference` or `reference-native`.
+        backend: &'static str,
+        /// What the worker reported.
+        outcome: Outcome,
+    },
+    /// It ran in this process and refused or failed the model.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// It panicked in this process.
+    #[error("the reference interpreter panicked")]
+    Panicked,
 }
 
 /// Localizes a `kind` finding of a backend. `model` is the mutant, `inputs` its graph inputs,

@@ -20,7 +20,7 @@ use super::Seed;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Pool, RunReport};
-use mutagraph_ir::solve::{Fixed, solve};
+use mutagraph_ir::solve::{Fixed, SolveError, solve};
 use mutagraph_oracles::MutantRuns;
 use mutagraph_oracles::triage::{Triage, Triaged, Verdict};
 use serde::{Deserialize, Serialize};
@@ -141,9 +141,9 @@ pub fn fixed_for(model: &mutagraph_ir::Model, fixed: &Fixed) -> Fixed {
 
 /// The input choices tried for `seed`, in order; `Err` when what the user fixed does not fit
 /// the seed.
-pub fn candidates(seed: &Seed, sizing: Sizing, fixed: &Fixed) -> Result<Vec<Admitted>, String> {
+pub fn candidates(seed: &Seed, sizing: Sizing, fixed: &Fixed) -> Result<Vec<Admitted>, SolveError> {
     let mine = fixed_for(&seed.model, fixed);
-    let plan = solve(&seed.model, &mine).map_err(|e| e.to_string())?;
+    let plan = solve(&seed.model, &mine)?;
     let uniform = |size: usize, batch_one: bool| Admitted {
         free_dim: size,
         batch_one,
@@ -227,7 +227,7 @@ pub fn admit(
     let bytes = seed.model.to_bytes();
     let tries = match candidates(seed, sizing, fixed) {
         Ok(c) => c,
-        Err(e) => return Admission::Refused(e),
+        Err(e) => return Admission::Refused(e.to_string()),
     };
     let mut why = String::from("no size to try");
     let mut first_why = None;

@@ -23,12 +23,28 @@ pub struct File {
     pub bytes: Vec<u8>,
 }
 
+/// Why a corpus entry is not on disk.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum WriterError {
+    /// Writing the file failed.
+    #[error("writing {}: {err}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong (shared: [`Writer::flush`] reports the first failure each time).
+        err: Arc<mutagraph_ir::Error>,
+    },
+    /// The writer's thread is gone (it panicked).
+    #[error("the corpus writer's thread has stopped")]
+    Stopped,
+}
+
 #[derive(Default)]
 struct Progress {
     queued: u64,
     written: u64,
     /// The first write that failed (the file and the error).
-    error: Option<String>,
+    error: Option<WriterError>,
 }
 
 /// Writes files in the order given, atomically, on a thread of its own.
@@ -54,7 +70,10 @@ impl Writer {
                     if let Err(e) = res
                         && p.error.is_none()
                     {
-                        p.error = Some(format!("writing {}: {e}", f.path.display()));
+                        p.error = Some(WriterError::Write {
+                            path: f.path,
+                            err: Arc::new(e),
+                        });
                     }
                     p.written += 1;
                     cv.notify_all();
@@ -71,10 +90,12 @@ impl Writer {
     /// Hands `file` over (written later, after the files handed over before it). Blocks while
     /// [`QUEUE`] files are waiting. Without a thread (it could not be started) the file is
     /// written now.
-    pub fn write(&self, file: File) -> Result<(), String> {
+    pub fn write(&self, file: File) -> Result<(), WriterError> {
         let Some(tx) = &self.tx else {
-            return write_atomic(&file.path, &file.bytes)
-                .map_err(|e| format!("writing {}: {e}", file.path.display()));
+            return write_atomic(&file.path, &file.bytes).map_err(|e| WriterError::Write {
+                path: file.path,
+                err: Arc::new(e),
+            });
         };
         self.progress
             .0
@@ -82,18 +103,18 @@ impl Writer {
             .unwrap_or_else(|e| e.into_inner())
             .queued += 1;
         if tx.send(file).is_err() {
-            return Err("the corpus writer's thread has stopped".into());
+            return Err(WriterError::Stopped);
         }
         Ok(())
     }
 
     /// Waits until every file handed over is written; the first failed write, if any.
-    pub fn flush(&self) -> Result<(), String> {
+    pub fn flush(&self) -> Result<(), WriterError> {
         let (lock, cv) = &*self.progress;
         let mut p = lock.lock().unwrap_or_else(|e| e.into_inner());
         while p.written < p.queued {
             if self.thread.as_ref().is_some_and(|t| t.is_finished()) {
-                return Err("the corpus writer's thread has stopped".into());
+                return Err(WriterError::Stopped);
             }
             p = cv
                 .wait_timeout(p, std::time::Duration::from_millis(200))
@@ -151,7 +172,7 @@ mod tests {
             bytes: vec![1],
         })
         .unwrap();
-        let err = w.flush().unwrap_err();
+        let err = w.flush().unwrap_err().to_string();
         assert!(err.contains("missing"), "{err}");
     }
 

@@ -1,9 +1,11 @@
 //! Helpers shared by the op specs: broadcasting, axes, output constructors.
 use crate::attr::AttrLookup;
 use crate::dtype::DType;
-use crate::registry::{AttrSpec, InferCtx, InferError};
+use crate::registry::{AttrSpec, InferCtx};
 use crate::tensor::{self, Tensor, TensorExt};
 use crate::types::{Dim, TensorType, ValueType};
+
+pub use crate::registry::InferError;
 
 /// Buckets of an `axis` attribute: negative, 0, 1, 2 or more.
 pub const AXIS_BUCKETS: &[(i64, i64)] = &[(i64::MIN, -1), (0, 0), (1, 1), (2, i64::MAX)];
@@ -12,6 +14,15 @@ pub const AXIS_BUCKETS: &[(i64, i64)] = &[(i64::MIN, -1), (0, 0), (1, 1), (2, i6
 pub fn dtype_codes(set: &[DType]) -> Vec<i64> {
     set.iter().map(|d| d.code() as i64).collect()
 }
+
+/// An [`InferError::Rule`] whose message is built as `format!` builds it:
+/// `Err(rule!("pads {pads:?} make axis {a} negative"))`.
+macro_rules! rule {
+    ($($arg:tt)*) => {
+        $crate::registry::InferError::Rule(format!($($arg)*))
+    };
+}
+pub(crate) use rule;
 
 /// Shorthand result of an inference function.
 pub type Infer = Result<Vec<ValueType>, InferError>;
@@ -42,11 +53,11 @@ pub fn unary_to(ctx: &InferCtx, dt: DType) -> Infer {
 }
 
 /// Broadcasts two dims (multidirectional, numpy rules).
-pub fn broadcast_dim(a: &Dim, b: &Dim) -> Result<Dim, String> {
+pub fn broadcast_dim(a: &Dim, b: &Dim) -> Result<Dim, InferError> {
     Ok(match (a, b) {
         (Dim::Known(1), x) | (x, Dim::Known(1)) => x.clone(),
         (Dim::Known(x), Dim::Known(y)) if x == y => Dim::Known(*x),
-        (Dim::Known(x), Dim::Known(y)) => return Err(format!("cannot broadcast dims {x} and {y}")),
+        (Dim::Known(x), Dim::Known(y)) => return Err(InferError::Broadcast(*x, *y)),
         (Dim::Known(x), _) | (_, Dim::Known(x)) => Dim::Known(*x),
         (Dim::Param(p), Dim::Param(q)) if p == q => Dim::Param(p.clone()),
         _ => Dim::Unknown,
@@ -54,7 +65,7 @@ pub fn broadcast_dim(a: &Dim, b: &Dim) -> Result<Dim, String> {
 }
 
 /// Multidirectional broadcasting of shapes; `None` if any rank is unknown.
-pub fn broadcast_shapes(shapes: &[Option<Vec<Dim>>]) -> Result<Option<Vec<Dim>>, String> {
+pub fn broadcast_shapes(shapes: &[Option<Vec<Dim>>]) -> Result<Option<Vec<Dim>>, InferError> {
     let mut out: Vec<Dim> = Vec::new();
     for s in shapes {
         let Some(s) = s else { return Ok(None) };
@@ -91,10 +102,10 @@ pub fn broadcast(ctx: &InferCtx, dt: Option<DType>) -> Infer {
 }
 
 /// Normalizes a possibly negative axis against `rank`.
-pub fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
+pub fn norm_axis(axis: i64, rank: usize) -> Result<usize, InferError> {
     let r = rank as i64;
     if axis < -r || axis >= r.max(1) && !(r == 0 && axis == 0) {
-        return Err(format!("axis {axis} is out of range for rank {rank}"));
+        return Err(InferError::AxisOutOfRange { axis, rank });
     }
     Ok(if axis < 0 {
         (axis + r) as usize
@@ -104,12 +115,12 @@ pub fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
 }
 
 /// Normalizes a list of axes; errors on duplicates or out of range.
-pub fn norm_axes(axes: &[i64], rank: usize) -> Result<Vec<usize>, String> {
+pub fn norm_axes(axes: &[i64], rank: usize) -> Result<Vec<usize>, InferError> {
     let mut out = Vec::with_capacity(axes.len());
     for &a in axes {
         let n = norm_axis(a, rank)?;
         if out.contains(&n) {
-            return Err(format!("axis {a} is repeated"));
+            return Err(InferError::RepeatedAxis(a));
         }
         out.push(n);
     }

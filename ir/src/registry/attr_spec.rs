@@ -160,77 +160,83 @@ impl AttrSpec {
     }
 
     /// Checks a value against kind and legal values.
-    pub fn check(&self, v: &AttrValue) -> Result<(), String> {
+    pub fn check(&self, v: &AttrValue) -> Result<(), AttrError> {
         if v.kind() != self.kind {
-            return Err(format!(
-                "attribute '{}' must be {}, found {}",
-                self.name,
-                self.kind.name(),
-                v.kind().name()
-            ));
+            return Err(AttrError::Kind {
+                name: self.name,
+                expected: self.kind,
+                found: v.kind(),
+            });
         }
-        let bad = |what: String| {
-            Err(format!(
-                "attribute '{}' = {} is not legal: {}",
-                self.name,
-                v.short(),
-                what
-            ))
-        };
-        match (&self.legal, v) {
-            (Legal::Any, _) => Ok(()),
+        let legal = match (&self.legal, v) {
+            (Legal::Any, _) => true,
             (Legal::Strings(ok), AttrValue::String(s)) => {
                 let s = String::from_utf8_lossy(s);
-                if ok.iter().any(|o| *o == s) {
-                    Ok(())
-                } else {
-                    bad(format!("expected one of {ok:?}"))
-                }
+                ok.iter().any(|o| *o == s)
             }
-            (Legal::Ints(ok), AttrValue::Int(i)) => {
-                if ok.contains(i) {
-                    Ok(())
-                } else {
-                    bad(format!("expected one of {ok:?}"))
-                }
-            }
-            (Legal::Ints(ok), AttrValue::Ints(v)) => {
-                if v.iter().all(|i| ok.contains(i)) {
-                    Ok(())
-                } else {
-                    bad(format!("each must be one of {ok:?}"))
-                }
-            }
-            (Legal::IntRange(lo, hi), AttrValue::Int(i)) => {
-                if lo <= i && i <= hi {
-                    Ok(())
-                } else {
-                    bad(format!("expected {lo}..={hi}"))
-                }
-            }
-            (Legal::IntRange(lo, hi), AttrValue::Ints(v)) => {
-                if v.iter().all(|i| lo <= i && i <= hi) {
-                    Ok(())
-                } else {
-                    bad(format!("each must be in {lo}..={hi}"))
-                }
-            }
+            (Legal::Ints(ok), AttrValue::Int(i)) => ok.contains(i),
+            (Legal::Ints(ok), AttrValue::Ints(v)) => v.iter().all(|i| ok.contains(i)),
+            (Legal::IntRange(lo, hi), AttrValue::Int(i)) => lo <= i && i <= hi,
+            (Legal::IntRange(lo, hi), AttrValue::Ints(v)) => v.iter().all(|i| lo <= i && i <= hi),
             (Legal::FloatRange(lo, hi), AttrValue::Float(f)) => {
                 let f = *f as f64;
-                if *lo <= f && f <= *hi {
-                    Ok(())
-                } else {
-                    bad(format!("expected {lo}..={hi}"))
-                }
+                *lo <= f && f <= *hi
             }
             (Legal::FloatRange(lo, hi), AttrValue::Floats(v)) => {
-                if v.iter().all(|f| *lo <= *f as f64 && *f as f64 <= *hi) {
-                    Ok(())
-                } else {
-                    bad(format!("each must be in {lo}..={hi}"))
-                }
+                v.iter().all(|f| *lo <= *f as f64 && *f as f64 <= *hi)
             }
-            _ => Ok(()),
+            _ => true,
+        };
+        if legal {
+            return Ok(());
         }
+        Err(AttrError::Illegal {
+            name: self.name,
+            value: v.short(),
+            legal: self.legal.clone(),
+            each: matches!(v, AttrValue::Ints(_) | AttrValue::Floats(_)),
+        })
+    }
+}
+
+/// An attribute value that its [`AttrSpec`] refuses ([`AttrSpec::check`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AttrError {
+    /// The value is of another kind than the spec's.
+    #[error("attribute '{name}' must be {}, found {}", .expected.name(), .found.name())]
+    Kind {
+        /// The attribute.
+        name: &'static str,
+        /// The spec's kind.
+        expected: AttrKind,
+        /// The value's kind.
+        found: AttrKind,
+    },
+    /// The value is of the right kind but outside the legal values.
+    #[error("attribute '{name}' = {value} is not legal: {}", expected(.legal, *.each))]
+    Illegal {
+        /// The attribute.
+        name: &'static str,
+        /// The value, shortened ([`AttrValue::short`]).
+        value: String,
+        /// The legal values.
+        legal: Legal,
+        /// Whether the value is a list, each of whose elements must be legal.
+        each: bool,
+    },
+}
+
+/// What the legal values are, as [`AttrError::Illegal`] says it.
+fn expected(legal: &Legal, each: bool) -> String {
+    match (legal, each) {
+        (Legal::Any, _) => "anything".to_string(),
+        (Legal::Strings(ok), false) => format!("expected one of {ok:?}"),
+        (Legal::Strings(ok), true) => format!("each must be one of {ok:?}"),
+        (Legal::Ints(ok), false) => format!("expected one of {ok:?}"),
+        (Legal::Ints(ok), true) => format!("each must be one of {ok:?}"),
+        (Legal::IntRange(lo, hi), false) => format!("expected {lo}..={hi}"),
+        (Legal::IntRange(lo, hi), true) => format!("each must be in {lo}..={hi}"),
+        (Legal::FloatRange(lo, hi), false) => format!("expected {lo}..={hi}"),
+        (Legal::FloatRange(lo, hi), true) => format!("each must be in {lo}..={hi}"),
     }
 }

@@ -36,14 +36,64 @@ pub fn owned(consts: Vec<Option<Tensor>>) -> Vec<Option<Cow<'static, Tensor>>> {
     consts.into_iter().map(|c| c.map(Cow::Owned)).collect()
 }
 
-/// A failed inference: the node's inputs or attributes contradict the op's rules.
-pub type InferError = String;
+/// A failed inference: the node's inputs or attributes contradict the op's rules. The same
+/// type says why a case is ambiguous ([`crate::registry::OpSpec::ambiguous`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InferError {
+    /// The op has no inference function.
+    #[error("no inference function")]
+    NoInference,
+    /// A required input slot is absent.
+    #[error("input {0} is missing")]
+    MissingInput(usize),
+    /// An input is of the wrong kind of value (a sequence where a tensor is needed, ...).
+    #[error("input {slot} must be a {expected}, found {found}")]
+    WrongKind {
+        /// The input slot.
+        slot: usize,
+        /// The kind needed (`tensor`, `sequence`).
+        expected: &'static str,
+        /// The input's type.
+        found: ValueType,
+    },
+    /// An axis outside `[-rank, rank)`.
+    #[error("axis {axis} is out of range for rank {rank}")]
+    AxisOutOfRange {
+        /// The axis as given.
+        axis: i64,
+        /// The rank it indexes.
+        rank: usize,
+    },
+    /// An axis listed twice (after normalization).
+    #[error("axis {0} is repeated")]
+    RepeatedAxis(i64),
+    /// An axis given for a scalar, which has none.
+    #[error("axis {0} given for a scalar input")]
+    AxisOfScalar(i64),
+    /// Axes given for a scalar, which has none.
+    #[error("axes {0:?} given for a scalar input")]
+    AxesOfScalar(Vec<i64>),
+    /// Two known dims that do not broadcast (neither is 1 and they differ).
+    #[error("cannot broadcast dims {0} and {1}")]
+    Broadcast(i64, i64),
+    /// Two descriptions of one value disagree on its element type.
+    #[error("element types differ: {0} and {1}")]
+    ElemTypesDiffer(DType, DType),
+    /// Two descriptions of one value disagree on its kind.
+    #[error("types differ: {0} and {1}")]
+    TypesDiffer(ValueType, ValueType),
+    /// The node breaks a rule particular to its op; the message says which (each op states
+    /// its own rules, in its own terms).
+    #[error("{0}")]
+    Rule(String),
+}
 
 /// Type-and-shape transfer function.
 pub type InferFn = fn(&InferCtx) -> Result<Vec<ValueType>, InferError>;
 
-/// Extra validity constraints on inputs and attributes.
-pub type RequiresFn = fn(&InferCtx) -> Result<(), String>;
+/// Extra validity constraints on inputs and attributes (also the type of
+/// [`crate::registry::OpSpec::ambiguous`], whose `Err` says why a case is ambiguous).
+pub type RequiresFn = fn(&InferCtx) -> Result<(), InferError>;
 
 /// Constant evaluation of small tensors (shape arithmetic), `None` when not computable.
 pub type FoldFn = fn(&InferCtx) -> Option<Vec<Tensor>>;
@@ -93,8 +143,12 @@ impl<'a> InferCtx<'a> {
                 dtype: DType::Other(0),
                 shape: None,
             }),
-            Some(Some(other)) => Err(format!("input {i} must be a tensor, found {other}")),
-            _ => Err(format!("input {i} is missing")),
+            Some(Some(other)) => Err(InferError::WrongKind {
+                slot: i,
+                expected: "tensor",
+                found: other.clone(),
+            }),
+            _ => Err(InferError::MissingInput(i)),
         }
     }
     /// The dtype of input `i` (Other(0) if unknown).

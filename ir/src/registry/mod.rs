@@ -17,7 +17,7 @@ mod op_spec;
 mod traits;
 mod type_table;
 
-pub use attr_spec::{AttrSpec, Legal};
+pub use attr_spec::{AttrError, AttrSpec, Legal};
 pub use buckets::Buckets;
 pub use infer_ctx::{FoldFn, InferCtx, InferError, InferFn, RequiresFn, owned, owned_types};
 pub use op_spec::{Category, OpSpec, Port, PortKind};

@@ -119,7 +119,7 @@ fn no_traits(t: &Traits) -> bool {
 }
 
 fn no_infer(_: &InferCtx) -> Result<Vec<ValueType>, InferError> {
-    Err("no inference function".into())
+    Err(InferError::NoInference)
 }
 
 impl OpSpec {

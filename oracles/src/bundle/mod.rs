@@ -25,7 +25,7 @@ pub use markdown::{
     BackendStatus, Comparison, Minimization, ModelDescription, NodeLine, Provenance, ReportSpec,
     ShownValue, ValueLine, render_report_md,
 };
-pub use npz::{decode_key, encode_key, read_npz, write_npz, write_pb_inputs};
+pub use npz::{NpzError, decode_key, encode_key, read_npz, write_npz, write_pb_inputs};
 pub use repro::{ReproSpec, render_repro_py};
 
 /// What can go wrong while writing or reading the files of a bundle. Each variant names the
@@ -50,7 +50,7 @@ pub enum BundleError {
         /// The tensor (or value) concerned.
         name: String,
         /// What is wrong with it.
-        problem: String,
+        problem: npz::NpzError,
     },
     /// The file is not one this module can read (not a zip, compressed, not an `.npy`, a dtype
     /// or layout it does not handle, truncated data, bad checksum).
@@ -59,7 +59,7 @@ pub enum BundleError {
         /// The file.
         path: PathBuf,
         /// What is wrong with it.
-        problem: String,
+        problem: npz::NpzError,
     },
 }
 

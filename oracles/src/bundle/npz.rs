@@ -39,15 +39,204 @@ mod zip;
 
 use super::{BundleError, write_atomic};
 use mutagraph_backends::value::{HostTensor, NamedValues};
+use mutagraph_ir::dtype::DType;
 use npy::{decode_npy, encode_npy};
 use std::path::{Path, PathBuf};
 use zip::{unzip_stored, zip_stored};
+
+/// What is wrong with an array to write or an archive read ([`BundleError::Unwritable`] and
+/// [`BundleError::Malformed`] name the file and, when writing, the array).
+#[derive(Debug, thiserror::Error)]
+pub enum NpzError {
+    /// An array without a name.
+    #[error("an array needs a non-empty name")]
+    EmptyName,
+    /// Two different arrays of one name.
+    #[error("two different arrays have this name")]
+    DuplicateName,
+    /// The archive is too large for a zip without zip64 records.
+    #[error("the archive would need zip64 (over 4 GiB or 65535 arrays)")]
+    NeedsZip64,
+    /// A member name longer than a zip header holds.
+    #[error("name {0} too long")]
+    NameTooLong(String),
+    /// An element type numpy has no type for (float8, 4-bit, complex).
+    #[error("element type {0} has no numpy equivalent")]
+    NoNumpyType(DType),
+    /// A string element that is not UTF-8.
+    #[error("string {0} is not UTF-8; numpy strings hold text")]
+    StringNotUtf8(usize),
+    /// A string element holding a NUL character.
+    #[error("string {0} contains a NUL character, which numpy strings cannot keep")]
+    StringNul(usize),
+    /// A shape whose element count overflows.
+    #[error("shape {0:?} overflows")]
+    ShapeOverflow(Vec<usize>),
+    /// A tensor whose data does not hold as many elements as its shape.
+    #[error("shape {shape:?} needs {need} elements, the data holds {have}")]
+    ElementCount {
+        /// The tensor's shape.
+        shape: Vec<usize>,
+        /// Elements the shape needs.
+        need: usize,
+        /// Elements the data holds.
+        have: usize,
+    },
+    /// A tensor whose data is of another element type than its dtype.
+    #[error("dtype {dtype} but {data} data")]
+    DTypeMismatch {
+        /// The tensor's dtype.
+        dtype: DType,
+        /// The data's element type.
+        data: DType,
+    },
+    /// An `.npy` header longer than format 1.0 holds.
+    #[error("the .npy header of shape {0:?} is too long")]
+    HeaderTooLong(Vec<usize>),
+    /// The file has no end-of-central-directory record.
+    #[error("not a zip archive (no end of central directory)")]
+    NotZip,
+    /// A zip record extends past the end of the file.
+    #[error("truncated zip archive")]
+    TruncatedZip,
+    /// A zip offset or size does not fit this machine's addresses.
+    #[error("zip offset out of range")]
+    ZipOffset,
+    /// The zip64 locator points at no zip64 end record.
+    #[error("bad zip64 end of central directory")]
+    BadZip64End,
+    /// The central directory lies outside the file.
+    #[error("central directory out of bounds")]
+    CentralOutOfBounds,
+    /// A central directory entry without its signature or cut short.
+    #[error("bad central directory entry")]
+    BadCentralEntry,
+    /// A central directory entry's name or extra field is cut short.
+    #[error("truncated central directory")]
+    TruncatedCentral,
+    /// An encrypted member.
+    #[error("member '{0}' is encrypted")]
+    Encrypted(String),
+    /// A compressed member (only stored members are read).
+    #[error(
+        "member '{name}' is compressed (method {method}); only stored members are read \
+         (numpy.savez, not numpy.savez_compressed)"
+    )]
+    Compressed {
+        /// The member.
+        name: String,
+        /// The zip compression method.
+        method: u16,
+    },
+    /// A stored member whose compressed and uncompressed sizes differ.
+    #[error("member '{0}': stored sizes disagree")]
+    SizesDisagree(String),
+    /// A member whose local header is missing.
+    #[error("member '{0}': bad local header")]
+    BadLocalHeader(String),
+    /// A member whose data extends past the end of the file.
+    #[error("member '{0}': data out of bounds")]
+    DataOutOfBounds(String),
+    /// A member whose data does not match its CRC-32.
+    #[error("member '{0}': CRC-32 mismatch")]
+    CrcMismatch(String),
+    /// A member whose name does not end in `.npy`.
+    #[error("member '{0}' is not an .npy array")]
+    NotNpy(String),
+    /// A member key whose percent-decoded bytes are not UTF-8 ([`decode_key`]).
+    #[error("key '{0}' does not decode to UTF-8")]
+    KeyNotUtf8(String),
+    /// A problem with one member.
+    #[error("member '{member}': {problem}")]
+    Member {
+        /// The member's name in the archive.
+        member: String,
+        /// What is wrong with it.
+        problem: Box<NpzError>,
+    },
+    /// The file does not start with the `.npy` magic.
+    #[error("not an .npy file (bad magic)")]
+    BadMagic,
+    /// An `.npy` format version other than 1.0 to 3.0.
+    #[error(".npy format version {0}.{1} is not supported")]
+    Version(u8, u8),
+    /// The `.npy` header extends past the end of the file.
+    #[error("truncated .npy header")]
+    TruncatedHeader,
+    /// The header lacks a character the literal syntax needs there.
+    #[error("expected '{expected}' at byte {at} of the header")]
+    HeaderExpected {
+        /// The character needed.
+        expected: char,
+        /// Its position in the header.
+        at: usize,
+    },
+    /// A string of the header is not closed.
+    #[error("unterminated string in the header")]
+    HeaderString,
+    /// An integer of the header does not fit 64 bits.
+    #[error("integer {0} out of range in the header")]
+    HeaderInteger(String),
+    /// Text of the header that is no literal the header syntax has.
+    #[error("unexpected text at byte {0} of the header")]
+    HeaderText(usize),
+    /// The header is not a dict literal.
+    #[error("the .npy header is not a dict")]
+    HeaderNotDict,
+    /// The header lacks a key.
+    #[error("the .npy header lacks '{0}'")]
+    HeaderLacks(&'static str),
+    /// `descr` is not a string (a structured array).
+    #[error("'descr' is not a string (structured arrays are not supported)")]
+    DescrNotString,
+    /// A Fortran-order array.
+    #[error("Fortran-order arrays are not supported")]
+    FortranOrder,
+    /// `fortran_order` is not a boolean.
+    #[error("'fortran_order' is not a boolean")]
+    FortranOrderNotBool,
+    /// `shape` is not a tuple.
+    #[error("'shape' is not a tuple")]
+    ShapeNotTuple,
+    /// `shape` holds something other than integers.
+    #[error("'shape' holds a non-integer")]
+    ShapeNotIntegers,
+    /// A dimension that does not fit this machine's sizes.
+    #[error("dimension {0} too large")]
+    DimTooLarge(u64),
+    /// A `descr` this reader does not handle.
+    #[error("unsupported dtype '{0}'")]
+    UnsupportedDType(String),
+    /// A big-endian `descr`.
+    #[error("big-endian dtype '{0}' is not supported")]
+    BigEndian(String),
+    /// Data of another size than the header's dtype and shape need.
+    #[error("{descr} array of shape {shape:?} needs {need} data bytes, the file holds {have}")]
+    DataSize {
+        /// The header's dtype.
+        descr: String,
+        /// The header's shape.
+        shape: Vec<usize>,
+        /// Bytes needed.
+        need: usize,
+        /// Bytes the file holds.
+        have: usize,
+    },
+    /// A string element holding a value that is no Unicode code point.
+    #[error("string {index} holds invalid code point {code}")]
+    CodePoint {
+        /// The element.
+        index: usize,
+        /// The value.
+        code: u32,
+    },
+}
 
 /// Writes `arrays` as a NumPy `.npz` archive at `path`, atomically (temporary file beside it,
 /// then rename). See the [module documentation](self) for the element types and the encoding
 /// of names.
 pub fn write_npz(path: &Path, arrays: &[(String, HostTensor)]) -> Result<(), BundleError> {
-    let unwritable = |name: &str, problem: String| BundleError::Unwritable {
+    let unwritable = |name: &str, problem: NpzError| BundleError::Unwritable {
         path: path.to_path_buf(),
         name: name.to_string(),
         problem,
@@ -58,17 +247,14 @@ pub fn write_npz(path: &Path, arrays: &[(String, HostTensor)]) -> Result<(), Bun
     let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (name, tensor) in arrays {
         if name.is_empty() {
-            return Err(unwritable(name, "an array needs a non-empty name".into()));
+            return Err(unwritable(name, NpzError::EmptyName));
         }
         let npy = encode_npy(tensor).map_err(|p| unwritable(name, p))?;
         if let Some(&i) = seen.get(name.as_str()) {
             if members[i].1 == npy {
                 continue;
             }
-            return Err(unwritable(
-                name,
-                "two different arrays have this name".into(),
-            ));
+            return Err(unwritable(name, NpzError::DuplicateName));
         }
         seen.insert(name.as_str(), members.len());
         members.push((format!("{}.npy", encode_key(name)), npy));
@@ -84,17 +270,23 @@ pub fn read_npz(path: &Path) -> Result<Vec<(String, HostTensor)>, BundleError> {
         path: path.to_path_buf(),
         source,
     })?;
-    let malformed = |problem: String| BundleError::Malformed {
+    let malformed = |problem: NpzError| BundleError::Malformed {
         path: path.to_path_buf(),
         problem,
     };
     let mut out = Vec::new();
     for (member, data) in unzip_stored(&bytes).map_err(malformed)? {
         let Some(key) = member.strip_suffix(".npy") else {
-            return Err(malformed(format!("member '{member}' is not an .npy array")));
+            return Err(malformed(NpzError::NotNpy(member)));
         };
-        let name = decode_key(key).map_err(|p| malformed(format!("member '{member}': {p}")))?;
-        let tensor = decode_npy(data).map_err(|p| malformed(format!("member '{member}': {p}")))?;
+        let in_member = |p: NpzError| {
+            malformed(NpzError::Member {
+                member: member.clone(),
+                problem: Box::new(p),
+            })
+        };
+        let name = decode_key(key).map_err(in_member)?;
+        let tensor = decode_npy(data).map_err(in_member)?;
         out.push((name, tensor));
     }
     Ok(out)
@@ -140,7 +332,7 @@ pub fn encode_key(name: &str) -> String {
 /// The array name of an archive key: `%XX` sequences decoded (a `%` not followed by two hex
 /// digits is kept as is, as `urllib.parse.unquote` does), other characters kept. Fails when the
 /// decoded bytes are not UTF-8.
-pub fn decode_key(key: &str) -> Result<String, String> {
+pub fn decode_key(key: &str) -> Result<String, NpzError> {
     fn hex(b: u8) -> Option<u8> {
         (b as char).to_digit(16).map(|d| d as u8)
     }
@@ -161,7 +353,7 @@ pub fn decode_key(key: &str) -> Result<String, String> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| format!("key '{key}' does not decode to UTF-8"))
+    String::from_utf8(out).map_err(|_| NpzError::KeyNotUtf8(key.to_string()))
 }
 
 #[cfg(test)]
@@ -213,6 +405,6 @@ mod tests {
         }
         // A flipped data byte breaks the CRC.
         zip[100] ^= 1;
-        assert!(unzip_stored(&zip).unwrap_err().contains("CRC"));
+        assert!(unzip_stored(&zip).unwrap_err().to_string().contains("CRC"));
     }
 }

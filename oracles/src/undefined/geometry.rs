@@ -240,5 +240,5 @@ pub(super) fn registry_ambiguity(node: &Node, seen: &Seen) -> Option<String> {
         .collect();
     let consts = vec![None; node.inputs.len()];
     let ctx = InferCtx::new(node, 22, inputs, consts);
-    check(&ctx).err()
+    check(&ctx).err().map(|e| e.to_string())
 }

@@ -14,7 +14,7 @@ pub use vote::{
     ACCEPT, Answer, Decision, ParseError, Verdict, normalize_final, parse_answer, vote,
 };
 
-use crate::llm::{ChatRequest, Llm, Message, sample_k};
+use crate::llm::{ChatRequest, Llm, LlmError, Message, sample_k};
 use crate::template::{self, TemplateError, Vars};
 use serde::{Deserialize, Serialize};
 
@@ -92,6 +92,17 @@ pub struct Asked {
     pub answers: Vec<String>,
 }
 
+/// Why one of the k answers does not vote.
+#[derive(Debug, thiserror::Error)]
+enum Unusable {
+    /// The request failed.
+    #[error(transparent)]
+    Request(LlmError),
+    /// The answer does not parse.
+    #[error(transparent)]
+    Parse(ParseError),
+}
+
 /// Asks k times (seeds `seed..seed+k`) and votes. Request errors and unparsable answers count
 /// in k and never win.
 pub fn ask(
@@ -109,16 +120,16 @@ pub fn ask(
     req.template = Some(template::get("atoc-oracle")?.id());
     let raw = sample_k(llm, &req, k.max(1));
     let mut answers = Vec::with_capacity(raw.len());
-    let parsed: Vec<Result<Answer, String>> = raw
+    let parsed: Vec<Result<Answer, Unusable>> = raw
         .into_iter()
         .map(|r| match r {
             Ok(a) => {
                 answers.push(a.content.clone());
-                parse_answer(&a.content).map_err(|e| e.to_string())
+                parse_answer(&a.content).map_err(Unusable::Parse)
             }
             Err(e) => {
                 answers.push(format!("error: {e}"));
-                Err(e.to_string())
+                Err(Unusable::Request(e))
             }
         })
         .collect();

@@ -130,7 +130,8 @@ impl KnowledgeBase {
                 .find(|f| f.is_file())
                 .and_then(|f| mutagraph_ir::Model::load(&f).ok())
                 .map(|m| mutagraph_ir::text::print_model(&m));
-            let case = super::case_from_finding(&v, model.as_deref()).map_err(err)?;
+            let case =
+                super::case_from_finding(&v, model.as_deref()).map_err(|e| err(e.to_string()))?;
             self.cases.push(case);
             n += 1;
         }

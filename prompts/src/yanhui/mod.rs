@@ -230,17 +230,28 @@ pub fn cluster_ops(cluster: &Cluster, kb: &KnowledgeBase) -> Vec<String> {
     ops
 }
 
+/// A finding's `meta.json` that does not describe a case ([`case_from_finding`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FindingError {
+    /// A field every finding has is absent or empty.
+    #[error("meta.json has no \"{0}\"")]
+    MissingField(&'static str),
+}
+
 /// A case from one of our findings: the bundle's `meta.json` (kind, backends, stage, localized
 /// op, symptom, message) and the model's text.
-pub fn case_from_finding(meta: &serde_json::Value, model: Option<&str>) -> Result<Case, String> {
+pub fn case_from_finding(
+    meta: &serde_json::Value,
+    model: Option<&str>,
+) -> Result<Case, FindingError> {
     let s = |k: &str| meta.get(k).and_then(|v| v.as_str()).unwrap_or("");
     let id = s("id");
     if id.is_empty() {
-        return Err("meta.json has no \"id\"".into());
+        return Err(FindingError::MissingField("id"));
     }
     let kind = s("kind");
     if kind.is_empty() {
-        return Err("meta.json has no \"kind\"".into());
+        return Err(FindingError::MissingField("kind"));
     }
     let backends: Vec<String> = meta
         .get("backends")

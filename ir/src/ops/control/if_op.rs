@@ -17,14 +17,14 @@ fn if_infer(ctx: &InferCtx) -> Infer {
         ctx.subgraph_def("else_branch"),
     ) {
         if t.outputs.len() != e.outputs.len() {
-            return Err(format!(
+            return Err(rule!(
                 "If branches have {} and {} outputs",
                 t.outputs.len(),
                 e.outputs.len()
             ));
         }
         if t.outputs.len() != n {
-            return Err(format!(
+            return Err(rule!(
                 "If has {n} outputs but its branches have {}",
                 t.outputs.len()
             ));
@@ -34,7 +34,7 @@ fn if_infer(ctx: &InferCtx) -> Infer {
     for i in 0..n {
         let a = then.get(i).cloned().unwrap_or(ValueType::Unknown);
         let b = els.get(i).cloned().unwrap_or(ValueType::Unknown);
-        out.push(merge_types(&a, &b).map_err(|e| format!("If output {i}: branch {e}"))?);
+        out.push(merge_types(&a, &b).map_err(|e| rule!("If output {i}: branch {e}"))?);
     }
     Ok(out)
 }

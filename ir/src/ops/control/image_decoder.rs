@@ -19,7 +19,7 @@ pub(super) fn register(r: &mut Registry) {
                 if let Some(r) = c.tensor(0)?.rank()
                     && r != 1
                 {
-                    return Err(format!(
+                    return Err(rule!(
                         "ImageDecoder needs a 1-D byte stream, found rank {r}"
                     ));
                 }

@@ -15,17 +15,17 @@ pub(super) fn loop_infer(ctx: &InferCtx) -> Infer {
     if let Some(body) = ctx.subgraph_def("body") {
         let (bi, bo) = (body.inputs.len(), body.outputs.len());
         if bi != n_carried + 2 {
-            return Err(format!(
+            return Err(rule!(
                 "Loop body takes {bi} inputs, expected 2 + {n_carried} loop-carried"
             ));
         }
         if bo < n_carried + 1 {
-            return Err(format!(
+            return Err(rule!(
                 "Loop body has {bo} outputs, expected at least 1 + {n_carried}"
             ));
         }
         if n_out != bo - 1 {
-            return Err(format!(
+            return Err(rule!(
                 "Loop has {n_out} outputs, its body gives {} (besides cond)",
                 bo - 1
             ));
@@ -42,7 +42,7 @@ pub(super) fn loop_infer(ctx: &InferCtx) -> Infer {
         let b = &body[i + 1];
         if i < n_carried {
             let init = ctx.input_type(i + 2);
-            out.push(loop_carried(&init, b).map_err(|e| format!("Loop-carried value {i}: {e}"))?);
+            out.push(loop_carried(&init, b).map_err(|e| rule!("Loop-carried value {i}: {e}"))?);
         } else {
             out.push(insert_dim(b, 0, iters.clone())?);
         }

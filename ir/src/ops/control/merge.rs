@@ -21,13 +21,13 @@ fn merge_shape(a: &Option<Vec<Dim>>, b: &Option<Vec<Dim>>) -> Option<Vec<Dim>> {
 
 /// A type both `a` and `b` fit (If branches, sequence elements, loop-carried values).
 /// An unknown side gives way to the other one; differing dtypes or kinds are an error.
-pub(super) fn merge_types(a: &ValueType, b: &ValueType) -> Result<ValueType, String> {
+pub(super) fn merge_types(a: &ValueType, b: &ValueType) -> Result<ValueType, InferError> {
     Ok(match (a, b) {
         (ValueType::Unknown, x) | (x, ValueType::Unknown) => x.clone(),
         (ValueType::Tensor(x), ValueType::Tensor(y)) => {
             let dtype = match (x.dtype.is_known(), y.dtype.is_known()) {
                 (true, true) if x.dtype != y.dtype => {
-                    return Err(format!("element types differ: {} and {}", x.dtype, y.dtype));
+                    return Err(InferError::ElemTypesDiffer(x.dtype, y.dtype));
                 }
                 (true, _) => x.dtype,
                 _ => y.dtype,
@@ -44,13 +44,13 @@ pub(super) fn merge_types(a: &ValueType, b: &ValueType) -> Result<ValueType, Str
             ValueType::Optional(Box::new(merge_types(x, y)?))
         }
         (x, y) if x == y => x.clone(),
-        (x, y) => return Err(format!("types differ: {x} and {y}")),
+        (x, y) => return Err(InferError::TypesDiffer(x.clone(), y.clone())),
     })
 }
 
 /// The type a value keeps across loop iterations, from its initial type and the body's output:
 /// facts both agree on. When the body's type is unknown only the element type is kept.
-pub(super) fn loop_carried(init: &ValueType, body: &ValueType) -> Result<ValueType, String> {
+pub(super) fn loop_carried(init: &ValueType, body: &ValueType) -> Result<ValueType, InferError> {
     match (init, body) {
         (_, ValueType::Unknown) => Ok(drop_shapes(init)),
         (ValueType::Unknown, _) => Ok(body.clone()),
@@ -73,7 +73,7 @@ pub(super) fn drop_shapes(t: &ValueType) -> ValueType {
 }
 
 /// Inserts `d` at `axis` (normalized against rank + 1) of a tensor type.
-pub(super) fn insert_dim(t: &ValueType, axis: i64, d: Dim) -> Result<ValueType, String> {
+pub(super) fn insert_dim(t: &ValueType, axis: i64, d: Dim) -> Result<ValueType, InferError> {
     Ok(match t {
         ValueType::Tensor(x) => {
             let shape = match &x.shape {
@@ -88,7 +88,7 @@ pub(super) fn insert_dim(t: &ValueType, axis: i64, d: Dim) -> Result<ValueType, 
             tensor(x.dtype, shape)
         }
         ValueType::Unknown => ValueType::Unknown,
-        other => return Err(format!("a scan output must be a tensor, found {other}")),
+        other => return Err(rule!("a scan output must be a tensor, found {other}")),
     })
 }
 

@@ -15,7 +15,7 @@ fn optional_infer(ctx: &InferCtx) -> Infer {
         Some(AttrValue::TypeProto(tp)) => Ok(vec![ValueType::Optional(Box::new(
             ValueType::from_proto(tp),
         ))]),
-        _ => Err("Optional without an input needs the type attribute".into()),
+        _ => Err(rule!("Optional without an input needs the type attribute")),
     }
 }
 
@@ -26,9 +26,7 @@ fn optional_get_infer(ctx: &InferCtx) -> Infer {
         t @ (ValueType::Tensor(_) | ValueType::Sequence(_)) if ctx.opset >= 18 => t,
         ValueType::Unknown => ValueType::Unknown,
         other => {
-            return Err(format!(
-                "OptionalGetElement needs an optional, found {other}"
-            ));
+            return Err(rule!("OptionalGetElement needs an optional, found {other}"));
         }
     }])
 }

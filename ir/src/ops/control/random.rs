@@ -12,10 +12,10 @@ use crate::types::Dim;
 fn random_infer(ctx: &InferCtx) -> Infer {
     let dt = dtype_attr(ctx, "dtype", F32);
     let Some(shape) = ctx.ints("shape") else {
-        return Err("the shape attribute is missing".into());
+        return Err(rule!("the shape attribute is missing"));
     };
     if let Some(d) = shape.iter().find(|d| **d < 0) {
-        return Err(format!("shape {shape:?} has negative dim {d}"));
+        return Err(rule!("shape {shape:?} has negative dim {d}"));
     }
     Ok(vec![fixed(dt, shape)])
 }
@@ -27,7 +27,7 @@ fn multinomial_infer(ctx: &InferCtx) -> Infer {
     let shape = match &x.shape {
         Some(s) if s.len() == 2 => Some(vec![s[0].clone(), Dim::Known(n)]),
         Some(s) => {
-            return Err(format!(
+            return Err(rule!(
                 "Multinomial input must be [batch, classes], found rank {}",
                 s.len()
             ));

@@ -6,12 +6,12 @@ use crate::ops::common::*;
 use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
 use crate::types::{Dim, ValueType};
 
-fn scan_requires(ctx: &InferCtx) -> Result<(), String> {
+fn scan_requires(ctx: &InferCtx) -> Result<(), InferError> {
     let m = ctx.int("num_scan_inputs", 0);
     let first = if ctx.opset < 9 { 1 } else { 0 };
     let total = ctx.n_inputs().saturating_sub(first) as i64;
     if m < 1 || m > total {
-        return Err(format!(
+        return Err(rule!(
             "Scan num_scan_inputs = {m} but the node has {total} state and scan inputs"
         ));
     }
@@ -24,27 +24,27 @@ pub(super) fn scan_infer(ctx: &InferCtx) -> Infer {
     let m = ctx.int("num_scan_inputs", 0).max(0) as usize;
     let total = ctx.n_inputs().saturating_sub(first);
     if m > total || m == 0 {
-        return Err(format!(
+        return Err(rule!(
             "Scan num_scan_inputs = {m} but the node has {total} state and scan inputs"
         ));
     }
     let n_state = total - m;
     let n_out = ctx.n_outputs();
     if n_out < n_state {
-        return Err(format!(
+        return Err(rule!(
             "Scan has {n_out} outputs, fewer than its {n_state} state values"
         ));
     }
     let k = n_out - n_state;
     if let Some(body) = ctx.subgraph_def("body") {
         if body.inputs.len() != n_state + m {
-            return Err(format!(
+            return Err(rule!(
                 "Scan body takes {} inputs, expected {n_state} + {m}",
                 body.inputs.len()
             ));
         }
         if body.outputs.len() != n_out {
-            return Err(format!(
+            return Err(rule!(
                 "Scan body has {} outputs, the node {n_out}",
                 body.outputs.len()
             ));
@@ -60,13 +60,13 @@ pub(super) fn scan_infer(ctx: &InferCtx) -> Infer {
         .map(<[i64]>::to_vec)
         .unwrap_or_default();
     if !in_axes.is_empty() && in_axes.len() != m {
-        return Err(format!(
+        return Err(rule!(
             "Scan scan_input_axes has {} entries for {m} scan inputs",
             in_axes.len()
         ));
     }
     if !out_axes.is_empty() && out_axes.len() != k {
-        return Err(format!(
+        return Err(rule!(
             "Scan scan_output_axes has {} entries for {k} scan outputs",
             out_axes.len()
         ));
@@ -81,7 +81,7 @@ pub(super) fn scan_infer(ctx: &InferCtx) -> Infer {
         let Some(s) = &t.shape else { continue };
         let d = if old {
             if s.len() < 2 {
-                return Err(format!(
+                return Err(rule!(
                     "Scan input {i} needs rank >= 2 (batch, sequence), found {}",
                     s.len()
                 ));
@@ -122,7 +122,7 @@ pub(super) fn scan_infer(ctx: &InferCtx) -> Infer {
             };
             let t = match t {
                 ValueType::Unknown => init,
-                t => merge_types(&init, &t).map_err(|e| format!("Scan state {i}: {e}"))?,
+                t => merge_types(&init, &t).map_err(|e| rule!("Scan state {i}: {e}"))?,
             };
             out.push(t);
         } else if old {

@@ -11,16 +11,20 @@ use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
 use crate::types::{Dim, TensorType, ValueType};
 
 /// Input `i` as a sequence; its element type (Unknown if the input's type is unknown).
-fn seq_elem(ctx: &InferCtx, i: usize) -> Result<ValueType, String> {
+fn seq_elem(ctx: &InferCtx, i: usize) -> Result<ValueType, InferError> {
     match ctx.input_type(i) {
         ValueType::Sequence(e) => Ok(*e),
         ValueType::Unknown => Ok(ValueType::Unknown),
-        other => Err(format!("input {i} must be a sequence, found {other}")),
+        other => Err(InferError::WrongKind {
+            slot: i,
+            expected: "sequence",
+            found: other,
+        }),
     }
 }
 
 /// Input `i` checked to be a sequence, returned whole.
-fn seq_arg(ctx: &InferCtx, i: usize) -> Result<ValueType, String> {
+fn seq_arg(ctx: &InferCtx, i: usize) -> Result<ValueType, InferError> {
     Ok(ValueType::Sequence(Box::new(seq_elem(ctx, i)?)))
 }
 
@@ -31,7 +35,7 @@ fn seq_construct_infer(ctx: &InferCtx) -> Infer {
         elem = if i == 0 {
             t
         } else {
-            merge_types(&elem, &t).map_err(|e| format!("SequenceConstruct input {i}: {e}"))?
+            merge_types(&elem, &t).map_err(|e| rule!("SequenceConstruct input {i}: {e}"))?
         };
     }
     Ok(vec![ValueType::Sequence(Box::new(elem))])
@@ -47,7 +51,7 @@ fn seq_insert_infer(ctx: &InferCtx) -> Infer {
     // Nothing is known of the elements already there: only the dtype of the new one holds.
     let merged = match elem {
         ValueType::Unknown => drop_shapes(&t),
-        elem => merge_types(&elem, &t).map_err(|e| format!("SequenceInsert: {e}"))?,
+        elem => merge_types(&elem, &t).map_err(|e| rule!("SequenceInsert: {e}"))?,
     };
     Ok(vec![ValueType::Sequence(Box::new(merged))])
 }
@@ -72,7 +76,7 @@ pub(super) fn split_to_seq_infer(ctx: &InferCtx) -> Infer {
             (Some(v), d) if scalar && v.len() == 1 => {
                 let k = v[0];
                 if k <= 0 {
-                    return Err(format!("SplitToSequence split = {k} must be positive"));
+                    return Err(rule!("SplitToSequence split = {k} must be positive"));
                 }
                 match d {
                     Dim::Known(n) if n % k == 0 => Dim::Known(k),
@@ -83,7 +87,7 @@ pub(super) fn split_to_seq_infer(ctx: &InferCtx) -> Infer {
                 if let (Dim::Known(n), true) = (d, !v.is_empty()) {
                     let sum: i64 = v.iter().sum();
                     if sum != *n {
-                        return Err(format!(
+                        return Err(rule!(
                             "SplitToSequence split sums to {sum}, axis {a} has size {n}"
                         ));
                     }
@@ -109,14 +113,14 @@ fn concat_from_seq_infer(ctx: &InferCtx) -> Infer {
         ValueType::Tensor(t) => t.clone(),
         ValueType::Unknown => TensorType::unranked(DType::Other(0)),
         other => {
-            return Err(format!(
+            return Err(rule!(
                 "ConcatFromSequence needs a sequence of tensors, found elements {other}"
             ));
         }
     };
     let new_axis = ctx.int("new_axis", 0) != 0;
     let Some(axis) = ctx.int_opt("axis") else {
-        return Err("ConcatFromSequence needs the axis attribute".into());
+        return Err(rule!("ConcatFromSequence needs the axis attribute"));
     };
     let shape = match &t.shape {
         None => None,

@@ -18,7 +18,7 @@ fn string_normalizer_infer(ctx: &InferCtx) -> Infer {
         None => None,
         Some(s) => {
             if s.is_empty() || s.len() > 2 {
-                return Err(format!(
+                return Err(rule!(
                     "StringNormalizer needs [C] or [1, C], found rank {}",
                     s.len()
                 ));
@@ -26,7 +26,7 @@ fn string_normalizer_infer(ctx: &InferCtx) -> Infer {
             if let (2, Dim::Known(b)) = (s.len(), &s[0])
                 && *b != 1
             {
-                return Err(format!(
+                return Err(rule!(
                     "StringNormalizer needs [1, C] for 2-D input, found [{b}, ..]"
                 ));
             }
@@ -51,7 +51,7 @@ fn tfidf_infer(ctx: &InferCtx) -> Infer {
         Some(s) if s.len() == 1 || s.is_empty() => Some(vec![width]),
         Some(s) if s.len() == 2 => Some(vec![s[0].clone(), width]),
         Some(s) => {
-            return Err(format!(
+            return Err(rule!(
                 "TfIdfVectorizer needs [C] or [N, C], found rank {}",
                 s.len()
             ));

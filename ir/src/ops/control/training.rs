@@ -15,7 +15,7 @@ const TRAINING: &str = "ai.onnx.preview.training";
 fn optimizer_infer(ctx: &InferCtx, groups: usize, out_groups: &[usize]) -> Infer {
     let rest = ctx.n_inputs().saturating_sub(2);
     if rest == 0 || !rest.is_multiple_of(groups) {
-        return Err(format!(
+        return Err(rule!(
             "{} takes R, T and {groups} lists of equal length, found {rest} tensors",
             ctx.node.op_type
         ));
@@ -28,7 +28,7 @@ fn optimizer_infer(ctx: &InferCtx, groups: usize, out_groups: &[usize]) -> Infer
         }
     }
     if ctx.n_outputs() > out.len() {
-        return Err(format!(
+        return Err(rule!(
             "{} gives {} outputs, found {}",
             ctx.node.op_type,
             out.len(),
@@ -45,7 +45,7 @@ fn gradient_infer(ctx: &InferCtx) -> Infer {
         _ => 0,
     };
     if xs != ctx.n_outputs() {
-        return Err(format!(
+        return Err(rule!(
             "Gradient has {} outputs for {xs} names in xs",
             ctx.n_outputs()
         ));

@@ -58,7 +58,7 @@ fn prelu(ctx: &InferCtx) -> Infer {
         && let (Some(sx), Some(ss)) = (&x.shape, &s.shape)
     {
         if ss.len() > sx.len() {
-            return Err(format!(
+            return Err(rule!(
                 "slope of rank {} does not broadcast to X of rank {}",
                 ss.len(),
                 sx.len()
@@ -70,7 +70,7 @@ fn prelu(ctx: &InferCtx) -> Infer {
                 && a != b
                 && *a != 1
             {
-                return Err(format!(
+                return Err(rule!(
                     "slope dim {k} = {a} does not broadcast to X dim {} = {b}",
                     off + k
                 ));

@@ -60,7 +60,7 @@ fn legacy_binary(ctx: &InferCtx, dt: Option<DType>) -> Infer {
     };
     if ctx.int("broadcast", 0) != 0 {
         if sb.len() > sa.len() {
-            return Err(format!(
+            return Err(rule!(
                 "B of rank {} cannot be broadcast onto A of rank {}",
                 sb.len(),
                 sa.len()
@@ -71,7 +71,7 @@ fn legacy_binary(ctx: &InferCtx, dt: Option<DType>) -> Infer {
             None => sa.len() - sb.len(),
         };
         if start + sb.len() > sa.len() {
-            return Err(format!(
+            return Err(rule!(
                 "B of rank {} at axis {start} overruns A of rank {}",
                 sb.len(),
                 sa.len()
@@ -82,7 +82,7 @@ fn legacy_binary(ctx: &InferCtx, dt: Option<DType>) -> Infer {
                 && x != y
                 && *x != 1
             {
-                return Err(format!(
+                return Err(rule!(
                     "B dim {k} = {x} does not match A dim {} = {y}",
                     start + k
                 ));
@@ -91,7 +91,7 @@ fn legacy_binary(ctx: &InferCtx, dt: Option<DType>) -> Infer {
         return Ok(vec![tensor(out_dt, a.shape)]);
     }
     if sa.len() != sb.len() {
-        return Err(format!(
+        return Err(rule!(
             "without broadcast=1, A (rank {}) and B (rank {}) must have one shape",
             sa.len(),
             sb.len()

@@ -5,11 +5,12 @@ use super::cast::{cast_target, low_precision_since};
 use super::variadic::same_shapes_before_8;
 use crate::attr::AttrLookup;
 use crate::dtype::DType::{self, *};
+use crate::ops::common::{InferError, rule};
 use crate::registry::InferCtx;
 
 /// Validity rules beyond inference: dtypes that the op only accepts from some opset on, and
 /// the op-specific constraints.
-pub(super) fn requires_ew(c: &InferCtx) -> Result<(), std::string::String> {
+pub(super) fn requires_ew(c: &InferCtx) -> Result<(), InferError> {
     let op = c.node.op_type.as_str();
     let main = if op == "Where" { 1 } else { 0 };
     let mut checks = vec![(main, c.dtype(main))];
@@ -25,41 +26,41 @@ pub(super) fn requires_ew(c: &InferCtx) -> Result<(), std::string::String> {
         match dtype_since(op, d) {
             Some(v) if v <= c.opset => {}
             Some(v) => {
-                return Err(format!(
+                return Err(rule!(
                     "{op} takes {d} (slot {slot}) from opset {v}, model has {}",
                     c.opset
                 ));
             }
             None => {
-                return Err(format!(
+                return Err(rule!(
                     "{op} does not take {d} (slot {slot}) at opset {}",
                     c.opset
                 ));
             }
         }
         if op == "Erf" && d.is_int() && c.opset >= 13 {
-            return Err(format!("Erf takes no {d} from opset 13"));
+            return Err(rule!("Erf takes no {d} from opset 13"));
         }
     }
     match op {
         "Sum" | "Max" | "Min" | "Mean" => same_shapes_before_8(c),
-        "Pow" if c.opset < 12 && c.dtype(1).is_known() && c.dtype(0) != c.dtype(1) => Err(format!(
+        "Pow" if c.opset < 12 && c.dtype(1).is_known() && c.dtype(0) != c.dtype(1) => Err(rule!(
             "Pow before opset 12 needs X and Y of one type, found {} and {}",
             c.dtype(0),
             c.dtype(1)
         )),
         "Mod" if c.int("fmod", 0) == 0 && c.dtype(0).is_float() => {
-            Err(format!("Mod on {} needs fmod=1", c.dtype(0)))
+            Err(rule!("Mod on {} needs fmod=1", c.dtype(0)))
         }
         "Celu" if c.float("alpha", 1.0) == 0.0 => {
-            Err("Celu alpha must not be 0 (it divides x)".into())
+            Err(rule!("Celu alpha must not be 0 (it divides x)"))
         }
         "Clip" => {
             for (i, what) in [(1, "min"), (2, "max")] {
                 if let Some(n) = c.input_type(i).tensor().and_then(|t| t.num_elements())
                     && n != 1
                 {
-                    return Err(format!("Clip {what} must be a scalar, found {n} elements"));
+                    return Err(rule!("Clip {what} must be a scalar, found {n} elements"));
                 }
             }
             Ok(())

@@ -10,7 +10,7 @@ use crate::registry::{Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// Before opset 8, the variadic ops take inputs of one shape.
-pub(super) fn same_shapes_before_8(ctx: &InferCtx) -> Result<(), std::string::String> {
+pub(super) fn same_shapes_before_8(ctx: &InferCtx) -> Result<(), InferError> {
     if ctx.opset >= 8 {
         return Ok(());
     }
@@ -24,7 +24,7 @@ pub(super) fn same_shapes_before_8(ctx: &InferCtx) -> Result<(), std::string::St
                 .zip(s0)
                 .any(|(x, y)| matches!((x, y), (Dim::Known(a), Dim::Known(b)) if a != b));
         if differ {
-            return Err(format!(
+            return Err(rule!(
                 "inputs of shapes {s0:?} and {s:?} differ (broadcasting needs opset 8)"
             ));
         }

@@ -13,7 +13,7 @@ fn affine_grid(ctx: &InferCtx) -> Infer {
         return match size.len() {
             4 => Ok(vec![fixed(dt, &[size[0], size[2], size[3], 2])]),
             5 => Ok(vec![fixed(dt, &[size[0], size[2], size[3], size[4], 3])]),
-            n => Err(format!("AffineGrid size has {n} values, expected 4 or 5")),
+            n => Err(rule!("AffineGrid size has {n} values, expected 4 or 5")),
         };
     }
     let n = shape_of(ctx, 0)
@@ -56,7 +56,7 @@ pub(super) fn register(r: &mut Registry) {
                         || t[1].value().is_some_and(|v| v != want[0])
                         || t[2].value().is_some_and(|v| v != want[1])
                     {
-                        return Err(format!("theta must be [N, {}, {}]", want[0], want[1]));
+                        return Err(rule!("theta must be [N, {}, {}]", want[0], want[1]));
                     }
                 }
                 Ok(())

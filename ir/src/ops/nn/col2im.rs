@@ -14,7 +14,7 @@ fn col2im(ctx: &InferCtx) -> Infer {
     if let Some(x) = &xs
         && x.len() != 3
     {
-        return Err(format!("Col2Im input must have rank 3, found {}", x.len()));
+        return Err(rule!("Col2Im input must have rank 3, found {}", x.len()));
     }
     let image = ctx.const_i64s(1);
     let block = ctx.const_i64s(2);
@@ -35,7 +35,7 @@ fn col2im(ctx: &InferCtx) -> Infer {
         (Some(cb), Some(b)) => {
             let p: i64 = b.iter().product();
             if p <= 0 || cb % p != 0 {
-                return Err(format!(
+                return Err(rule!(
                     "Col2Im input has {cb} rows, not a multiple of the block size {p}"
                 ));
             }
@@ -76,7 +76,7 @@ pub(super) fn register(r: &mut Registry) {
                     return Ok(());
                 };
                 if img.len() != blk.len() {
-                    return Err(format!(
+                    return Err(rule!(
                         "image_shape has {} values but block_shape {}",
                         img.len(),
                         blk.len()
@@ -91,7 +91,7 @@ pub(super) fn register(r: &mut Registry) {
                 if let Some(l) = shape_of(c, 0).and_then(|s| known(s.get(2)))
                     && l != blocks
                 {
-                    return Err(format!(
+                    return Err(rule!(
                         "input has {l} blocks, the {n}-D geometry gives {blocks}"
                     ));
                 }

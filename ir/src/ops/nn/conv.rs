@@ -37,7 +37,7 @@ pub(super) fn conv_attrs(s: OpSpec, auto_pad: bool) -> OpSpec {
 }
 
 /// Output shape of a convolution: input `x`, weight `w`.
-fn conv_shape(ctx: &InferCtx, x: usize, w: usize) -> Result<Option<Vec<Dim>>, String> {
+fn conv_shape(ctx: &InferCtx, x: usize, w: usize) -> Result<Option<Vec<Dim>>, InferError> {
     let xs = shape_ref(ctx, x);
     let ws = shape_ref(ctx, w);
     let rank = match (&xs, &ws) {
@@ -46,14 +46,14 @@ fn conv_shape(ctx: &InferCtx, x: usize, w: usize) -> Result<Option<Vec<Dim>>, St
         _ => return Ok(None),
     };
     if rank < 3 {
-        return Err(format!(
+        return Err(rule!(
             "convolution input must have rank 3 or more, found {rank}"
         ));
     }
     if let (Some(a), Some(b)) = (&xs, &ws)
         && a.len() != b.len()
     {
-        return Err(format!(
+        return Err(rule!(
             "input has rank {} but weight has rank {}",
             a.len(),
             b.len()
@@ -77,11 +77,11 @@ fn conv_shape(ctx: &InferCtx, x: usize, w: usize) -> Result<Option<Vec<Dim>>, St
 }
 
 /// Checks channels, groups and bias of a convolution.
-fn conv_check(ctx: &InferCtx, x: usize, w: usize, b: Option<usize>) -> Result<(), String> {
+fn conv_check(ctx: &InferCtx, x: usize, w: usize, b: Option<usize>) -> Result<(), InferError> {
     conv_shape(ctx, x, w)?;
     let group = ctx.int("group", 1);
     if group < 1 {
-        return Err(format!("group {group} is not positive"));
+        return Err(rule!("group {group} is not positive"));
     }
     let xs = shape_ref(ctx, x);
     let ws = shape_ref(ctx, w);
@@ -101,14 +101,14 @@ fn conv_check(ctx: &InferCtx, x: usize, w: usize, b: Option<usize>) -> Result<()
     let m = ws.and_then(|s| known(s.first()));
     if let Some(c) = c {
         if c % group != 0 {
-            return Err(format!(
+            return Err(rule!(
                 "group {group} does not divide the {c} input channels"
             ));
         }
         if let Some(wc) = wc
             && wc * group != c
         {
-            return Err(format!(
+            return Err(rule!(
                 "weight has {wc} channels per group, expected {c}/{group}"
             ));
         }
@@ -116,7 +116,7 @@ fn conv_check(ctx: &InferCtx, x: usize, w: usize, b: Option<usize>) -> Result<()
     if let Some(m) = m
         && m % group != 0
     {
-        return Err(format!(
+        return Err(rule!(
             "group {group} does not divide the {m} output channels"
         ));
     }
@@ -124,7 +124,7 @@ fn conv_check(ctx: &InferCtx, x: usize, w: usize, b: Option<usize>) -> Result<()
         && let Some(bs) = shape_ref(ctx, b)
         && (bs.len() != 1 || bs[0].value().is_some_and(|v| v != m))
     {
-        return Err(format!("bias has shape {bs:?}, expected [{m}]"));
+        return Err(rule!("bias has shape {bs:?}, expected [{m}]"));
     }
     Ok(())
 }
@@ -203,7 +203,7 @@ pub(super) fn register_variants(r: &mut Registry) {
                 if let Some(cin) = shape_of(c, 0).and_then(|s| known(s.get(1)))
                     && (og < 1 || cin % og != 0)
                 {
-                    return Err(format!(
+                    return Err(rule!(
                         "offset_group {og} does not divide the {cin} input channels"
                     ));
                 }

@@ -15,7 +15,7 @@ use crate::types::Dim;
 /// reference refuses some (two past it, NOTSET), ONNX Runtime refuses those more than a
 /// stride short of an input row, and with SAME_UPPER the two place the extra row
 /// differently.
-fn conv_transpose_ambiguous(ctx: &InferCtx) -> Result<(), String> {
+fn conv_transpose_ambiguous(ctx: &InferCtx) -> Result<(), InferError> {
     same_pad_negative(ctx)?;
     let (Some(os), Some(xs)) = (ctx.ints("output_shape"), shape_of(ctx, 0)) else {
         return Ok(());
@@ -36,7 +36,7 @@ fn conv_transpose_ambiguous(ctx: &InferCtx) -> Result<(), String> {
         };
         let reach = strides[i] * (x - 1) + op[i] + (k[i] - 1) * dil[i] + 1;
         if o > reach {
-            return Err(format!(
+            return Err(rule!(
                 "output_shape {o} of spatial axis {i} is beyond what the geometry reaches \
                  ({reach}): the total padding would be negative"
             ));
@@ -45,7 +45,7 @@ fn conv_transpose_ambiguous(ctx: &InferCtx) -> Result<(), String> {
     Ok(())
 }
 
-fn conv_transpose_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
+fn conv_transpose_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, InferError> {
     let xs = shape_of(ctx, 0);
     let ws = shape_of(ctx, 1);
     let group = ctx.int("group", 1);
@@ -55,7 +55,7 @@ fn conv_transpose_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
         _ => return Ok(None),
     };
     if rank < 3 {
-        return Err(format!(
+        return Err(rule!(
             "ConvTranspose input must have rank 3 or more, found {rank}"
         ));
     }
@@ -64,21 +64,18 @@ fn conv_transpose_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
     let m = match ws.as_ref().and_then(|s| known(s.get(1))) {
         Some(v) => Dim::Known(
             v.checked_mul(group)
-                .ok_or_else(|| format!("{v} weight channels times group {group} is no size"))?,
+                .ok_or_else(|| rule!("{v} weight channels times group {group} is no size"))?,
         ),
         None => Dim::Unknown,
     };
     if let (Dim::Known(mv), Some(bs)) = (&m, shape_of(ctx, 2))
         && bs != [Dim::Known(*mv)]
     {
-        return Err(format!("bias has shape {bs:?}, expected [{mv}]"));
+        return Err(rule!("bias has shape {bs:?}, expected [{mv}]"));
     }
     if let Some(os) = ctx.ints("output_shape") {
         if os.len() < n {
-            return Err(format!(
-                "output_shape has {} values, expected {n}",
-                os.len()
-            ));
+            return Err(rule!("output_shape has {} values, expected {n}", os.len()));
         }
         let spatial = &os[os.len() - n..];
         // ONNX's shape inference gives up on an output_shape smaller than the input (its
@@ -88,7 +85,7 @@ fn conv_transpose_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
                 if let Some(x) = known(xs.get(2 + i))
                     && o < x
                 {
-                    return Err(format!(
+                    return Err(rule!(
                         "output_shape {o} of spatial axis {i} is smaller than the input's {x}"
                     ));
                 }
@@ -124,7 +121,7 @@ fn conv_transpose_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
             }
         };
         if v < 1 {
-            return Err(format!("ConvTranspose axis {i} would have size {v}"));
+            return Err(rule!("ConvTranspose axis {i} would have size {v}"));
         }
         out.push(Dim::Known(v));
     }
@@ -152,14 +149,14 @@ pub(super) fn register(r: &mut Registry) {
             conv_transpose_shape(c)?;
             let auto = c.string("auto_pad", "NOTSET");
             if auto != "NOTSET" && c.ints("pads").is_some() {
-                return Err(format!("pads cannot be given with auto_pad {auto}"));
+                return Err(rule!("pads cannot be given with auto_pad {auto}"));
             }
             // output_shape makes pads unused for the shape, but they must still be well formed.
             if let (Some(p), Some(r)) = (c.ints("pads"), shape_of(c, 0).map(|s| s.len()))
                 && r >= 2
                 && p.len() != 2 * (r - 2)
             {
-                return Err(format!(
+                return Err(rule!(
                     "'pads' has {} values, expected {} (begin and end per spatial axis)",
                     p.len(),
                     2 * (r - 2)
@@ -172,12 +169,10 @@ pub(super) fn register(r: &mut Registry) {
                 ws.as_ref().and_then(|s| known(s.first())),
             ) {
                 if cin != wc {
-                    return Err(format!("input has {cin} channels but the weight has {wc}"));
+                    return Err(rule!("input has {cin} channels but the weight has {wc}"));
                 }
                 if cin % g != 0 {
-                    return Err(format!(
-                        "group {g} does not divide the {cin} input channels"
-                    ));
+                    return Err(rule!("group {g} does not divide the {cin} input channels"));
                 }
             }
             // The spatial rank: kernel_shape's, else the weights' (rank - 2).
@@ -191,7 +186,7 @@ pub(super) fn register(r: &mut Registry) {
                 let d = list_attr(c, "dilations", n, 1)?;
                 for i in 0..n {
                     if op[i] >= s[i].max(d[i]) {
-                        return Err(format!(
+                        return Err(rule!(
                             "output_padding {} must be smaller than stride or dilation",
                             op[i]
                         ));

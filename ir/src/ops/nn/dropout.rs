@@ -62,7 +62,7 @@ pub(super) fn register(r: &mut Registry) {
                 if let Some(r) = c.const_f64s(1)
                     && r.iter().any(|v| !(0.0..1.0).contains(v))
                 {
-                    return Err(format!("ratio {r:?} is outside [0, 1)"));
+                    return Err(rule!("ratio {r:?} is outside [0, 1)"));
                 }
                 Ok(())
             }),

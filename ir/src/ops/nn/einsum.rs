@@ -16,14 +16,14 @@ struct Term {
     ellipsis: Option<usize>,
 }
 
-fn parse_term(t: &str) -> Result<Term, String> {
+fn parse_term(t: &str) -> Result<Term, InferError> {
     let mut labels = Vec::new();
     let mut ellipsis = None;
     let mut rest = t;
     while !rest.is_empty() {
         if let Some(r) = rest.strip_prefix("...") {
             if ellipsis.is_some() {
-                return Err(format!("einsum term '{t}' has two ellipses"));
+                return Err(rule!("einsum term '{t}' has two ellipses"));
             }
             ellipsis = Some(labels.len());
             rest = r;
@@ -31,7 +31,7 @@ fn parse_term(t: &str) -> Result<Term, String> {
         }
         let c = rest.chars().next().unwrap();
         if !c.is_ascii_alphabetic() {
-            return Err(format!("einsum term '{t}' has the character '{c}'"));
+            return Err(rule!("einsum term '{t}' has the character '{c}'"));
         }
         labels.push(c);
         rest = &rest[c.len_utf8()..];
@@ -43,7 +43,7 @@ fn parse_term(t: &str) -> Result<Term, String> {
 pub(super) fn einsum_shape(
     eq: &str,
     inputs: &[Option<Vec<Dim>>],
-) -> Result<Option<Vec<Dim>>, String> {
+) -> Result<Option<Vec<Dim>>, InferError> {
     let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
     let (lhs, rhs) = match eq.split_once("->") {
         Some((l, r)) => (l, Some(r)),
@@ -54,7 +54,7 @@ pub(super) fn einsum_shape(
         .map(parse_term)
         .collect::<Result<Vec<_>, _>>()?;
     if terms.len() != inputs.len() {
-        return Err(format!(
+        return Err(rule!(
             "einsum equation has {} operands but the node has {} inputs",
             terms.len(),
             inputs.len()
@@ -80,7 +80,7 @@ pub(super) fn einsum_shape(
             Some(_) if s.len() >= nl => s.len() - nl,
             None if s.len() == nl => 0,
             _ => {
-                return Err(format!(
+                return Err(rule!(
                     "einsum term with {nl} labels does not fit an input of rank {}",
                     s.len()
                 ));
@@ -92,7 +92,7 @@ pub(super) fn einsum_shape(
             let e = dims.entry(*c).or_insert(Dim::Unknown);
             *e = match (&*e, d) {
                 (Dim::Known(x), Dim::Known(y)) if x != y && *x != 1 && *y != 1 => {
-                    return Err(format!("einsum label '{c}' has sizes {x} and {y}"));
+                    return Err(rule!("einsum label '{c}' has sizes {x} and {y}"));
                 }
                 (Dim::Known(1), Dim::Known(y)) => Dim::Known(*y),
                 (Dim::Known(x), _) => Dim::Known(*x),
@@ -119,10 +119,10 @@ pub(super) fn einsum_shape(
                     }
                 }
                 if !count.contains_key(c) {
-                    return Err(format!("einsum output label '{c}' is not in any input"));
+                    return Err(rule!("einsum output label '{c}' is not in any input"));
                 }
                 if t.labels[..j].contains(c) {
-                    return Err(format!("einsum output label '{c}' is repeated"));
+                    return Err(rule!("einsum output label '{c}' is repeated"));
                 }
                 out.push(dims.get(c).cloned().unwrap_or(Dim::Unknown));
             }

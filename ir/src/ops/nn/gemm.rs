@@ -10,10 +10,10 @@ fn gemm(ctx: &InferCtx) -> Infer {
     let (a, b) = (shape_of(ctx, 0), shape_of(ctx, 1));
     let dt = ctx.dtype(0);
     let pick =
-        |s: &Option<Vec<Dim>>, trans: bool, what: &str| -> Result<Option<(Dim, Dim)>, String> {
+        |s: &Option<Vec<Dim>>, trans: bool, what: &str| -> Result<Option<(Dim, Dim)>, InferError> {
             match s {
                 None => Ok(None),
-                Some(s) if s.len() != 2 => Err(format!(
+                Some(s) if s.len() != 2 => Err(rule!(
                     "Gemm input {what} must be 2-D, found rank {}",
                     s.len()
                 )),
@@ -29,7 +29,7 @@ fn gemm(ctx: &InferCtx) -> Infer {
     if let (Some((_, Dim::Known(k1))), Some((Dim::Known(k2), _))) = (&a, &b)
         && k1 != k2
     {
-        return Err(format!(
+        return Err(rule!(
             "Gemm inner dims differ: A gives K={k1}, B gives K={k2}"
         ));
     }
@@ -38,7 +38,7 @@ fn gemm(ctx: &InferCtx) -> Infer {
     Ok(vec![tensor(dt, Some(vec![m, n]))])
 }
 
-fn gemm_check(ctx: &InferCtx) -> Result<(), String> {
+fn gemm_check(ctx: &InferCtx) -> Result<(), InferError> {
     let out = gemm(ctx)?;
     if ctx.has_input(2) {
         let y = out[0].tensor().and_then(|t| t.shape.clone());
@@ -46,7 +46,7 @@ fn gemm_check(ctx: &InferCtx) -> Result<(), String> {
             if s == y || s.is_none() {
                 Ok(())
             } else {
-                Err("C does not broadcast to [M, N]".into())
+                Err(rule!("C does not broadcast to [M, N]"))
             }
         })?;
     }

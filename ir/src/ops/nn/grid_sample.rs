@@ -17,13 +17,13 @@ fn grid_sample(ctx: &InferCtx) -> Infer {
         return Ok(vec![tensor(dt, None)]);
     };
     if rank < 3 {
-        return Err(format!(
+        return Err(rule!(
             "GridSample input must have rank 3 or more, found {rank}"
         ));
     }
     if let (Some(x), Some(g)) = (&xs, &gs) {
         if x.len() != g.len() {
-            return Err(format!(
+            return Err(rule!(
                 "GridSample input has rank {} but grid has rank {}",
                 x.len(),
                 g.len()
@@ -32,7 +32,7 @@ fn grid_sample(ctx: &InferCtx) -> Infer {
         if let Some(v) = g[rank - 1].value()
             && v != rank as i64 - 2
         {
-            return Err(format!("grid's last axis is {v}, expected {}", rank - 2));
+            return Err(rule!("grid's last axis is {v}, expected {}", rank - 2));
         }
     }
     let n = match (&xs, &gs) {
@@ -78,7 +78,7 @@ pub(super) fn register(r: &mut Registry) {
                 let out = grid_sample(c)?;
                 let rank = out[0].tensor().and_then(|t| t.rank());
                 if c.opset < 20 && rank.is_some_and(|r| r != 4) {
-                    return Err(format!(
+                    return Err(rule!(
                         "GridSample before opset 20 takes 4-D input, found rank {}",
                         rank.unwrap_or(0)
                     ));
@@ -90,7 +90,7 @@ pub(super) fn register(r: &mut Registry) {
                 if c.opset >= 20 && ["bilinear", "bicubic"].contains(&mode.as_ref())
                     || c.opset < 20 && ["linear", "cubic"].contains(&mode.as_ref())
                 {
-                    return Err(format!(
+                    return Err(rule!(
                         "GridSample mode '{mode}' does not exist at opset {}",
                         c.opset
                     ));

@@ -18,7 +18,7 @@ fn nll_loss(ctx: &InferCtx) -> Infer {
     if let (Some(x), Some(t)) = (&xs, &ts)
         && (x.len() < 2 || t.len() + 1 != x.len())
     {
-        return Err(format!(
+        return Err(rule!(
             "loss input has rank {} and target rank {}; expected ranks r and r-1, r >= 2",
             x.len(),
             t.len()
@@ -79,7 +79,7 @@ pub(super) fn register(r: &mut Registry) {
                         if let (Some(a), Some(b)) = (a.value(), b.value())
                             && a != b
                         {
-                            return Err(format!("target axis {i} is {a}, input has {b}"));
+                            return Err(rule!("target axis {i} is {a}, input has {b}"));
                         }
                     }
                 }
@@ -90,7 +90,7 @@ pub(super) fn register(r: &mut Registry) {
                             .zip(known(x.get(1)))
                             .is_some_and(|(a, b)| a != b))
                 {
-                    return Err("weight must have one value per class".into());
+                    return Err(rule!("weight must have one value per class"));
                 }
                 Ok(())
             })

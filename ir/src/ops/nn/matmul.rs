@@ -10,12 +10,14 @@ use crate::types::Dim;
 pub(super) fn matmul_shape(
     a: Option<Vec<Dim>>,
     b: Option<Vec<Dim>>,
-) -> Result<Option<Vec<Dim>>, String> {
+) -> Result<Option<Vec<Dim>>, InferError> {
     let (Some(a), Some(b)) = (a, b) else {
         return Ok(None);
     };
     if a.is_empty() || b.is_empty() {
-        return Err("MatMul inputs must have rank 1 or more, found a scalar".into());
+        return Err(rule!(
+            "MatMul inputs must have rank 1 or more, found a scalar"
+        ));
     }
     let (a1, b1) = (a.len() == 1, b.len() == 1);
     let a = if a1 {
@@ -32,7 +34,7 @@ pub(super) fn matmul_shape(
     if let (Dim::Known(x), Dim::Known(y)) = (ka, kb)
         && x != y
     {
-        return Err(format!("MatMul inner dims differ: {x} vs {y}"));
+        return Err(rule!("MatMul inner dims differ: {x} vs {y}"));
     }
     let batch = broadcast_shapes(&[
         Some(a[..a.len() - 2].to_vec()),

@@ -44,7 +44,7 @@ fn batch_norm(ctx: &InferCtx) -> Infer {
     Ok(out)
 }
 
-fn channel_params_check(ctx: &InferCtx, params: &[usize]) -> Result<(), String> {
+fn channel_params_check(ctx: &InferCtx, params: &[usize]) -> Result<(), InferError> {
     let Some(c) = shape_of(ctx, 0).and_then(|s| known(s.get(1))) else {
         return Ok(());
     };
@@ -53,7 +53,7 @@ fn channel_params_check(ctx: &InferCtx, params: &[usize]) -> Result<(), String> 
             && s.len() == 1
             && s[0].value().is_some_and(|v| v != c)
         {
-            return Err(format!(
+            return Err(rule!(
                 "input {i} has {} values, expected one per channel ({c})",
                 s[0]
             ));
@@ -84,14 +84,14 @@ fn layer_norm(ctx: &InferCtx) -> Infer {
     Ok(out)
 }
 
-fn group_norm_check(ctx: &InferCtx) -> Result<(), String> {
+fn group_norm_check(ctx: &InferCtx) -> Result<(), InferError> {
     let g = ctx.int("num_groups", 1);
     if g < 1 {
-        return Err(format!("num_groups {g} is not positive"));
+        return Err(rule!("num_groups {g} is not positive"));
     }
     if let Some(c) = shape_of(ctx, 0).and_then(|s| known(s.get(1))) {
         if c % g != 0 {
-            return Err(format!("num_groups {g} does not divide the {c} channels"));
+            return Err(rule!("num_groups {g} does not divide the {c} channels"));
         }
         if ctx.opset >= 21 {
             return channel_params_check(ctx, &[1, 2]);
@@ -138,7 +138,7 @@ pub(super) fn register(r: &mut Registry) {
             .infer(batch_norm)
             .requires(|c| {
                 if shape_of(c, 0).is_some_and(|s| s.len() < 2) {
-                    return Err("BatchNormalization input must have rank 2 or more".into());
+                    return Err(rule!("BatchNormalization input must have rank 2 or more"));
                 }
                 if c.opset >= 9 || c.int("spatial", 1) == 1 {
                     channel_params_check(c, &[1, 2, 3, 4])?;
@@ -148,14 +148,15 @@ pub(super) fn register(r: &mut Registry) {
                     let outs = c.node.outputs.iter().filter(|o| !o.is_empty()).count();
                     match (c.int("training_mode", 0), outs) {
                         (0, n) if n > 1 => {
-                            return Err(format!(
+                            return Err(rule!(
                                 "BatchNormalization with training_mode 0 has 1 output, not {n}"
                             ));
                         }
                         (1, 1) => {
-                            return Err("BatchNormalization with training_mode 1 outputs \
-                                        running_mean and running_var too"
-                                .into());
+                            return Err(rule!(
+                                "BatchNormalization with training_mode 1 outputs \
+                                 running_mean and running_var too"
+                            ));
                         }
                         _ => {}
                     }
@@ -180,7 +181,9 @@ pub(super) fn register(r: &mut Registry) {
             .infer(unary)
             .requires(|c| {
                 if shape_of(c, 0).is_some_and(|s| s.len() < 3) {
-                    return Err("InstanceNormalization input must have rank 3 or more".into());
+                    return Err(rule!(
+                        "InstanceNormalization input must have rank 3 or more"
+                    ));
                 }
                 channel_params_check(c, &[1, 2])
             }),
@@ -217,7 +220,7 @@ pub(super) fn register(r: &mut Registry) {
                                 if b == Some(x[a..].to_vec()) {
                                     Ok(())
                                 } else {
-                                    Err(format!(
+                                    Err(rule!(
                                         "input {i} does not broadcast to the normalized shape"
                                     ))
                                 }
@@ -281,7 +284,7 @@ pub(super) fn register(r: &mut Registry) {
             .types("T", FLOAT)
             .infer(unary)
             .requires(|c| match shape_of(c, 0) {
-                Some(s) if s.len() < 2 => Err(format!(
+                Some(s) if s.len() < 2 => Err(rule!(
                     "LRN input must have rank 2 or more, found {}",
                     s.len()
                 )),
@@ -319,11 +322,10 @@ pub(super) fn register(r: &mut Registry) {
             .infer(unary)
             .ambiguous(|c| match c.ints("axes") {
                 Some(_) => Ok(()),
-                None => Err(
+                None => Err(rule!(
                     "axes left to its default: ONNX's checker fails on it (the function body \
                      reads the absent attribute)"
-                        .into(),
-                ),
+                )),
             })
             .requires(|c| {
                 if let Some(s) = shape_of(c, 0) {

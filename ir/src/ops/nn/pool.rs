@@ -13,12 +13,12 @@ use crate::ops::common::*;
 use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
-fn pool_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
+fn pool_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, InferError> {
     let Some(xs) = shape_of(ctx, 0) else {
         return Ok(None);
     };
     if xs.len() < 3 {
-        return Err(format!(
+        return Err(rule!(
             "pooling input must have rank 3 or more, found {}",
             xs.len()
         ));
@@ -28,7 +28,7 @@ fn pool_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, String> {
         return Ok(Some([xs[..2].to_vec(), vec![Dim::Unknown; n]].concat()));
     };
     if k.len() != n {
-        return Err(format!(
+        return Err(rule!(
             "kernel_shape has {} values but the input has {n} spatial axes",
             k.len()
         ));
@@ -50,7 +50,7 @@ fn pool_infer(ctx: &InferCtx) -> Infer {
 /// that would start past the input and its begin padding (ONNX's shape inference counts it,
 /// its reference and ONNX Runtime drop it), and a window that covers padding only (a max or
 /// mean of no element).
-fn pool_ambiguous(ctx: &InferCtx) -> Result<(), String> {
+fn pool_ambiguous(ctx: &InferCtx) -> Result<(), InferError> {
     let (Some(xs), Some(k)) = (shape_of(ctx, 0), ctx.ints("kernel_shape")) else {
         return Ok(());
     };
@@ -84,7 +84,7 @@ fn pool_ambiguous(ctx: &InferCtx) -> Result<(), String> {
         let count = if win.ceil && win.auto_pad == "NOTSET" {
             let o = ceil_div(span, s) + 1;
             if (o - 1) * s >= x + pb {
-                return Err(format!(
+                return Err(rule!(
                     "axis {i}: with ceil_mode the last window would start past the input; \
                      ONNX's shape inference and its reference disagree on counting it"
                 ));
@@ -114,7 +114,7 @@ fn pool_ambiguous(ctx: &InferCtx) -> Result<(), String> {
             let covers =
                 first_in < win.kernel[i] && start.saturating_add(first_in.saturating_mul(d)) < x;
             if !covers {
-                return Err(format!(
+                return Err(rule!(
                     "axis {i}: window {o} covers padding only, a pooling of no element"
                 ));
             }
@@ -123,14 +123,14 @@ fn pool_ambiguous(ctx: &InferCtx) -> Result<(), String> {
     Ok(())
 }
 
-fn pool_check(ctx: &InferCtx) -> Result<(), String> {
+fn pool_check(ctx: &InferCtx) -> Result<(), InferError> {
     pool_shape(ctx)?;
     if let Some(k) = ctx.ints("kernel_shape") {
         let n = k.len();
         let pads = list_attr(ctx, "pads", 2 * n, 0)?;
         for (i, p) in pads.iter().enumerate() {
             if *p >= k[i % n] {
-                return Err(format!(
+                return Err(rule!(
                     "pad {p} of axis {} is not smaller than the kernel {}",
                     i % n,
                     k[i % n]
@@ -145,7 +145,7 @@ fn global_pool(ctx: &InferCtx) -> Infer {
     let t = ctx.tensor(0)?;
     let shape = match t.shape {
         Some(s) if s.len() < 2 => {
-            return Err(format!(
+            return Err(rule!(
                 "global pooling needs rank 2 or more, found {}",
                 s.len()
             ));
@@ -185,7 +185,7 @@ fn max_unpool(ctx: &InferCtx) -> Infer {
         return Ok(vec![tensor(dt, None)]);
     };
     if xs.len() < 3 {
-        return Err(format!(
+        return Err(rule!(
             "MaxUnpool input must have rank 3 or more, found {}",
             xs.len()
         ));
@@ -196,7 +196,7 @@ fn max_unpool(ctx: &InferCtx) -> Infer {
         .map(<[i64]>::to_vec)
         .unwrap_or_default();
     if k.len() != n {
-        return Err(format!(
+        return Err(rule!(
             "kernel_shape has {} values but the input has {n} spatial axes",
             k.len()
         ));
@@ -299,7 +299,7 @@ pub(super) fn register(r: &mut Registry) {
                 if let (Some(x), Some(i)) = (shape_of(c, 0), shape_of(c, 1))
                     && x.len() != i.len()
                 {
-                    return Err(format!(
+                    return Err(rule!(
                         "indices have rank {} but the input has rank {}",
                         i.len(),
                         x.len()

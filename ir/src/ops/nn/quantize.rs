@@ -33,7 +33,7 @@ fn dequantize(ctx: &InferCtx) -> Infer {
     Ok(vec![tensor(dt, x.shape)])
 }
 
-fn quant_check(ctx: &InferCtx) -> Result<(), String> {
+fn quant_check(ctx: &InferCtx) -> Result<(), InferError> {
     let Some(xs) = shape_of(ctx, 0) else {
         return Ok(());
     };
@@ -47,18 +47,15 @@ fn quant_check(ctx: &InferCtx) -> Result<(), String> {
     let block = ctx.int("block_size", 0);
     if block == 0 {
         if ss.len() != 1 {
-            return Err(format!(
-                "per-axis scale must be 1-D, found rank {}",
-                ss.len()
-            ));
+            return Err(rule!("per-axis scale must be 1-D, found rank {}", ss.len()));
         }
         if let (Some(a), Some(b)) = (xs[axis].value(), ss[0].value())
             && a != b
         {
-            return Err(format!("scale has {b} values but axis {axis} has {a}"));
+            return Err(rule!("scale has {b} values but axis {axis} has {a}"));
         }
     } else if ss.len() != xs.len() {
-        return Err(format!(
+        return Err(rule!(
             "blocked scale must have rank {}, found {}",
             xs.len(),
             ss.len()

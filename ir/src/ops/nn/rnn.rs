@@ -29,7 +29,7 @@ fn rnn_infer(ctx: &InferCtx) -> Infer {
     if let Some(x) = &xs
         && x.len() != 3
     {
-        return Err(format!(
+        return Err(rule!(
             "{} input X must have rank 3, found {}",
             ctx.node.op_type,
             x.len()
@@ -64,7 +64,7 @@ fn rnn_infer(ctx: &InferCtx) -> Infer {
     Ok(out)
 }
 
-fn rnn_check(ctx: &InferCtx) -> Result<(), String> {
+fn rnn_check(ctx: &InferCtx) -> Result<(), InferError> {
     rnn_infer(ctx)?;
     let g = gates(&ctx.node.op_type);
     let dirs = if ctx.string("direction", "forward") == "bidirectional" {
@@ -76,16 +76,16 @@ fn rnn_check(ctx: &InferCtx) -> Result<(), String> {
         .int_opt("hidden_size")
         .or_else(|| shape_of(ctx, 2).and_then(|r| known(r.get(2))));
     let input = shape_of(ctx, 0).and_then(|x| known(x.get(2)));
-    let expect = |i: usize, want: [Option<i64>; 3]| -> Result<(), String> {
+    let expect = |i: usize, want: [Option<i64>; 3]| -> Result<(), InferError> {
         if let Some(s) = shape_of(ctx, i) {
             if s.len() != 3 {
-                return Err(format!("input {i} must have rank 3, found {}", s.len()));
+                return Err(rule!("input {i} must have rank 3, found {}", s.len()));
             }
             for (j, w) in want.iter().enumerate() {
                 if let (Some(w), Some(v)) = (w, s[j].value())
                     && *w != v
                 {
-                    return Err(format!("input {i} has {v} at axis {j}, expected {w}"));
+                    return Err(rule!("input {i} has {v} at axis {j}, expected {w}"));
                 }
             }
         }
@@ -96,7 +96,7 @@ fn rnn_check(ctx: &InferCtx) -> Result<(), String> {
     if let Some(b) = shape_of(ctx, 3) {
         let want = h.map(|h| 2 * g * h);
         if b.len() != 2 || want.is_some_and(|w| b[1].value().is_some_and(|v| v != w)) {
-            return Err(format!(
+            return Err(rule!(
                 "bias has shape {b:?}, expected [{dirs}, {}]",
                 want.unwrap_or(-1)
             ));
@@ -121,7 +121,7 @@ fn rnn_check(ctx: &InferCtx) -> Result<(), String> {
         for a in v {
             let a = String::from_utf8_lossy(a);
             if !OK.iter().any(|o| o.eq_ignore_ascii_case(&a)) {
-                return Err(format!("unknown activation '{a}'"));
+                return Err(rule!("unknown activation '{a}'"));
             }
         }
         let per_dir = if ctx.node.op_type == "RNN" {
@@ -130,7 +130,7 @@ fn rnn_check(ctx: &InferCtx) -> Result<(), String> {
             2 + (g == 4) as i64
         };
         if (v.len() as i64) < per_dir * dirs {
-            return Err(format!(
+            return Err(rule!(
                 "{} activations given, expected {}",
                 v.len(),
                 per_dir * dirs

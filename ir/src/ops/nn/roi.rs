@@ -10,12 +10,12 @@ use crate::types::Dim;
 
 /// A `spatial_scale` of zero or less maps every ROI to a point or mirrors it: ONNX gives the
 /// scale no range, ONNX Runtime refuses it.
-fn positive_spatial_scale(ctx: &InferCtx) -> Result<(), String> {
+fn positive_spatial_scale(ctx: &InferCtx) -> Result<(), InferError> {
     let s = ctx.float("spatial_scale", 1.0);
     if s > 0.0 {
         Ok(())
     } else {
-        Err(format!("spatial_scale {s} is not positive"))
+        Err(rule!("spatial_scale {s} is not positive"))
     }
 }
 
@@ -27,10 +27,7 @@ fn max_roi_pool(ctx: &InferCtx) -> Infer {
         .map(<[i64]>::to_vec)
         .unwrap_or_default();
     if ps.len() != 2 {
-        return Err(format!(
-            "pooled_shape must have 2 values, found {}",
-            ps.len()
-        ));
+        return Err(rule!("pooled_shape must have 2 values, found {}", ps.len()));
     }
     let r = rs
         .as_ref()
@@ -53,10 +50,7 @@ fn roi_align(ctx: &InferCtx) -> Infer {
     if let Some(x) = &xs
         && x.len() != 4
     {
-        return Err(format!(
-            "RoiAlign input must have rank 4, found {}",
-            x.len()
-        ));
+        return Err(rule!("RoiAlign input must have rank 4, found {}", x.len()));
     }
     let r = rs
         .as_ref()
@@ -99,15 +93,12 @@ pub(super) fn register(r: &mut Registry) {
                 if let Some(x) = shape_of(c, 0)
                     && x.len() != 4
                 {
-                    return Err(format!(
-                        "X must be 4-D (N, C, H, W), found rank {}",
-                        x.len()
-                    ));
+                    return Err(rule!("X must be 4-D (N, C, H, W), found rank {}", x.len()));
                 }
                 match shape_of(c, 1) {
-                    Some(r) if r.len() != 2 || r[1].value().is_some_and(|v| v != 5) => Err(
-                        format!("rois must be [num_rois, 5], found rank {}", r.len()),
-                    ),
+                    Some(r) if r.len() != 2 || r[1].value().is_some_and(|v| v != 5) => {
+                        Err(rule!("rois must be [num_rois, 5], found rank {}", r.len()))
+                    }
                     _ => Ok(()),
                 }
             }),
@@ -156,13 +147,13 @@ pub(super) fn register(r: &mut Registry) {
                 if let Some(r) = &r
                     && (r.len() != 2 || r[1].value().is_some_and(|v| v != 4))
                 {
-                    return Err(format!("rois must be [num_rois, 4], found {r:?}"));
+                    return Err(rule!("rois must be [num_rois, 4], found {r:?}"));
                 }
                 if let (Some(r), Some(b)) = (r, shape_of(c, 2))
                     && let (Some(a), Some(b)) = (known(r.first()), known(b.first()))
                     && a != b
                 {
-                    return Err(format!("{a} rois but {b} batch indices"));
+                    return Err(rule!("{a} rois but {b} batch indices"));
                 }
                 Ok(())
             }),

@@ -88,7 +88,7 @@ fn conv_pool_sizes() {
     );
 }
 
-fn ctx_infer(node: &crate::graph::Node, inputs: &[&[i64]]) -> Result<Vec<Vec<i64>>, String> {
+fn ctx_infer(node: &crate::graph::Node, inputs: &[&[i64]]) -> Result<Vec<Vec<i64>>, InferError> {
     let ctx = InferCtx {
         node,
         opset: 22,

@@ -2,6 +2,7 @@
 //! `pads`, `strides`, `dilations` and `auto_pad`, and the output size they give.
 use super::{MAX, ceil_div, known, shape_of};
 use crate::attr::{AttrKind, AttrLookup};
+use crate::ops::common::{InferError, rule};
 use crate::registry::{AttrSpec, InferCtx};
 use crate::types::Dim;
 
@@ -29,7 +30,7 @@ pub(super) fn dilations_attr() -> AttrSpec {
 /// `auto_pad` SAME_UPPER / SAME_LOWER where the padding it needs is negative (a window
 /// shorter than the stride): ONNX does not define it (its shape inference and the runtimes
 /// disagree: ONNX Runtime refuses such pools, ConvTranspose sizes differ).
-pub(super) fn same_pad_negative(ctx: &InferCtx) -> Result<(), String> {
+pub(super) fn same_pad_negative(ctx: &InferCtx) -> Result<(), InferError> {
     let auto = ctx.string("auto_pad", "NOTSET");
     if auto != "SAME_UPPER" && auto != "SAME_LOWER" {
         return Ok(());
@@ -71,7 +72,7 @@ pub(super) fn same_pad_negative(ctx: &InferCtx) -> Result<(), String> {
             (ceil_div(x, s) - 1) * s + ek - x
         };
         if total < 0 {
-            return Err(format!(
+            return Err(rule!(
                 "axis {i}: {auto} with window {ek} and stride {s} needs a negative total pad \
                  ({total})"
             ));
@@ -97,11 +98,11 @@ pub(super) fn list_attr(
     name: &str,
     n: usize,
     default: i64,
-) -> Result<Vec<i64>, String> {
+) -> Result<Vec<i64>, InferError> {
     match ctx.ints(name) {
         None => Ok(vec![default; n]),
         Some(v) if v.len() == n => Ok(v.to_vec()),
-        Some(v) => Err(format!(
+        Some(v) => Err(rule!(
             "'{name}' has {} values, expected {n} (one per spatial axis)",
             v.len()
         )),
@@ -109,23 +110,23 @@ pub(super) fn list_attr(
 }
 
 impl Window {
-    pub(super) fn read(ctx: &InferCtx, kernel: Vec<i64>) -> Result<Window, String> {
+    pub(super) fn read(ctx: &InferCtx, kernel: Vec<i64>) -> Result<Window, InferError> {
         let n = kernel.len();
         let strides = list_attr(ctx, "strides", n, 1)?;
         let dilations = list_attr(ctx, "dilations", n, 1)?;
         let pads = list_attr(ctx, "pads", 2 * n, 0)?;
         if let Some(s) = strides.iter().find(|s| **s < 1) {
-            return Err(format!("stride {s} is not positive"));
+            return Err(rule!("stride {s} is not positive"));
         }
         if let Some(d) = dilations.iter().find(|d| **d < 1) {
-            return Err(format!("dilation {d} is not positive"));
+            return Err(rule!("dilation {d} is not positive"));
         }
         if let Some(k) = kernel.iter().find(|k| **k < 1) {
-            return Err(format!("kernel size {k} is not positive"));
+            return Err(rule!("kernel size {k} is not positive"));
         }
         let auto_pad = ctx.string("auto_pad", "NOTSET");
         if auto_pad != "NOTSET" && ctx.ints("pads").is_some() {
-            return Err(format!("pads cannot be given with auto_pad {auto_pad}"));
+            return Err(rule!("pads cannot be given with auto_pad {auto_pad}"));
         }
         Ok(Window {
             kernel,
@@ -142,7 +143,7 @@ impl Window {
     }
 
     /// Output size of spatial axis `i` for an input of size `input`.
-    pub(super) fn out_dim(&self, i: usize, input: &Dim) -> Result<Dim, String> {
+    pub(super) fn out_dim(&self, i: usize, input: &Dim) -> Result<Dim, InferError> {
         let n = self.kernel.len();
         let (k, s) = (self.effective(i), self.strides[i]);
         match self.auto_pad.as_str() {
@@ -162,7 +163,7 @@ impl Window {
                 };
                 let total = x + pb + pe;
                 if total < k {
-                    return Err(format!(
+                    return Err(rule!(
                         "axis {i}: window of effective size {k} does not fit in padded input {total} ({x} + pads {pb}+{pe})"
                     ));
                 }
@@ -181,7 +182,7 @@ impl Window {
         }
     }
 
-    pub(super) fn spatial(&self, input: &[Dim]) -> Result<Vec<Dim>, String> {
+    pub(super) fn spatial(&self, input: &[Dim]) -> Result<Vec<Dim>, InferError> {
         input
             .iter()
             .enumerate()
@@ -195,10 +196,10 @@ pub(super) fn kernel_of(
     ctx: &InferCtx,
     w: Option<&[Dim]>,
     n: usize,
-) -> Result<Option<Vec<i64>>, String> {
+) -> Result<Option<Vec<i64>>, InferError> {
     if let Some(k) = ctx.ints("kernel_shape") {
         if k.len() != n {
-            return Err(format!(
+            return Err(rule!(
                 "kernel_shape has {} values but the input has {n} spatial axes",
                 k.len()
             ));
@@ -208,7 +209,7 @@ pub(super) fn kernel_of(
                 if let Some(b) = b.value()
                     && *a != b
                 {
-                    return Err(format!("kernel_shape[{i}] = {a} but the weight has {b}"));
+                    return Err(rule!("kernel_shape[{i}] = {a} but the weight has {b}"));
                 }
             }
         }

@@ -11,12 +11,12 @@ fn det_infer(ctx: &InferCtx) -> Infer {
         None => None,
         Some(s) => {
             if s.len() < 2 {
-                return Err(format!("Det needs rank >= 2, found rank {}", s.len()));
+                return Err(rule!("Det needs rank >= 2, found rank {}", s.len()));
             }
             if let (Dim::Known(a), Dim::Known(b)) = (&s[s.len() - 2], &s[s.len() - 1])
                 && a != b
             {
-                return Err(format!("Det needs square matrices, found {a}x{b}"));
+                return Err(rule!("Det needs square matrices, found {a}x{b}"));
             }
             Some(s[..s.len() - 2].to_vec())
         }

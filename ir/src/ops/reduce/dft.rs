@@ -15,7 +15,7 @@ fn dft_infer(ctx: &InferCtx) -> Infer {
     };
     let r = s.len();
     if r < 2 {
-        return Err(format!(
+        return Err(rule!(
             "DFT input needs rank >= 2 (signal and a complex dim), found rank {r}"
         ));
     }
@@ -23,7 +23,7 @@ fn dft_infer(ctx: &InferCtx) -> Infer {
         && c != 1
         && c != 2
     {
-        return Err(format!(
+        return Err(rule!(
             "DFT input's last dim must be 1 (real) or 2 (complex), found {c}"
         ));
     }
@@ -52,14 +52,14 @@ fn dft_infer(ctx: &InferCtx) -> Infer {
     // Negative axes count over the whole rank; the last (complex) dim is not a signal axis.
     let a = norm_axis(axis, r)?;
     if a == r - 1 {
-        return Err(format!(
+        return Err(rule!(
             "DFT axis {axis} names the complex dim of rank-{r} input"
         ));
     }
     let given = if ctx.has_input(1) {
         match const_scalar(ctx, 1) {
             Some(n) if n > 0 => Some(Dim::Known(n)),
-            Some(n) => return Err(format!("DFT dft_length = {n} must be positive")),
+            Some(n) => return Err(rule!("DFT dft_length = {n} must be positive")),
             None => Some(Dim::Unknown),
         }
     } else {
@@ -72,7 +72,9 @@ fn dft_infer(ctx: &InferCtx) -> Infer {
         (true, false) => {
             // Forward one-sided: real input, floor(n/2)+1 bins.
             if last == Some(2) {
-                return Err("one-sided DFT needs real input (last dim 1), found 2".into());
+                return Err(rule!(
+                    "one-sided DFT needs real input (last dim 1), found 2"
+                ));
             }
             let n = given.unwrap_or_else(|| s[a].clone());
             out[a] = n
@@ -83,9 +85,9 @@ fn dft_infer(ctx: &InferCtx) -> Infer {
         (true, true) => {
             // Inverse one-sided: half-spectrum in, real signal of 2(n-1) samples out.
             if last == Some(1) {
-                return Err(
-                    "inverse one-sided DFT needs complex input (last dim 2), found 1".into(),
-                );
+                return Err(rule!(
+                    "inverse one-sided DFT needs complex input (last dim 2), found 1"
+                ));
             }
             out[r - 1] = Dim::Known(1);
             out[a] = given.unwrap_or_else(|| {

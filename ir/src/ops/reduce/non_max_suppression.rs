@@ -11,14 +11,12 @@ fn nms_infer(ctx: &InferCtx) -> Infer {
     if let Some(r) = b.rank()
         && r != 3
     {
-        return Err(format!(
-            "NonMaxSuppression boxes must be 3-D, found rank {r}"
-        ));
+        return Err(rule!("NonMaxSuppression boxes must be 3-D, found rank {r}"));
     }
     if let Some(r) = s.rank()
         && r != 3
     {
-        return Err(format!(
+        return Err(rule!(
             "NonMaxSuppression scores must be 3-D, found rank {r}"
         ));
     }

@@ -95,7 +95,11 @@ fn reduce_axes(ctx: &InferCtx) -> Axes {
 }
 
 /// The normalized axes a ReduceX node reduces over, given the rank; `None` = nothing reduced.
-fn reduced_set(ctx: &InferCtx, axes: &[i64], rank: usize) -> Result<Option<Vec<usize>>, String> {
+fn reduced_set(
+    ctx: &InferCtx,
+    axes: &[i64],
+    rank: usize,
+) -> Result<Option<Vec<usize>>, InferError> {
     if axes.is_empty() {
         if ctx.int("noop_with_empty_axes", 0) != 0 {
             return Ok(None);

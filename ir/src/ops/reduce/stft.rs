@@ -13,7 +13,7 @@ fn stft_infer(ctx: &InferCtx) -> Infer {
         Some(s) if s.len() == 3 => (s[0].clone(), s[1].value()),
         Some(s) if s.len() == 2 => (s[0].clone(), s[1].value()),
         Some(s) => {
-            return Err(format!(
+            return Err(rule!(
                 "STFT signal must be [batch, length, 1|2], found rank {}",
                 s.len()
             ));
@@ -24,7 +24,7 @@ fn stft_infer(ctx: &InferCtx) -> Infer {
     if let Some(st) = step
         && st <= 0
     {
-        return Err(format!("STFT frame_step = {st} must be positive"));
+        return Err(rule!("STFT frame_step = {st} must be positive"));
     }
     let window_len = if ctx.has_input(2) {
         ctx.tensor(2)?
@@ -41,7 +41,7 @@ fn stft_infer(ctx: &InferCtx) -> Infer {
     let frames = match (len, frame_len, step) {
         (Some(l), Some(f), Some(st)) if l >= f => Dim::Known((l - f) / st + 1),
         (Some(l), Some(f), Some(_)) => {
-            return Err(format!("STFT frame_length {f} exceeds signal length {l}"));
+            return Err(rule!("STFT frame_length {f} exceeds signal length {l}"));
         }
         _ => Dim::Unknown,
     };

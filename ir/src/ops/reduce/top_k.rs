@@ -17,14 +17,14 @@ fn topk_k(ctx: &InferCtx) -> Option<i64> {
     }
 }
 
-fn topk_requires(ctx: &InferCtx) -> Result<(), String> {
+fn topk_requires(ctx: &InferCtx) -> Result<(), InferError> {
     if ctx.opset >= 10 && !ctx.has_input(1) {
-        return Err(format!("TopK at opset {} needs the K input", ctx.opset));
+        return Err(rule!("TopK at opset {} needs the K input", ctx.opset));
     }
     if let Some(k) = topk_k(ctx)
         && k < 0
     {
-        return Err(format!("TopK k = {k} is negative"));
+        return Err(rule!("TopK k = {k} is negative"));
     }
     Ok(())
 }
@@ -36,7 +36,7 @@ fn topk_infer(ctx: &InferCtx) -> Infer {
         if let Some(r) = kt.rank()
             && r > 1
         {
-            return Err(format!(
+            return Err(rule!(
                 "TopK K must be a 1-element 1-D tensor, found rank {r}"
             ));
         }
@@ -50,7 +50,7 @@ fn topk_infer(ctx: &InferCtx) -> Infer {
             if let (Some(k), Dim::Known(n)) = (k, &s[a])
                 && k > *n
             {
-                return Err(format!("TopK k = {k} exceeds axis {a} of size {n}"));
+                return Err(rule!("TopK k = {k} exceeds axis {a} of size {n}"));
             }
             s[a] = match k {
                 Some(k) if k >= 0 => Dim::Known(k),

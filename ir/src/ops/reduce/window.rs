@@ -11,7 +11,7 @@ fn window_infer(ctx: &InferCtx) -> Infer {
     let dt = dtype_attr(ctx, "output_datatype", F32);
     let n = match const_scalar(ctx, 0) {
         Some(n) if n >= 0 => Dim::Known(n),
-        Some(n) => return Err(format!("window size {n} is negative")),
+        Some(n) => return Err(rule!("window size {n} is negative")),
         None => Dim::Unknown,
     };
     Ok(vec![tensor(dt, Some(vec![n]))])

@@ -18,7 +18,7 @@ fn infer_center_crop_pad(ctx: &InferCtx) -> Infer {
     match ctx.const_i64s(1) {
         Some(sh) => {
             if sh.len() != axes.len() {
-                return Err(format!(
+                return Err(rule!(
                     "CenterCropPad shape {sh:?} has {} values for {} axes",
                     sh.len(),
                     axes.len()

@@ -13,7 +13,7 @@ fn infer_compress(ctx: &InferCtx) -> Infer {
     if let Some(r) = ctx.tensor(1)?.rank()
         && r != 1
     {
-        return Err(format!("Compress condition must be 1-D, found rank {r}"));
+        return Err(rule!("Compress condition must be 1-D, found rank {r}"));
     }
     let count = |limit: Option<i64>| -> Dim {
         match (&cond, limit) {
@@ -27,12 +27,12 @@ fn infer_compress(ctx: &InferCtx) -> Infer {
         }
     };
     // The condition may be shorter than the axis (the rest is dropped), not longer.
-    let too_long = |limit: Option<i64>| -> Result<(), String> {
+    let too_long = |limit: Option<i64>| -> Result<(), InferError> {
         if let (Some(Dim::Known(n)), Some(l)) =
             (ctx.tensor(1)?.shape.and_then(|c| c.first().cloned()), limit)
             && n > l
         {
-            return Err(format!(
+            return Err(rule!(
                 "Compress condition has {n} entries for {l} slices or elements"
             ));
         }

@@ -11,10 +11,10 @@ use crate::types::Dim;
 
 /// Two descriptions of one dim: known beats symbolic beats unknown; two different known sizes
 /// are a contradiction.
-fn merge_dim(a: &Dim, b: &Dim, what: &str) -> Result<Dim, String> {
+fn merge_dim(a: &Dim, b: &Dim, what: &str) -> Result<Dim, InferError> {
     Ok(match (a, b) {
         (Dim::Known(x), Dim::Known(y)) if x != y => {
-            return Err(format!("{what}: dims {x} and {y} differ"));
+            return Err(rule!("{what}: dims {x} and {y} differ"));
         }
         (Dim::Known(_), _) => a.clone(),
         (_, Dim::Known(_)) => b.clone(),
@@ -26,7 +26,7 @@ fn merge_dim(a: &Dim, b: &Dim, what: &str) -> Result<Dim, String> {
 fn infer_concat(ctx: &InferCtx) -> Infer {
     let n = ctx.n_inputs();
     if n == 0 {
-        return Err("Concat needs at least one input".into());
+        return Err(rule!("Concat needs at least one input"));
     }
     let mut shapes = Vec::new();
     let mut dtype = DType::Other(0);
@@ -49,7 +49,7 @@ fn infer_concat(ctx: &InferCtx) -> Infer {
             continue;
         };
         if s.len() != rank {
-            return Err(format!("Concat inputs have ranks {rank} and {}", s.len()));
+            return Err(rule!("Concat inputs have ranks {rank} and {}", s.len()));
         }
         for k in 0..rank {
             if k == axis {

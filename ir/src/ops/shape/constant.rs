@@ -64,7 +64,7 @@ fn infer_constant(ctx: &InferCtx) -> Infer {
         .filter(|n| ctx.attr(n).is_some())
         .collect();
     if given.len() != 1 {
-        return Err(format!(
+        return Err(rule!(
             "Constant needs exactly one value attribute, found {}: {given:?}",
             given.len()
         ));
@@ -82,7 +82,7 @@ fn infer_constant(ctx: &InferCtx) -> Infer {
         Some(AttrValue::String(_)) => TensorType::fixed(DType::String, &[]),
         Some(AttrValue::Strings(v)) => TensorType::fixed(DType::String, &[v.len() as i64]),
         Some(other) => {
-            return Err(format!(
+            return Err(rule!(
                 "Constant attribute '{}' has kind {}",
                 given[0],
                 other.kind().name()
@@ -103,7 +103,7 @@ fn infer_constant_of_shape(ctx: &InferCtx) -> Infer {
     if let Some(t) = attr_tensor(ctx, "value")
         && t.num_elements() != 1
     {
-        return Err(format!(
+        return Err(rule!(
             "ConstantOfShape value must hold one element, found {}",
             t.num_elements()
         ));
@@ -111,7 +111,7 @@ fn infer_constant_of_shape(ctx: &InferCtx) -> Infer {
     match ctx.const_i64s(0) {
         Some(v) => {
             if let Some(d) = v.iter().find(|d| **d < 0) {
-                return Err(format!("ConstantOfShape dim {d} is negative"));
+                return Err(rule!("ConstantOfShape dim {d} is negative"));
             }
             Ok(vec![fixed(dt, &v)])
         }

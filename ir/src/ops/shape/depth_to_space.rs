@@ -10,9 +10,9 @@ use crate::types::Dim;
 const BLOCK_BUCKETS: &[(i64, i64)] = &[(i64::MIN, 1), (2, 2), (3, 3), (4, i64::MAX)];
 
 /// `d / k` if exact.
-fn dim_div(d: &Dim, k: i64, what: &str) -> Result<Dim, String> {
+fn dim_div(d: &Dim, k: i64, what: &str) -> Result<Dim, InferError> {
     match d {
-        Dim::Known(v) if k > 0 && v % k != 0 => Err(format!("{what} {v} is not divisible by {k}")),
+        Dim::Known(v) if k > 0 && v % k != 0 => Err(rule!("{what} {v} is not divisible by {k}")),
         Dim::Known(v) if k > 0 => Ok(Dim::Known(v / k)),
         other if k == 1 => Ok(other.clone()),
         _ => Ok(Dim::Unknown),
@@ -23,13 +23,13 @@ fn infer_depth_to_space(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
     let b = ctx.int("blocksize", 0);
     if b <= 0 {
-        return Err(format!("blocksize {b} must be positive"));
+        return Err(rule!("blocksize {b} must be positive"));
     }
     let Some(s) = x.shape else {
         return out(x.dtype, Some(unknown_dims(4)));
     };
     if s.len() != 4 {
-        return Err(format!(
+        return Err(rule!(
             "DepthToSpace needs a 4-D input, found rank {}",
             s.len()
         ));
@@ -45,13 +45,13 @@ fn infer_space_to_depth(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
     let b = ctx.int("blocksize", 0);
     if b <= 0 {
-        return Err(format!("blocksize {b} must be positive"));
+        return Err(rule!("blocksize {b} must be positive"));
     }
     let Some(s) = x.shape else {
         return out(x.dtype, Some(unknown_dims(4)));
     };
     if s.len() != 4 {
-        return Err(format!(
+        return Err(rule!(
             "SpaceToDepth needs a 4-D input, found rank {}",
             s.len()
         ));

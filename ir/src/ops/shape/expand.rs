@@ -10,7 +10,7 @@ fn infer_expand(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
     match ctx.const_tensor(1) {
         Some(t) => {
-            let target = const_dims(t).ok_or("Expand shape cannot be read")?;
+            let target = const_dims(t).ok_or_else(|| rule!("Expand shape cannot be read"))?;
             // Dims of 1 in the target keep the input's dim; -1 or unreadable are unknown.
             let shape = broadcast_shapes(&[x.shape.clone(), Some(target)])?;
             out(x.dtype, shape)

@@ -17,7 +17,7 @@ fn infer_eye_like(ctx: &InferCtx) -> Infer {
     if let Some(r) = x.rank()
         && r != 2
     {
-        return Err(format!("EyeLike needs a 2-D input, found rank {r}"));
+        return Err(rule!("EyeLike needs a 2-D input, found rank {r}"));
     }
     out(dt, Some(x.shape.unwrap_or_else(|| unknown_dims(2))))
 }

@@ -28,7 +28,7 @@ fn infer_flatten(ctx: &InferCtx) -> Infer {
     };
     let r = s.len() as i64;
     if axis < -r || axis > r {
-        return Err(format!("Flatten axis {axis} is out of range for rank {r}"));
+        return Err(rule!("Flatten axis {axis} is out of range for rank {r}"));
     }
     let a = if axis < 0 { axis + r } else { axis } as usize;
     out(

@@ -17,7 +17,7 @@ fn infer_gather(ctx: &InferCtx) -> Infer {
     };
     let axis = axis_of(ctx.int("axis", 0), s.len())?;
     if s.is_empty() {
-        return Err("Gather needs data of rank 1 or more".into());
+        return Err(rule!("Gather needs data of rank 1 or more"));
     }
     let mut res = s[..axis].to_vec();
     res.extend(q);
@@ -60,7 +60,7 @@ fn infer_gather_elements(ctx: &InferCtx) -> Infer {
     let idx = ctx.tensor(1)?;
     if let (Some(a), Some(b)) = (&x.shape, &idx.shape) {
         if a.len() != b.len() {
-            return Err(format!(
+            return Err(rule!(
                 "GatherElements data has rank {} but indices rank {}",
                 a.len(),
                 b.len()
@@ -79,23 +79,23 @@ fn infer_gather_nd(ctx: &InferCtx) -> Infer {
         return out(x.dtype, None);
     };
     let Some(last) = q.last() else {
-        return Err("GatherND indices must have rank 1 or more".into());
+        return Err(rule!("GatherND indices must have rank 1 or more"));
     };
     let Dim::Known(k) = last else {
         return out(x.dtype, None);
     };
     if *k < 0 {
-        return Err(format!("GatherND index depth {k} is negative"));
+        return Err(rule!("GatherND index depth {k} is negative"));
     }
     let k = *k as usize;
     if b + k > s.len() {
-        return Err(format!(
+        return Err(rule!(
             "GatherND: batch_dims {b} + index depth {k} exceed the data rank {}",
             s.len()
         ));
     }
     if b >= q.len() {
-        return Err(format!(
+        return Err(rule!(
             "GatherND: batch_dims {b} needs indices of rank above {b}, found {}",
             q.len()
         ));
@@ -104,7 +104,7 @@ fn infer_gather_nd(ctx: &InferCtx) -> Infer {
         if let (Dim::Known(p), Dim::Known(r)) = (&s[i], &q[i])
             && p != r
         {
-            return Err(format!(
+            return Err(rule!(
                 "GatherND: batch dimension {i} is {p} in the data and {r} in the indices"
             ));
         }
@@ -118,7 +118,7 @@ fn infer_gather_nd(ctx: &InferCtx) -> Infer {
 // error for Gather*, Scatter*; a mutation that changes the data's shape must not make them so).
 
 /// Checks constant `indices` (input 1) against data (input 0) dimension `axis`.
-pub(super) fn indices_along_axis(ctx: &InferCtx) -> Result<(), String> {
+pub(super) fn indices_along_axis(ctx: &InferCtx) -> Result<(), InferError> {
     let (Some(d), Some(idx)) = (ctx.tensor(0)?.shape, ctx.const_i64s(1)) else {
         return Ok(());
     };
@@ -130,7 +130,7 @@ pub(super) fn indices_along_axis(ctx: &InferCtx) -> Result<(), String> {
         return Ok(());
     };
     match idx.iter().find(|&&i| i < -n || i >= n) {
-        Some(i) => Err(format!(
+        Some(i) => Err(rule!(
             "index {i} is out of range for axis {axis} of length {n}"
         )),
         None => Ok(()),
@@ -139,7 +139,7 @@ pub(super) fn indices_along_axis(ctx: &InferCtx) -> Result<(), String> {
 
 /// Checks constant index tuples (input 1, last dimension = tuple length) of GatherND /
 /// ScatterND against the data dimensions after `batch_dims`.
-pub(super) fn indices_tuples(ctx: &InferCtx) -> Result<(), String> {
+pub(super) fn indices_tuples(ctx: &InferCtx) -> Result<(), InferError> {
     let (Some(d), Some(q), Some(idx)) = (
         ctx.tensor(0)?.shape,
         ctx.tensor(1)?.shape,
@@ -159,7 +159,7 @@ pub(super) fn indices_tuples(ctx: &InferCtx) -> Result<(), String> {
         if let Dim::Known(n) = d[j]
             && (i < -n || i >= n)
         {
-            return Err(format!(
+            return Err(rule!(
                 "index {i} is out of range for dimension {j} of length {n}"
             ));
         }

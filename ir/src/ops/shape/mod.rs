@@ -147,17 +147,17 @@ fn dim_mul(d: &Dim, k: i64) -> Dim {
 }
 
 /// An axis of a rank-`rank` tensor; a scalar has none.
-fn axis_of(axis: i64, rank: usize) -> Result<usize, String> {
+fn axis_of(axis: i64, rank: usize) -> Result<usize, InferError> {
     if rank == 0 {
-        return Err(format!("axis {axis} given for a scalar input"));
+        return Err(InferError::AxisOfScalar(axis));
     }
     norm_axis(axis, rank)
 }
 
 /// Axes of a rank-`rank` tensor; a scalar has none.
-fn axes_of(axes: &[i64], rank: usize) -> Result<Vec<usize>, String> {
+fn axes_of(axes: &[i64], rank: usize) -> Result<Vec<usize>, InferError> {
     if rank == 0 && !axes.is_empty() {
-        return Err(format!("axes {axes:?} given for a scalar input"));
+        return Err(InferError::AxesOfScalar(axes.to_vec()));
     }
     norm_axes(axes, rank)
 }

@@ -21,7 +21,7 @@ fn infer_one_hot(ctx: &InferCtx) -> Infer {
     let depth = match ctx.const_f64s(1).as_deref() {
         Some([d]) => {
             if *d < 1.0 {
-                return Err(format!("OneHot depth {d} must be at least 1"));
+                return Err(rule!("OneHot depth {d} must be at least 1"));
             }
             Dim::Known(*d as i64)
         }
@@ -48,7 +48,7 @@ pub(super) fn register(r: &mut Registry) {
             .infer(infer_one_hot)
             .requires(
                 |c| match c.inputs.first().and_then(|t| t.as_ref()?.tensor()?.rank()) {
-                    Some(0) => Err("OneHot indices must have rank 1 or more".into()),
+                    Some(0) => Err(rule!("OneHot indices must have rank 1 or more")),
                     _ => Ok(()),
                 },
             ),

@@ -29,7 +29,7 @@ fn infer_pad(ctx: &InferCtx) -> Infer {
         (Arg::Known(p), Some(axes)) => {
             let n = axes.len();
             if p.len() != 2 * n {
-                return Err(format!(
+                return Err(rule!(
                     "pads has {} values, expected {} for {n} axes",
                     p.len(),
                     2 * n
@@ -42,13 +42,13 @@ fn infer_pad(ctx: &InferCtx) -> Infer {
                 res[a] = match &s[a] {
                     Dim::Known(d) => {
                         if *d == 0 && (p[k] > 0 || p[k + n] > 0) && mode != "constant" {
-                            return Err(format!(
+                            return Err(rule!(
                                 "{mode} padding of axis {a}, which is empty: there is no element \
                                  to repeat"
                             ));
                         }
                         if d.saturating_add(add) < 0 {
-                            return Err(format!("pads {:?} make axis {a} of size {d} negative", p));
+                            return Err(rule!("pads {:?} make axis {a} of size {d} negative", p));
                         }
                         Dim::Known(d.saturating_add(add))
                     }

@@ -26,7 +26,7 @@ fn infer_range(ctx: &InferCtx) -> Infer {
             && r != 0
             && !(r == 1 && static_len(ctx, i) == Some(1))
         {
-            return Err(format!("Range input {i} must be a scalar, found rank {r}"));
+            return Err(rule!("Range input {i} must be a scalar, found rank {r}"));
         }
     }
     let (Some(a), Some(b), Some(c)) = (ctx.const_f64s(0), ctx.const_f64s(1), ctx.const_f64s(2))
@@ -34,10 +34,10 @@ fn infer_range(ctx: &InferCtx) -> Infer {
         return out(dt, Some(vec![Dim::Unknown]));
     };
     let (Some(&a), Some(&b), Some(&c)) = (a.first(), b.first(), c.first()) else {
-        return Err("Range inputs are empty".into());
+        return Err(rule!("Range inputs are empty"));
     };
     let Some(n) = range_len(a, b, c) else {
-        return Err("Range delta is 0".into());
+        return Err(rule!("Range delta is 0"));
     };
     Ok(vec![fixed(dt, &[n])])
 }

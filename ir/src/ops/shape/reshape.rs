@@ -12,14 +12,14 @@ pub(super) fn reshape_dims(
     input: Option<&[Dim]>,
     target: &[i64],
     allowzero: bool,
-) -> Result<Vec<Dim>, String> {
+) -> Result<Vec<Dim>, InferError> {
     let mut outd = Vec::with_capacity(target.len());
     let mut infer_at = None;
     for (i, &t) in target.iter().enumerate() {
         match t {
             -1 => {
                 if infer_at.is_some() {
-                    return Err(format!("shape {target:?} has more than one -1"));
+                    return Err(rule!("shape {target:?} has more than one -1"));
                 }
                 infer_at = Some(i);
                 outd.push(Dim::Unknown);
@@ -27,19 +27,19 @@ pub(super) fn reshape_dims(
             0 if !allowzero => match input {
                 Some(s) if i < s.len() => outd.push(s[i].clone()),
                 Some(s) => {
-                    return Err(format!(
+                    return Err(rule!(
                         "shape {target:?} copies dim {i} (0) but the input has rank {}",
                         s.len()
                     ));
                 }
                 None => outd.push(Dim::Unknown),
             },
-            t if t < -1 => return Err(format!("shape {target:?} has the invalid value {t}")),
+            t if t < -1 => return Err(rule!("shape {target:?} has the invalid value {t}")),
             t => outd.push(Dim::Known(t)),
         }
     }
     if allowzero && infer_at.is_some() && target.contains(&0) {
-        return Err(format!(
+        return Err(rule!(
             "shape {target:?}: allowzero forbids 0 together with -1"
         ));
     }
@@ -78,10 +78,10 @@ pub(super) fn reshape_dims(
                 if si.is_empty() {
                     if ko == 0 {
                         if ki != 0 {
-                            return Err(format!("cannot reshape {ki} elements to {target:?}"));
+                            return Err(rule!("cannot reshape {ki} elements to {target:?}"));
                         }
                     } else if ki % ko != 0 {
-                        return Err(format!(
+                        return Err(rule!(
                             "cannot reshape {ki} elements: {ki} is not divisible by {ko} ({target:?})"
                         ));
                     } else {
@@ -92,7 +92,7 @@ pub(super) fn reshape_dims(
                 }
             }
             None if si.is_empty() && so.is_empty() && ki != ko => {
-                return Err(format!(
+                return Err(rule!(
                     "cannot reshape {ki} elements to {target:?} ({ko} elements)"
                 ));
             }

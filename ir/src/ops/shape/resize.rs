@@ -39,7 +39,7 @@ fn infer_resize(ctx: &InferCtx) -> Infer {
     let mut res = s.clone();
     if let Some(sizes) = sizes {
         if sizes.len() != axes.len() {
-            return Err(format!(
+            return Err(rule!(
                 "Resize sizes {sizes:?} has {} values for {} axes",
                 sizes.len(),
                 axes.len()
@@ -72,14 +72,14 @@ fn infer_resize(ctx: &InferCtx) -> Infer {
     }
     if let Some(scales) = scales {
         if scales.len() != axes.len() {
-            return Err(format!(
+            return Err(rule!(
                 "Resize scales {scales:?} has {} values for {} axes",
                 scales.len(),
                 axes.len()
             ));
         }
         if let Some(v) = scales.iter().find(|v| **v <= 0.0) {
-            return Err(format!("Resize scale {v} is not positive"));
+            return Err(rule!("Resize scale {v} is not positive"));
         }
         for (k, &a) in axes.iter().enumerate() {
             res[a] = scaled(&s[a], scales[k]);
@@ -99,7 +99,7 @@ fn infer_upsample(ctx: &InferCtx) -> Infer {
     };
     let scales: Option<Vec<f64>> = if ctx.opset < 7 {
         if s.len() != 4 {
-            return Err(format!(
+            return Err(rule!(
                 "Upsample-1 needs a 4-D input, found rank {}",
                 s.len()
             ));
@@ -119,7 +119,7 @@ fn infer_upsample(ctx: &InferCtx) -> Infer {
     match scales {
         Some(sc) => {
             if sc.len() != s.len() {
-                return Err(format!(
+                return Err(rule!(
                     "Upsample scales {sc:?} has {} values for rank {}",
                     sc.len(),
                     s.len()

@@ -10,14 +10,14 @@ fn infer_reverse_sequence(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
     let (b, t) = (ctx.int("batch_axis", 1), ctx.int("time_axis", 0));
     if b == t {
-        return Err(format!(
+        return Err(rule!(
             "ReverseSequence batch_axis and time_axis are both {b}"
         ));
     }
     if let Some(r) = x.rank()
         && r < 2
     {
-        return Err(format!("ReverseSequence needs rank 2 or more, found {r}"));
+        return Err(rule!("ReverseSequence needs rank 2 or more, found {r}"));
     }
     // sequence_lens holds one length per batch entry, none above the time axis' length.
     if let Some(s) = &x.shape {
@@ -27,14 +27,14 @@ fn infer_reverse_sequence(ctx: &InferCtx) -> Infer {
             &s[bi],
         ) && n != *batch
         {
-            return Err(format!(
+            return Err(rule!(
                 "ReverseSequence sequence_lens has {n} entries for a batch of {batch}"
             ));
         }
         if let (Some(lens), Dim::Known(time)) = (ctx.const_i64s(1), &s[ti])
             && let Some(l) = lens.iter().find(|&&l| l < 0 || l > *time)
         {
-            return Err(format!(
+            return Err(rule!(
                 "ReverseSequence sequence length {l} is outside 0..={time}"
             ));
         }

@@ -14,7 +14,7 @@ fn infer_scatter(ctx: &InferCtx) -> Infer {
     if let (Some(a), Some(b)) = (&idx.shape, &upd.shape)
         && a.len() != b.len()
     {
-        return Err(format!(
+        return Err(rule!(
             "indices rank {} differs from updates rank {}",
             a.len(),
             b.len()
@@ -24,7 +24,7 @@ fn infer_scatter(ctx: &InferCtx) -> Infer {
         if let Some(a) = &idx.shape
             && a.len() != s.len()
         {
-            return Err(format!(
+            return Err(rule!(
                 "indices rank {} differs from data rank {}",
                 a.len(),
                 s.len()
@@ -37,7 +37,7 @@ fn infer_scatter(ctx: &InferCtx) -> Infer {
 
 /// Constant index tuples must be in range, and `updates` must have the shape
 /// `indices.shape[:-1] + data.shape[indices.shape[-1]:]`.
-fn scatter_nd_requires(ctx: &InferCtx) -> Result<(), String> {
+fn scatter_nd_requires(ctx: &InferCtx) -> Result<(), InferError> {
     indices_tuples(ctx)?;
     let (Some(d), Some(i), Some(u)) = (
         ctx.tensor(0)?.shape,
@@ -51,7 +51,7 @@ fn scatter_nd_requires(ctx: &InferCtx) -> Result<(), String> {
     };
     let k = k as usize;
     if i.is_empty() || k > d.len() {
-        return Err(format!(
+        return Err(rule!(
             "indices' last dimension {k} exceeds the data rank {}",
             d.len()
         ));
@@ -59,7 +59,7 @@ fn scatter_nd_requires(ctx: &InferCtx) -> Result<(), String> {
     let want: Vec<Dim> = i[..i.len() - 1].iter().chain(&d[k..]).cloned().collect();
     let known = |v: &[Dim]| v.iter().all(|x| matches!(x, Dim::Known(_)));
     if known(&want) && known(&u) && want != u {
-        return Err(format!(
+        return Err(rule!(
             "updates have shape {u:?}, expected {want:?} (indices' leading dims + data's trailing dims)"
         ));
     }

@@ -30,7 +30,7 @@ pub(super) fn slice_range(d: i64, start: i64, end: i64, step: i64) -> (i64, i64)
 /// Per-axis (axis, start, end, step) of a Slice node, when known.
 type SliceParams = Vec<(usize, i64, i64, i64)>;
 
-fn slice_params(ctx: &InferCtx, rank: usize) -> Result<Option<SliceParams>, String> {
+fn slice_params(ctx: &InferCtx, rank: usize) -> Result<Option<SliceParams>, InferError> {
     let (starts, ends, axes, steps) = if ctx.opset < 10 {
         (
             list_arg(ctx, "starts", usize::MAX),
@@ -50,7 +50,7 @@ fn slice_params(ctx: &InferCtx, rank: usize) -> Result<Option<SliceParams>, Stri
         return Ok(None);
     };
     if starts.len() != ends.len() {
-        return Err(format!(
+        return Err(rule!(
             "Slice starts {starts:?} and ends {ends:?} differ in length"
         ));
     }
@@ -65,7 +65,7 @@ fn slice_params(ctx: &InferCtx, rank: usize) -> Result<Option<SliceParams>, Stri
         Arg::Unknown => return Ok(None),
     };
     if axes.len() != starts.len() || steps.len() != starts.len() {
-        return Err(format!(
+        return Err(rule!(
             "Slice has {} starts, {} axes and {} steps",
             starts.len(),
             axes.len(),
@@ -73,7 +73,7 @@ fn slice_params(ctx: &InferCtx, rank: usize) -> Result<Option<SliceParams>, Stri
         ));
     }
     if let Some(p) = steps.iter().position(|&s| s == 0) {
-        return Err(format!("Slice step {p} is 0"));
+        return Err(rule!("Slice step {p} is 0"));
     }
     let axes = axes_of(&axes, rank)?;
     Ok(Some(

@@ -23,7 +23,7 @@ fn infer_split(ctx: &InferCtx) -> Infer {
     match split {
         Arg::Known(parts) => {
             if parts.len() != n {
-                return Err(format!(
+                return Err(rule!(
                     "split {parts:?} has {} parts for {n} outputs",
                     parts.len()
                 ));
@@ -31,7 +31,7 @@ fn infer_split(ctx: &InferCtx) -> Infer {
             if let Dim::Known(d) = s[axis] {
                 let total: i64 = parts.iter().sum();
                 if total != d {
-                    return Err(format!(
+                    return Err(rule!(
                         "split {parts:?} sums to {total}, but axis {axis} has size {d}"
                     ));
                 }
@@ -45,7 +45,7 @@ fn infer_split(ctx: &InferCtx) -> Infer {
             };
             if let Some(k) = ctx.int_opt("num_outputs") {
                 if k != n as i64 {
-                    return Err(format!("num_outputs is {k} but the node has {n} outputs"));
+                    return Err(rule!("num_outputs is {k} but the node has {n} outputs"));
                 }
                 let chunk = (d + k - 1) / k.max(1);
                 return Ok((0..k)
@@ -53,7 +53,7 @@ fn infer_split(ctx: &InferCtx) -> Infer {
                     .collect());
             }
             if n == 0 || d % n as i64 != 0 {
-                return Err(format!(
+                return Err(rule!(
                     "axis {axis} of size {d} cannot be split evenly into {n} outputs"
                 ));
             }

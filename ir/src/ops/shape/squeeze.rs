@@ -20,7 +20,7 @@ fn infer_squeeze(ctx: &InferCtx) -> Infer {
                 if let Dim::Known(v) = s[k]
                     && v != 1
                 {
-                    return Err(format!("Squeeze axis {k} has size {v}, not 1"));
+                    return Err(rule!("Squeeze axis {k} has size {v}, not 1"));
                 }
             }
             out(

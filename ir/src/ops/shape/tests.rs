@@ -13,7 +13,7 @@ fn run(
     opset: i64,
     inputs: Vec<Option<ValueType>>,
     consts: Vec<Option<Tensor>>,
-) -> (Result<Vec<ValueType>, String>, Option<Vec<Tensor>>) {
+) -> (Result<Vec<ValueType>, InferError>, Option<Vec<Tensor>>) {
     let ctx = InferCtx::new(node, opset, inputs, consts);
     let spec = Registry::global().for_node(node).expect("spec");
     ((spec.infer)(&ctx), spec.fold.and_then(|f| f(&ctx)))
@@ -28,7 +28,7 @@ fn i64c(v: &[i64]) -> (Option<ValueType>, Option<Tensor>) {
     (Some(ValueType::Tensor(t.tensor_type())), Some(t))
 }
 
-fn shape_of(r: &Result<Vec<ValueType>, String>) -> String {
+fn shape_of(r: &Result<Vec<ValueType>, InferError>) -> String {
     r.as_ref()
         .map(|v| v[0].to_string())
         .unwrap_or_else(|e| format!("error: {e}"))

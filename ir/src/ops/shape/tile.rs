@@ -17,7 +17,7 @@ fn infer_tile(ctx: &InferCtx) -> Infer {
             return out(x.dtype, Some(unknown_dims(s.len())));
         };
         let (Some(&t), Some(&a)) = (t.first(), a.first()) else {
-            return Err("Tile tiles/axis are empty".into());
+            return Err(rule!("Tile tiles/axis are empty"));
         };
         let a = axis_of(a, s.len())?;
         let mut res = s;
@@ -27,14 +27,14 @@ fn infer_tile(ctx: &InferCtx) -> Infer {
     match ctx.const_i64s(1) {
         Some(rep) => {
             if rep.len() != s.len() {
-                return Err(format!(
+                return Err(rule!(
                     "Tile repeats {rep:?} has {} values for an input of rank {}",
                     rep.len(),
                     s.len()
                 ));
             }
             if let Some(v) = rep.iter().find(|v| **v < 0) {
-                return Err(format!("Tile repeat {v} is negative"));
+                return Err(rule!("Tile repeat {v} is negative"));
             }
             out(
                 x.dtype,

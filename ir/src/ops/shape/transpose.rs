@@ -7,11 +7,11 @@ use crate::ops::common::*;
 use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::tensor::{Tensor, TensorExt};
 
-fn perm_of(ctx: &InferCtx, rank: usize) -> Result<Vec<usize>, String> {
+fn perm_of(ctx: &InferCtx, rank: usize) -> Result<Vec<usize>, InferError> {
     match ctx.ints("perm") {
         Some(p) => {
             if p.len() != rank {
-                return Err(format!(
+                return Err(rule!(
                     "perm {p:?} has {} entries for an input of rank {rank}",
                     p.len()
                 ));

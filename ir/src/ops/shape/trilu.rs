@@ -9,7 +9,7 @@ fn infer_trilu(ctx: &InferCtx) -> Infer {
     if let Some(r) = x.rank()
         && r < 2
     {
-        return Err(format!("Trilu needs rank 2 or more, found {r}"));
+        return Err(rule!("Trilu needs rank 2 or more, found {r}"));
     }
     out(x.dtype, x.shape)
 }

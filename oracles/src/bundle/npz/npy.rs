@@ -1,6 +1,7 @@
 //! `.npy` files: encoding a tensor (format 1.0, header padded to 64 bytes) and decoding
 //! what numpy writes (formats 1.0 to 3.0, little-endian, C order); see the
 //! [archive's documentation](super) for the element types.
+use super::NpzError;
 use half::f16;
 use mutagraph_backends::value::{Data, HostTensor};
 use mutagraph_ir::dtype::DType;
@@ -17,7 +18,7 @@ fn le_bytes<T, const N: usize>(v: &[T], f: impl Fn(&T) -> [u8; N]) -> Vec<u8> {
 }
 
 /// The `descr` and data bytes of a tensor.
-fn npy_payload(t: &HostTensor) -> Result<(String, Vec<u8>), String> {
+fn npy_payload(t: &HostTensor) -> Result<(String, Vec<u8>), NpzError> {
     let (descr, bytes) = match &t.data {
         Data::F32(v) => ("<f4", le_bytes(v, |x| x.to_le_bytes())),
         Data::F64(v) => ("<f8", le_bytes(v, |x| x.to_le_bytes())),
@@ -35,12 +36,9 @@ fn npy_payload(t: &HostTensor) -> Result<(String, Vec<u8>), String> {
         Data::String(v) => {
             let mut texts = Vec::with_capacity(v.len());
             for (i, s) in v.iter().enumerate() {
-                let s = std::str::from_utf8(s)
-                    .map_err(|_| format!("string {i} is not UTF-8; numpy strings hold text"))?;
+                let s = std::str::from_utf8(s).map_err(|_| NpzError::StringNotUtf8(i))?;
                 if s.contains('\0') {
-                    return Err(format!(
-                        "string {i} contains a NUL character, which numpy strings cannot keep"
-                    ));
+                    return Err(NpzError::StringNul(i));
                 }
                 texts.push(s);
             }
@@ -57,30 +55,33 @@ fn npy_payload(t: &HostTensor) -> Result<(String, Vec<u8>), String> {
             return Ok((format!("<U{width}"), bytes));
         }
         Data::Raw(_) => {
-            return Err(format!("element type {} has no numpy equivalent", t.dtype));
+            return Err(NpzError::NoNumpyType(t.dtype));
         }
     };
     Ok((descr.to_string(), bytes))
 }
 
 /// An `.npy` file (format 1.0) holding `t`.
-pub(super) fn encode_npy(t: &HostTensor) -> Result<Vec<u8>, String> {
+pub(super) fn encode_npy(t: &HostTensor) -> Result<Vec<u8>, NpzError> {
     let count = t
         .shape
         .iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .ok_or_else(|| format!("shape {:?} overflows", t.shape))?;
+        .ok_or_else(|| NpzError::ShapeOverflow(t.shape.clone()))?;
     if count != t.data.len() {
-        return Err(format!(
-            "shape {:?} needs {count} elements, the data holds {}",
-            t.shape,
-            t.data.len()
-        ));
+        return Err(NpzError::ElementCount {
+            shape: t.shape.clone(),
+            need: count,
+            have: t.data.len(),
+        });
     }
     if let Some(d) = t.data.dtype()
         && d != t.dtype
     {
-        return Err(format!("dtype {} but {} data", t.dtype, d));
+        return Err(NpzError::DTypeMismatch {
+            dtype: t.dtype,
+            data: d,
+        });
     }
     let (descr, data) = npy_payload(t)?;
     let shape = match t.shape.as_slice() {
@@ -99,8 +100,8 @@ pub(super) fn encode_npy(t: &HostTensor) -> Result<Vec<u8>, String> {
     let unpadded = 10 + dict.len() + 1;
     let padding = (64 - unpadded % 64) % 64;
     let header_len = dict.len() + padding + 1;
-    let header_len = u16::try_from(header_len)
-        .map_err(|_| format!("the .npy header of shape {:?} is too long", t.shape))?;
+    let header_len =
+        u16::try_from(header_len).map_err(|_| NpzError::HeaderTooLong(t.shape.clone()))?;
     let mut out = Vec::with_capacity(10 + header_len as usize + data.len());
     out.extend_from_slice(NPY_MAGIC);
     out.extend_from_slice(&[1, 0]);
@@ -141,15 +142,15 @@ impl LitParser<'_> {
         self.s.get(self.i).copied()
     }
 
-    fn expect(&mut self, c: u8) -> Result<(), String> {
+    fn expect(&mut self, c: u8) -> Result<(), NpzError> {
         if self.peek() == Some(c) {
             self.i += 1;
             Ok(())
         } else {
-            Err(format!(
-                "expected '{}' at byte {} of the header",
-                c as char, self.i
-            ))
+            Err(NpzError::HeaderExpected {
+                expected: c as char,
+                at: self.i,
+            })
         }
     }
 
@@ -157,8 +158,8 @@ impl LitParser<'_> {
     fn items<T>(
         &mut self,
         close: u8,
-        mut item: impl FnMut(&mut Self) -> Result<T, String>,
-    ) -> Result<Vec<T>, String> {
+        mut item: impl FnMut(&mut Self) -> Result<T, NpzError>,
+    ) -> Result<Vec<T>, NpzError> {
         let mut out = Vec::new();
         loop {
             if self.peek() == Some(close) {
@@ -169,12 +170,17 @@ impl LitParser<'_> {
             match self.peek() {
                 Some(b',') => self.i += 1,
                 Some(c) if c == close => {}
-                _ => return Err(format!("expected ',' at byte {} of the header", self.i)),
+                _ => {
+                    return Err(NpzError::HeaderExpected {
+                        expected: ',',
+                        at: self.i,
+                    });
+                }
             }
         }
     }
 
-    fn value(&mut self) -> Result<Lit, String> {
+    fn value(&mut self) -> Result<Lit, NpzError> {
         match self.peek() {
             Some(q @ (b'\'' | b'"')) => {
                 self.i += 1;
@@ -183,7 +189,7 @@ impl LitParser<'_> {
                     self.i += 1;
                 }
                 if self.i == self.s.len() {
-                    return Err("unterminated string in the header".into());
+                    return Err(NpzError::HeaderString);
                 }
                 let text = String::from_utf8_lossy(&self.s[start..self.i]).into_owned();
                 self.i += 1;
@@ -213,7 +219,7 @@ impl LitParser<'_> {
                 let text = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("");
                 let n = text
                     .parse::<u64>()
-                    .map_err(|_| format!("integer {text} out of range in the header"))?;
+                    .map_err(|_| NpzError::HeaderInteger(text.to_string()))?;
                 if self.s.get(self.i) == Some(&b'L') {
                     self.i += 1;
                 }
@@ -227,7 +233,7 @@ impl LitParser<'_> {
                 self.i += 5;
                 Ok(Lit::Bool(false))
             }
-            _ => Err(format!("unexpected text at byte {} of the header", self.i)),
+            _ => Err(NpzError::HeaderText(self.i)),
         }
     }
 }
@@ -252,7 +258,7 @@ enum Elem {
 }
 
 impl Elem {
-    fn parse(descr: &str) -> Result<Elem, String> {
+    fn parse(descr: &str) -> Result<Elem, NpzError> {
         let (order, rest) = match descr.as_bytes().first() {
             Some(c @ (b'<' | b'>' | b'|' | b'=')) => (*c, &descr[1..]),
             _ => (b'=', descr),
@@ -273,13 +279,13 @@ impl Elem {
             s if s.starts_with('U') => Elem::Str(
                 s[1..]
                     .parse()
-                    .map_err(|_| format!("unsupported dtype '{descr}'"))?,
+                    .map_err(|_| NpzError::UnsupportedDType(descr.to_string()))?,
             ),
-            _ => return Err(format!("unsupported dtype '{descr}'")),
+            _ => return Err(NpzError::UnsupportedDType(descr.to_string())),
         };
         let big = order == b'>' || (order == b'=' && cfg!(target_endian = "big"));
         if big && elem.size() > 1 {
-            return Err(format!("big-endian dtype '{descr}' is not supported"));
+            return Err(NpzError::BigEndian(descr.to_string()));
         }
         Ok(elem)
     }
@@ -306,65 +312,67 @@ fn from_chunks<T, const N: usize>(data: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<
 }
 
 /// Reads one `.npy` file.
-pub(super) fn decode_npy(b: &[u8]) -> Result<HostTensor, String> {
+pub(super) fn decode_npy(b: &[u8]) -> Result<HostTensor, NpzError> {
     if b.len() < 10 || &b[..6] != NPY_MAGIC {
-        return Err("not an .npy file (bad magic)".into());
+        return Err(NpzError::BadMagic);
     }
     let (header_len, start) = match b[6] {
         1 => (u16::from_le_bytes([b[8], b[9]]) as usize, 10usize),
         2 | 3 if b.len() >= 12 => (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12),
-        v => return Err(format!(".npy format version {v}.{} is not supported", b[7])),
+        v => return Err(NpzError::Version(v, b[7])),
     };
     let end = start
         .checked_add(header_len)
         .filter(|&e| e <= b.len())
-        .ok_or("truncated .npy header")?;
+        .ok_or(NpzError::TruncatedHeader)?;
     let mut parser = LitParser {
         s: &b[start..end],
         i: 0,
     };
     let Lit::Dict(entries) = parser.value()? else {
-        return Err("the .npy header is not a dict".into());
+        return Err(NpzError::HeaderNotDict);
     };
-    let get = |key: &str| {
+    let get = |key: &'static str| {
         entries
             .iter()
             .find(|(k, _)| *k == Lit::Str(key.to_string()))
             .map(|(_, v)| v)
-            .ok_or_else(|| format!("the .npy header lacks '{key}'"))
+            .ok_or(NpzError::HeaderLacks(key))
     };
     let Lit::Str(descr) = get("descr")? else {
-        return Err("'descr' is not a string (structured arrays are not supported)".into());
+        return Err(NpzError::DescrNotString);
     };
     match get("fortran_order")? {
         Lit::Bool(false) => {}
-        Lit::Bool(true) => return Err("Fortran-order arrays are not supported".into()),
-        _ => return Err("'fortran_order' is not a boolean".into()),
+        Lit::Bool(true) => return Err(NpzError::FortranOrder),
+        _ => return Err(NpzError::FortranOrderNotBool),
     }
     let Lit::Tuple(dims) = get("shape")? else {
-        return Err("'shape' is not a tuple".into());
+        return Err(NpzError::ShapeNotTuple);
     };
     let shape = dims
         .iter()
         .map(|d| match d {
-            Lit::Int(n) => usize::try_from(*n).map_err(|_| format!("dimension {n} too large")),
-            _ => Err("'shape' holds a non-integer".to_string()),
+            Lit::Int(n) => usize::try_from(*n).map_err(|_| NpzError::DimTooLarge(*n)),
+            _ => Err(NpzError::ShapeNotIntegers),
         })
-        .collect::<Result<Vec<usize>, String>>()?;
+        .collect::<Result<Vec<usize>, NpzError>>()?;
     let elem = Elem::parse(descr)?;
     let count = shape
         .iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .ok_or_else(|| format!("shape {shape:?} overflows"))?;
+        .ok_or_else(|| NpzError::ShapeOverflow(shape.clone()))?;
     let data = &b[end..];
     let need = count
         .checked_mul(elem.size())
-        .ok_or_else(|| format!("shape {shape:?} overflows"))?;
+        .ok_or_else(|| NpzError::ShapeOverflow(shape.clone()))?;
     if data.len() != need {
-        return Err(format!(
-            "{descr} array of shape {shape:?} needs {need} data bytes, the file holds {}",
-            data.len()
-        ));
+        return Err(NpzError::DataSize {
+            descr: descr.clone(),
+            shape,
+            need,
+            have: data.len(),
+        });
     }
     let data = match elem {
         Elem::F4 => Data::F32(from_chunks(data, f32::from_le_bytes)),
@@ -388,10 +396,7 @@ pub(super) fn decode_npy(b: &[u8]) -> Result<HostTensor, String> {
                     if c == 0 {
                         break;
                     }
-                    s.push(
-                        char::from_u32(c)
-                            .ok_or_else(|| format!("string {i} holds invalid code point {c}"))?,
-                    );
+                    s.push(char::from_u32(c).ok_or(NpzError::CodePoint { index: i, code: c })?);
                 }
                 strings.push(s.into_bytes());
             }
@@ -436,7 +441,12 @@ mod tests {
             shape: vec![2, 2],
             data: Data::F32(vec![1.0]),
         };
-        assert!(encode_npy(&bad).unwrap_err().contains("needs 4 elements"));
+        assert!(
+            encode_npy(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("needs 4 elements")
+        );
         let raw = HostTensor {
             dtype: DType::F8E4M3FN,
             shape: vec![1],
@@ -445,10 +455,11 @@ mod tests {
         assert!(
             encode_npy(&raw)
                 .unwrap_err()
+                .to_string()
                 .contains("no numpy equivalent")
         );
         let nul = HostTensor::new(vec![1], Data::String(vec![b"a\0".to_vec()]));
-        assert!(encode_npy(&nul).unwrap_err().contains("NUL"));
+        assert!(encode_npy(&nul).unwrap_err().to_string().contains("NUL"));
     }
 
     #[test]

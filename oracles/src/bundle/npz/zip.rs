@@ -1,5 +1,6 @@
 //! Zip archives of stored members: writing one deterministically (fixed timestamp, no
 //! zip64) and reading stored members, zip64 records included.
+use super::NpzError;
 
 /// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), as zip uses.
 pub(crate) fn crc32(bytes: &[u8]) -> u32 {
@@ -38,21 +39,22 @@ const ZIP64_LOCATOR_SIG: u32 = 0x0706_4b50;
 const DOS_DATE: u16 = (1 << 5) | 1;
 
 /// A zip archive of stored members, deterministic.
-pub(super) fn zip_stored(members: &[(String, Vec<u8>)]) -> Result<Vec<u8>, String> {
+pub(super) fn zip_stored(members: &[(String, Vec<u8>)]) -> Result<Vec<u8>, NpzError> {
     fn u16le(out: &mut Vec<u8>, v: u16) {
         out.extend_from_slice(&v.to_le_bytes());
     }
     fn u32le(out: &mut Vec<u8>, v: u32) {
         out.extend_from_slice(&v.to_le_bytes());
     }
-    let too_big = || "the archive would need zip64 (over 4 GiB or 65535 arrays)".to_string();
+    let too_big = || NpzError::NeedsZip64;
     let count = u16::try_from(members.len()).map_err(|_| too_big())?;
     let mut out = Vec::new();
     let mut central = Vec::new();
     for (name, data) in members {
         let offset = u32::try_from(out.len()).map_err(|_| too_big())?;
         let size = u32::try_from(data.len()).map_err(|_| too_big())?;
-        let name_len = u16::try_from(name.len()).map_err(|_| format!("name {name} too long"))?;
+        let name_len =
+            u16::try_from(name.len()).map_err(|_| NpzError::NameTooLong(name.clone()))?;
         let crc = crc32(data);
         // Local file header.
         u32le(&mut out, LOCAL_SIG);
@@ -103,41 +105,41 @@ pub(super) fn zip_stored(members: &[(String, Vec<u8>)]) -> Result<Vec<u8>, Strin
     Ok(out)
 }
 
-fn rd16(b: &[u8], at: usize) -> Result<u16, String> {
+fn rd16(b: &[u8], at: usize) -> Result<u16, NpzError> {
     b.get(at..at + 2)
         .map(|s| u16::from_le_bytes([s[0], s[1]]))
-        .ok_or_else(|| "truncated zip archive".to_string())
+        .ok_or(NpzError::TruncatedZip)
 }
 
-fn rd32(b: &[u8], at: usize) -> Result<u32, String> {
+fn rd32(b: &[u8], at: usize) -> Result<u32, NpzError> {
     b.get(at..at + 4)
         .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-        .ok_or_else(|| "truncated zip archive".to_string())
+        .ok_or(NpzError::TruncatedZip)
 }
 
-fn rd64(b: &[u8], at: usize) -> Result<u64, String> {
+fn rd64(b: &[u8], at: usize) -> Result<u64, NpzError> {
     b.get(at..at + 8)
         .map(|s| {
             let mut a = [0u8; 8];
             a.copy_from_slice(s);
             u64::from_le_bytes(a)
         })
-        .ok_or_else(|| "truncated zip archive".to_string())
+        .ok_or(NpzError::TruncatedZip)
 }
 
-fn to_usize(v: u64) -> Result<usize, String> {
-    usize::try_from(v).map_err(|_| "zip offset out of range".to_string())
+fn to_usize(v: u64) -> Result<usize, NpzError> {
+    usize::try_from(v).map_err(|_| NpzError::ZipOffset)
 }
 
 /// The members of a zip archive (name, data), in central-directory order. Only stored members
 /// are readable; zip64 records are understood.
-pub(super) fn unzip_stored(b: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
+pub(super) fn unzip_stored(b: &[u8]) -> Result<Vec<(String, &[u8])>, NpzError> {
     // End of central directory: 22 bytes plus a comment of up to 65535 bytes, at the end.
     let lowest = b.len().saturating_sub(22 + 0xFFFF);
     let end = (lowest..=b.len().saturating_sub(22))
         .rev()
         .find(|&i| b.len() >= 22 && rd32(b, i).ok() == Some(END_SIG))
-        .ok_or("not a zip archive (no end of central directory)")?;
+        .ok_or(NpzError::NotZip)?;
     let mut entries = rd16(b, end + 10)? as u64;
     let mut central_size = rd32(b, end + 12)? as u64;
     let mut central_offset = rd32(b, end + 16)? as u64;
@@ -147,7 +149,7 @@ pub(super) fn unzip_stored(b: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
     {
         let z = to_usize(rd64(b, end - 20 + 8)?)?;
         if rd32(b, z)? != ZIP64_END_SIG {
-            return Err("bad zip64 end of central directory".into());
+            return Err(NpzError::BadZip64End);
         }
         entries = rd64(b, z + 32)?;
         central_size = rd64(b, z + 40)?;
@@ -157,11 +159,11 @@ pub(super) fn unzip_stored(b: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
     let central_end = at
         .checked_add(to_usize(central_size)?)
         .filter(|&e| e <= b.len())
-        .ok_or("central directory out of bounds")?;
+        .ok_or(NpzError::CentralOutOfBounds)?;
     let mut out = Vec::new();
     for _ in 0..entries {
         if at + 46 > central_end || rd32(b, at)? != CENTRAL_SIG {
-            return Err("bad central directory entry".into());
+            return Err(NpzError::BadCentralEntry);
         }
         let flags = rd16(b, at + 8)?;
         let method = rd16(b, at + 10)?;
@@ -174,11 +176,11 @@ pub(super) fn unzip_stored(b: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
         let mut local = rd32(b, at + 42)? as u64;
         let name_bytes = b
             .get(at + 46..at + 46 + name_len)
-            .ok_or("truncated central directory")?;
+            .ok_or(NpzError::TruncatedCentral)?;
         let name = String::from_utf8_lossy(name_bytes).into_owned();
         let extra = b
             .get(at + 46 + name_len..at + 46 + name_len + extra_len)
-            .ok_or("truncated central directory")?;
+            .ok_or(NpzError::TruncatedCentral)?;
         // zip64 extended information: the fields that are 0xFFFFFFFF above, in this order.
         let mut e = 0;
         while e + 4 <= extra.len() {
@@ -197,28 +199,25 @@ pub(super) fn unzip_stored(b: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
         }
         at += 46 + name_len + extra_len + comment_len;
         if flags & 1 != 0 {
-            return Err(format!("member '{name}' is encrypted"));
+            return Err(NpzError::Encrypted(name));
         }
         if method != 0 {
-            return Err(format!(
-                "member '{name}' is compressed (method {method}); only stored members are \
-                 read (numpy.savez, not numpy.savez_compressed)"
-            ));
+            return Err(NpzError::Compressed { name, method });
         }
         if compressed != size {
-            return Err(format!("member '{name}': stored sizes disagree"));
+            return Err(NpzError::SizesDisagree(name));
         }
         let local = to_usize(local)?;
         if rd32(b, local)? != LOCAL_SIG {
-            return Err(format!("member '{name}': bad local header"));
+            return Err(NpzError::BadLocalHeader(name));
         }
         let start = local + 30 + rd16(b, local + 26)? as usize + rd16(b, local + 28)? as usize;
         let data = start
             .checked_add(to_usize(size)?)
             .and_then(|stop| b.get(start..stop))
-            .ok_or_else(|| format!("member '{name}': data out of bounds"))?;
+            .ok_or_else(|| NpzError::DataOutOfBounds(name.clone()))?;
         if crc32(data) != crc {
-            return Err(format!("member '{name}': CRC-32 mismatch"));
+            return Err(NpzError::CrcMismatch(name));
         }
         out.push((name, data));
     }
