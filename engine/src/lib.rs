@@ -8,5 +8,6 @@ pub mod inputs;
 pub mod interrupt;
 pub mod minimizer;
 pub mod out;
+pub mod persisted;
 pub mod prompt;
 pub mod report;

@@ -42,6 +42,10 @@ pub struct Reproduce {
 /// `meta.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Meta {
+    /// Format version ([`Versioned::VERSION`]; 0: written before versions). [`read_meta`]
+    /// reads older versions and brings them to the current one.
+    #[serde(default)]
+    pub version: u32,
     /// Directory name.
     pub id: String,
     /// Dedup signature.
@@ -133,6 +137,10 @@ pub struct Meta {
     /// them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_shown_again: Option<Vec<String>>,
+}
+
+impl Versioned for Meta {
+    const VERSION: u32 = 1;
 }
 
 pub(super) fn run_lines(runs: &MutantRuns) -> Vec<RunLine> {

@@ -24,6 +24,7 @@ pub use meta::{Meta, Reproduce, RunLine};
 
 use crate::environment::{self, Environment};
 use crate::findings::{Seen, SigEntry};
+use crate::persisted::Versioned;
 use anyhow::{Context, Result};
 use mutagraph_backends::backend::Stage;
 use mutagraph_backends::catalog::{self, Library};
@@ -106,6 +107,7 @@ pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
     let faulty = f.finding.backends[0].as_str();
     write_values(&tmp, "", f.inputs, f.runs, f.native, faulty)?;
     let meta = Meta {
+        version: Meta::VERSION,
         id: f.entry.id.clone(),
         signature: f.signature.to_string(),
         kind: f.finding.kind,
@@ -158,11 +160,16 @@ pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
     std::fs::rename(&tmp, dir).with_context(|| format!("renaming {}", tmp.display()))
 }
 
-/// Reads a bundle's `meta.json`.
+/// Reads a bundle's `meta.json`: one of a newer format version is refused; an older one reads
+/// with defaults for what it lacks and is brought to the current version (written so when
+/// next saved).
 pub fn read_meta(dir: &Path) -> Result<Meta> {
     let p = dir.join("meta.json");
     let text = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
-    serde_json::from_slice(&text).with_context(|| format!("parsing {}", p.display()))
+    let mut meta: Meta =
+        crate::persisted::from_json(&text).with_context(|| format!("parsing {}", p.display()))?;
+    meta.version = Meta::VERSION;
+    Ok(meta)
 }
 
 /// Updates hit counts, variants, ops and last-seen time, and renders the documents again.
@@ -223,4 +230,19 @@ pub fn write_minimized(dir: &Path, d: &Done) -> Result<()> {
     meta.reproduce = repro;
     render_docs(dir, &meta)?;
     write_json(&dir.join("meta.json"), &meta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_meta_json_of_a_newer_version_is_refused_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("meta.json");
+        std::fs::write(&p, format!(r#"{{"version": {}}}"#, Meta::VERSION + 1)).unwrap();
+        let e = format!("{:#}", read_meta(dir.path()).unwrap_err());
+        assert!(e.contains(&p.display().to_string()), "{e}");
+        assert!(e.contains("newer"), "{e}");
+    }
 }

@@ -29,6 +29,8 @@
 //!   ([`crate::bundle`]); `merged/`, `unconfirmed/` and `ours/` beside it.
 //! * `stats.json` and a `timeseries.csv` row about once a second; `state.json`, the resume
 //!   point, written last in each commit (every [`COMMIT_EVERY`], after the batch crossing it).
+//!   `stats.json`, `state.json` and `meta.json` carry a format version
+//!   ([`crate::persisted`]).
 pub mod admission;
 pub mod config;
 mod executor;
@@ -57,6 +59,7 @@ use timeseries::open_timeseries;
 use crate::bundle;
 use crate::findings::{Seen, SigEntry};
 use crate::minimizer::{Finished, MinimizeJob, Minimizer, NotShown};
+use crate::persisted::Versioned;
 use anyhow::{Context, Result, anyhow, bail};
 use mcmc::{Scheduler, SeedStats};
 use mutagraph_backends::backend::Stage;
@@ -543,6 +546,7 @@ impl Campaign {
         let c = &self.state.counters;
         let tm = &self.state.timings;
         Stats {
+            version: Stats::VERSION,
             counters: c.clone(),
             elapsed_s: elapsed,
             execs_per_s: if elapsed > 0.0 {
@@ -552,8 +556,8 @@ impl Campaign {
             },
             illegal: c.illegal(),
             illegal_percent: c.illegal_percent(),
-            coverage: self.state.coverage.report(),
-            seed_coverage: self.seed_coverage.clone(),
+            coverage: Some(self.state.coverage.report()),
+            seed_coverage: Some(self.seed_coverage.clone()),
             timings: tm.clone(),
             outside_backends_percent: if elapsed > 0.0 {
                 (100.0 * (1.0 - (tm.backends_busy + tm.triage) / elapsed)).max(0.0)

@@ -314,6 +314,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             })
             .collect();
         let state = State {
+            version: state::STATE_VERSION,
             iteration: 0,
             rng_seed: config.seed,
             pool,
@@ -345,8 +346,10 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     } else {
         let text = std::fs::read(&state_path)
             .with_context(|| format!("reading {}", state_path.display()))?;
-        let mut state: State = serde_json::from_slice(&text)
+        let mut state: State = crate::persisted::from_json(&text)
             .with_context(|| format!("parsing {}", state_path.display()))?;
+        // An older state reads with defaults for what it lacks; it is written back current.
+        state.version = state::STATE_VERSION;
         // The saved coverage names its items; re-home them in this campaign's universe.
         let mut cov = Coverage::new(universe.clone());
         cov.merge(&state.coverage);

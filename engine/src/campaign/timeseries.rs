@@ -1,8 +1,8 @@
-//! `timeseries.csv`: one row per interval, appended; a resumed campaign drops the partial last
-//! line a kill may have left.
+//! `timeseries.csv`: one row per interval, appended, under the header of
+//! [`crate::persisted::timeseries`]; a resumed campaign drops the partial last line a kill may
+//! have left.
 use super::*;
-
-const TS_HEADER: &str = "elapsed_s,executions,execs_per_s,op_types_pct,op_pairs_pct,params_pct,inputs_pct,findings,illegal\n";
+use crate::persisted::timeseries::HEADER as TS_HEADER;
 
 /// Opens `timeseries.csv` for appending; a fresh campaign starts it, a resumed one drops a
 /// partial last line left by a kill.

@@ -1,15 +1,17 @@
 //! Bug bundles as the report sees them: each `findings/<id>/meta.json` read through
-//! [`MetaView`], a typed view of `bundle::Meta` whose every field is optional and read on its
-//! own (a field of an unexpected shape is only absent), and what the report derives from it:
-//! the op a finding is blamed on ([`Blame`]) and the triage's conclusions as tags.
+//! [`MetaView`], a typed view of [`Meta`] whose every field is optional and read on its own (a
+//! field of an unexpected shape is only absent; a file of a newer format version than
+//! [`Meta`]'s is refused), and what the report derives from it: the op a finding is blamed on
+//! ([`Blame`]) and the triage's conclusions as tags.
 
 use super::read::lenient;
 use super::{DASH, ReportError};
+use crate::bundle::Meta;
+use crate::persisted::{self, FormatError, Versioned};
 use mutagraph_oracles::Layer;
 use mutagraph_oracles::finding::Location;
 use mutagraph_oracles::localize::{Localization, Verdict};
 use serde::Deserialize;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -67,8 +69,10 @@ pub(super) struct MinimizedView {
     op_type: Option<String>,
 }
 
-/// A bundle's `meta.json` (`bundle::Meta`) as the report reads it: every field optional and
-/// read on its own, so old bundles and hand-edited files still get a row.
+/// A bundle's `meta.json` ([`Meta`]) as the report reads it: the fields of [`Meta`] the
+/// report uses, by the same names and of the same types (or their text), every one optional
+/// and read on its own, so old bundles and hand-edited files still get a row. Its version is
+/// [`Meta`]'s.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub(super) struct MetaView {
     #[serde(default, deserialize_with = "lenient")]
@@ -114,6 +118,10 @@ pub(super) struct MetaView {
     merged_into: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
     not_shown_again: Option<Vec<String>>,
+}
+
+impl Versioned for MetaView {
+    const VERSION: u32 = Meta::VERSION;
 }
 
 /// A list that an old file may hold as one string.
@@ -482,13 +490,19 @@ pub(super) fn load_bundles(
                 continue;
             }
         };
-        match serde_json::from_str::<Value>(&text) {
-            Ok(v) if v.is_object() => {
-                let meta = MetaView::deserialize(&v).unwrap_or_default();
-                bundles.push(Bundle::from_meta(&name, &dir, &meta));
+        match persisted::from_json::<MetaView>(text.as_bytes()) {
+            Ok(meta) => bundles.push(Bundle::from_meta(&name, &dir, &meta)),
+            Err(FormatError::Syntax(e)) => {
+                warnings.push(format!("{shown}: invalid JSON: {e}; bundle skipped"))
             }
-            Ok(_) => warnings.push(format!("{shown}: not a JSON object; bundle skipped")),
-            Err(e) => warnings.push(format!("{shown}: invalid JSON: {e}; bundle skipped")),
+            Err(FormatError::NotAnObject) => {
+                warnings.push(format!("{shown}: not a JSON object; bundle skipped"))
+            }
+            // Written by a newer mutagraph: the whole directory is, most likely.
+            Err(e @ FormatError::Newer { .. }) => return Err(ReportError::format(&meta_path, e)),
+            Err(e @ FormatError::Fields(_)) => {
+                warnings.push(format!("{shown}: {e}; bundle skipped"))
+            }
         }
     }
     bundles.sort_by(Bundle::order);
@@ -498,7 +512,7 @@ pub(super) fn load_bundles(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn view(v: Value) -> MetaView {
         MetaView::deserialize(&v).unwrap()

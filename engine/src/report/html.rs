@@ -8,7 +8,7 @@
 
 use super::bundles::{Bundle, Minimized, Seen};
 use super::charts::{Chart, Line, Marker};
-use super::read::{Campaign, FAMILIES, Session, num};
+use super::read::{Campaign, FAMILIES, resumes};
 use super::{DASH, esc, truncate, url_segment};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -156,7 +156,7 @@ const SCRIPT: &str = r#"(function () {
 impl Campaign {
     /// A marker per resumed session.
     fn markers(&self) -> Vec<Marker> {
-        Session::resumes(&self.sessions)
+        resumes(&self.sessions)
             .into_iter()
             .map(|(n, x, title)| Marker {
                 x,
@@ -234,7 +234,7 @@ impl Campaign {
                 .series
                 .last_elapsed()
                 .into_iter()
-                .chain(num(&self.stats, &["elapsed_s"]))
+                .chain(self.elapsed())
                 .chain(sigs.last().map(|s| s.0))
                 .fold(0.0, f64::max);
             let mut points = vec![(0.0, 0.0)];
@@ -494,7 +494,7 @@ impl Campaign {
             );
         }
         h.push_str("</div>\n");
-        let resumes = Session::resumes(&self.sessions);
+        let resumes = resumes(&self.sessions);
         if !resumes.is_empty() {
             let list: Vec<String> = resumes
                 .iter()

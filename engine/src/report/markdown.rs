@@ -1,6 +1,6 @@
 //! `report.md`: the totals and tables of the HTML report in Markdown, for a terminal.
 
-use super::read::{Campaign, Session};
+use super::read::{Campaign, resumes};
 use super::{DASH, HTML_FILE, md_cell, one_line, truncate, url_segment};
 use std::fmt::Write as _;
 
@@ -24,7 +24,7 @@ impl Campaign {
             let text: Vec<String> = by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
             let _ = writeln!(m, "| findings by kind | {} |", md_cell(&text.join(", ")));
         }
-        let resumes = Session::resumes(&self.sessions);
+        let resumes = resumes(&self.sessions);
         if !resumes.is_empty() {
             m.push('\n');
             for (_, _, text) in &resumes {

@@ -14,12 +14,20 @@
 //!   ([`md2html`]), which the findings table links to (a browser shows a `.md` file as raw
 //!   text).
 //!
-//! Inputs are read tolerantly, field by field (`serde_json::Value` for `stats.json`, typed
-//! views whose every field is optional for `meta.json`, `toml::Table`, CSV columns looked up by
-//! header name), so the report survives fields being added or missing: a missing optional field
-//! shows as "—". What is required and what is only warned about:
+//! The JSON files are read as the types their writer uses ([`crate::persisted`]): `stats.json`
+//! as [`persisted::Stats`], whose every field defaults (a file written before a field existed
+//! reads with its default, 0 for a counter; coverage it lacks shows as "—"); `meta.json`
+//! through a typed view of `bundle::Meta` whose every field is optional and read on its own (a
+//! missing field, or one of another shape, shows as "—"); `state.json`, for the sessions, as
+//! [`persisted::StateSessions`]. Each carries a format `version`: files without one (written
+//! before versions) read as above; a newer version than this build knows is refused. The
+//! rest: `campaign.toml` as a `toml::Table` (values shown as TOML writes them), CSV columns
+//! looked up by header name. What is required and what is only warned about:
 //!
-//! * `stats.json` missing or not a JSON object: [`ReportError`] naming the file.
+//! * `stats.json` missing, not a JSON object, or with a field of another type:
+//!   [`ReportError`] naming the file.
+//! * `stats.json` or a `meta.json` of a newer format version: [`ReportError::NewerFormat`]
+//!   naming the file; a `state.json` of a newer version: a warning and no session markers.
 //! * `campaign.toml` missing: a warning and an unknown configuration; unparsable: an error.
 //! * `timeseries.csv` missing or empty: charts that say "no data". A partial last line (no
 //!   final newline: the campaign is writing it) is ignored silently; other malformed rows are
@@ -55,6 +63,7 @@ mod md_inline;
 mod read;
 mod views;
 
+use crate::persisted;
 use mutagraph_ir::model::write_atomic;
 use read::Campaign;
 use std::fmt::Write as _;
@@ -92,6 +101,21 @@ pub enum ReportError {
         /// What is wrong with it.
         problem: String,
     },
+    /// The file was written by a newer mutagraph, in a format version this one does not read
+    /// ([`crate::persisted`]).
+    #[error(
+        "{}: format version {found} is newer than this mutagraph reads (up to {supported}); \
+         render the report with the mutagraph that wrote it",
+        path.display()
+    )]
+    NewerFormat {
+        /// The file.
+        path: PathBuf,
+        /// Its `version`.
+        found: u32,
+        /// The newest version this build reads.
+        supported: u32,
+    },
     /// Writing `report.html` or `report.md` failed.
     #[error("{}: cannot write: {source}", path.display())]
     Write {
@@ -109,7 +133,23 @@ impl ReportError {
             ReportError::NotADirectory { path }
             | ReportError::Read { path, .. }
             | ReportError::Parse { path, .. }
+            | ReportError::NewerFormat { path, .. }
             | ReportError::Write { path, .. } => path,
+        }
+    }
+
+    /// The error of reading the persisted file `path`.
+    fn format(path: &Path, e: persisted::FormatError) -> ReportError {
+        match e {
+            persisted::FormatError::Newer { found, supported } => ReportError::NewerFormat {
+                path: path.to_path_buf(),
+                found,
+                supported,
+            },
+            e => ReportError::Parse {
+                path: path.to_path_buf(),
+                problem: e.to_string(),
+            },
         }
     }
 }

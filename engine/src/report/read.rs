@@ -1,8 +1,11 @@
-//! Reading a campaign output directory: `stats.json`, `campaign.toml`, `timeseries.csv` and
-//! the sessions; the bundles are read by [`super::bundles`].
+//! Reading a campaign output directory: `stats.json` (as the campaign's own [`Stats`]),
+//! `campaign.toml`, `timeseries.csv` (by the campaign's column names) and the sessions (from
+//! `stats.json`, else `state.json`); the bundles are read by [`super::bundles`].
 
 use super::bundles::{Bundle, load_bundles};
 use super::{DASH, ReportError, human_duration};
+use crate::persisted::{self, FormatError, SessionStart, StateSessions, Stats, timeseries};
+use mutagraph_mutators::coverage::{Family, Report};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -15,12 +18,12 @@ pub(super) struct Campaign {
     pub name: String,
     /// `campaign.toml`, when present.
     pub config: Option<toml::Table>,
-    /// `stats.json` (an object).
-    pub stats: Value,
+    /// `stats.json`.
+    pub stats: Stats,
     /// `timeseries.csv`.
     pub series: Series,
     /// Where each session started, in time order (empty: not recorded).
-    pub sessions: Vec<Session>,
+    pub sessions: Vec<SessionStart>,
     /// One per `findings/<id>/meta.json`, in report order.
     pub bundles: Vec<Bundle>,
     /// `file: problem` for what was skipped.
@@ -41,16 +44,8 @@ impl Campaign {
             path: stats_path.clone(),
             source,
         })?;
-        let stats: Value = serde_json::from_str(&text).map_err(|e| ReportError::Parse {
-            path: stats_path.clone(),
-            problem: format!("invalid JSON: {e}"),
-        })?;
-        if !stats.is_object() {
-            return Err(ReportError::Parse {
-                path: stats_path,
-                problem: "expected a JSON object".into(),
-            });
-        }
+        let stats: Stats = persisted::from_json(text.as_bytes())
+            .map_err(|e| ReportError::format(&stats_path, e))?;
 
         let config_path = dir.join("campaign.toml");
         let config = match read_optional(&config_path)? {
@@ -72,7 +67,7 @@ impl Campaign {
             Some(text) => Series::parse(&text, &mut warnings),
             None => Series::default(),
         };
-        let sessions = Session::load(dir, &stats);
+        let sessions = load_sessions(dir, &stats.sessions, &mut warnings);
         let bundles = load_bundles(&dir.join("findings"), &mut warnings)?;
 
         let name = dir
@@ -155,34 +150,39 @@ impl Campaign {
         ]
     }
 
+    /// `elapsed_s` of `stats.json`, when finite.
+    pub fn elapsed(&self) -> Option<f64> {
+        finite(self.stats.elapsed_s)
+    }
+
     /// The totals shown (label, value).
     pub fn total_rows(&self) -> Vec<(&'static str, String)> {
         let s = &self.stats;
-        let elapsed = match num(s, &["elapsed_s"]) {
+        let c = &s.counters;
+        let elapsed = match self.elapsed() {
             Some(e) => format!("{} ({e:.1} s)", human_duration(e)),
             None => DASH.to_string(),
+        };
+        let illegal = match finite(s.illegal_percent) {
+            Some(p) => format!("{} ({p:.1}%)", s.illegal),
+            None => s.illegal.to_string(),
         };
         let signatures = self.unique_signatures().len();
         let mut rows = vec![
             ("elapsed", elapsed),
-            ("iterations", int_text(s, &["iterations"])),
-            ("executions", int_text(s, &["executions"])),
-            ("backend runs", int_text(s, &["backend_runs"])),
-            ("executions / s", float_text(s, &["execs_per_s"], 2, "")),
-            ("diverse mutants (corpus)", int_text(s, &["diverse"])),
+            ("iterations", c.iterations.to_string()),
+            ("executions", c.executions.to_string()),
+            ("backend runs", c.backend_runs.to_string()),
             (
-                "illegal mutants",
-                match (int(s, &["illegal"]), num(s, &["illegal_percent"])) {
-                    (Some(n), Some(p)) => format!("{n} ({p:.1}%)"),
-                    (None, Some(p)) => format!("{p:.1}%"),
-                    (Some(n), None) => n.to_string(),
-                    (None, None) => DASH.to_string(),
-                },
+                "executions / s",
+                finite(s.execs_per_s).map_or_else(|| DASH.to_string(), |x| format!("{x:.2}")),
             ),
-            ("findings", int_text(s, &["findings"])),
+            ("diverse mutants (corpus)", c.diverse.to_string()),
+            ("illegal mutants", illegal),
+            ("findings", c.findings.to_string()),
             (
                 "of them known crashes (not re-triaged)",
-                int_text(s, &["triage", "known_hits"]),
+                s.triage.known_hits.to_string(),
             ),
             ("bug bundles", self.bundles.len().to_string()),
             ("unique signatures", signatures.to_string()),
@@ -195,25 +195,31 @@ impl Campaign {
 
     /// Findings per kind from `stats.json` (kind, count), by kind name.
     pub fn findings_by_kind(&self) -> Vec<(String, String)> {
-        match self.stats.get("findings_by_kind") {
-            Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), value_text(v))).collect(),
-            _ => Vec::new(),
-        }
+        self.stats
+            .counters
+            .findings_by_kind
+            .iter()
+            .map(|(k, n)| (k.clone(), n.to_string()))
+            .collect()
     }
 
-    /// Coverage rows: family label, covered, total, percent, seed percent.
+    /// Coverage rows: family label, covered, total, percent, seed percent ("—" where
+    /// `stats.json` has no coverage).
     pub fn coverage_rows(&self) -> Vec<CoverageRow> {
+        fn family<'a>(r: &'a Option<Report>, f: &FamilySpec) -> Option<&'a Family> {
+            r.as_ref().map(f.family)
+        }
         FAMILIES
             .iter()
             .map(|f| {
-                let path = ["coverage", f.key];
-                let seed = ["seed_coverage", f.key];
+                let run = family(&self.stats.coverage, f);
                 CoverageRow {
                     label: f.label,
-                    covered: int(&self.stats, &[&path[..], &["covered"]].concat()),
-                    total: int(&self.stats, &[&path[..], &["total"]].concat()),
-                    percent: num(&self.stats, &[&path[..], &["percent"]].concat()),
-                    seed_percent: num(&self.stats, &[&seed[..], &["percent"]].concat()),
+                    covered: run.map(|x| x.covered as u64),
+                    total: run.map(|x| x.total as u64),
+                    percent: run.and_then(|x| finite(x.percent)),
+                    seed_percent: family(&self.stats.seed_coverage, f)
+                        .and_then(|x| finite(x.percent)),
                 }
             })
             .collect()
@@ -239,23 +245,20 @@ impl Campaign {
         v
     }
 
-    /// Runs per backend from `stats.json` (`timings.per_backend.<backend>.runs`).
+    /// Runs per backend from `stats.json` (`timings.per_backend`).
     pub fn backend_runs(&self) -> BTreeMap<String, u64> {
-        #[derive(Deserialize)]
-        struct PerBackend {
-            #[serde(default, deserialize_with = "lenient")]
-            runs: Option<u64>,
-        }
-        let Some(Value::Object(m)) = at(&self.stats, &["timings", "per_backend"]) else {
-            return BTreeMap::new();
-        };
-        m.iter()
-            .filter_map(|(k, v)| {
-                let p: PerBackend = serde_json::from_value(v.clone()).ok()?;
-                Some((k.clone(), p.runs?))
-            })
+        self.stats
+            .timings
+            .per_backend
+            .iter()
+            .map(|(k, t)| (k.clone(), t.runs))
             .collect()
     }
+}
+
+/// `x` when finite.
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
 }
 
 /// Reads a file that may be absent (`None`); other read errors are errors.
@@ -289,9 +292,10 @@ pub(super) struct CoverageRow {
     pub seed_percent: Option<f64>,
 }
 
-/// A coverage family: key in `stats.json`, column of `timeseries.csv`, label, chart color.
+/// A coverage family: its part of a coverage report, column of `timeseries.csv`, label,
+/// chart color.
 pub(super) struct FamilySpec {
-    pub key: &'static str,
+    pub family: fn(&Report) -> &Family,
     pub column: &'static str,
     pub label: &'static str,
     pub color: &'static str,
@@ -299,159 +303,103 @@ pub(super) struct FamilySpec {
 
 pub(super) const FAMILIES: [FamilySpec; 4] = [
     FamilySpec {
-        key: "op_types",
+        family: |r| &r.op_types,
         column: "op_types_pct",
         label: "op types",
         color: "#1f77b4",
     },
     FamilySpec {
-        key: "op_pairs",
+        family: |r| &r.op_pairs,
         column: "op_pairs_pct",
         label: "op pairs",
         color: "#d62728",
     },
     FamilySpec {
-        key: "params",
+        family: |r| &r.params,
         column: "params_pct",
         label: "parameters",
         color: "#2ca02c",
     },
     FamilySpec {
-        key: "inputs",
+        family: |r| &r.inputs,
         column: "inputs_pct",
         label: "inputs",
         color: "#9467bd",
     },
 ];
 
-/// The value at a path of object keys.
-fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(v, |v, k| v.get(k))
-}
-
-pub(super) fn num(v: &Value, path: &[&str]) -> Option<f64> {
-    at(v, path)
-        .and_then(Value::as_f64)
-        .filter(|x| x.is_finite())
-}
-
-fn int(v: &Value, path: &[&str]) -> Option<u64> {
-    let v = at(v, path)?;
-    v.as_u64().or_else(|| {
-        v.as_f64()
-            .filter(|x| x.is_finite() && *x >= 0.0 && x.fract() == 0.0 && *x < 1.8e19)
-            .map(|x| x as u64)
-    })
-}
-
-fn int_text(v: &Value, path: &[&str]) -> String {
-    int(v, path).map_or_else(|| DASH.to_string(), |n| n.to_string())
-}
-
-fn float_text(v: &Value, path: &[&str], decimals: usize, unit: &str) -> String {
-    num(v, path).map_or_else(|| DASH.to_string(), |x| format!("{x:.decimals$}{unit}"))
-}
-
-fn value_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => DASH.to_string(),
-        v => v.to_string(),
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Sessions
 // ---------------------------------------------------------------------------------------------
 
-/// Where a session started: the campaign's iteration and time (which run on across sessions).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-pub(super) struct Session {
-    #[serde(default, deserialize_with = "lenient")]
-    pub iteration: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub elapsed_s: Option<f64>,
+/// `sessions` of `stats.json`, else of `state.json` (read as [`StateSessions`]: a state from
+/// a newer mutagraph is left out with a warning, one that cannot be read silently); sorted by
+/// time, those with a negative time dropped, a first one at 0 added when the list starts
+/// later.
+fn load_sessions(
+    dir: &Path,
+    recorded: &[SessionStart],
+    warnings: &mut Vec<String>,
+) -> Vec<SessionStart> {
+    let mut sessions = if recorded.is_empty() {
+        std::fs::read(dir.join("state.json"))
+            .ok()
+            .and_then(|text| match persisted::from_json::<StateSessions>(&text) {
+                Ok(s) => Some(s.sessions),
+                Err(e @ FormatError::Newer { .. }) => {
+                    warnings.push(format!("state.json: {e}; sessions not shown"));
+                    None
+                }
+                Err(_) => None,
+            })
+            .unwrap_or_default()
+    } else {
+        recorded.to_vec()
+    };
+    sessions.retain(|s| s.elapsed_s.is_finite() && s.elapsed_s >= 0.0);
+    sessions.sort_by(|a, b| a.elapsed_s.total_cmp(&b.elapsed_s));
+    // A campaign that started recording sessions on a resume: its first session, not
+    // recorded, started at 0.
+    if sessions.first().is_some_and(|s| s.elapsed_s > 0.0) {
+        sessions.insert(
+            0,
+            SessionStart {
+                iteration: 0,
+                elapsed_s: 0.0,
+            },
+        );
+    }
+    sessions
 }
 
-impl Session {
-    /// `sessions` of `stats.json`, else of `state.json`; sorted by time, those without a time
-    /// dropped, a first one at 0 added when the list starts later.
-    fn load(dir: &Path, stats: &Value) -> Vec<Session> {
-        #[derive(Deserialize)]
-        struct Sessions {
-            #[serde(default, deserialize_with = "lenient")]
-            sessions: Option<Vec<Session>>,
-        }
-        let from = |v: &Value| {
-            Sessions::deserialize(v)
-                .ok()
-                .and_then(|s| s.sessions)
-                .filter(|s| !s.is_empty())
-        };
-        let mut sessions = from(stats)
-            .or_else(|| {
-                let text = std::fs::read(dir.join("state.json")).ok()?;
-                from(&serde_json::from_slice::<Value>(&text).ok()?)
-            })
-            .unwrap_or_default();
-        sessions.retain(|s| s.elapsed_s.is_some_and(|t| t.is_finite() && t >= 0.0));
-        sessions.sort_by(|a, b| {
-            a.elapsed_s
-                .unwrap_or(0.0)
-                .total_cmp(&b.elapsed_s.unwrap_or(0.0))
-        });
-        // A campaign that started recording sessions on a resume: its first session, not
-        // recorded, started at 0.
-        if sessions.first().is_some_and(|s| s.elapsed_s > Some(0.0)) {
-            sessions.insert(
-                0,
-                Session {
-                    iteration: Some(0),
-                    elapsed_s: Some(0.0),
-                },
-            );
-        }
-        sessions
-    }
-
-    /// Sessions other than the first: where a resume shows on the time axis, numbered from 2
-    /// (`(number, elapsed, hover text)`).
-    pub fn resumes(sessions: &[Session]) -> Vec<(usize, f64, String)> {
-        sessions
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                let t = s.elapsed_s.filter(|&t| t > 0.0)?;
-                let it = s
-                    .iteration
-                    .map(|n| format!(", iteration {n}"))
-                    .unwrap_or_default();
-                Some((
+/// Sessions other than the first: where a resume shows on the time axis, numbered from 2
+/// (`(number, elapsed, hover text)`).
+pub(super) fn resumes(sessions: &[SessionStart]) -> Vec<(usize, f64, String)> {
+    sessions
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.elapsed_s > 0.0)
+        .map(|(i, s)| {
+            let t = s.elapsed_s;
+            (
+                i + 1,
+                t,
+                format!(
+                    "session {} resumed at {t:.1} s, iteration {}",
                     i + 1,
-                    t,
-                    format!("session {} resumed at {t:.1} s{it}", i + 1),
-                ))
-            })
-            .collect()
-    }
+                    s.iteration
+                ),
+            )
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
 // timeseries.csv
 // ---------------------------------------------------------------------------------------------
 
-/// The columns the report uses; others are ignored.
-const USED_COLUMNS: [&str; 9] = [
-    "elapsed_s",
-    "executions",
-    "execs_per_s",
-    "op_types_pct",
-    "op_pairs_pct",
-    "params_pct",
-    "inputs_pct",
-    "findings",
-    "illegal",
-];
+/// The columns the report uses (all the campaign writes); others are ignored.
+const USED_COLUMNS: [&str; 9] = timeseries::COLUMNS;
 
 /// The used columns of `timeseries.csv`, row-aligned.
 #[derive(Default)]
@@ -568,14 +516,22 @@ mod tests {
         );
     }
 
+    /// `sessions` of a `stats.json`.
+    fn recorded(v: serde_json::Value) -> Vec<SessionStart> {
+        serde_json::from_value::<Stats>(v).unwrap().sessions
+    }
+
     #[test]
     fn sessions_from_stats_or_state() {
         let dir = tempfile::tempdir().unwrap();
-        let stats = json!({"sessions": [{"iteration": 90, "elapsed_s": 100.5}, {"iteration": 0, "elapsed_s": 0.0}]});
-        let s = Session::load(dir.path(), &stats);
+        let mut w = Vec::new();
+        let stats = recorded(
+            json!({"sessions": [{"iteration": 90, "elapsed_s": 100.5}, {"iteration": 0, "elapsed_s": 0.0}]}),
+        );
+        let s = load_sessions(dir.path(), &stats, &mut w);
         assert_eq!(s.len(), 2);
-        assert_eq!(s[0].elapsed_s, Some(0.0));
-        let r = Session::resumes(&s);
+        assert_eq!(s[0].elapsed_s, 0.0);
+        let r = resumes(&s);
         assert_eq!(r.len(), 1);
         assert_eq!((r[0].0, r[0].1), (2, 100.5));
         assert!(r[0].2.contains("iteration 90"), "{}", r[0].2);
@@ -584,11 +540,41 @@ mod tests {
             r#"{"sessions": [{"iteration": 0, "elapsed_s": 0}, {"iteration": 5, "elapsed_s": 7}]}"#,
         )
         .unwrap();
-        assert_eq!(Session::load(dir.path(), &json!({})).len(), 2);
+        assert_eq!(
+            load_sessions(dir.path(), &recorded(json!({})), &mut w).len(),
+            2
+        );
         // Only a resume recorded: the first session is implied.
-        let s = Session::load(dir.path(), &json!({"sessions": [{"elapsed_s": 50.0}]}));
+        let s = load_sessions(
+            dir.path(),
+            &recorded(json!({"sessions": [{"elapsed_s": 50.0}]})),
+            &mut w,
+        );
         assert_eq!(s.len(), 2);
-        assert_eq!(Session::resumes(&s)[0].0, 2);
-        assert!(Session::load(dir.path(), &json!({"sessions": "x"})).len() == 2);
+        assert_eq!(resumes(&s)[0].0, 2);
+        // Sessions of another shape: `stats.json` does not read (the report refuses it).
+        assert!(serde_json::from_value::<Stats>(json!({"sessions": "x"})).is_err());
+        assert!(w.is_empty(), "{w:?}");
+    }
+
+    #[test]
+    fn a_state_from_a_newer_mutagraph_gives_no_sessions_and_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("state.json"),
+            format!(
+                r#"{{"version": {}, "sessions": [{{"iteration": 5, "elapsed_s": 7}}]}}"#,
+                persisted::STATE_VERSION + 1
+            ),
+        )
+        .unwrap();
+        let mut w = Vec::new();
+        assert!(load_sessions(dir.path(), &[], &mut w).is_empty());
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("state.json: format version") && w[0].contains("newer"),
+            "{}",
+            w[0]
+        );
     }
 }

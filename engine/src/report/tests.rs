@@ -312,3 +312,70 @@ fn escaping_and_truncation() {
     assert_eq!(human_duration(3723.0), "1h 02m 03s");
     assert_eq!(human_duration(65.0), "1m 05s");
 }
+
+#[test]
+fn files_without_a_version_read_as_the_current_version_does() {
+    // The fixture's files carry no version (written before versions): they read, the fields
+    // they lack defaulting. With the current version, the same report.
+    let t = campaign();
+    let before = render(t.path()).unwrap();
+    let html = fs::read_to_string(&before.html).unwrap();
+    let stats = t.path().join("stats.json");
+    let mut v: Value = serde_json::from_str(&fs::read_to_string(&stats).unwrap()).unwrap();
+    v["version"] = json!(<crate::persisted::Stats as crate::persisted::Versioned>::VERSION);
+    fs::write(&stats, v.to_string()).unwrap();
+    let meta = t.path().join("findings/nan-ort-1/meta.json");
+    let mut m: Value = serde_json::from_str(&fs::read_to_string(&meta).unwrap()).unwrap();
+    m["version"] = json!(<crate::bundle::Meta as crate::persisted::Versioned>::VERSION);
+    fs::write(&meta, m.to_string()).unwrap();
+    let after = render(t.path()).unwrap();
+    assert_eq!(fs::read_to_string(&after.html).unwrap(), html);
+    assert_eq!(after.markdown_text, before.markdown_text);
+}
+
+#[test]
+fn a_newer_format_version_is_refused_naming_the_file() {
+    let t = campaign();
+    let stats = t.path().join("stats.json");
+    let text = fs::read_to_string(&stats).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    v["version"] = json!(99);
+    fs::write(&stats, v.to_string()).unwrap();
+    let e = render(t.path()).unwrap_err();
+    assert!(
+        matches!(e, ReportError::NewerFormat { found: 99, .. }),
+        "{e:?}"
+    );
+    assert_eq!(e.path(), stats);
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with(&format!("{}: format version 99 is newer", stats.display())),
+        "{msg}"
+    );
+    assert!(!t.path().join("report.html").exists());
+
+    // A bundle's meta.json of a newer version: refused too, naming it.
+    fs::write(&stats, text).unwrap();
+    let meta = t.path().join("findings/nan-ort-1/meta.json");
+    let mut m: Value = serde_json::from_str(&fs::read_to_string(&meta).unwrap()).unwrap();
+    m["version"] = json!(7);
+    fs::write(&meta, m.to_string()).unwrap();
+    let e = render(t.path()).unwrap_err();
+    assert!(
+        matches!(e, ReportError::NewerFormat { found: 7, .. }),
+        "{e:?}"
+    );
+    assert_eq!(e.path(), meta);
+    assert!(e.to_string().contains("nan-ort-1/meta.json"), "{e}");
+}
+
+#[test]
+fn a_stats_field_of_another_type_is_an_error_naming_the_file() {
+    let t = campaign();
+    let stats = t.path().join("stats.json");
+    fs::write(&stats, r#"{"iterations": "many"}"#).unwrap();
+    let e = render(t.path()).unwrap_err();
+    assert!(matches!(e, ReportError::Parse { .. }), "{e:?}");
+    assert_eq!(e.path(), stats);
+    assert!(e.to_string().contains("line 1"), "{e}");
+}

@@ -627,3 +627,29 @@ fn sigint_stops_cleanly_with_a_summary_and_resumes_exactly() {
         "no resume marker in the report"
     );
 }
+
+#[test]
+fn a_state_from_a_newer_mutagraph_is_not_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c");
+    std::fs::create_dir_all(&out).unwrap();
+    let state = out.join("state.json");
+    std::fs::write(&state, r#"{"version": 999, "iteration": 5, "pool": "x"}"#).unwrap();
+    let o = mg(&[
+        "campaign",
+        "--seeds",
+        "zoo",
+        "--out",
+        out.to_str().unwrap(),
+        "--backends",
+        "reference",
+        "--iterations",
+        "1",
+        "--quiet",
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&state.display().to_string()), "{err}");
+    assert!(err.contains("format version 999 is newer"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

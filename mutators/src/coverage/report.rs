@@ -80,11 +80,14 @@ pub struct Report {
     pub params: Family,
     /// Input coverage.
     pub inputs: Family,
-    /// Op types of the universe never seen.
+    /// Op types of the universe never seen (empty when a saved report lacks the field).
+    #[serde(default)]
     pub uncovered_op_types: Vec<String>,
     /// Op types seen that are not in the universe (domain-qualified when not default).
+    #[serde(default)]
     pub outside_op_types: Vec<String>,
     /// Distinct pairs seen between universe ops that the universe deems not connectable.
+    #[serde(default)]
     pub outside_pairs: usize,
 }
 
