@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::{cases, create, identity_model, run_backend};
+use common::{assert_round_trip, cases, create, identity_model, round_trip_values, run_backend};
 use mutagraph_backends::ir::dtype::DType;
 use mutagraph_backends::ir::pb;
 use mutagraph_backends::suite;
@@ -45,43 +45,13 @@ fn ort_passes_the_onnx_backend_suite() {
 
 #[test]
 fn dtypes_round_trip_through_identity() {
-    use half::{bf16, f16};
-    let values = [
-        HostTensor::new(
-            vec![2, 2],
-            Data::F16(
-                [1.5, -0.0, 65504.0, f32::INFINITY]
-                    .map(f16::from_f32)
-                    .to_vec(),
-            ),
-        ),
-        HostTensor::new(vec![3], Data::Bool(vec![true, false, true])),
-        HostTensor::new(
-            vec![2],
-            Data::String(vec![b"hello".to_vec(), "wörld".as_bytes().to_vec()]),
-        ),
-        HostTensor::new(vec![4], Data::I8(vec![-128, -1, 0, 127])),
-        HostTensor::new(vec![2], Data::BF16(vec![bf16::from_f32(3.0), bf16::MAX])),
-        HostTensor::new(vec![], Data::U64(vec![u64::MAX])),
-        HostTensor::new(vec![0, 3], Data::F64(vec![])),
-        HostTensor::new(vec![2], Data::U16(vec![0, 65535])),
-    ];
+    let values = round_trip_values(true);
     let dtypes: Vec<DType> = values.iter().map(|t| t.dtype).collect();
     let model = identity_model(&dtypes);
     for name in ["ort", "ort-noopt"] {
         let mut b = create(name);
         let mut p = b.prepare(&model).unwrap();
-        let inputs: Vec<(String, Value)> = values
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (format!("x{i}"), Value::Tensor(t.clone())))
-            .collect();
-        let out = p.run(&inputs).unwrap();
-        assert_eq!(out.len(), values.len());
-        for (i, (t, (n, v))) in values.iter().zip(&out).enumerate() {
-            assert_eq!(n, &format!("y{i}"));
-            assert_eq!(v, &Value::Tensor(t.clone()), "{name}: {}", t.dtype);
-        }
+        assert_round_trip(p.as_mut(), &values, name);
     }
 }
 

@@ -8,7 +8,10 @@
 
 use crate::common;
 
-use common::{cases, create, identity_model, run_backend, silence_panics};
+use common::{
+    assert_round_trip, cases, create, identity_model, round_trip_values, run_backend,
+    silence_panics,
+};
 use mutagraph_backends::ir::dtype::DType;
 use mutagraph_backends::suite;
 use mutagraph_backends::{Data, HostTensor, Value};
@@ -56,44 +59,15 @@ fn unsupported_ops_are_unsupported() {
 
 #[test]
 fn dtypes_round_trip_through_identity() {
-    use half::f16;
-    let values = [
-        HostTensor::new(
-            vec![2, 2],
-            Data::F16(
-                [1.5, -0.0, 65504.0, f32::INFINITY]
-                    .map(f16::from_f32)
-                    .to_vec(),
-            ),
-        ),
-        HostTensor::new(vec![3], Data::Bool(vec![true, false, true])),
-        HostTensor::new(
-            vec![2],
-            Data::String(vec![b"hello".to_vec(), "wörld".as_bytes().to_vec()]),
-        ),
-        HostTensor::new(vec![4], Data::I8(vec![-128, -1, 0, 127])),
-        HostTensor::new(vec![], Data::U64(vec![u64::MAX])),
-        HostTensor::new(vec![0, 3], Data::F64(vec![])),
-        HostTensor::new(vec![2], Data::U16(vec![0, 65535])),
-    ];
+    let values = round_trip_values(false);
     let dtypes: Vec<DType> = values.iter().map(|t| t.dtype).collect();
     let model = identity_model(&dtypes);
     for name in ["tract", "tract-opt"] {
         let mut b = create(name);
         let mut p = b.prepare(&model).unwrap();
-        let inputs: Vec<(String, Value)> = values
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (format!("x{i}"), Value::Tensor(t.clone())))
-            .collect();
         // Twice: the second run takes the cached plan.
         for _ in 0..2 {
-            let out = p.run(&inputs).unwrap();
-            assert_eq!(out.len(), values.len());
-            for (i, (t, (n, v))) in values.iter().zip(&out).enumerate() {
-                assert_eq!(n, &format!("y{i}"));
-                assert_eq!(v, &Value::Tensor(t.clone()), "{name}: {}", t.dtype);
-            }
+            assert_round_trip(p.as_mut(), &values, name);
         }
         // bf16 is not a tract type.
         let bf = identity_model(&[DType::BF16]);

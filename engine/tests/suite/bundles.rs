@@ -5,15 +5,9 @@
 //!
 //! Needs python3 with numpy, onnx, onnxruntime and tract (`bash .ci/setup`); fails, never
 //! skips, when they are missing.
+use crate::common::mg;
 use std::path::Path;
 use std::process::Command;
-
-fn mg(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn text(o: &std::process::Output) -> String {
     format!(

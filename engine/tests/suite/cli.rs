@@ -1,25 +1,10 @@
 //! The `mutagraph` binary: inspect, convert and ops, on real suite models and on bad input.
+use crate::common::{mg, suite_model};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn mg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn suite(rel: &str) -> String {
-    mutagraph_tests::suite_dir()
-        .join(rel)
-        .join("model.onnx")
-        .display()
-        .to_string()
-}
 
 #[test]
 fn inspect_reports_shapes_ops_and_parameters() {
-    let model = suite("pytorch-operator/test_operator_conv");
+    let model = suite_model("pytorch-operator/test_operator_conv");
     let o = mg(&["inspect", &model, "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -46,7 +31,7 @@ fn inspect_reports_shapes_ops_and_parameters() {
 #[test]
 fn convert_round_trips_and_never_clobbers_on_error() {
     let dir = mutagraph_tests::scratch("cli_convert");
-    let model = suite("node/test_lstm_defaults");
+    let model = suite_model("node/test_lstm_defaults");
     let out = dir.join("out.onnx");
     let o = mg(&["convert", &model, out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -72,7 +57,7 @@ fn convert_round_trips_and_never_clobbers_on_error() {
 #[test]
 fn convert_reads_and_writes_the_text_syntax() {
     let dir = mutagraph_tests::scratch("cli_convert_text");
-    let model = suite("node/test_lstm_defaults");
+    let model = suite_model("node/test_lstm_defaults");
     let txt = dir.join("lstm.onnxtxt");
     let o = mg(&["convert", &model, txt.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -1,20 +1,5 @@
 //! `mutagraph coverage` on suite models and on bad files.
-use std::process::{Command, Output};
-
-fn mg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn suite(rel: &str) -> String {
-    mutagraph_tests::suite_dir()
-        .join(rel)
-        .join("model.onnx")
-        .display()
-        .to_string()
-}
+use crate::common::{mg, suite_model};
 
 fn have_suite() -> bool {
     let ok = mutagraph_tests::suite_dir().join("node").is_dir();
@@ -29,8 +14,8 @@ fn text_report_of_two_models() {
     if !have_suite() {
         return;
     }
-    let conv = suite("node/test_conv_with_strides_padding");
-    let relu = suite("node/test_relu");
+    let conv = suite_model("node/test_conv_with_strides_padding");
+    let relu = suite_model("node/test_relu");
     let o = mg(&["coverage", &conv, &relu, "--verbose"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
@@ -58,7 +43,7 @@ fn json_report_and_restricted_universe() {
     if !have_suite() {
         return;
     }
-    let model = suite("pytorch-operator/test_operator_conv");
+    let model = suite_model("pytorch-operator/test_operator_conv");
     let o = mg(&["coverage", &model, "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -2,17 +2,11 @@
 //! dynamic dim, with a warning), tensor data in a side file (read in, run on every backend,
 //! written back by `convert`), and side-file locations outside the model's directory (refused,
 //! exit 1). The models come from `tests/python/make_import_models.py` (the `onnx` package).
+use crate::common::mg;
 use mutagraph_ir::pb;
 use prost::Message;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn mg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::process::Output;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

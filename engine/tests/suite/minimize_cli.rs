@@ -1,14 +1,8 @@
 //! `mutagraph minimize` through the binary: an external `--check`, a bug bundle, bad input.
+use crate::common::mg;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn mg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::process::Output;
 
 fn ok(o: Output) -> Output {
     assert!(

@@ -2,15 +2,9 @@
 //! their wheels (speech activity detection with a sample-rate selector and `If`s, three OCR
 //! networks with dynamic batch, height and width, a file-type classifier exported by tf2onnx).
 //! Downloaded with pip at test time, never committed.
+use crate::common::mg;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn mg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn ok(o: &Output) -> serde_json::Value {
     assert!(

@@ -1,12 +1,6 @@
 //! `mutagraph run` and `mutagraph conformance` through the real binary.
+use crate::common::mg;
 use std::process::{Command, Output};
-
-fn mg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn suite(rel: &str) -> std::path::PathBuf {
     mutagraph_tests::suite_dir().join(rel)

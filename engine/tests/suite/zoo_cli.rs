@@ -1,7 +1,8 @@
 //! `mutagraph zoo`: writes the twelve seed models, each loadable, valid, and accepted by the
 //! ONNX checker.
+use crate::common::mg;
 use mutagraph_ir::{Model, validate};
-use std::process::{Command, Output};
+use std::process::Command;
 
 const NAMES: [&str; 12] = [
     "lenet5",
@@ -17,13 +18,6 @@ const NAMES: [&str; 12] = [
     "gru",
     "transformer_encoder",
 ];
-
-fn mg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 #[test]
 fn zoo_list_prints_every_model_with_its_counts() {

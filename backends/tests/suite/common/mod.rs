@@ -2,13 +2,14 @@
 //! every case (panics caught), tally per part, print the cases that did not pass.
 #![allow(dead_code)] // each test crate uses its own subset
 
-use mutagraph_backends::backend::Backend;
+use mutagraph_backends::backend::{Backend, Prepared};
 use mutagraph_backends::catalog::{self, Config};
 use mutagraph_backends::compare::{CompareOptions, compare};
 use mutagraph_backends::ir::dtype::DType;
 use mutagraph_backends::ir::model::Model;
 use mutagraph_backends::ir::pb;
 use mutagraph_backends::suite::{self, Case};
+use mutagraph_backends::{Data, HostTensor, Value};
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -203,6 +204,57 @@ pub fn identity_model(dtypes: &[DType]) -> Vec<u8> {
     let bytes = m.encode_to_vec();
     Model::from_bytes(&bytes).expect("the identity model imports");
     bytes
+}
+
+/// Tensors of many element types for a round trip through [`identity_model`]: f16 extremes,
+/// booleans, strings, i8 bounds, a u64 scalar, an empty f64 tensor and u16 bounds; with
+/// `with_bf16`, two bf16 values as well (after the i8 ones).
+pub fn round_trip_values(with_bf16: bool) -> Vec<HostTensor> {
+    use half::{bf16, f16};
+    let mut values = vec![
+        HostTensor::new(
+            vec![2, 2],
+            Data::F16(
+                [1.5, -0.0, 65504.0, f32::INFINITY]
+                    .map(f16::from_f32)
+                    .to_vec(),
+            ),
+        ),
+        HostTensor::new(vec![3], Data::Bool(vec![true, false, true])),
+        HostTensor::new(
+            vec![2],
+            Data::String(vec![b"hello".to_vec(), "wörld".as_bytes().to_vec()]),
+        ),
+        HostTensor::new(vec![4], Data::I8(vec![-128, -1, 0, 127])),
+    ];
+    if with_bf16 {
+        values.push(HostTensor::new(
+            vec![2],
+            Data::BF16(vec![bf16::from_f32(3.0), bf16::MAX]),
+        ));
+    }
+    values.extend([
+        HostTensor::new(vec![], Data::U64(vec![u64::MAX])),
+        HostTensor::new(vec![0, 3], Data::F64(vec![])),
+        HostTensor::new(vec![2], Data::U16(vec![0, 65535])),
+    ]);
+    values
+}
+
+/// Runs `p`, the [`identity_model`] of `values`' element types, on `values` (as x0, x1, ...)
+/// and asserts that every output (y0, y1, ...) equals its input; `name` labels the failures.
+pub fn assert_round_trip(p: &mut dyn Prepared, values: &[HostTensor], name: &str) {
+    let inputs: Vec<(String, Value)> = values
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("x{i}"), Value::Tensor(t.clone())))
+        .collect();
+    let out = p.run(&inputs).unwrap();
+    assert_eq!(out.len(), values.len());
+    for (i, (t, (n, v))) in values.iter().zip(&out).enumerate() {
+        assert_eq!(n, &format!("y{i}"));
+        assert_eq!(v, &Value::Tensor(t.clone()), "{name}: {}", t.dtype);
+    }
 }
 
 pub fn silence_panics() {
