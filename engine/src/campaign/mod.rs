@@ -77,7 +77,7 @@ use mutagraph_mutators::operators;
 use mutagraph_mutators::recipes::Recipes;
 use mutagraph_mutators::zoo;
 use mutagraph_oracles::MutantRuns;
-use mutagraph_oracles::triage::{Triage, TriageStats, Triaged, Verdict};
+use mutagraph_oracles::triage::{KnownCrashes, Triage, TriageStats, Triaged, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
@@ -579,6 +579,7 @@ impl Campaign {
         if with_stats {
             write_json(&self.out.join("stats.json"), &self.stats(elapsed))?;
         }
+        self.state.known_crashes = self.stage.known.clone();
         write_json(&self.out.join("state.json"), &self.state)?;
         self.state.timings.io += t.elapsed().as_secs_f64();
         Ok(())

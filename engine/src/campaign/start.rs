@@ -335,6 +335,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             signatures: BTreeMap::new(),
             roots: BTreeMap::new(),
             triage: TriageStats::default(),
+            known_crashes: Default::default(),
             ours_kept: BTreeSet::new(),
             sessions: Vec::new(),
         };
@@ -412,6 +413,13 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     } else {
         None
     };
+    if !fresh {
+        // The triage goes on where the last session stopped: its counters, and the crash
+        // messages it knows (without them a resumed campaign would triage in full what the
+        // uninterrupted one files as hits, and end with other verdicts).
+        stage.stats = state.triage.clone();
+        stage.known = state.known_crashes.clone();
+    }
     let mut c = Campaign {
         out,
         seed_inputs,

@@ -40,6 +40,10 @@ pub struct State {
     /// The triage's counters.
     #[serde(default)]
     pub triage: TriageStats,
+    /// The crash messages the triage knows (its shortcuts: a resumed campaign takes the same
+    /// ones as a campaign that never stopped).
+    #[serde(default)]
+    pub known_crashes: KnownCrashes,
     /// Examples of mutagraph's own failures kept under `ours/` (at most [`OURS_KEPT`]).
     #[serde(default)]
     pub ours_kept: BTreeSet<String>,
@@ -163,6 +167,7 @@ mod tests {
             signatures: BTreeMap::new(),
             roots: BTreeMap::new(),
             triage: TriageStats::default(),
+            known_crashes: KnownCrashes::default(),
             ours_kept: BTreeSet::new(),
             sessions: sessions.clone(),
         };

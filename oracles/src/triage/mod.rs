@@ -167,6 +167,7 @@ pub const LEARN_AFTER: u32 = 3;
 pub const SPOT_CHECK: u64 = 16;
 
 /// What the full triages of one crash message ended in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Learned {
     /// The first reported finding (the one filed).
     finding: Finding,
@@ -179,6 +180,12 @@ struct Learned {
     /// Hits filed without triage.
     hits: u64,
 }
+
+/// What the triage knows of crash messages ([`Triage::learn`]), by message key: part of a
+/// campaign's resume state, so that a resumed campaign takes the same shortcuts as one that
+/// never stopped.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KnownCrashes(BTreeMap<String, Learned>);
 
 /// The policy and memory of the triage for one set of backends.
 pub struct Triage {
@@ -198,7 +205,8 @@ pub struct Triage {
     /// runs (see the module's doc; off unless set: minimization and re-checks judge every
     /// model in full).
     pub learn: bool,
-    learned: HashMap<String, Learned>,
+    /// What the full triages of each crash message ended in (see [`Triage::learn`]).
+    pub known: KnownCrashes,
 }
 
 /// The default oracle set of the triage.
@@ -245,7 +253,7 @@ impl Triage {
             extra_runs: true,
             stats: TriageStats::default(),
             learn: false,
-            learned: HashMap::new(),
+            known: KnownCrashes::default(),
         }
     }
 
@@ -360,7 +368,7 @@ impl Triage {
         match f.kind {
             Kind::Crash if self.learn => {
                 let key = learn_key(&f);
-                if let Some(l) = self.learned.get_mut(&key)
+                if let Some(l) = self.known.0.get_mut(&key)
                     && !l.mixed
                     && l.streak >= LEARN_AFTER
                 {
@@ -372,7 +380,7 @@ impl Triage {
                     self.stats.spot_checks += 1;
                 }
                 let t = self.triage_failure(pool, cache, runs, f);
-                let l = self.learned.entry(key).or_insert_with(|| Learned {
+                let l = self.known.0.entry(key).or_insert_with(|| Learned {
                     finding: t.finding.clone(),
                     signature: t.finding.signature(),
                     streak: 0,
