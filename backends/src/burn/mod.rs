@@ -34,23 +34,8 @@ pub const BURN_VERSION: &str = "0.21.0";
 /// The ops the interpreter implements (default domain): those of `control` (control flow,
 /// sequences, optionals, Identity) and those of `ops` (every other op), each listed once where
 /// it is implemented.
-pub const OPS: &[&str] = &join::<{ control::OPS.len() + ops::OPS.len() }>(control::OPS, ops::OPS);
-
-/// `a` followed by `b`, as one array of `N` names.
-const fn join<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
-    let mut out = [""; N];
-    let mut i = 0;
-    while i < a.len() {
-        out[i] = a[i];
-        i += 1;
-    }
-    let mut j = 0;
-    while j < b.len() {
-        out[i + j] = b[j];
-        j += 1;
-    }
-    out
-}
+pub static OPS: std::sync::LazyLock<Vec<&'static str>> =
+    std::sync::LazyLock::new(|| [control::OPS, ops::OPS.as_slice()].concat());
 
 /// The model, checked and ready to run on any burn backend.
 struct Plan {
@@ -143,7 +128,7 @@ impl Backend for BurnBackend {
         BURN_VERSION.into()
     }
     fn capabilities(&mut self) -> Capabilities {
-        Capabilities::from_ops(self.name, BURN_VERSION, OPS, tensor::DTYPES)
+        Capabilities::from_ops(self.name, BURN_VERSION, &OPS, tensor::DTYPES)
     }
     fn prepare(&mut self, model: &[u8]) -> Result<Box<dyn Prepared>, BackendError> {
         let plan = plan(model)?;

@@ -279,3 +279,17 @@ pub(super) fn where_op<B: BurnBackend>(
     };
     one(Val::new(k, shape, x.dtype))
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    // element-wise, two or more inputs
+    "Add" | "Sub" | "Mul" | "Div" => arith_op,
+    "Pow" => pow,
+    "Mod" => modulo,
+    "Equal" | "Less" | "LessOrEqual" | "Greater" | "GreaterOrEqual" => compare,
+    "And" | "Or" | "Xor" => logic,
+    "BitwiseAnd" | "BitwiseOr" | "BitwiseXor" | "BitShift" => bitwise,
+    "BitwiseNot" => bitwise_not,
+    "Max" | "Min" | "Sum" | "Mean" => variadic,
+    "Where" => where_op,
+}

@@ -90,3 +90,8 @@ pub(crate) fn wrap_narrow<B: BurnBackend>(v: Val<B>) -> Val<B> {
         _ => v,
     }
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    "Cast" | "CastLike" => cast_op,
+}

@@ -98,3 +98,12 @@ pub(super) fn eye_like<B: BurnBackend>(
     }
     one(mk_from_f64(&v, vec![r, c], dt, dev)?)
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    // values made from attributes and shapes
+    "Constant" => constant,
+    "ConstantOfShape" => constant_of_shape,
+    "Range" => range,
+    "EyeLike" => eye_like,
+}

@@ -280,3 +280,10 @@ pub(super) fn conv_transpose<B: BurnBackend>(
     }
     Ok(vec![Some(Val::float(t, shape, x.dtype))])
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    // convolution, pooling, normalization
+    "Conv" => conv,
+    "ConvTranspose" => conv_transpose,
+}

@@ -216,3 +216,13 @@ pub(super) fn nonzero<B: BurnBackend>(
     let t: Tensor<B, R, Int> = cols.reshape(pad(&shape));
     one(Val::new(K::I(t), shape, DType::I64))
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    // indexing
+    "Gather" => gather,
+    "GatherElements" => gather_elements,
+    "GatherND" => gather_nd,
+    "Compress" => compress,
+    "NonZero" => nonzero,
+}

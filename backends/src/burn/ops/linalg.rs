@@ -139,3 +139,11 @@ pub(super) fn trilu<B: BurnBackend>(
     };
     one(Val::new(k, x.shape.clone(), x.dtype))
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    // linear algebra
+    "MatMul" => matmul_op,
+    "Gemm" => gemm,
+    "Trilu" => trilu,
+}

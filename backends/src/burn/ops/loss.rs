@@ -107,3 +107,9 @@ pub(super) fn loss<B: BurnBackend>(
     }
     Ok(out)
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    // losses
+    "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => loss,
+}

@@ -1,7 +1,8 @@
 //! ONNX operators over burn tensors, one file per op or small group of ops. Each op takes its
 //! present inputs (`None` = absent optional) and returns its outputs; ONNX shapes are tracked
-//! next to the padded burn tensors. The table below ([`OPS`], [`exec`]) names, for every op,
-//! the function that runs it; control flow, sequences, optionals and Identity are
+//! next to the padded burn tensors. Each file ends with its table (the `table!` macro): the
+//! names of the ops it implements and the function that runs each; [`OPS`] and [`exec`]
+//! gather the files' tables. Control flow, sequences, optionals and Identity are
 //! [`super::control`]'s.
 use crate::backend::BackendError;
 use crate::burn::tensor::{Class, K, R, Val, class, pad, run_err, run_unsup};
@@ -10,6 +11,26 @@ use burn::tensor::{Int, Tensor};
 use mutagraph_ir::attr::{AttrLookup, AttrValue};
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
+
+/// Declares the op table of one file of this folder: its `OPS`, the names, and its `find`, the
+/// function of a name. Each file lists the ops it implements; [`OPS`] and `find` gather the
+/// files in the order `groups!` names them.
+macro_rules! table {
+    ($($($name:literal)|+ => $f:path,)*) => {
+        /// The ops of this file.
+        pub(super) const OPS: &[&str] = &[$($($name,)+)*];
+
+        /// The function that runs op `op`, if this file implements it.
+        pub(super) fn find<B: ::burn::tensor::backend::Backend>(
+            op: &str,
+        ) -> Option<super::OpFn<B>> {
+            Some(match op {
+                $($($name)|+ => $f as super::OpFn<B>,)*
+                _ => return None,
+            })
+        }
+    };
+}
 
 mod binary;
 mod cast;
@@ -21,6 +42,7 @@ mod loss;
 mod norm;
 mod pad;
 mod pool;
+mod recurrent;
 mod reduce;
 mod resize;
 mod scatter;
@@ -38,106 +60,25 @@ pub(crate) type Outs<B> = Vec<Option<Val<B>>>;
 /// An op's implementation: node, inputs (`None` for absent optional ones), context -> outputs.
 pub(crate) type OpFn<B> = fn(&Node, &[Option<Val<B>>], &Cx<B>) -> Res<Outs<B>>;
 
-/// Declares the op table: [`OPS`], the names, and `find`, the function of a name.
-macro_rules! table {
-    ($($($name:literal)|+ => $f:path,)*) => {
-        /// The ops of this module: every op of the interpreter but [`super::control`]'s.
-        pub(crate) const OPS: &[&str] = &[$($($name,)+)*];
+/// The files of this folder that implement ops, in the order their ops are listed and
+/// looked up.
+macro_rules! groups {
+    ($($m:ident),* $(,)?) => {
+        /// The ops of this folder: every op of the interpreter but [`super::control`]'s.
+        pub(crate) static OPS: std::sync::LazyLock<Vec<&'static str>> =
+            std::sync::LazyLock::new(|| [$($m::OPS),*].concat());
 
         /// The function that runs op `op`.
         fn find<B: BurnBackend>(op: &str) -> Option<OpFn<B>> {
-            Some(match op {
-                $($($name)|+ => $f as OpFn<B>,)*
-                _ => return None,
-            })
+            None$(.or_else(|| $m::find::<B>(op)))*
         }
     };
 }
 
-table! {
-    // element-wise, one input
-    "Abs" | "Neg" | "Sign" => unary::abs_neg_sign,
-    "Relu" => unary::relu,
-    "Sqrt" | "Exp" | "Log" | "Sin" | "Cos" | "Tan" | "Asin" | "Acos" | "Atan" | "Sinh"
-    | "Cosh" | "Asinh" | "Acosh" | "Atanh" | "Tanh" | "Erf" | "Reciprocal" | "Floor"
-    | "Ceil" | "Round" | "Sigmoid" | "Softsign" | "Mish" | "HardSwish"
-    | "Softplus" => unary::float_math,
-    "LeakyRelu" | "Elu" | "Celu" | "ThresholdedRelu" | "Selu" | "HardSigmoid" | "Gelu"
-    | "Shrink" | "Swish" => unary::activation,
-    "PRelu" => unary::prelu,
-    "Not" => unary::not,
-    "IsNaN" => unary::is_nan,
-    "IsInf" => unary::is_inf,
-    "Clip" => unary::clip,
-    "Dropout" => unary::dropout,
-    "Cast" | "CastLike" => cast::cast_op,
-    // element-wise, two or more inputs
-    "Add" | "Sub" | "Mul" | "Div" => binary::arith_op,
-    "Pow" => binary::pow,
-    "Mod" => binary::modulo,
-    "Equal" | "Less" | "LessOrEqual" | "Greater" | "GreaterOrEqual" => binary::compare,
-    "And" | "Or" | "Xor" => binary::logic,
-    "BitwiseAnd" | "BitwiseOr" | "BitwiseXor" | "BitShift" => binary::bitwise,
-    "BitwiseNot" => binary::bitwise_not,
-    "Max" | "Min" | "Sum" | "Mean" => binary::variadic,
-    "Where" => binary::where_op,
-    // softmax family
-    "Softmax" | "LogSoftmax" | "Hardmax" => softmax::softmax,
-    // linear algebra
-    "MatMul" => linalg::matmul_op,
-    "Gemm" => linalg::gemm,
-    "Trilu" => linalg::trilu,
-    // recurrent layers
-    "RNN" | "GRU" | "LSTM" => super::rnn::recurrent,
-    // convolution, pooling, normalization
-    "Conv" => conv::conv,
-    "ConvTranspose" => conv::conv_transpose,
-    "MaxPool" | "AveragePool" => pool::pool,
-    "GlobalAveragePool" | "GlobalMaxPool" => pool::global_pool,
-    "BatchNormalization"
-    | "InstanceNormalization"
-    | "LayerNormalization"
-    | "LpNormalization"
-    | "MeanVarianceNormalization" => norm::norm,
-    // reductions
-    "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL1"
-    | "ReduceL2" | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => reduce::reduce_op,
-    "ArgMax" | "ArgMin" => reduce::arg_max_min,
-    "TopK" => reduce::topk,
-    "CumSum" => reduce::cumsum,
-    // shape
-    "Reshape" => shape::reshape,
-    "Flatten" => shape::flatten,
-    "Squeeze" => shape::squeeze,
-    "Unsqueeze" => shape::unsqueeze,
-    "Transpose" => shape::transpose,
-    "Expand" => shape::expand,
-    "Tile" => shape::tile,
-    "DepthToSpace" | "SpaceToDepth" => shape::depth_space,
-    "Shape" => shape::shape,
-    "Size" => shape::size,
-    "Slice" => slice::slice_op,
-    "Split" => slice::split,
-    "Concat" => slice::concat,
-    "Pad" => pad::pad_op,
-    "Resize" => resize::resize,
-    // indexing
-    "Gather" => gather::gather,
-    "GatherElements" => gather::gather_elements,
-    "GatherND" => gather::gather_nd,
-    "Compress" => gather::compress,
-    "NonZero" => gather::nonzero,
-    "ScatterND" => scatter::scatter_nd,
-    "ScatterElements" => scatter::scatter_elements,
-    "OneHot" => scatter::one_hot,
-    // losses
-    "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => loss::loss,
-    // values made from attributes and shapes
-    "Constant" => constant::constant,
-    "ConstantOfShape" => constant::constant_of_shape,
-    "Range" => constant::range,
-    "EyeLike" => constant::eye_like,
-}
+groups!(
+    unary, cast, binary, softmax, linalg, recurrent, conv, pool, norm, reduce, shape, slice, pad,
+    resize, gather, scatter, loss, constant
+);
 
 /// Runs one node.
 pub(crate) fn exec<B: BurnBackend>(

@@ -142,3 +142,12 @@ fn standardize<B: BurnBackend>(t: Tensor<B, R>, dims: &[usize], eps: f64) -> Ten
     }
     c.div(var.add_scalar(eps).sqrt())
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    "BatchNormalization"
+    | "InstanceNormalization"
+    | "LayerNormalization"
+    | "LpNormalization"
+    | "MeanVarianceNormalization" => norm,
+}

@@ -104,3 +104,8 @@ pub(super) fn pad_op<B: BurnBackend>(
     };
     Ok(vec![Some(Val::new(k, shape, x.dtype))])
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    "Pad" => pad_op,
+}

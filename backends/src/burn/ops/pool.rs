@@ -134,3 +134,9 @@ pub(super) fn global_pool<B: BurnBackend>(
     }
     one(fval(y, x, shape))
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    "MaxPool" | "AveragePool" => pool,
+    "GlobalAveragePool" | "GlobalMaxPool" => global_pool,
+}

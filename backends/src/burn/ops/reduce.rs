@@ -297,3 +297,13 @@ where
     let inc = t.narrow(d, 0, n - 1).cumsum(d);
     Tensor::cat(vec![zero, inc], d)
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    // reductions
+    "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL1"
+    | "ReduceL2" | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => reduce_op,
+    "ArgMax" | "ArgMin" => arg_max_min,
+    "TopK" => topk,
+    "CumSum" => cumsum,
+}

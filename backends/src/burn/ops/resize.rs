@@ -257,3 +257,8 @@ pub(super) fn resize<B: BurnBackend>(
     }
     Ok(vec![Some(Val::float(y, shape, x.dtype))])
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    "Resize" => resize,
+}

@@ -192,3 +192,10 @@ pub(super) fn one_hot<B: BurnBackend>(
         _ => super::cast::cast(&v, vals.dtype)?,
     })])
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    "ScatterND" => scatter_nd,
+    "ScatterElements" => scatter_elements,
+    "OneHot" => one_hot,
+}

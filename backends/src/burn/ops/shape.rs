@@ -319,3 +319,18 @@ pub(super) fn size<B: BurnBackend>(
     let x = req(ins, 0, op)?;
     one(mk_i(vec![x.numel() as i64], vec![], DType::I64, dev))
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    // shape
+    "Reshape" => reshape,
+    "Flatten" => flatten,
+    "Squeeze" => squeeze,
+    "Unsqueeze" => unsqueeze,
+    "Transpose" => transpose,
+    "Expand" => expand,
+    "Tile" => tile,
+    "DepthToSpace" | "SpaceToDepth" => depth_space,
+    "Shape" => shape,
+    "Size" => size,
+}

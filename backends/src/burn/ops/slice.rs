@@ -209,3 +209,10 @@ pub(super) fn concat<B: BurnBackend>(
     let k = crate::burn::tensor::cat(parts, d)?;
     one(Val::new(k, shape, first.dtype))
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    "Slice" => slice_op,
+    "Split" => split,
+    "Concat" => concat,
+}

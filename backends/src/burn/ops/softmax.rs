@@ -47,3 +47,9 @@ pub(super) fn softmax<B: BurnBackend>(
     let y = if back { y.reshape(pad(&x.shape)) } else { y };
     one(fval(y, x, x.shape.clone()))
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    // softmax family
+    "Softmax" | "LogSoftmax" | "Hardmax" => softmax,
+}

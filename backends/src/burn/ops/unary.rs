@@ -294,3 +294,22 @@ pub(super) fn dropout<B: BurnBackend>(
     }
     Ok(out)
 }
+
+// The ops of this file, found from their names (see `super::find`).
+table! {
+    // element-wise, one input
+    "Abs" | "Neg" | "Sign" => abs_neg_sign,
+    "Relu" => relu,
+    "Sqrt" | "Exp" | "Log" | "Sin" | "Cos" | "Tan" | "Asin" | "Acos" | "Atan" | "Sinh"
+    | "Cosh" | "Asinh" | "Acosh" | "Atanh" | "Tanh" | "Erf" | "Reciprocal" | "Floor"
+    | "Ceil" | "Round" | "Sigmoid" | "Softsign" | "Mish" | "HardSwish"
+    | "Softplus" => float_math,
+    "LeakyRelu" | "Elu" | "Celu" | "ThresholdedRelu" | "Selu" | "HardSigmoid" | "Gelu"
+    | "Shrink" | "Swish" => activation,
+    "PRelu" => prelu,
+    "Not" => not,
+    "IsNaN" => is_nan,
+    "IsInf" => is_inf,
+    "Clip" => clip,
+    "Dropout" => dropout,
+}
