@@ -586,4 +586,92 @@ mod tests {
             "location": {"op_type": "Pad", "value": "v", "attrs": ""}}}));
         assert_eq!(triage_summary(&m).0, vec!["placed by message"]);
     }
+
+    /// The view reads what the bundle writer writes: every field a new bundle's `meta.json`
+    /// holds arrives, so the lenient view cannot drift from [`Meta`] unnoticed.
+    #[test]
+    fn a_written_bundle_reads_whole_through_the_view() {
+        use crate::bundle::{Found, write_new};
+        use crate::findings::{Seen as FoundAt, SigEntry};
+        use mutagraph_backends::compare::Tolerance;
+        use mutagraph_backends::value::{Data, HostTensor, Value as V};
+        use mutagraph_backends::worker::{Outcome, RunReport};
+        use mutagraph_oracles::{Finding, Kind, MutantRuns};
+        let t = |v: &[f32]| V::Tensor(HostTensor::new(vec![v.len()], Data::F32(v.to_vec())));
+        let run = |backend: &str, v: &[f32]| RunReport {
+            backend: backend.into(),
+            version: "1".into(),
+            outcome: Outcome::Ok(vec![("y".into(), t(v))]),
+            wall_ms: 1.0,
+            prepare_ms: 0.0,
+            run_ms: 1.0,
+            peak_rss: 0,
+            cached: false,
+        };
+        let model = mutagraph_ir::text::parse_model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[3] x) => (float[3] y) { y = Relu (x) }",
+        )
+        .unwrap()
+        .to_bytes();
+        let runs = MutantRuns {
+            runs: vec![
+                run("reference", &[0.0, 1.0, 3.0]),
+                run("ort", &[5.0, 1.0, 3.0]),
+            ],
+            reference: Some(0),
+            reruns: Vec::new(),
+            slow_baseline: Default::default(),
+        };
+        let mut f = Finding::new(Kind::Inconsistency, "ort", "values", "output 'y'".into());
+        f.location = Some(Location {
+            op_type: "Relu".into(),
+            value: "y".into(),
+            attrs: String::new(),
+        });
+        f.layer = Some(Layer::Kernel);
+        let at = FoundAt {
+            iteration: 3,
+            elapsed_s: 1.5,
+        };
+        let entry = SigEntry::first("inconsistency-ort-relu-00000000".into(), &f, at);
+        let dir = tempfile::tempdir().unwrap();
+        let b = dir.path().join(&entry.id);
+        let sig = f.signature();
+        write_new(
+            &b,
+            &Found {
+                finding: &f,
+                signature: &sig,
+                entry: &entry,
+                localization: None,
+                model: &model,
+                inputs: &vec![("x".to_string(), t(&[-1.0, 1.0, 3.0]))],
+                input_seed: 0,
+                runs: &runs,
+                native: None,
+                seed: "zoo:test",
+                iteration: 3,
+                trace: &[],
+                config: json!({"backends": ["reference", "ort"]}),
+                tolerance: Tolerance::APPROXIMATE,
+            },
+        )
+        .unwrap();
+        let text = std::fs::read(b.join("meta.json")).unwrap();
+        let m: MetaView = persisted::from_json(&text).unwrap();
+        assert_eq!(m.id.as_deref(), Some(entry.id.as_str()));
+        assert_eq!(m.signature.as_deref(), Some(sig.as_str()));
+        assert_eq!(m.kind.as_deref(), Some("inconsistency"));
+        assert!(matches!(m.backends, Some(OneOrMany::Many(ref v)) if v == &["ort"]));
+        assert_eq!(m.layer, Some(Layer::Kernel));
+        assert_eq!(m.op_type.as_deref(), Some("Relu"));
+        assert_eq!(m.message.as_deref(), Some("output 'y'"));
+        assert_eq!(m.hits, Some(1));
+        assert_eq!(m.first_seen.and_then(|s| s.iteration), Some(3));
+        assert_eq!(m.last_seen.and_then(|s| s.elapsed_s), Some(1.5));
+        assert!(m.ops_seen.is_some());
+        assert!(m.finding.is_some_and(|f| f.location.is_some()));
+        assert!(matches!(m.minimized, Some(None)), "pending minimization");
+    }
 }
