@@ -50,6 +50,10 @@ enum Cmd {
     Zoo(cmd::zoo::Args),
     /// Run a coverage-guided mutation campaign (MEMO MCMC search); resumes an existing --out.
     Campaign(cmd::campaign::Args),
+    /// Work on a campaign's corpus: `export` writes every entry's model (rebuilding the
+    /// trace-only ones).
+    #[command(subcommand)]
+    Corpus(cmd::corpus::Args),
     /// Minimize a failing model: a bug bundle (findings/<id>/) keeping its signature, a model
     /// keeping its first finding, or any model with --check CMD.
     Minimize(cmd::minimize::Args),
@@ -95,6 +99,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Cmd::Reduce(a) => cmd::reduce::main(a, &g),
         Cmd::Zoo(a) => cmd::zoo::main(a, &g),
         Cmd::Campaign(a) => cmd::campaign::main(a, &g),
+        Cmd::Corpus(a) => cmd::corpus::main(a, &g),
         Cmd::Minimize(a) => cmd::minimize::main(a, &g),
         Cmd::Report(a) => cmd::report::main(a, &g),
         Cmd::Recheck(a) => cmd::recheck::main(a, &g),

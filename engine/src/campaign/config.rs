@@ -35,6 +35,14 @@ pub struct Config {
     /// Input shapes and values the user gave (`--input-shape`, `--input-value`).
     #[serde(default, skip_serializing_if = "Fixed::is_empty")]
     pub fixed: Fixed,
+    /// Disk budget of the campaign directory in bytes (`--max-disk`; 0: unbounded). May
+    /// change on resume. A campaign.toml written before budgets gets the default.
+    #[serde(default = "default_max_disk")]
+    pub max_disk: u64,
+}
+
+fn default_max_disk() -> u64 {
+    crate::corpus::DEFAULT_MAX_DISK
 }
 
 /// What the command line asked for; `None` fields take the saved value on resume, or the
@@ -69,6 +77,8 @@ pub struct Request {
     pub free_dim: Option<usize>,
     /// `--input-shape` and `--input-value`.
     pub fixed: Fixed,
+    /// `--max-disk` (`Some(0)`: unbounded).
+    pub max_disk: Option<u64>,
 }
 
 impl Request {
@@ -90,6 +100,7 @@ impl Request {
         self.iterations = self.iterations.or(c.iterations);
         self.time = self.time.or(c.time_s.map(Duration::from_secs_f64));
         self.free_dim = self.free_dim.or(c.free_dim);
+        self.max_disk = self.max_disk.or(Some(c.max_disk));
         if self.fixed.is_empty() {
             self.fixed = c.fixed;
         }
@@ -147,7 +158,7 @@ pub(super) fn check_same<T: PartialEq + std::fmt::Debug>(
     match given {
         Some(g) if &g != saved => bail!(
             "the campaign in this directory was started with {what} = {saved:?}, not {g:?} \
-             (only --time, --iterations, -j and --quiet may change on resume; use another --out)"
+             (only --time, --iterations, -j, --max-disk and --quiet may change on resume; use another --out)"
         ),
         _ => Ok(()),
     }

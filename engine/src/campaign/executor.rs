@@ -16,6 +16,8 @@ pub(super) struct Job {
     pub(super) input_seed: u64,
     pub(super) records: Vec<Record>,
     pub(super) diverse: bool,
+    /// The coverage items of a diverse mutant (its corpus entry's, for culling).
+    pub(super) items: Vec<String>,
 }
 
 /// How the mutants of one seed are run, from what admission saw of the seed.

@@ -52,7 +52,7 @@ pub use seeds::{Seed, load_seeds, reduce_seed};
 pub use start::run;
 pub use state::{
     BackendTime, Counters, OURS_KEPT, OpCounters, SessionStart, Slot, State, Stats, Summary,
-    Timings, Trace, corpus_id,
+    Timings, corpus_id,
 };
 use timeseries::open_timeseries;
 
@@ -92,6 +92,13 @@ pub const COMMIT_EVERY: Duration = Duration::from_millis(1000);
 
 /// One executed mutant in this many is run a second time on every backend (flakiness).
 pub const FLAKY_EVERY: u64 = 64;
+
+/// The campaign stops (cleanly, resumable) when its filesystem has less than this free.
+pub const MIN_FREE: u64 = 256_000_000;
+
+/// How often the directory outside the corpus is measured (a walk of `findings/` and the rest),
+/// and the filesystem's free space checked.
+const OTHER_EVERY: Duration = Duration::from_secs(10);
 
 fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
     let bytes = serde_json::to_vec_pretty(v)?;
@@ -141,6 +148,16 @@ struct Campaign {
     minimize_grace: Duration,
     /// Writes the corpus entries off the main thread.
     corpus: writer::Writer,
+    /// What the corpus holds on disk, for the disk budget.
+    corpus_index: crate::corpus::Index,
+    /// Bytes of the campaign directory outside the corpus, as last measured.
+    other_bytes: u64,
+    /// When `other_bytes` was measured.
+    other_measured: Instant,
+    /// Whether the warning that the directory is over its budget was printed.
+    warned_over: bool,
+    /// Whether the campaign stopped because its filesystem was nearly full.
+    disk_full: bool,
     /// Campaign time of this session's last new unique finding (the status shows it).
     last_find: Option<f64>,
     /// Lines of the status screen drawn last (redrawn in place on a terminal).
@@ -289,7 +306,11 @@ impl Campaign {
             minimizations_pending: pending_min,
             elapsed_s: elapsed,
             session_s: session.elapsed().as_secs_f64(),
-            stopped_by: crate::interrupt::which().map(String::from),
+            stopped_by: if self.disk_full {
+                Some("low disk space".into())
+            } else {
+                crate::interrupt::which().map(String::from)
+            },
         })
     }
 
@@ -385,6 +406,14 @@ impl Campaign {
             // MEMO family (types, pairs, parameters).
             let delta = self.state.coverage.add_model(&model);
             let diverse = delta.is_diverse();
+            // A diverse mutant's own items, which its corpus entry lists for culling.
+            let items = if diverse {
+                let mut own = Coverage::new(self.state.coverage.universe().clone());
+                own.add_model(&model);
+                own.item_keys()
+            } else {
+                Vec::new()
+            };
             let mut records = self.models[slot].1.clone();
             records.push(record);
             if diverse {
@@ -423,6 +452,7 @@ impl Campaign {
                     input_seed,
                     records,
                     diverse,
+                    items,
                 });
             }
         }
@@ -513,31 +543,97 @@ impl Campaign {
         Ok(())
     }
 
-    fn write_corpus(&self, job: &Job) -> Result<()> {
+    fn write_corpus(&mut self, job: &Job) -> Result<()> {
         let id = corpus_id(job.iteration);
         let dir = self.out.join("corpus");
         let seed = &self.seeds[job.seed];
-        let trace = Trace {
-            seed: seed.name.clone(),
-            seed_file: format!("seeds/{}", seed.file),
-            iteration: job.iteration,
-            records: job.records.clone(),
-        };
-        // The trace first (the writer keeps the order): a kill -9 between the two writes leaves
-        // at worst a trace without its model, never a corpus model without the trace that
-        // rebuilds it.
+        let entry = crate::corpus::NewEntry::new(
+            &seed.name,
+            &format!("seeds/{}", seed.file),
+            job.iteration,
+            &job.records,
+            job.bytes.clone(),
+            job.items.clone(),
+        )?;
+        let trace = entry.trace_bytes()?;
+        // The writer keeps the order: records, trace, model (see `corpus::NewEntry`).
+        let mut new_records = Vec::new();
+        for (hash, json) in &entry.records {
+            if self.corpus_index.has_record(hash) || new_records.iter().any(|(h, _)| h == hash) {
+                continue;
+            }
+            new_records.push((hash.clone(), json.len() as u64));
+            self.corpus
+                .write(writer::File {
+                    path: crate::corpus::store::record_path(&dir, hash),
+                    bytes: json.clone(),
+                })
+                .map_err(|e| anyhow!(e))?;
+        }
+        let trace_size = trace.len() as u64;
         let files = [
             writer::File {
-                path: dir.join(format!("{id}.trace.json")),
-                bytes: serde_json::to_vec_pretty(&trace)?,
+                path: crate::corpus::store::trace_path(&dir, &id),
+                bytes: trace,
             },
             writer::File {
-                path: dir.join(format!("{id}.onnx")),
-                bytes: job.bytes.clone(),
+                path: crate::corpus::store::model_path(&dir, &id),
+                bytes: entry.model,
             },
         ];
         for f in files {
             self.corpus.write(f).map_err(|e| anyhow!(e))?;
+        }
+        self.corpus_index
+            .add(&id, &entry.trace, trace_size, &new_records);
+        Ok(())
+    }
+
+    /// After a commit: measures the directory now and then, brings it back under `--max-disk`
+    /// (never touching the entries the pool holds), and stops the campaign when its filesystem
+    /// is nearly full.
+    fn enforce_disk(&mut self) -> Result<()> {
+        if self.other_measured.elapsed() >= OTHER_EVERY {
+            self.other_bytes = crate::corpus::budget::other_bytes(&self.out);
+            self.other_measured = Instant::now();
+            if let Some(free) = crate::corpus::budget::free_bytes(&self.out)
+                && free < MIN_FREE
+                && !crate::interrupt::requested()
+            {
+                eprintln!(
+                    "stopping: only {} MB free on the filesystem of {} (the campaign stops \
+                     below {} MB; resume it once there is space)",
+                    free / 1_000_000,
+                    self.out.display(),
+                    MIN_FREE / 1_000_000
+                );
+                self.disk_full = true;
+                crate::interrupt::request();
+            }
+        }
+        let budget = self.config.max_disk;
+        if budget == 0 {
+            return Ok(());
+        }
+        let keep: BTreeSet<String> = self
+            .state
+            .pool
+            .iter()
+            .filter_map(|s| s.corpus.clone())
+            .collect();
+        let still_over = self
+            .corpus_index
+            .enforce(budget, self.other_bytes, &keep, &mut self.state.pruned)
+            .map_err(|e| anyhow!("enforcing --max-disk: {e}"))?;
+        if still_over && !self.warned_over {
+            self.warned_over = true;
+            eprintln!(
+                "warning: {} is over its --max-disk of {} MB with only the entries the \
+                 campaign needs left in its corpus (findings and the rest use {} MB)",
+                self.out.display(),
+                budget / 1_000_000,
+                self.other_bytes / 1_000_000
+            );
         }
         Ok(())
     }
@@ -567,6 +663,11 @@ impl Campaign {
             pool: self.state.pool.clone(),
             triage: self.state.triage.clone(),
             sessions: self.state.sessions.clone(),
+            corpus: Some(self.corpus_index.stats(
+                self.other_bytes,
+                (self.config.max_disk > 0).then_some(self.config.max_disk),
+                &self.state.pruned,
+            )),
         }
     }
 
@@ -581,6 +682,9 @@ impl Campaign {
         }
         self.state.known_crashes = self.stage.known.clone();
         write_json(&self.out.join("state.json"), &self.state)?;
+        // Deletions only after the commit: the committed state names no entry they touch (the
+        // pool's are kept), and what they count is committed with the next state.
+        self.enforce_disk()?;
         self.state.timings.io += t.elapsed().as_secs_f64();
         Ok(())
     }

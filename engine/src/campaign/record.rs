@@ -152,6 +152,7 @@ impl Campaign {
             input_seed: run.input_seed,
             records: Vec::new(),
             diverse: false,
+            items: Vec::new(),
         };
         for t in run.judged {
             let known = self.state.signatures.contains_key(&t.finding.signature());

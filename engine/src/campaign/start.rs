@@ -78,6 +78,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 mem_limit_mib: mem_mib,
                 free_dim: req.free_dim.map(|n| n.max(1)),
                 fixed: req.fixed.clone(),
+                max_disk: crate::corpus::DEFAULT_MAX_DISK,
             }
         }
     };
@@ -92,6 +93,9 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     }
     if let Some(t) = req.time {
         config.time_s = Some(t.as_secs_f64());
+    }
+    if let Some(b) = req.max_disk {
+        config.max_disk = b;
     }
     if ops.is_empty() {
         bail!("no mutation operators in this build");
@@ -338,6 +342,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             known_crashes: Default::default(),
             ours_kept: BTreeSet::new(),
             sessions: Vec::new(),
+            pruned: Default::default(),
         };
         let models = seeds
             .iter()
@@ -362,20 +367,23 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             );
         }
         let mut models = Vec::new();
+        let corpus = out.join("corpus");
         for slot in &state.pool {
             match &slot.corpus {
                 None => models.push((seeds[slot.seed].model.clone(), Vec::new())),
                 Some(id) => {
-                    let p = out.join("corpus").join(format!("{id}.onnx"));
-                    let mut m = Model::load(&p)
-                        .with_context(|| format!("resuming from {}", p.display()))?;
+                    // The model as the campaign made it: its file, or rebuilt from its trace
+                    // (checked against the trace's SHA-256).
+                    let resuming = |e: crate::corpus::CorpusError| {
+                        anyhow!("resuming from corpus entry {id} in {}: {e}", corpus.display())
+                    };
+                    let bytes = crate::corpus::model_bytes(&out, id).map_err(resuming)?;
+                    let mut m = Model::from_bytes(&bytes)
+                        .with_context(|| format!("resuming from corpus entry {id}"))?;
                     typed(&mut m);
-                    let tp = out.join("corpus").join(format!("{id}.trace.json"));
-                    let t: Trace = serde_json::from_slice(
-                        &std::fs::read(&tp).with_context(|| format!("reading {}", tp.display()))?,
-                    )
-                    .with_context(|| format!("parsing {}", tp.display()))?;
-                    models.push((m, t.records));
+                    let t = crate::corpus::read_trace(&corpus, id).map_err(resuming)?;
+                    let records = crate::corpus::records(&corpus, id, &t).map_err(resuming)?;
+                    models.push((m, records));
                 }
             }
         }
@@ -420,6 +428,12 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         stage.stats = state.triage.clone();
         stage.known = state.known_crashes.clone();
     }
+    let out_dir = out.clone();
+    let mut corpus_index = crate::corpus::Index::scan(&out.join("corpus"))
+        .map_err(|e| anyhow!("reading the corpus: {e}"))?;
+    corpus_index
+        .delete_orphans()
+        .map_err(|e| anyhow!("cleaning the corpus: {e}"))?;
     let mut c = Campaign {
         out,
         seed_inputs,
@@ -442,6 +456,11 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         models,
         pools,
         corpus: writer::Writer::new(),
+        corpus_index,
+        other_bytes: crate::corpus::budget::other_bytes(&out_dir),
+        other_measured: Instant::now(),
+        warned_over: false,
+        disk_full: false,
         last_find: None,
         status_lines: 0,
     };

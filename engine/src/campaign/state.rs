@@ -1,5 +1,6 @@
 //! What a campaign persists: `state.json` (the resume point: the pool, the scheduler, the
-//! coverage and the counters), each corpus entry's trace, and the summary a session ends with.
+//! coverage and the counters) and the summary a session ends with (a corpus entry's trace is
+//! in [`crate::corpus`]).
 //! `stats.json` and the types it shares with `state.json` are in [`crate::persisted`], where
 //! the report reads them too.
 use super::*;
@@ -50,6 +51,9 @@ pub struct State {
     /// Where each session started (the first at 0; a resume adds one).
     #[serde(default)]
     pub sessions: Vec<SessionStart>,
+    /// What the disk budget deleted from the corpus so far.
+    #[serde(default)]
+    pub pruned: crate::corpus::Pruned,
 }
 
 impl Versioned for State {
@@ -58,19 +62,6 @@ impl Versioned for State {
 
 /// How many examples of mutagraph's own failures `ours/` keeps (one per reason and message).
 pub const OURS_KEPT: usize = 200;
-
-/// The trace file of a corpus entry.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Trace {
-    /// Seed name (zoo name or file path as given).
-    pub seed: String,
-    /// The seed as the campaign used it, in the output directory.
-    pub seed_file: String,
-    /// Iteration that made it.
-    pub iteration: u64,
-    /// Every record from the seed, in order.
-    pub records: Vec<Record>,
-}
 
 /// Corpus id of the mutant of an iteration.
 pub fn corpus_id(iteration: u64) -> String {
@@ -170,6 +161,7 @@ mod tests {
             known_crashes: KnownCrashes::default(),
             ours_kept: BTreeSet::new(),
             sessions: sessions.clone(),
+            pruned: Default::default(),
         };
         let text = serde_json::to_vec_pretty(&state).unwrap();
         assert!(String::from_utf8_lossy(&text).starts_with("{\n  \"version\": "));

@@ -56,12 +56,25 @@ pub struct Args {
     /// Do not minimize new findings in the background.
     #[arg(long)]
     pub no_minimize: bool,
+    /// Disk budget of the output directory (`500M`, `2G`; `none`: unbounded; default 500 MB).
+    /// Over 90 % of it, corpus models become trace-only (rebuilt by `mutagraph corpus
+    /// export`), then entries whose coverage others hold are culled.
+    #[arg(long, value_parser = parse_max_disk, value_name = "SIZE")]
+    pub max_disk: Option<u64>,
     /// How long the end of a session waits for pending minimizations (left ones are
     /// resumed by the next session).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub minimize_grace: Duration,
     #[command(flatten)]
     pub pool: PoolArgs,
+}
+
+/// `--max-disk`: a size, or `none` for no budget (0).
+fn parse_max_disk(s: &str) -> Result<u64, String> {
+    match s.trim() {
+        "none" | "unlimited" => Ok(0),
+        _ => super::parse_size(s),
+    }
 }
 
 /// Runs `mutagraph campaign`.
@@ -97,6 +110,7 @@ fn request(a: Args, quiet: bool) -> Result<(Request, PoolArgs)> {
         free_dim: a.free_dim,
         fixed: a.given.fixed()?,
         minimize_grace: a.minimize_grace,
+        max_disk: a.max_disk,
     };
     if req.backends.len() == 1 && req.backends[0] == "cpu" {
         req.backends = catalog::cpu_set().iter().map(|s| s.to_string()).collect();

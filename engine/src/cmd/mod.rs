@@ -6,6 +6,7 @@
 pub mod campaign;
 pub mod conformance;
 pub mod convert;
+pub mod corpus;
 pub mod coverage;
 pub mod inspect;
 pub mod minimize;

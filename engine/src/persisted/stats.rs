@@ -206,6 +206,9 @@ pub struct Stats {
     pub triage: TriageStats,
     /// Where each session started.
     pub sessions: Vec<SessionStart>,
+    /// The corpus's size against the disk budget, and what the budget deleted.
+    #[serde(default)]
+    pub corpus: Option<crate::corpus::CorpusStats>,
 }
 
 impl Versioned for Stats {

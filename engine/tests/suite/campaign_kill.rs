@@ -1,15 +1,18 @@
 //! `kill -9` a campaign at pseudo-random moments and resume it each time: the state always
 //! parses and points at complete corpus files, counts never go backwards, nothing written
-//! before is lost or changed.
-use mutagraph_mutators::mutation::{Record, replay_trace};
+//! before is lost or changed; under a tiny disk budget (demotion, culling and eviction at every
+//! commit) every entry left still rebuilds and nothing the state names is deleted.
+use mutagraph_engine::corpus;
+use mutagraph_mutators::mutation::replay_trace;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn start(out: &Path, iterations: &str) -> std::process::Child {
+fn start(out: &Path, iterations: &str, extra: &[&str]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args(extra)
         .args([
             "campaign",
             "--seeds",
@@ -35,22 +38,24 @@ fn json(p: &Path) -> Value {
         .unwrap_or_else(|e| panic!("{} does not parse: {e}", p.display()))
 }
 
+/// Every file of the corpus (`records/` included), by name.
 fn corpus(out: &Path) -> BTreeMap<String, Vec<u8>> {
-    let dir = out.join("corpus");
-    if !dir.exists() {
-        return BTreeMap::new();
+    let mut files = BTreeMap::new();
+    for sub in ["", "records"] {
+        let dir = out.join("corpus").join(sub);
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for p in rd.map(|e| e.unwrap().path()) {
+            let name = p.file_name().unwrap().to_str().unwrap().to_string();
+            if name.starts_with('.') || !p.is_file() {
+                continue;
+            }
+            let key = if sub.is_empty() { name } else { format!("{sub}/{name}") };
+            files.insert(key, std::fs::read(&p).unwrap());
+        }
     }
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| !p.file_name().unwrap().to_str().unwrap().starts_with('.'))
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_str().unwrap().to_string(),
-                std::fs::read(&p).unwrap(),
-            )
-        })
-        .collect()
+    files
 }
 
 /// A fixed-seed generator for the kill delays.
@@ -65,15 +70,16 @@ impl Lcg {
     }
 }
 
+/// The entry's model is on disk, valid, and its trace (records by hash) replays to it.
 fn check_entry(out: &Path, id: &str) {
     let p = out.join("corpus").join(format!("{id}.onnx"));
     let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     let m = mutagraph_mutators::ir::Model::from_bytes(&bytes).unwrap();
     mutagraph_mutators::ir::validate::validate(&m).unwrap();
-    let t = json(&out.join("corpus").join(format!("{id}.trace.json")));
-    let seed =
-        mutagraph_mutators::ir::Model::load(out.join(t["seed_file"].as_str().unwrap())).unwrap();
-    let records: Vec<Record> = serde_json::from_value(t["records"].clone()).unwrap();
+    let dir = out.join("corpus");
+    let t = corpus::read_trace(&dir, id).unwrap();
+    let seed = mutagraph_mutators::ir::Model::load(out.join(&t.seed_file)).unwrap();
+    let records = corpus::records(&dir, id, &t).unwrap_or_else(|e| panic!("{id}: {e}"));
     let (r, skipped) = replay_trace(&seed, &records, |_| true);
     assert!(skipped.is_empty());
     assert_eq!(r.to_bytes(), bytes, "{id} does not replay");
@@ -100,7 +106,7 @@ fn kill_nine_and_resume_loses_nothing() {
     let mut checked = std::collections::BTreeSet::new();
     for round in 0..12 {
         let before = committed(&out);
-        let mut child = start(&out, "100000");
+        let mut child = start(&out, "100000", &[]);
         if round % 2 == 1 {
             // Half the kills land after this session committed something (past start-up).
             while committed(&out) == before && child.try_wait().unwrap().is_none() {
@@ -178,7 +184,7 @@ fn kill_nine_and_resume_loses_nothing() {
     }
     // A last session that ends by itself.
     let target = last.get("iterations").copied().unwrap_or(0) + 5;
-    let mut child = start(&out, &target.to_string());
+    let mut child = start(&out, &target.to_string(), &[]);
     let status = child.wait().unwrap();
     assert!(status.success());
     let state = json(&out.join("state.json"));
@@ -195,4 +201,83 @@ fn kill_nine_and_resume_loses_nothing() {
     for l in ts.lines().skip(1) {
         assert_eq!(l.split(',').count(), 9, "bad line {l:?}");
     }
+}
+
+/// Every trace parses and names records that are on disk, every model has its trace, and every
+/// entry rebuilds (its model, or its records replayed, matching the recorded SHA-256).
+fn check_corpus(out: &Path, round: usize) {
+    let dir = out.join("corpus");
+    for name in corpus(out).keys() {
+        if let Some(id) = name.strip_suffix(".onnx") {
+            assert!(
+                dir.join(format!("{id}.trace.json")).exists(),
+                "round {round}: model {id} without its trace"
+            );
+        }
+    }
+    for id in corpus::store::entry_ids(&dir).unwrap() {
+        let t = corpus::read_trace(&dir, &id).unwrap();
+        corpus::records(&dir, &id, &t).unwrap_or_else(|e| panic!("round {round}: {e}"));
+        corpus::store::rebuild(out, &id, &t).unwrap_or_else(|e| panic!("round {round}: {e}"));
+    }
+}
+
+#[test]
+fn kill_nine_under_a_tiny_disk_budget_leaves_every_entry_rebuildable() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k");
+    let mut rng = Lcg(20261127);
+    let budget = ["--max-disk", "1500K"];
+    let mut last_iteration = 0;
+    let mut pruned_seen = 0;
+    for round in 0..8 {
+        let before = committed(&out);
+        let mut child = start(&out, "100000", &budget);
+        // Each kill lands after this session committed (pruning runs after commits).
+        while committed(&out) == before && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_secs_f64(0.3 + 1.5 * rng.unit()));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "round {round}: the campaign exited by itself (needs `pip install onnxruntime==1.31.1`)"
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let state = json(&out.join("state.json"));
+        let it = state["iteration"].as_u64().unwrap();
+        assert!(it >= last_iteration, "round {round}: iterations went back");
+        last_iteration = it;
+        let p = &state["pruned"];
+        pruned_seen = ["demoted", "culled", "evicted"]
+            .iter()
+            .map(|k| p[k].as_u64().unwrap())
+            .sum::<u64>();
+        // What the committed state names is whole.
+        for slot in state["pool"].as_array().unwrap() {
+            if let Some(id) = slot["corpus"].as_str() {
+                check_entry(&out, id);
+            }
+        }
+        check_corpus(&out, round);
+    }
+    assert!(pruned_seen > 0, "the budget never deleted anything");
+    // A last session that ends by itself, then the export rebuilds every entry.
+    let mut child = start(&out, &(last_iteration + 5).to_string(), &budget);
+    assert!(child.wait().unwrap().success());
+    check_corpus(&out, 99);
+    let export = dir.path().join("export");
+    let o = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args(["corpus", "export", out.to_str().unwrap(), "--out"])
+        .arg(&export)
+        .args(["--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let entries = r["entries"].as_u64().unwrap();
+    assert!(entries > 0);
+    assert_eq!(r["copied"].as_u64().unwrap() + r["rebuilt"].as_u64().unwrap(), entries);
+    assert!(r["rebuilt"].as_u64().unwrap() > 0, "no trace-only entry was exported: {r}");
+    assert_eq!(std::fs::read_dir(&export).unwrap().count() as u64, entries);
 }

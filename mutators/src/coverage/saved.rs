@@ -40,6 +40,18 @@ impl Coverage {
         }
     }
 
+    /// The covered items of the three families that make a model diverse (op types, op pairs,
+    /// parameter buckets) as keys that name each item uniquely across families (`Conv`,
+    /// `Conv->Relu`, `Conv.group@1#2`): what a corpus entry contributes, for culling entries
+    /// whose items others cover.
+    pub fn item_keys(&self) -> Vec<String> {
+        let s = self.to_saved();
+        let mut keys = s.op_types;
+        keys.extend(s.op_pairs);
+        keys.extend(s.params);
+        keys
+    }
+
     /// Covers the saved keys that `self`'s universe has; returns what was new.
     pub(super) fn add_saved(&mut self, s: &Saved) -> Delta {
         let u = Arc::clone(&self.universe);
