@@ -683,8 +683,16 @@ impl Campaign {
         self.state.known_crashes = self.stage.known.clone();
         write_json(&self.out.join("state.json"), &self.state)?;
         // Deletions only after the commit: the committed state names no entry they touch (the
-        // pool's are kept), and what they count is committed with the next state.
+        // pool's are kept). What they did is committed at once when they did anything (a kill
+        // in between loses only those counts, never a file the state names).
+        let before = self.state.pruned.clone();
         self.enforce_disk()?;
+        if self.state.pruned != before {
+            if with_stats {
+                write_json(&self.out.join("stats.json"), &self.stats(elapsed))?;
+            }
+            write_json(&self.out.join("state.json"), &self.state)?;
+        }
         self.state.timings.io += t.elapsed().as_secs_f64();
         Ok(())
     }

@@ -375,7 +375,10 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                     // The model as the campaign made it: its file, or rebuilt from its trace
                     // (checked against the trace's SHA-256).
                     let resuming = |e: crate::corpus::CorpusError| {
-                        anyhow!("resuming from corpus entry {id} in {}: {e}", corpus.display())
+                        anyhow!(
+                            "resuming from corpus entry {id} in {}: {e}",
+                            corpus.display()
+                        )
                     };
                     let bytes = crate::corpus::model_bytes(&out, id).map_err(resuming)?;
                     let mut m = Model::from_bytes(&bytes)

@@ -221,15 +221,12 @@ impl Index {
 
     /// Counts a new entry whose files are being written: records not yet on disk with
     /// `new_records` (hash and size), then its trace and model.
-    pub fn add(
-        &mut self,
-        id: &str,
-        trace: &Trace,
-        trace_size: u64,
-        new_records: &[(String, u64)],
-    ) {
+    pub fn add(&mut self, id: &str, trace: &Trace, trace_size: u64, new_records: &[(String, u64)]) {
         for (h, size) in new_records {
-            let r = self.records.entry(h.clone()).or_insert(Rec { size: 0, refs: 0 });
+            let r = self
+                .records
+                .entry(h.clone())
+                .or_insert(Rec { size: 0, refs: 0 });
             if r.size == 0 {
                 r.size = *size;
                 self.bytes += size;

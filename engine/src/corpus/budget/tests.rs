@@ -97,9 +97,18 @@ fn demotion_deletes_the_oldest_models_first_and_keeps_the_pool() {
     let budget = (ix.bytes() as f64 * 0.75) as u64;
     assert!(!ix.enforce(budget, 0, &keep, &mut p).unwrap());
     assert!(p.demoted > 0 && p.culled == 0 && p.evicted == 0, "{p:?}");
-    assert!(model_path(&dir, "m00000000").exists(), "the pool's model was deleted");
-    assert!(!model_path(&dir, "m00000001").exists(), "the oldest other model is kept");
-    assert!(model_path(&dir, "m00000009").exists(), "the newest model was deleted");
+    assert!(
+        model_path(&dir, "m00000000").exists(),
+        "the pool's model was deleted"
+    );
+    assert!(
+        !model_path(&dir, "m00000001").exists(),
+        "the oldest other model is kept"
+    );
+    assert!(
+        model_path(&dir, "m00000009").exists(),
+        "the newest model was deleted"
+    );
     for k in 0..10 {
         assert!(trace_path(&dir, &format!("m{k:08}")).exists());
     }
@@ -135,7 +144,14 @@ fn a_record_shared_with_a_kept_entry_survives_its_culled_child() {
     let (_t, dir, mut ix) = setup();
     let parent = record(0, 4000);
     put(&mut ix, &dir, 0, std::slice::from_ref(&parent), 100, &["A"]);
-    put(&mut ix, &dir, 1, &[parent.clone(), record(1, 4000)], 900, &["A"]);
+    put(
+        &mut ix,
+        &dir,
+        1,
+        &[parent.clone(), record(1, 4000)],
+        900,
+        &["A"],
+    );
     let mut p = Pruned::default();
     ix.enforce(6000, 0, &BTreeSet::new(), &mut p).unwrap();
     assert_eq!((p.culled, p.evicted), (1, 0), "{p:?}");
@@ -150,7 +166,14 @@ fn eviction_goes_down_to_the_budget_and_reports_when_the_pool_alone_is_over() {
     let (_t, dir, mut ix) = setup();
     for k in 0..6u64 {
         let item = format!("I{k}");
-        put(&mut ix, &dir, k, &[record(k as usize, 3000)], 10, &[item.as_str()]);
+        put(
+            &mut ix,
+            &dir,
+            k,
+            &[record(k as usize, 3000)],
+            10,
+            &[item.as_str()],
+        );
     }
     let keep: BTreeSet<String> = ["m00000005".to_string()].into();
     let mut p = Pruned::default();
