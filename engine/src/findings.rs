@@ -39,6 +39,10 @@ pub struct SigEntry {
     /// The signatures merged into this bundle (one root cause seen under several).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
+    /// Set when another instance of a shared campaign filed this signature first
+    /// (`INSTANCE/BUNDLE_ID`): this instance counts its hits but writes no bundle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filed_by: Option<String>,
 }
 
 impl SigEntry {
@@ -54,6 +58,7 @@ impl SigEntry {
             ops: BTreeMap::new(),
             alias_of: None,
             aliases: Vec::new(),
+            filed_by: None,
         };
         e.note(f);
         e

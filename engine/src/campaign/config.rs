@@ -39,6 +39,10 @@ pub struct Config {
     /// change on resume. A campaign.toml written before budgets gets the default.
     #[serde(default = "default_max_disk")]
     pub max_disk: u64,
+    /// The instance's name in a shared campaign (`--instance`; its directory is the sync
+    /// directory's `NAME/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
 }
 
 fn default_max_disk() -> u64 {
@@ -79,6 +83,8 @@ pub struct Request {
     pub fixed: Fixed,
     /// `--max-disk` (`Some(0)`: unbounded).
     pub max_disk: Option<u64>,
+    /// `--instance` (with `--sync-dir`, whose `NAME/` is then `out`).
+    pub instance: Option<String>,
 }
 
 impl Request {

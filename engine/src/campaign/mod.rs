@@ -16,7 +16,8 @@
 //! [`admission`] (each seed's first run), [`start`] (a fresh or resumed session), this module
 //! (the loop: generate, run, judge, commit), [`executor`], [`record`], [`state`] (what is
 //! persisted), [`timeseries`], [`status`], [`writer`] (corpus files off the main thread),
-//! [`lock`] (one campaign per directory); minimization is the peer stage
+//! [`lock`] (one campaign per directory), [`sync`] (instances sharing a sync directory);
+//! the corpus's files and disk budget are [`crate::corpus`]; minimization is the peer stage
 //! [`crate::minimizer`].
 //!
 //! Output directory (every file written atomically: temporary file, fsync, rename; corpus
@@ -42,6 +43,7 @@ pub mod seeds;
 mod start;
 pub mod state;
 pub mod status;
+pub mod sync;
 mod timeseries;
 pub mod writer;
 
@@ -158,6 +160,8 @@ struct Campaign {
     warned_over: bool,
     /// Whether the campaign stopped because its filesystem was nearly full.
     disk_full: bool,
+    /// The sync directory shared with other instances (`--sync-dir`).
+    shared: Option<sync::Shared>,
     /// Campaign time of this session's last new unique finding (the status shows it).
     last_find: Option<f64>,
     /// Lines of the status screen drawn last (redrawn in place on a terminal).
@@ -259,6 +263,7 @@ impl Campaign {
             let elapsed = elapsed0 + session.elapsed().as_secs_f64();
             self.state.elapsed_s = elapsed;
             if ahead.is_none() && last_commit.elapsed() >= COMMIT_EVERY {
+                self.sync_import()?;
                 let row = last_row.elapsed() >= Duration::from_secs(1);
                 self.commit_state(elapsed, row)?;
                 last_commit = Instant::now();
@@ -544,8 +549,6 @@ impl Campaign {
     }
 
     fn write_corpus(&mut self, job: &Job) -> Result<()> {
-        let id = corpus_id(job.iteration);
-        let dir = self.out.join("corpus");
         let seed = &self.seeds[job.seed];
         let entry = crate::corpus::NewEntry::new(
             &seed.name,
@@ -555,8 +558,15 @@ impl Campaign {
             job.bytes.clone(),
             job.items.clone(),
         )?;
+        self.write_entry(&corpus_id(job.iteration), entry)
+    }
+
+    /// Queues a corpus entry's files on the writer, in their order (records not yet on disk,
+    /// trace, model: see [`crate::corpus::NewEntry`]), and counts it in the index.
+    fn write_entry(&mut self, id: &str, entry: crate::corpus::NewEntry) -> Result<()> {
+        use crate::corpus::store::{model_path, record_path, trace_path};
+        let dir = self.out.join("corpus");
         let trace = entry.trace_bytes()?;
-        // The writer keeps the order: records, trace, model (see `corpus::NewEntry`).
         let mut new_records = Vec::new();
         for (hash, json) in &entry.records {
             if self.corpus_index.has_record(hash) || new_records.iter().any(|(h, _)| h == hash) {
@@ -565,7 +575,7 @@ impl Campaign {
             new_records.push((hash.clone(), json.len() as u64));
             self.corpus
                 .write(writer::File {
-                    path: crate::corpus::store::record_path(&dir, hash),
+                    path: record_path(&dir, hash),
                     bytes: json.clone(),
                 })
                 .map_err(|e| anyhow!(e))?;
@@ -573,11 +583,11 @@ impl Campaign {
         let trace_size = trace.len() as u64;
         let files = [
             writer::File {
-                path: crate::corpus::store::trace_path(&dir, &id),
+                path: trace_path(&dir, id),
                 bytes: trace,
             },
             writer::File {
-                path: crate::corpus::store::model_path(&dir, &id),
+                path: model_path(&dir, id),
                 bytes: entry.model,
             },
         ];
@@ -585,7 +595,7 @@ impl Campaign {
             self.corpus.write(f).map_err(|e| anyhow!(e))?;
         }
         self.corpus_index
-            .add(&id, &entry.trace, trace_size, &new_records);
+            .add(id, &entry.trace, trace_size, &new_records);
         Ok(())
     }
 

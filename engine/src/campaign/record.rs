@@ -73,7 +73,20 @@ impl Campaign {
             return Ok(());
         }
         let id = f.signature_id();
-        let entry = SigEntry::first(id.clone(), &f, seen);
+        let mut entry = SigEntry::first(id.clone(), &f, seen);
+        // In a shared campaign the first instance to claim a signature files it.
+        if let (Some(shared), Some(st)) = (&self.shared, &self.state.sync) {
+            let claimed = sync::claim(&shared.dir, &st.instance, &sig, &id)
+                .with_context(|| format!("claiming a signature in {}", shared.dir.display()))?;
+            if let sync::Claim::Theirs { instance, id } = claimed {
+                entry.filed_by = Some(format!("{instance}/{id}"));
+                self.state.signatures.insert(sig, entry);
+                if let Some(st) = &mut self.state.sync {
+                    st.filed_elsewhere += 1;
+                }
+                return Ok(());
+            }
+        }
         let dir = self.out.join("findings").join(&id);
         let seed = &self.seeds[job.seed];
         let found = bundle::Found {
@@ -314,6 +327,10 @@ impl Campaign {
         self.move_bundle(&id, "unconfirmed")?;
         self.state.signatures.remove(&n.signature);
         self.dirty.remove(&n.signature);
+        if let (Some(shared), Some(st)) = (&self.shared, &self.state.sync) {
+            sync::release(&shared.dir, &st.instance, &n.signature)
+                .with_context(|| format!("releasing a claim in {}", shared.dir.display()))?;
+        }
         self.state.counters.unique_findings = self.state.counters.unique_findings.saturating_sub(1);
         self.state.counters.unconfirmed += 1;
         Ok(())

@@ -36,6 +36,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             check_same("--search", req.search.clone(), &c.search)?;
             check_same("--mcmc-p", req.mcmc_p, &c.mcmc_p)?;
             check_same("--free-dim", req.free_dim.map(Some), &c.free_dim)?;
+            check_same("--instance", req.instance.clone().map(Some), &c.instance)?;
             check_same(
                 "--input-shape/--input-value",
                 (!req.fixed.is_empty()).then(|| req.fixed.clone()),
@@ -79,6 +80,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 free_dim: req.free_dim.map(|n| n.max(1)),
                 fixed: req.fixed.clone(),
                 max_disk: crate::corpus::DEFAULT_MAX_DISK,
+                instance: req.instance.clone(),
             }
         }
     };
@@ -310,7 +312,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     }
     let state_path = out.join("state.json");
     let fresh = !state_path.exists();
-    let (state, models) = if fresh {
+    let (mut state, models) = if fresh {
         let pool: Vec<Slot> = (0..seeds.len())
             .map(|i| Slot {
                 seed: i,
@@ -343,6 +345,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             ours_kept: BTreeSet::new(),
             sessions: Vec::new(),
             pruned: Default::default(),
+            sync: None,
         };
         let models = seeds
             .iter()
@@ -432,6 +435,25 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         stage.known = state.known_crashes.clone();
     }
     let out_dir = out.clone();
+    // An instance of a shared campaign: the sync directory is its directory's parent.
+    let shared = match &config.instance {
+        Some(name) => {
+            let st = state.sync.get_or_insert_with(Default::default);
+            st.instance = name.clone();
+            let dir = out
+                .canonicalize()
+                .ok()
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+                .ok_or_else(|| anyhow!("{}: no sync directory above it", out.display()))?;
+            Some(sync::Shared {
+                dir,
+                // The first import comes one interval after the start.
+                last: Instant::now(),
+                same_seed: Default::default(),
+            })
+        }
+        None => None,
+    };
     let mut corpus_index = crate::corpus::Index::scan(&out.join("corpus"))
         .map_err(|e| anyhow!("reading the corpus: {e}"))?;
     corpus_index
@@ -464,6 +486,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         other_measured: Instant::now(),
         warned_over: false,
         disk_full: false,
+        shared,
         last_find: None,
         status_lines: 0,
     };

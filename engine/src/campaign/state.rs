@@ -54,6 +54,9 @@ pub struct State {
     /// What the disk budget deleted from the corpus so far.
     #[serde(default)]
     pub pruned: crate::corpus::Pruned,
+    /// An instance of a shared campaign: what it looked at and imported ([`super::sync`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<super::sync::SyncState>,
 }
 
 impl Versioned for State {
@@ -162,6 +165,7 @@ mod tests {
             ours_kept: BTreeSet::new(),
             sessions: sessions.clone(),
             pruned: Default::default(),
+            sync: None,
         };
         let text = serde_json::to_vec_pretty(&state).unwrap();
         assert!(String::from_utf8_lossy(&text).starts_with("{\n  \"version\": "));

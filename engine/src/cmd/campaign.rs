@@ -2,7 +2,7 @@
 //! over an optional `--config campaign.toml`, the signal handlers, and the session's summary.
 use super::{Globals, InputArgs, PoolArgs, parse_duration};
 use crate::campaign::{Config, Request};
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use mutagraph_backends::catalog;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,8 +15,21 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub seeds: Vec<String>,
     /// Output directory; an existing campaign there is resumed.
-    #[arg(long)]
-    pub out: PathBuf,
+    #[arg(
+        long,
+        required_unless_present = "sync_dir",
+        conflicts_with = "sync_dir"
+    )]
+    pub out: Option<PathBuf>,
+    /// A directory shared by the instances of one campaign (on this machine, or on a shared
+    /// filesystem): this instance writes into `SYNC/NAME`, imports the other instances'
+    /// coverage-adding corpus entries every 30 s, and files a finding's signature only when no
+    /// other instance filed it. Needs `--instance`.
+    #[arg(long, value_name = "SYNC", requires = "instance")]
+    pub sync_dir: Option<PathBuf>,
+    /// This instance's name in the sync directory (letters, digits, `-`, `_`, `.`).
+    #[arg(long, value_name = "NAME", requires = "sync_dir")]
+    pub instance: Option<String>,
     /// A configuration to start from: the `campaign.toml` a campaign writes (flags given on
     /// the command line override its values).
     #[arg(long, value_name = "FILE")]
@@ -95,9 +108,25 @@ pub fn main(a: Args, g: &Globals) -> Result<ExitCode> {
 /// worker settings fill the pool's where the command line gives none.
 fn request(a: Args, quiet: bool) -> Result<(Request, PoolArgs)> {
     let mut pool = a.pool;
+    let out = match (&a.sync_dir, &a.instance, a.out) {
+        (Some(sync), Some(name), _) => {
+            if !crate::campaign::sync::valid_instance(name) {
+                bail!(
+                    "--instance '{name}': use letters, digits, '-', '_' and '.' (not first), \
+                     at most 64"
+                );
+            }
+            std::fs::create_dir_all(sync)
+                .with_context(|| format!("creating {}", sync.display()))?;
+            sync.join(name)
+        }
+        (_, _, Some(out)) => out,
+        _ => bail!("--out or --sync-dir with --instance is required"),
+    };
     let mut req = Request {
         seeds: a.seeds,
-        out: a.out,
+        out,
+        instance: a.instance,
         time: a.time,
         iterations: a.iterations,
         jobs: a.jobs,

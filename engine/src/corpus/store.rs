@@ -45,6 +45,10 @@ pub struct Trace {
     /// Size of the model's file in bytes.
     #[serde(default)]
     pub model_size: u64,
+    /// Set on an entry imported from another instance of a shared campaign
+    /// (`INSTANCE/ID`); instances import only each other's own entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported_from: Option<String>,
 }
 
 /// The lowercase hex SHA-256 of `bytes`.
@@ -120,6 +124,7 @@ impl NewEntry {
             items,
             model_sha256: Some(sha256_hex(&model)),
             model_size: model.len() as u64,
+            imported_from: None,
         };
         Ok(NewEntry {
             trace,

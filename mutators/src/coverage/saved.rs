@@ -52,6 +52,32 @@ impl Coverage {
         keys
     }
 
+    /// What covering the items `keys` (as [`Coverage::item_keys`] names them) would add,
+    /// leaving `self` unchanged: whether another campaign's corpus entry is new here, without
+    /// rebuilding its model.
+    pub fn novelty_of_keys(&self, keys: &[String]) -> Delta {
+        let mut s = Saved {
+            restricted: None,
+            models: 0,
+            op_types: Vec::new(),
+            op_pairs: Vec::new(),
+            params: Vec::new(),
+            inputs: Vec::new(),
+            outside_op_types: Vec::new(),
+            outside_pairs: Vec::new(),
+        };
+        for k in keys {
+            if k.contains("->") {
+                s.op_pairs.push(k.clone());
+            } else if k.contains('@') {
+                s.params.push(k.clone());
+            } else {
+                s.op_types.push(k.clone());
+            }
+        }
+        self.clone().add_saved(&s)
+    }
+
     /// Covers the saved keys that `self`'s universe has; returns what was new.
     pub(super) fn add_saved(&mut self, s: &Saved) -> Delta {
         let u = Arc::clone(&self.universe);

@@ -384,3 +384,29 @@ fn parameter_family_can_be_restricted_to_an_opset() {
     let c18 = Coverage::new(std::sync::Arc::new(at18));
     assert_eq!(c18.has_param("ReduceMean", "axes", 17, 0), None);
 }
+
+#[test]
+fn item_keys_say_what_a_model_adds_without_the_model() {
+    let m = conv_relu();
+    let mut own = Coverage::default();
+    own.add_model(&m);
+    let keys = own.item_keys();
+    assert!(keys.iter().any(|k| k == "Conv"), "{keys:?}");
+    assert!(keys.iter().any(|k| k == "Conv->Relu"), "{keys:?}");
+    assert!(
+        keys.iter()
+            .any(|k| k.starts_with("Conv.") && k.contains('@'))
+    );
+    // Over an empty coverage the keys add exactly what adding the model adds.
+    let empty = Coverage::default();
+    let by_keys = empty.novelty_of_keys(&keys);
+    let by_model = empty.novelty(&m);
+    assert_eq!(
+        (by_keys.op_types, by_keys.op_pairs, by_keys.params),
+        (by_model.op_types, by_model.op_pairs, by_model.params)
+    );
+    assert!(by_keys.is_diverse());
+    // Once the model is covered its keys add nothing, and `self` is never changed.
+    assert!(!own.novelty_of_keys(&keys).is_diverse());
+    assert_eq!(empty, Coverage::default());
+}
