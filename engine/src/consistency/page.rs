@@ -329,7 +329,7 @@ fn latency_html(h: &mut String, r: &Report) {
     let _ = write!(
         h,
         "<h2 id=\"latency\">Outcomes and latency per backend</h2>\n<p class=\"note\">Latency: \
-         each model's median <code>run</code> time (model prepared; the first run's prepare \
+         each model's median run time (model prepared; the first run's prepare \
          time apart), over the models the backend ran. Bar: median (dark) and p90 (light), \
          on one scale for all backends. Machine: {}.</p>\n<table>\n<thead><tr><th>backend</th>\
          <th class=\"num\">ok</th><th class=\"num\">unsupported</th><th class=\"num\">error</th>\
