@@ -422,6 +422,42 @@ pub fn envelope_holds(e: f64, n: f64, a: f64, tol: Tolerance) -> bool {
     close(e) || close(n) || (a >= e.min(n) && a <= e.max(n))
 }
 
+/// Compares two output sets output by output, matched by name ([`compare`] for each): the
+/// metrics summed over the outputs (largest `max_abs` / `max_rel`), the first disagreement as
+/// the reason (`output 'y': ...`). An output of `expected` that `actual` lacks disagrees; an
+/// output only `actual` has is not looked at.
+pub fn compare_named(
+    expected: &crate::value::NamedValues,
+    actual: &crate::value::NamedValues,
+    opts: CompareOptions,
+) -> Comparison {
+    let mut total = Metrics::default();
+    let mut reason = None;
+    for (name, want) in expected {
+        let Some((_, have)) = actual.iter().find(|(n, _)| n == name) else {
+            reason.get_or_insert(format!("output '{name}' is missing"));
+            continue;
+        };
+        let c = compare(want, have, opts);
+        let m = &c.metrics;
+        total.max_abs = total.max_abs.max(m.max_abs);
+        total.max_rel = total.max_rel.max(m.max_rel);
+        total.nan += m.nan;
+        total.inf += m.inf;
+        total.nonfinite_mismatch += m.nonfinite_mismatch;
+        total.mismatched += m.mismatched;
+        total.elements += m.elements;
+        if !c.ok && reason.is_none() {
+            reason = Some(format!("output '{name}': {}", c.reason.unwrap_or_default()));
+        }
+    }
+    Comparison {
+        ok: reason.is_none(),
+        reason,
+        metrics: total,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,6 +478,31 @@ mod tests {
         assert!(!c.ok);
         assert_eq!(c.metrics.mismatched, 1);
         assert!((c.metrics.max_abs - 0.01).abs() < 1e-6);
+    }
+
+    #[test]
+    fn output_sets_compare_by_name() {
+        let want = vec![("a".to_string(), f(&[1.0])), ("b".to_string(), f(&[2.0]))];
+        // Order does not matter, an extra output is not looked at.
+        let got = vec![
+            ("x".to_string(), f(&[9.0])),
+            ("b".to_string(), f(&[2.0])),
+            ("a".to_string(), f(&[1.0])),
+        ];
+        let c = compare_named(&want, &got, CompareOptions::default());
+        assert!(c.ok, "{c:?}");
+        assert_eq!(c.metrics.elements, 2);
+        let got = vec![
+            ("a".to_string(), f(&[1.5])),
+            ("b".to_string(), f(&[f32::NAN])),
+        ];
+        let c = compare_named(&want, &got, CompareOptions::default());
+        assert!(!c.ok);
+        assert!(c.reason.unwrap().starts_with("output 'a'"));
+        assert_eq!((c.metrics.mismatched, c.metrics.nonfinite_mismatch), (1, 1));
+        let only_a = vec![("a".to_string(), f(&[1.0]))];
+        let c = compare_named(&want, &only_a, CompareOptions::default());
+        assert_eq!(c.reason.as_deref(), Some("output 'b' is missing"));
     }
 
     #[test]

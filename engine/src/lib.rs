@@ -2,6 +2,7 @@
 pub mod bundle;
 pub mod campaign;
 pub mod cmd;
+pub mod consistency;
 pub mod corpus;
 pub mod environment;
 pub mod findings;

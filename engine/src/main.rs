@@ -71,6 +71,10 @@ enum Cmd {
         #[command(flatten)]
         pool: cmd::PoolArgs,
     },
+    /// The consistency benchmark: run models on every backend of a set and report how often
+    /// each pair agrees (a matrix), disagreement per op type and latency per backend, into
+    /// OUT/consistency.{json,md,html}.
+    Consistency(cmd::consistency::Args),
     /// Run bug bundles again from their files, in fresh worker processes, through the
     /// campaign's triage: exit 0 when every bundle reproduces.
     Recheck(cmd::recheck::Args),
@@ -103,6 +107,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Cmd::Minimize(a) => cmd::minimize::main(a, &g),
         Cmd::Report(a) => cmd::report::main(a, &g),
         Cmd::Recheck(a) => cmd::recheck::main(a, &g),
+        Cmd::Consistency(a) => cmd::consistency::main(a, &g),
         Cmd::Mutants(a) => cmd::mutants::main(a, &g),
         Cmd::Prompt { cmd, llm, pool } => {
             mutagraph_engine::prompt::cli::run(cmd, &llm, pool.options()?)

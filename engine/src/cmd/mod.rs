@@ -5,6 +5,7 @@
 //! arguments, and the backend list.
 pub mod campaign;
 pub mod conformance;
+pub mod consistency;
 pub mod convert;
 pub mod corpus;
 pub mod coverage;

@@ -1,7 +1,7 @@
 //! `mutagraph run`: one model on several backends, each in its worker, against the reference.
 use super::{InputArgs, PoolArgs};
 use anyhow::Context;
-use mutagraph_backends::compare::{CompareOptions, Metrics, Tolerance, compare};
+use mutagraph_backends::compare::{CompareOptions, Metrics, Tolerance, compare_named};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Outcome, Pool, PoolError, RunReport};
 use mutagraph_ir::{Model, validate};
@@ -214,43 +214,19 @@ fn summarize(out: &NamedValues) -> Vec<OutputSummary> {
 /// Compares `got` with the reference outputs (element types may differ: the reference may
 /// compute in f64).
 pub fn vs_reference(reference: &NamedValues, got: &NamedValues, tol: Tolerance) -> VsReference {
-    let mut total = Metrics::default();
-    let mut agrees = true;
-    let mut reason = None;
-    for (name, want) in reference {
-        let Some((_, have)) = got.iter().find(|(n, _)| n == name) else {
-            agrees = false;
-            reason.get_or_insert(format!("output '{name}' is missing"));
-            continue;
-        };
-        let c = compare(
-            want,
-            have,
-            CompareOptions {
-                tolerance: tol,
-                check_dtype: false,
-            },
-        );
-        let m = &c.metrics;
-        total.max_abs = total.max_abs.max(m.max_abs);
-        total.max_rel = total.max_rel.max(m.max_rel);
-        total.nan += m.nan;
-        total.inf += m.inf;
-        total.nonfinite_mismatch += m.nonfinite_mismatch;
-        total.mismatched += m.mismatched;
-        total.elements += m.elements;
-        if !c.ok {
-            agrees = false;
-            if reason.is_none() {
-                reason = Some(format!("output '{name}': {}", c.reason.unwrap_or_default()));
-            }
-        }
-    }
+    let c = compare_named(
+        reference,
+        got,
+        CompareOptions {
+            tolerance: tol,
+            check_dtype: false,
+        },
+    );
     VsReference {
         tolerance: tol.name.to_string(),
-        agrees,
-        metrics: total,
-        reason,
+        agrees: c.ok,
+        metrics: c.metrics,
+        reason: c.reason,
     }
 }
 

@@ -202,7 +202,22 @@ pub fn model_bytes(campaign: &Path, id: &str) -> Result<Vec<u8>, CorpusError> {
 pub fn rebuild(campaign: &Path, id: &str, t: &Trace) -> Result<Vec<u8>, CorpusError> {
     let corpus = campaign.join("corpus");
     let recs = records(&corpus, id, t)?;
-    let seed_path = campaign.join(&t.seed_file);
+    // The seed must lie inside the campaign directory (a trace is data, not a path to follow).
+    let rel = Path::new(&t.seed_file);
+    if rel.as_os_str().is_empty()
+        || rel
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return Err(CorpusError::Replay {
+            id: id.to_string(),
+            what: format!(
+                "seed_file '{}' is not a path inside the campaign directory",
+                t.seed_file
+            ),
+        });
+    }
+    let seed_path = campaign.join(rel);
     let seed = Model::load(&seed_path).map_err(|e| CorpusError::Seed {
         path: seed_path,
         err: e.to_string(),

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 /// Messages longer than this (in characters) are cut in the HTML table (full text in `title`).
 const HTML_MESSAGE_CHARS: usize = 200;
 
-const CSS: &str = "
+pub(crate) const CSS: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:1.5em auto;max-width:1840px;padding:0 1.2em;color:#222;background:#fff}
 h1{font-size:1.5em;margin-bottom:.2em}
 h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
@@ -682,7 +682,7 @@ fn finding_row(h: &mut String, b: &Bundle) {
 }
 
 /// A two-column table with a caption.
-fn kv_table(h: &mut String, caption: &str, rows: &[(&str, String)]) {
+pub(crate) fn kv_table(h: &mut String, caption: &str, rows: &[(&str, String)]) {
     let _ = writeln!(h, "<table>\n<caption>{}</caption>\n<tbody>", esc(caption));
     for (k, v) in rows {
         let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));

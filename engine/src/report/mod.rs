@@ -63,6 +63,9 @@ mod md_inline;
 mod read;
 mod views;
 
+/// The page style and table helper, for the other self-contained pages (`consistency.html`).
+pub(crate) use html::{CSS, kv_table};
+
 use crate::persisted;
 use mutagraph_ir::model::write_atomic;
 use read::Campaign;
@@ -233,7 +236,7 @@ fn write_bundle_pages(out_dir: &Path, campaign: &mut Campaign) -> Vec<PathBuf> {
 // Text helpers shared by the renderers
 // ---------------------------------------------------------------------------------------------
 
-const DASH: &str = "—";
+pub(crate) const DASH: &str = "—";
 
 /// Escapes text for HTML content and attribute values (also valid XML).
 pub(crate) fn esc(s: &str) -> String {
@@ -267,7 +270,7 @@ fn url_segment(s: &str) -> String {
 }
 
 /// The first `n` characters of `s`, with "…" when cut.
-fn truncate(s: &str, n: usize) -> String {
+pub(crate) fn truncate(s: &str, n: usize) -> String {
     match s.char_indices().nth(n) {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_string(),
@@ -283,14 +286,14 @@ fn one_line(s: Option<&str>) -> String {
 }
 
 /// A Markdown table cell: one line, `|` escaped.
-fn md_cell(s: &str) -> String {
+pub(crate) fn md_cell(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace(['\n', '\r'], " ")
 }
 
 /// `1h 02m 03s`, `4m 05s`, `6.2s`.
-fn human_duration(s: f64) -> String {
+pub(crate) fn human_duration(s: f64) -> String {
     if !s.is_finite() || s < 0.0 {
         return DASH.to_string();
     }

@@ -10,6 +10,7 @@ mod campaign_cli;
 mod campaign_kill;
 mod cli;
 mod conformance_suite;
+mod consistency_cli;
 mod corrupt_models;
 mod coverage_cli;
 mod hostile;
