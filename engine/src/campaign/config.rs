@@ -85,6 +85,8 @@ pub struct Request {
     pub max_disk: Option<u64>,
     /// `--instance` (with `--sync-dir`, whose `NAME/` is then `out`).
     pub instance: Option<String>,
+    /// `--sync-every` (default [`super::sync::SYNC_EVERY`]).
+    pub sync_every: Option<Duration>,
 }
 
 impl Request {

@@ -449,6 +449,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 dir,
                 // The first import comes one interval after the start.
                 last: Instant::now(),
+                every: req.sync_every.unwrap_or(sync::SYNC_EVERY),
                 same_seed: Default::default(),
             })
         }

@@ -1,6 +1,6 @@
 //! Instances of one campaign that share a sync directory (the `-M`/`-S` model of AFL++):
 //! `campaign --sync-dir SYNC --instance NAME` writes into `SYNC/NAME`, and every
-//! [`SYNC_EVERY`], at a commit, imports what the other instances found:
+//! [`SYNC_EVERY`] (`--sync-every`), at a commit, imports what the other instances found:
 //!
 //! * **corpus entries**: each other instance's own entries (not those it imported) it has not
 //!   looked at yet, in iteration order. An entry whose coverage items (listed in its trace) add
@@ -24,7 +24,7 @@ use super::*;
 use crate::corpus::{self, store};
 use std::collections::HashMap;
 
-/// How often an instance imports from the others.
+/// How often an instance imports from the others (`--sync-every`).
 pub const SYNC_EVERY: Duration = Duration::from_secs(30);
 
 /// The directory of signature claims inside the sync directory.
@@ -169,18 +169,20 @@ pub(super) struct Shared {
     pub(super) dir: PathBuf,
     /// When this instance last imported.
     pub(super) last: Instant,
+    /// How often it imports.
+    pub(super) every: Duration,
     /// Per (other instance, seed file): whether its seed is byte-identical to ours.
     pub(super) same_seed: HashMap<(String, String), bool>,
 }
 
 impl Campaign {
-    /// Imports the other instances' new coverage-adding entries when [`SYNC_EVERY`] has
+    /// Imports the other instances' new coverage-adding entries when the sync interval has
     /// passed (called just before a commit, with nothing generated ahead).
     pub(super) fn sync_import(&mut self) -> Result<()> {
         let Some(shared) = &self.shared else {
             return Ok(());
         };
-        if shared.last.elapsed() < SYNC_EVERY {
+        if shared.last.elapsed() < shared.every {
             return Ok(());
         }
         let t = Instant::now();

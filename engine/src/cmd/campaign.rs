@@ -30,6 +30,9 @@ pub struct Args {
     /// This instance's name in the sync directory (letters, digits, `-`, `_`, `.`).
     #[arg(long, value_name = "NAME", requires = "sync_dir")]
     pub instance: Option<String>,
+    /// How often an instance imports the others' entries (default 30s).
+    #[arg(long, value_parser = parse_duration, requires = "sync_dir")]
+    pub sync_every: Option<Duration>,
     /// A configuration to start from: the `campaign.toml` a campaign writes (flags given on
     /// the command line override its values).
     #[arg(long, value_name = "FILE")]
@@ -127,6 +130,7 @@ fn request(a: Args, quiet: bool) -> Result<(Request, PoolArgs)> {
         seeds: a.seeds,
         out,
         instance: a.instance,
+        sync_every: a.sync_every,
         time: a.time,
         iterations: a.iterations,
         jobs: a.jobs,

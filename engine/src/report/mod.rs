@@ -1,4 +1,5 @@
-//! `mutagraph report OUT_DIR`: a campaign report built from a campaign output directory.
+//! `mutagraph report OUT_DIR`: a campaign report built from a campaign output directory (or,
+//! over a sync directory shared by instances, [`sync`]'s report of the whole campaign).
 //!
 //! [`render`] reads what a campaign wrote (`campaign.toml`, `stats.json`, `timeseries.csv`,
 //! `findings/<id>/meta.json`, and `state.json` for the list of sessions when `stats.json`
@@ -61,6 +62,7 @@ mod markdown;
 pub mod md2html;
 mod md_inline;
 mod read;
+pub mod sync;
 mod views;
 
 /// The page style and table helper, for the other self-contained pages (`consistency.html`).
@@ -176,6 +178,9 @@ pub struct RenderedReport {
 /// each bundle's `REPORT.html` (each atomically: temporary file, then rename). See the module
 /// documentation for what is required and what is tolerated.
 pub fn render(out_dir: &Path) -> Result<RenderedReport, ReportError> {
+    if sync::is_sync_dir(out_dir) {
+        return sync::render(out_dir);
+    }
     let mut campaign = Campaign::load(out_dir)?;
     let bundle_pages = write_bundle_pages(out_dir, &mut campaign);
     let html = campaign.html();

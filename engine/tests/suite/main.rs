@@ -23,6 +23,7 @@ mod real_models;
 mod report;
 mod root_causes;
 mod run_cli;
+mod sync_campaign;
 mod triage;
 mod worker_faults;
 mod zoo_cli;
