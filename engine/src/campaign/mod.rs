@@ -673,11 +673,7 @@ impl Campaign {
             pool: self.state.pool.clone(),
             triage: self.state.triage.clone(),
             sessions: self.state.sessions.clone(),
-            corpus: Some(self.corpus_index.stats(
-                self.other_bytes,
-                (self.config.max_disk > 0).then_some(self.config.max_disk),
-                &self.state.pruned,
-            )),
+            corpus: Some(self.corpus_stats()),
         }
     }
 
@@ -707,8 +703,17 @@ impl Campaign {
         Ok(())
     }
 
+    fn corpus_stats(&self) -> crate::corpus::CorpusStats {
+        self.corpus_index.stats(
+            self.other_bytes,
+            (self.config.max_disk > 0).then_some(self.config.max_disk),
+            &self.state.pruned,
+        )
+    }
+
     fn status(&mut self, tty: bool, elapsed: f64, clock: &Clock) {
         let report = self.state.coverage.report();
+        let corpus = self.corpus_stats();
         let snap = status::Snapshot {
             out: &self.out,
             elapsed,
@@ -721,6 +726,8 @@ impl Campaign {
             last_find: self.last_find,
             minimizing: self.minimizer.as_ref().map_or(0, |m| m.pending()),
             stopping: crate::interrupt::requested(),
+            corpus: &corpus,
+            sync: self.state.sync.as_ref(),
         };
         self.status_lines = status::draw(&snap, tty, self.status_lines);
     }

@@ -123,7 +123,23 @@ pub fn claim(sync: &Path, instance: &str, signature: &str, id: &str) -> std::io:
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(&body)?;
         f.sync_all()?;
-        std::fs::hard_link(&tmp, &path)
+        match std::fs::hard_link(&tmp, &path) {
+            // A filesystem without hard links: exclusive creation, which is atomic as well
+            // (a reader racing the write may see an empty claim, which counts as its own).
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                tracing::debug!(
+                    "hard link in {}: {e}; exclusive creation instead",
+                    dir.display()
+                );
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)?;
+                f.write_all(&body)?;
+                f.sync_all()
+            }
+            r => r,
+        }
     })();
     let _ = std::fs::remove_file(&tmp);
     match linked {
