@@ -99,6 +99,20 @@ pub struct Metrics {
     pub elements: usize,
 }
 
+impl Metrics {
+    /// Adds the metrics of another value (of the same set of outputs): the largest errors,
+    /// the summed counts.
+    pub fn absorb(&mut self, m: &Metrics) {
+        self.max_abs = self.max_abs.max(m.max_abs);
+        self.max_rel = self.max_rel.max(m.max_rel);
+        self.nan += m.nan;
+        self.inf += m.inf;
+        self.nonfinite_mismatch += m.nonfinite_mismatch;
+        self.mismatched += m.mismatched;
+        self.elements += m.elements;
+    }
+}
+
 /// The verdict of a comparison.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
@@ -440,13 +454,7 @@ pub fn compare_named(
         };
         let c = compare(want, have, opts);
         let m = &c.metrics;
-        total.max_abs = total.max_abs.max(m.max_abs);
-        total.max_rel = total.max_rel.max(m.max_rel);
-        total.nan += m.nan;
-        total.inf += m.inf;
-        total.nonfinite_mismatch += m.nonfinite_mismatch;
-        total.mismatched += m.mismatched;
-        total.elements += m.elements;
+        total.absorb(m);
         if !c.ok && reason.is_none() {
             reason = Some(format!("output '{name}': {}", c.reason.unwrap_or_default()));
         }

@@ -386,13 +386,7 @@ pub(crate) fn compare_outputs(
         };
         let (c, fresh) = cmp(name, w, h);
         let m = &c.metrics;
-        total.max_abs = total.max_abs.max(m.max_abs);
-        total.max_rel = total.max_rel.max(m.max_rel);
-        total.nan += m.nan;
-        total.inf += m.inf;
-        total.nonfinite_mismatch += m.nonfinite_mismatch;
-        total.mismatched += m.mismatched;
-        total.elements += m.elements;
+        total.absorb(m);
         let only_nonfinite =
             m.mismatched == 0 && m.nonfinite_mismatch > 0 && m.nonfinite_mismatch <= fresh;
         if !c.ok && !only_nonfinite && bad.is_none() {

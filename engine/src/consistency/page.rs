@@ -1,11 +1,11 @@
 //! `consistency.md` and `consistency.html` from a [`Report`]. The page is self-contained (the
-//! campaign report's style, [`crate::report::CSS`]; no script, no external resource): the
+//! campaign report's page head and style, [`crate::report::page_head`]; no script, no external resource): the
 //! agreement matrix as a heatmap table (colour by rate, with the counts), disagreement per op
 //! type and latency per backend as bars, outcomes, and one row per model.
 use super::Report;
 use super::aggregate::{Cell, OpStat};
 use super::measure::ModelRow;
-use crate::report::{CSS, DASH, esc, human_duration, kv_table, md_cell, truncate};
+use crate::report::{DASH, esc, human_duration, kv_table, md_cell, page_head, truncate};
 use std::fmt::Write as _;
 
 /// What the campaign report's style lacks: heatmap cells, red bars, a latency bar with its p90.
@@ -246,15 +246,8 @@ fn blame_text(m: &ModelRow) -> String {
 
 /// `Report` as one self-contained HTML page (also well-formed XML).
 pub fn html(r: &Report) -> String {
-    let mut h = String::new();
-    let _ = write!(
-        h,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n\
-         <title>mutagraph consistency</title>\n<style>{CSS}{EXTRA_CSS}</style>\n</head>\n<body>\n\
-         <h1>mutagraph consistency</h1>\n<p class=\"sub\">{}</p>\n",
-        esc(&headline(r))
-    );
+    let mut h = page_head("mutagraph consistency", EXTRA_CSS);
+    let _ = writeln!(h, "<p class=\"sub\">{}</p>", esc(&headline(r)));
     h.push_str(
         "<nav class=\"toc\"><a href=\"#matrix\">Agreement</a><a href=\"#latency\">Latency</a>\
          <a href=\"#ops\">Per op type</a><a href=\"#models\">Models</a></nav>\n",

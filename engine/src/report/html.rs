@@ -267,15 +267,7 @@ impl Campaign {
     }
 
     pub fn html(&self) -> String {
-        let mut h = String::new();
-        let title = format!("mutagraph campaign report: {}", self.name);
-        let _ = write!(
-            h,
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
-             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n\
-             <title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>{t}</h1>\n",
-            t = esc(&title)
-        );
+        let mut h = page_head(&format!("mutagraph campaign report: {}", self.name), "");
         let _ = writeln!(
             h,
             "<p class=\"sub\">{} timeseries rows · {} bug bundles · files: \
@@ -679,6 +671,17 @@ fn finding_row(h: &mut String, b: &Bundle) {
         full = esc(message),
         short = esc(&truncate(message, HTML_MESSAGE_CHARS)),
     );
+}
+
+/// The start of a report page: doctype, head with the title and [`CSS`] (plus `extra_css`),
+/// the body's `<h1>`.
+pub(crate) fn page_head(title: &str, extra_css: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n\
+         <title>{t}</title>\n<style>{CSS}{extra_css}</style>\n</head>\n<body>\n<h1>{t}</h1>\n",
+        t = esc(title)
+    )
 }
 
 /// A two-column table with a caption.

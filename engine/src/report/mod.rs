@@ -66,7 +66,7 @@ pub mod sync;
 mod views;
 
 /// The page style and table helper, for the other self-contained pages (`consistency.html`).
-pub(crate) use html::{CSS, kv_table};
+pub(crate) use html::{kv_table, page_head};
 
 use crate::persisted;
 use mutagraph_ir::model::write_atomic;
@@ -183,23 +183,27 @@ pub fn render(out_dir: &Path) -> Result<RenderedReport, ReportError> {
     }
     let mut campaign = Campaign::load(out_dir)?;
     let bundle_pages = write_bundle_pages(out_dir, &mut campaign);
-    let html = campaign.html();
-    let markdown_text = campaign.markdown();
-    let html_path = out_dir.join(HTML_FILE);
-    let md_path = out_dir.join(MARKDOWN_FILE);
-    for (path, text) in [(&html_path, &html), (&md_path, &markdown_text)] {
+    let (html, markdown) = write_pages(out_dir, &campaign.html(), &campaign.markdown())?;
+    Ok(RenderedReport {
+        html,
+        markdown,
+        markdown_text: campaign.markdown(),
+        warnings: campaign.warnings,
+        bundle_pages,
+    })
+}
+
+/// Writes `report.html` and `report.md` into `dir` (each atomically); returns their paths.
+fn write_pages(dir: &Path, html: &str, markdown: &str) -> Result<(PathBuf, PathBuf), ReportError> {
+    let html_path = dir.join(HTML_FILE);
+    let md_path = dir.join(MARKDOWN_FILE);
+    for (path, text) in [(&html_path, html), (&md_path, markdown)] {
         write_atomic(path, text.as_bytes()).map_err(|source| ReportError::Write {
             path: path.clone(),
             source,
         })?;
     }
-    Ok(RenderedReport {
-        html: html_path,
-        markdown: md_path,
-        markdown_text,
-        warnings: campaign.warnings,
-        bundle_pages,
-    })
+    Ok((html_path, md_path))
 }
 
 /// Renders each bundle's `REPORT.md` to `REPORT.html` beside it (left alone when already the

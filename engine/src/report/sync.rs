@@ -5,11 +5,10 @@
 //! `state.json`, bug bundles listed once each since a signature is filed by one instance),
 //! and coverage, executions and findings over time, per instance and merged.
 use super::charts::{Chart, Line};
-use super::html::{CSS, kv_table};
+use super::html::{kv_table, page_head};
 use super::read::Campaign;
-use super::{DASH, HTML_FILE, MARKDOWN_FILE, RenderedReport, ReportError, esc, url_segment};
+use super::{DASH, HTML_FILE, RenderedReport, ReportError, esc, url_segment};
 use crate::campaign::sync::{SyncState, instances};
-use mutagraph_ir::model::write_atomic;
 use mutagraph_mutators::coverage::{Family, Report};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -118,19 +117,11 @@ pub fn render(dir: &Path) -> Result<RenderedReport, ReportError> {
         instances: list,
         warnings,
     };
-    let html = shared.html();
     let markdown_text = shared.markdown();
-    let html_path = dir.join(HTML_FILE);
-    let md_path = dir.join(MARKDOWN_FILE);
-    for (path, text) in [(&html_path, &html), (&md_path, &markdown_text)] {
-        write_atomic(path, text.as_bytes()).map_err(|source| ReportError::Write {
-            path: path.clone(),
-            source,
-        })?;
-    }
+    let (html, markdown) = super::write_pages(dir, &shared.html(), &markdown_text)?;
     Ok(RenderedReport {
-        html: html_path,
-        markdown: md_path,
+        html,
+        markdown,
         markdown_text,
         warnings: shared.warnings,
         bundle_pages,
@@ -149,6 +140,19 @@ fn at(points: &[(f64, f64)], t: f64) -> f64 {
         0 => 0.0,
         i => points[i - 1].1,
     }
+}
+
+/// One point at every time any line has one: `f` over the lines' values at that time.
+fn combine(lines: &[Line], f: impl Fn(&mut dyn Iterator<Item = f64>) -> f64) -> Vec<(f64, f64)> {
+    let mut ts: Vec<f64> = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .collect();
+    ts.sort_by(f64::total_cmp);
+    ts.dedup();
+    ts.iter()
+        .map(|&t| (t, f(&mut lines.iter().map(|l| at(&l.points, t)))))
+        .collect()
 }
 
 impl Shared {
@@ -309,21 +313,7 @@ impl Shared {
         if !merge && lines.len() > 1 {
             // The union over time is not recorded; the best instance is a lower bound of it
             // (each instance imports the others' coverage-adding entries).
-            let mut ts: Vec<f64> = lines
-                .iter()
-                .flat_map(|l| l.points.iter().map(|p| p.0))
-                .collect();
-            ts.sort_by(f64::total_cmp);
-            ts.dedup();
-            let points = ts
-                .iter()
-                .map(|&t| {
-                    (
-                        t,
-                        lines.iter().map(|l| at(&l.points, t)).fold(0.0, f64::max),
-                    )
-                })
-                .collect();
+            let points = combine(&lines, |v| v.fold(0.0, f64::max));
             lines.push(Line {
                 label: "merged (best instance: the union is at least this)".into(),
                 color: "#d62728",
@@ -334,16 +324,7 @@ impl Shared {
             });
         }
         if merge && lines.len() > 1 {
-            let mut ts: Vec<f64> = lines
-                .iter()
-                .flat_map(|l| l.points.iter().map(|p| p.0))
-                .collect();
-            ts.sort_by(f64::total_cmp);
-            ts.dedup();
-            let points = ts
-                .iter()
-                .map(|&t| (t, lines.iter().map(|l| at(&l.points, t)).sum()))
-                .collect();
+            let points = combine(&lines, |v| v.sum());
             lines.push(Line {
                 label: "merged (sum)".into(),
                 color: "#d62728",
@@ -366,14 +347,9 @@ impl Shared {
     }
 
     fn html(&self) -> String {
-        let mut h = String::new();
-        let title = format!("mutagraph shared campaign report: {}", self.name);
-        let _ = write!(
-            h,
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
-             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n\
-             <title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>{t}</h1>\n",
-            t = esc(&title)
+        let mut h = page_head(
+            &format!("mutagraph shared campaign report: {}", self.name),
+            "",
         );
         let links: Vec<String> = self
             .instances
