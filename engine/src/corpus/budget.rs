@@ -127,7 +127,7 @@ impl Index {
             let Some(hash) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
                 continue;
             };
-            if hash.starts_with('.') {
+            if !store::valid_hash(hash) {
                 continue;
             }
             let size = e.metadata().map(|m| m.len()).unwrap_or(0);
@@ -135,7 +135,15 @@ impl Index {
             ix.bytes += size;
         }
         for id in store::entry_ids(dir)? {
-            let t = store::read_trace(dir, &id)?;
+            // A trace that does not read is left alone: never counted, never deleted (a resume
+            // that needs it says why it cannot).
+            let t = match store::read_trace(dir, &id) {
+                Ok(t) => t,
+                Err(e) => {
+                    tracing::warn!("corpus: {e}; left as it is");
+                    continue;
+                }
+            };
             let trace_size = file_size(&store::trace_path(dir, &id));
             let model_size = file_size(&store::model_path(dir, &id));
             ix.insert(&id, &t, trace_size, model_size);

@@ -62,6 +62,14 @@ pub fn record_hash(json: &[u8]) -> String {
     sha256_hex(json)[..32].to_string()
 }
 
+/// Whether `h` has the form of a record hash: 32 lowercase hex digits (a trace is data; a
+/// record's path is built from it).
+pub fn valid_hash(h: &str) -> bool {
+    h.len() == 32
+        && h.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// `corpus/<id>.trace.json`.
 pub fn trace_path(corpus: &Path, id: &str) -> PathBuf {
     corpus.join(format!("{id}.trace.json"))
@@ -150,6 +158,12 @@ pub fn read_trace(corpus: &Path, id: &str) -> Result<Trace, CorpusError> {
         path: p.clone(),
         err: err.to_string(),
     })?;
+    if let Some(bad) = t.refs.iter().find(|h| !valid_hash(h)) {
+        return Err(CorpusError::Parse {
+            path: p,
+            err: format!("'{bad}' is not a record hash (32 hex digits)"),
+        });
+    }
     if t.version > TRACE_VERSION {
         return Err(CorpusError::Parse {
             path: p,

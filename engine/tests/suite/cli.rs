@@ -105,3 +105,22 @@ fn missing_and_invalid_files_exit_1_with_the_file_named() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/model.onnx"));
 }
+
+#[test]
+fn corpus_export_of_a_directory_without_a_corpus_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nothing-here");
+    let o = mg(&[
+        "corpus",
+        "export",
+        missing.to_str().unwrap(),
+        "--out",
+        dir.path().join("x").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("nothing-here") && err.contains("not a campaign directory"),
+        "{err}"
+    );
+}

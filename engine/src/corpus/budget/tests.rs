@@ -199,3 +199,27 @@ fn orphan_records_are_deleted_by_the_campaign_not_by_a_scan() {
     assert_eq!(std::fs::read_dir(dir.join("records")).unwrap().count(), 1);
     assert_eq!(ix.bytes(), disk_bytes(&dir));
 }
+
+#[test]
+fn a_trace_naming_paths_instead_of_hashes_is_never_followed() {
+    let (_t, dir, mut ix) = setup();
+    put(&mut ix, &dir, 0, &[record(0, 10)], 10, &["A"]);
+    let outside = dir.parent().unwrap().join("precious.json");
+    std::fs::write(&outside, b"{}").unwrap();
+    std::fs::write(
+        trace_path(&dir, "m00000001"),
+        br#"{"version":1,"seed":"s","seed_file":"seeds/s.onnx","iteration":1,"refs":["../../precious"],"items":["A"]}"#,
+    )
+    .unwrap();
+    let e = store::read_trace(&dir, "m00000001").unwrap_err();
+    assert!(e.to_string().contains("not a record hash"), "{e}");
+    let mut ix = Index::scan(&dir).unwrap();
+    ix.delete_orphans().unwrap();
+    let mut p = Pruned::default();
+    ix.enforce(1, 0, &BTreeSet::new(), &mut p).unwrap();
+    assert!(outside.exists(), "a file outside the corpus was deleted");
+    assert!(
+        trace_path(&dir, "m00000001").exists(),
+        "an unreadable trace was deleted"
+    );
+}
