@@ -19,6 +19,7 @@ mod minimize_cli;
 mod planted;
 mod prompt_cli;
 mod prompt_loop;
+mod ray_launcher;
 mod real_models;
 mod report;
 mod root_causes;
