@@ -90,8 +90,19 @@ pub struct Index {
     bytes: u64,
 }
 
+/// The filesystem block the budget counts files in: a file takes whole blocks, as `du` shows
+/// (4 KiB on ext4, XFS and tmpfs). Thousands of small traces and records would otherwise take
+/// a tenth more than their lengths say.
+pub const BLOCK: u64 = 4096;
+
+/// The disk space a file of `len` bytes takes: whole blocks.
+pub fn on_disk(len: u64) -> u64 {
+    len.div_ceil(BLOCK) * BLOCK
+}
+
+/// The disk space a file takes (0 when it is not there).
 fn file_size(p: &Path) -> u64 {
-    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+    std::fs::metadata(p).map(|m| on_disk(m.len())).unwrap_or(0)
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CorpusError + '_ {
@@ -130,7 +141,7 @@ impl Index {
             if !store::valid_hash(hash) {
                 continue;
             }
-            let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+            let size = e.metadata().map(|m| on_disk(m.len())).unwrap_or(0);
             ix.records.insert(hash.to_string(), Rec { size, refs: 0 });
             ix.bytes += size;
         }
@@ -228,7 +239,7 @@ impl Index {
     }
 
     /// Counts a new entry whose files are being written: records not yet on disk with
-    /// `new_records` (hash and size), then its trace and model.
+    /// `new_records` (hash and length), then its trace (`trace_size` bytes long) and model.
     pub fn add(&mut self, id: &str, trace: &Trace, trace_size: u64, new_records: &[(String, u64)]) {
         for (h, size) in new_records {
             let r = self
@@ -236,11 +247,11 @@ impl Index {
                 .entry(h.clone())
                 .or_insert(Rec { size: 0, refs: 0 });
             if r.size == 0 {
-                r.size = *size;
-                self.bytes += size;
+                r.size = on_disk(*size);
+                self.bytes += r.size;
             }
         }
-        self.insert(id, trace, trace_size, trace.model_size);
+        self.insert(id, trace, on_disk(trace_size), on_disk(trace.model_size));
     }
 
     /// Bytes of the corpus.
@@ -365,8 +376,8 @@ impl Index {
     }
 }
 
-/// Bytes of the files under `dir` except its `corpus/` (what the campaign writes besides the
-/// corpus); unreadable parts count as empty.
+/// Disk space of the files and directories under `dir` except its `corpus/` (what the campaign
+/// writes besides the corpus), in whole blocks; unreadable parts count as empty.
 pub fn other_bytes(dir: &Path) -> u64 {
     fn walk(p: &Path, skip: Option<&Path>) -> u64 {
         let Ok(rd) = std::fs::read_dir(p) else {
@@ -378,9 +389,10 @@ pub fn other_bytes(dir: &Path) -> u64 {
                 if Some(path.as_path()) == skip {
                     return 0;
                 }
+                let own = e.metadata().map(|m| on_disk(m.len())).unwrap_or(0);
                 match e.file_type() {
-                    Ok(t) if t.is_dir() => walk(&path, None),
-                    Ok(t) if t.is_file() => e.metadata().map(|m| m.len()).unwrap_or(0),
+                    Ok(t) if t.is_dir() => own + walk(&path, None),
+                    Ok(t) if t.is_file() => own,
                     _ => 0,
                 }
             })

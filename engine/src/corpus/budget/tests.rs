@@ -41,7 +41,7 @@ fn disk_bytes(dir: &Path) -> u64 {
         for e in std::fs::read_dir(d).unwrap() {
             let e = e.unwrap();
             if e.file_type().unwrap().is_file() {
-                n += e.metadata().unwrap().len();
+                n += on_disk(e.metadata().unwrap().len());
             }
         }
     }
@@ -153,7 +153,8 @@ fn a_record_shared_with_a_kept_entry_survives_its_culled_child() {
         &["A"],
     );
     let mut p = Pruned::default();
-    ix.enforce(6000, 0, &BTreeSet::new(), &mut p).unwrap();
+    // Files take whole 4 KiB blocks: the parent alone (record, trace) takes 8 KiB.
+    ix.enforce(10_000, 0, &BTreeSet::new(), &mut p).unwrap();
     assert_eq!((p.culled, p.evicted), (1, 0), "{p:?}");
     assert!(!trace_path(&dir, "m00000001").exists());
     let t = store::read_trace(&dir, "m00000000").unwrap();
@@ -177,13 +178,14 @@ fn eviction_goes_down_to_the_budget_and_reports_when_the_pool_alone_is_over() {
     }
     let keep: BTreeSet<String> = ["m00000005".to_string()].into();
     let mut p = Pruned::default();
-    let over = ix.enforce(4000, 0, &keep, &mut p).unwrap();
+    // Each entry takes three 4 KiB blocks (record, trace, model): one fits 13 000 bytes.
+    let over = ix.enforce(13_000, 0, &keep, &mut p).unwrap();
     assert!(p.evicted > 0);
     assert!(trace_path(&dir, "m00000005").exists());
-    assert!(!over, "one entry of ~3 kB fits 4 kB");
-    assert!(ix.bytes() <= 4000);
+    assert!(!over, "the pool's one entry fits");
+    assert!(ix.bytes() <= 13_000);
     // The rest of the directory alone over the budget: everything that may go has gone.
-    let over = ix.enforce(4000, 10_000, &keep, &mut p).unwrap();
+    let over = ix.enforce(13_000, 10_000, &keep, &mut p).unwrap();
     assert!(over);
     assert!(trace_path(&dir, "m00000005").exists());
 }
