@@ -1,5 +1,5 @@
 //! `mutagraph campaign` through the real binary: outputs, consistency, replay, exact resume.
-use mutagraph_mutators::mutation::{Record, replay_trace};
+use mutagraph_mutators::mutation::replay_trace;
 use mutagraph_mutators::zoo;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -52,18 +52,27 @@ fn json(p: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
 }
 
+/// Every file of the corpus (`records/<hash>.json` included), by name.
 fn corpus(out: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(out.join("corpus"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| !p.file_name().unwrap().to_str().unwrap().starts_with('.'))
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_str().unwrap().to_string(),
-                std::fs::read(&p).unwrap(),
-            )
-        })
-        .collect()
+    let mut files = BTreeMap::new();
+    for sub in ["", "records"] {
+        for p in std::fs::read_dir(out.join("corpus").join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+        {
+            let name = p.file_name().unwrap().to_str().unwrap().to_string();
+            if name.starts_with('.') || !p.is_file() {
+                continue;
+            }
+            let key = if sub.is_empty() {
+                name
+            } else {
+                format!("{sub}/{name}")
+            };
+            files.insert(key, std::fs::read(&p).unwrap());
+        }
+    }
+    files
 }
 
 fn u(v: &Value, k: &str) -> u64 {
@@ -132,7 +141,10 @@ fn campaign_writes_consistent_outputs_replays_and_resumes_exactly() {
     let files = corpus(&a);
     let diverse = u(&stats, "diverse");
     assert!(diverse > 0, "{stats}");
-    assert_eq!(files.len() as u64, 2 * diverse, "{:?}", files.keys());
+    let count = |suffix: &str| files.keys().filter(|k| k.ends_with(suffix)).count() as u64;
+    assert_eq!(count(".onnx"), diverse, "{:?}", files.keys());
+    assert_eq!(count(".trace.json"), diverse, "{:?}", files.keys());
+    assert!(count(".json") > diverse, "no records: {:?}", files.keys());
     let per_op: u64 = stats["per_operator"]
         .as_array()
         .unwrap()
@@ -166,18 +178,21 @@ fn campaign_writes_consistent_outputs_replays_and_resumes_exactly() {
         let Some(id) = name.strip_suffix(".onnx") else {
             continue;
         };
-        let t = json(&a.join("corpus").join(format!("{id}.trace.json")));
-        let seed =
-            mutagraph_mutators::ir::Model::load(a.join(t["seed_file"].as_str().unwrap())).unwrap();
-        let zoo_seed = zoo::build(t["seed"].as_str().unwrap()).unwrap();
+        let cdir = a.join("corpus");
+        let t = mutagraph_engine::corpus::read_trace(&cdir, id).unwrap();
+        let seed = mutagraph_mutators::ir::Model::load(a.join(&t.seed_file)).unwrap();
+        let zoo_seed = zoo::build(&t.seed).unwrap();
         let (reduced, _) = mutagraph_mutators::reduce::reduce(&zoo_seed).unwrap();
         assert_eq!(seed.to_bytes(), reduced.to_bytes());
-        let records: Vec<Record> = serde_json::from_value(t["records"].clone()).unwrap();
+        let records = mutagraph_engine::corpus::records(&cdir, id, &t).unwrap();
         assert!(!records.is_empty());
         let (m, skipped) = replay_trace(&seed, &records, |_| true);
         assert!(skipped.is_empty(), "{id}: {skipped:?}");
         assert_eq!(&m.to_bytes(), bytes, "{id} does not replay");
-        assert!(a.join(t["seed_file"].as_str().unwrap()).is_file());
+        assert_eq!(
+            t.model_sha256.as_deref(),
+            Some(mutagraph_engine::corpus::store::sha256_hex(bytes).as_str())
+        );
     }
     // The pool points at corpus entries or seeds.
     let state = json(&a.join("state.json"));
