@@ -207,7 +207,6 @@ impl Campaign {
             .into_iter()
             .filter(|(n, _)| Some(n) != me.as_ref())
             .collect();
-        let mut k = 0;
         for (name, dir) in others {
             let seen = self
                 .state
@@ -225,15 +224,12 @@ impl Campaign {
                 .collect();
             todo.sort();
             for (it, id) in todo {
-                let outcome = self.import_one(&name, &dir, &id, k);
+                let outcome = self.import_one(&name, &dir, &id);
                 let s = self.state.sync.get_or_insert_with(Default::default);
                 let m = s.seen.entry(name.clone()).or_insert(it);
                 *m = (*m).max(it);
                 match outcome {
-                    Some(true) => {
-                        s.imported += 1;
-                        k += 1;
-                    }
+                    Some(true) => s.imported += 1,
                     Some(false) => s.passed_over += 1,
                     None => s.failed += 1,
                 }
@@ -248,7 +244,7 @@ impl Campaign {
 
     /// Imports entry `id` of instance `name` (directory `dir`): `Some(true)` imported,
     /// `Some(false)` nothing new here (or not one of its own), `None` could not.
-    fn import_one(&mut self, name: &str, dir: &Path, id: &str, k: usize) -> Option<bool> {
+    fn import_one(&mut self, name: &str, dir: &Path, id: &str) -> Option<bool> {
         let corpus_dir = dir.join("corpus");
         let t = store::read_trace(&corpus_dir, id).ok()?;
         if t.imported_from.is_some() || t.version == 0 {
@@ -275,7 +271,6 @@ impl Campaign {
         let mut own = Coverage::new(self.state.coverage.universe().clone());
         own.add_model(&model);
         let my_id = format!("x{:08}-{name}-{id}", self.state.iteration);
-        let _ = k;
         let mut entry = corpus::NewEntry::new(
             &t.seed,
             &t.seed_file,
