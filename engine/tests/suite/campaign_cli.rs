@@ -52,27 +52,8 @@ fn json(p: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
 }
 
-/// Every file of the corpus (`records/<hash>.json` included), by name.
 fn corpus(out: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    for sub in ["", "records"] {
-        for p in std::fs::read_dir(out.join("corpus").join(sub))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-        {
-            let name = p.file_name().unwrap().to_str().unwrap().to_string();
-            if name.starts_with('.') || !p.is_file() {
-                continue;
-            }
-            let key = if sub.is_empty() {
-                name
-            } else {
-                format!("{sub}/{name}")
-            };
-            files.insert(key, std::fs::read(&p).unwrap());
-        }
-    }
-    files
+    crate::common::corpus_files(out)
 }
 
 fn u(v: &Value, k: &str) -> u64 {

@@ -38,28 +38,8 @@ fn json(p: &Path) -> Value {
         .unwrap_or_else(|e| panic!("{} does not parse: {e}", p.display()))
 }
 
-/// Every file of the corpus (`records/` included), by name.
 fn corpus(out: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    for sub in ["", "records"] {
-        let dir = out.join("corpus").join(sub);
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for p in rd.map(|e| e.unwrap().path()) {
-            let name = p.file_name().unwrap().to_str().unwrap().to_string();
-            if name.starts_with('.') || !p.is_file() {
-                continue;
-            }
-            let key = if sub.is_empty() {
-                name
-            } else {
-                format!("{sub}/{name}")
-            };
-            files.insert(key, std::fs::read(&p).unwrap());
-        }
-    }
-    files
+    crate::common::corpus_files(out)
 }
 
 /// A fixed-seed generator for the kill delays.

@@ -26,3 +26,27 @@ pub fn suite_model(rel: &str) -> String {
         .display()
         .to_string()
 }
+
+/// Every file of a campaign's corpus (`records/<hash>.json` included), by name; empty when
+/// there is no corpus yet.
+pub fn corpus_files(out: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    for sub in ["", "records"] {
+        let Ok(rd) = std::fs::read_dir(out.join("corpus").join(sub)) else {
+            continue;
+        };
+        for p in rd.map(|e| e.unwrap().path()) {
+            let name = p.file_name().unwrap().to_str().unwrap().to_string();
+            if name.starts_with('.') || !p.is_file() {
+                continue;
+            }
+            let key = if sub.is_empty() {
+                name
+            } else {
+                format!("{sub}/{name}")
+            };
+            files.insert(key, std::fs::read(&p).unwrap());
+        }
+    }
+    files
+}
