@@ -2,6 +2,7 @@
 //! each backend's outcomes and latency, and disagreement per op type. Pure functions of the
 //! rows, so the numbers follow from `consistency.json`'s own `models`.
 use super::measure::ModelRow;
+pub use super::stats::{median, percentile};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -108,32 +109,6 @@ pub struct Tables {
     pub ops: Vec<OpStat>,
     /// Disagreements with the reference that localization did not pin on a node.
     pub unattributed: usize,
-}
-
-/// The median of `v` (the mean of the two middle values for an even count).
-pub fn median(v: &[f64]) -> Option<f64> {
-    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    if s.is_empty() {
-        return None;
-    }
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    Some(if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    })
-}
-
-/// The `p`-th percentile of `v` by nearest rank (`p` in 0..=100).
-pub fn percentile(v: &[f64], p: f64) -> Option<f64> {
-    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    if s.is_empty() {
-        return None;
-    }
-    s.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * s.len() as f64).ceil() as usize;
-    Some(s[rank.clamp(1, s.len()) - 1])
 }
 
 fn rate(n: usize, d: usize) -> f64 {

@@ -278,7 +278,7 @@ fn repeat(
         }
         run.runs_ms.push(r.run_ms);
     }
-    run.run_ms = super::aggregate::median(&run.runs_ms);
+    run.run_ms = super::stats::median(&run.runs_ms);
     Ok((run, out))
 }
 

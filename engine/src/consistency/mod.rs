@@ -22,6 +22,7 @@ pub mod aggregate;
 pub mod measure;
 pub mod page;
 pub mod sources;
+pub mod stats;
 
 pub use aggregate::Tables;
 pub use measure::ModelRow;
