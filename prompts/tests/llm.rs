@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use mutagraph_prompts::llm::stub::{StubReply, StubServer};
 use mutagraph_prompts::llm::{
-    self, ChatRequest, HttpLlm, Llm, LlmConfig, LlmError, Message, Provider, ReplayLlm,
-    canonical_request, fnv1a64, request_key,
+    self, ChatRequest, Constraint, ConstraintStyle, HttpLlm, Llm, LlmConfig, LlmError, Message,
+    Provider, ReplayLlm, canonical_request, fnv1a64, request_key,
 };
 
 fn http_config(server: &StubServer) -> LlmConfig {
@@ -65,6 +65,83 @@ fn http_sends_openai_body_and_auth_header() {
     assert_eq!(body["max_tokens"].as_u64(), Some(64));
     // The template id is ours, not the server's.
     assert!(body.get("template").is_none());
+}
+
+fn yes_no() -> Constraint {
+    Constraint::Grammar {
+        gbnf: "answer ::= \"yes\" | \"no\"\n".into(),
+        root: "answer".into(),
+    }
+}
+
+#[test]
+fn http_sends_constraints_in_the_configured_style() {
+    let server = StubServer::start(vec![
+        StubReply::Answer("yes".into()),
+        StubReply::Answer("yes".into()),
+        StubReply::Answer("{}".into()),
+    ])
+    .unwrap();
+    let mut req = request();
+    req.constraint = Some(yes_no());
+    // llama.cpp's server: `grammar`, started from `root`.
+    let llm = HttpLlm::new(&http_config(&server), None).unwrap();
+    llm.chat(&req).unwrap();
+    // vLLM: `structured_outputs.grammar` and the older `guided_grammar`.
+    let vllm = LlmConfig {
+        constraints: ConstraintStyle::Vllm,
+        ..http_config(&server)
+    };
+    HttpLlm::new(&vllm, None).unwrap().chat(&req).unwrap();
+    // A JSON schema goes as `response_format` whatever the server.
+    let mut json_req = request();
+    json_req.constraint = Some(Constraint::Json {
+        schema: serde_json::json!({"type": "object", "properties": {"final": {"enum": ["a", "b"]}}}),
+        gbnf: "root ::= \"{}\"\n".into(),
+        root: "root".into(),
+    });
+    llm.chat(&json_req).unwrap();
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    let body = |i: usize| reqs[i].json.clone().expect("JSON body");
+    assert_eq!(
+        body(0)["grammar"],
+        "root ::= answer\nanswer ::= \"yes\" | \"no\"\n"
+    );
+    assert!(body(0).get("guided_grammar").is_none());
+    assert_eq!(body(1)["structured_outputs"]["grammar"], body(0)["grammar"]);
+    assert_eq!(body(1)["guided_grammar"], body(0)["grammar"]);
+    assert!(body(1).get("grammar").is_none());
+    assert_eq!(body(2)["response_format"]["type"], "json_schema");
+    assert_eq!(
+        body(2)["response_format"]["json_schema"]["schema"]["properties"]["final"]["enum"][1],
+        "b"
+    );
+    assert!(body(2).get("grammar").is_none());
+
+    // OpenAI takes no grammar: a configuration error before anything is sent; `off` sends
+    // the request unconstrained.
+    let openai = LlmConfig {
+        constraints: ConstraintStyle::OpenAi,
+        ..http_config(&server)
+    };
+    match HttpLlm::new(&openai, None).unwrap().chat(&req) {
+        Err(LlmError::Config(m)) => assert!(m.contains("off"), "{m}"),
+        other => panic!("expected a config error, got {other:?}"),
+    }
+    assert_eq!(server.requests().len(), 3);
+    let off = LlmConfig {
+        constraints: ConstraintStyle::Off,
+        ..http_config(&server)
+    };
+    let server2 = StubServer::start(vec![StubReply::Answer("maybe".into())]).unwrap();
+    let off = LlmConfig {
+        base_url: server2.base_url(),
+        ..off
+    };
+    HttpLlm::new(&off, None).unwrap().chat(&req).unwrap();
+    let sent = server2.requests()[0].json.clone().unwrap();
+    assert!(sent.get("grammar").is_none() && sent.get("response_format").is_none());
 }
 
 #[test]
@@ -484,8 +561,30 @@ fn request_key_is_stable_and_sensitive() {
         r.messages[0].role = llm::Role::User;
         v.push(request_key(&r, "m"));
         v.push(request_key(&req, "n"));
+        let mut r = req.clone();
+        r.constraint = Some(yes_no());
+        v.push(request_key(&r, "m"));
+        let mut r = req.clone();
+        r.constraint = Some(Constraint::Grammar {
+            gbnf: "root ::= \"yes\"\n".into(),
+            root: "root".into(),
+        });
+        v.push(request_key(&r, "m"));
         v
     };
+    // A constraint is the first key of the canonical text; without one the text (and every
+    // recording made before constraints existed) is unchanged.
+    let mut r = req.clone();
+    r.constraint = Some(yes_no());
+    assert!(
+        canonical_request(&r, "m").starts_with(r#"{"constraint":{"gbnf":"#),
+        "{}",
+        canonical_request(&r, "m")
+    );
+    let mut distinct = variants.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), variants.len(), "{variants:?}");
     for k in &variants {
         assert_ne!(*k, key);
     }
@@ -553,6 +652,7 @@ fn config_from_env() {
         ("MUTAGRAPH_LLM_GGUF", "/models/x.gguf"),
         ("MUTAGRAPH_LLM_CTX", "4096"),
         ("MUTAGRAPH_LLM_THREADS", "3"),
+        ("MUTAGRAPH_LLM_CONSTRAINTS", "vLLM"),
     ]))
     .unwrap();
     let want = LlmConfig {
@@ -571,6 +671,7 @@ fn config_from_env() {
         gguf: Some("/models/x.gguf".into()),
         n_ctx: 4096,
         n_threads: Some(3),
+        constraints: ConstraintStyle::Vllm,
     };
     assert_eq!(config, want);
     assert_eq!(config.timeout().unwrap(), Duration::from_millis(2500));
@@ -587,6 +688,7 @@ fn config_from_env() {
         ("MUTAGRAPH_LLM_RETRIES", "many"),
         ("MUTAGRAPH_LLM_TIMEOUT", "-1"),
         ("MUTAGRAPH_LLM_TEMPERATURE", "hot"),
+        ("MUTAGRAPH_LLM_CONSTRAINTS", "regex"),
     ] {
         match LlmConfig::from_env_with(env(&[(k, v)])) {
             Err(LlmError::Config(msg)) => {

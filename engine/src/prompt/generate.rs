@@ -108,6 +108,7 @@ pub fn run(
             temperature: sampling.temperature,
             max_tokens: sampling.max_tokens,
             seed: seed.wrapping_add(100 * i as u64),
+            constraint: None,
             template: Some("yanhui-generate.v1".into()),
         };
         let ops = yanhui::cluster_ops(c, kb);

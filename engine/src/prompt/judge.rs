@@ -21,7 +21,7 @@ use mutagraph_backends::worker::Pool;
 use mutagraph_ir::Model;
 use mutagraph_oracles::triage::{Triage, Verdict};
 use mutagraph_oracles::{Finding, MutantRuns};
-use mutagraph_prompts::llm::{ChatRequest, Llm, Message, Role};
+use mutagraph_prompts::llm::{ChatRequest, Constraint, Llm, Message, Role};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -324,6 +324,8 @@ pub struct LoopSpec<'a> {
     pub template: Option<String>,
     /// Most tokens per answer.
     pub max_tokens: u32,
+    /// What every answer must look like (the task's grammar), when constrained.
+    pub constraint: Option<Constraint>,
 }
 
 /// Asks, judges, and repairs up to [`MAX_REPAIRS`] times.
@@ -337,6 +339,7 @@ pub fn run_loop(llm: &dyn Llm, spec: &LoopSpec<'_>, judge: &mut Judge<'_>) -> Lo
             seed: Some(spec.seed + u64::from(round)),
             max_tokens: Some(spec.max_tokens),
             template: spec.template.clone(),
+            constraint: spec.constraint.clone(),
         };
         let answer = match llm.chat(&req) {
             Ok(a) => a.content,

@@ -41,6 +41,11 @@ pub struct LlmArgs {
     /// Most tokens per answer.
     #[arg(long)]
     pub max_tokens: Option<u32>,
+    /// How grammars and JSON schemas reach the model: llama.cpp (the default: the llama.cpp
+    /// server's fields; the local provider applies them), vllm, openai (schemas only), off
+    /// (answers unconstrained). Default: $MUTAGRAPH_LLM_CONSTRAINTS, else llama.cpp.
+    #[arg(long)]
+    pub constraints: Option<String>,
 }
 
 impl LlmArgs {
@@ -70,6 +75,9 @@ impl LlmArgs {
         }
         if self.max_tokens.is_some() {
             c.max_tokens = self.max_tokens;
+        }
+        if let Some(s) = &self.constraints {
+            c.constraints = s.parse().map_err(|e| anyhow!("{e}"))?;
         }
         Ok(c)
     }

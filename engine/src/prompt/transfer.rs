@@ -155,6 +155,7 @@ pub fn run(
             temperature: sampling.temperature,
             max_tokens: sampling.max_tokens,
             seed: seed.wrapping_add(100 * i as u64),
+            constraint: None,
             template: Some("crossprobe-transfer.v1".into()),
         };
         let screening = &p.screening;

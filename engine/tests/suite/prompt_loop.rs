@@ -86,6 +86,7 @@ fn syntax_errors_are_repaired_with_line_and_column_then_judged_valid() {
         ))])
     };
     let spec = LoopSpec {
+        constraint: None,
         first: vec![Message::user("write a Relu test")],
         extract: &extract,
         repair: &repair,
@@ -133,6 +134,7 @@ fn repairs_stop_after_three_rounds() {
     let mut judge = Judge::new(&mut pool, vec!["reference".into()], Tolerance::APPROXIMATE);
     let repair = |_: &str, e: &str, _: u32| Ok(vec![Message::user(e.to_string())]);
     let spec = LoopSpec {
+        constraint: None,
         first: vec![Message::user("x")],
         extract: &extract,
         repair: &repair,

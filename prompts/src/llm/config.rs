@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::LlmError;
+use super::{ConstraintStyle, LlmError};
 
 /// The variable that holds the API key unless `api_key_env` names another.
 pub const DEFAULT_API_KEY_ENV: &str = "MUTAGRAPH_LLM_API_KEY";
@@ -109,6 +109,9 @@ pub struct LlmConfig {
     pub n_ctx: u32,
     /// CPU threads for `local`; when unset, the available cores less one (at least one).
     pub n_threads: Option<u32>,
+    /// How requests' constraints (grammars, JSON schemas) reach the model: `llama.cpp` (the
+    /// default; `local` applies them), `vllm`, `openai` (schemas only), `off` (never).
+    pub constraints: ConstraintStyle,
 }
 
 impl Default for LlmConfig {
@@ -129,6 +132,7 @@ impl Default for LlmConfig {
             gguf: None,
             n_ctx: 0,
             n_threads: None,
+            constraints: ConstraintStyle::LlamaCpp,
         }
     }
 }
@@ -220,6 +224,9 @@ impl LlmConfig {
         }
         if let Some(v) = get("MUTAGRAPH_LLM_THREADS") {
             self.n_threads = Some(parse_env("MUTAGRAPH_LLM_THREADS", &v)?);
+        }
+        if let Some(v) = get("MUTAGRAPH_LLM_CONSTRAINTS") {
+            self.constraints = v.parse()?;
         }
         Ok(())
     }

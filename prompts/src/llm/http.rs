@@ -3,7 +3,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{ChatRequest, ChatResponse, Llm, LlmConfig, LlmError};
+use super::{ChatRequest, ChatResponse, ConstraintStyle, Llm, LlmConfig, LlmError};
 
 /// The longest wait between two attempts, whatever the backoff or `Retry-After` says.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -19,6 +19,7 @@ pub struct HttpLlm {
     timeout: Duration,
     retries: u32,
     backoff: Duration,
+    constraints: ConstraintStyle,
 }
 
 impl HttpLlm {
@@ -59,6 +60,7 @@ impl HttpLlm {
             timeout,
             retries: config.retries,
             backoff: Duration::from_millis(config.backoff_ms),
+            constraints: config.constraints,
         })
     }
 
@@ -67,8 +69,9 @@ impl HttpLlm {
         &self.url
     }
 
-    /// The JSON body sent for `req`.
-    pub fn request_body(&self, req: &ChatRequest) -> Value {
+    /// The JSON body sent for `req`: its constraint in the fields of the configured
+    /// [`ConstraintStyle`]; an error when that style cannot carry it (a grammar for OpenAI).
+    pub fn request_body(&self, req: &ChatRequest) -> Result<Value, LlmError> {
         let mut body = json!({
             "messages": req.messages,
             "temperature": req.temperature,
@@ -83,7 +86,10 @@ impl HttpLlm {
         if let Some(max) = req.max_tokens {
             body["max_tokens"] = json!(max);
         }
-        body
+        if let Some(c) = &req.constraint {
+            c.add_to_body(&mut body, self.constraints)?;
+        }
+        Ok(body)
     }
 
     /// One attempt; on failure also the server's `Retry-After` delay if it sent one.
@@ -145,7 +151,7 @@ impl Llm for HttpLlm {
     }
 
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let body = self.request_body(req).to_string();
+        let body = self.request_body(req)?.to_string();
         let mut attempt = 0u32;
         loop {
             match self.attempt(&body) {

@@ -4,6 +4,11 @@
 //! Sampling: temperature 0 (or below) is greedy decoding; otherwise the logits are divided by
 //! the temperature, cut to the 40 most likely tokens and sampled with a generator seeded by
 //! the request's seed (0 when it has none), so the same request gives the same answer.
+//!
+//! A request's [`Constraint`](super::Constraint) (unless the config's `constraints` is `off`)
+//! puts llama.cpp's grammar sampler first in the chain: only tokens that keep the answer a
+//! prefix of a sentence of the grammar survive, and once the sentence is complete only the
+//! end of the turn does.
 use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -15,7 +20,9 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 
-use super::{ChatRequest, ChatResponse, Llm, LlmConfig, LlmError, Role, find_smollm2_gguf};
+use super::{
+    ChatRequest, ChatResponse, ConstraintStyle, Llm, LlmConfig, LlmError, Role, find_smollm2_gguf,
+};
 
 /// Answer length when neither the request nor the config sets `max_tokens`.
 const DEFAULT_MAX_TOKENS: u32 = 512;
@@ -42,6 +49,8 @@ pub struct LocalLlm {
     n_ctx: u32,
     n_threads: i32,
     max_tokens: u32,
+    /// Whether requests' constraints are applied (`constraints` other than `off`).
+    constrained: bool,
 }
 
 impl LocalLlm {
@@ -64,12 +73,14 @@ impl LocalLlm {
                 .map(|n| (n.get() as u32).saturating_sub(1).max(1))
                 .unwrap_or(1)
         });
-        Self::load_file(
+        let mut llm = Self::load_file(
             &path,
             config.n_ctx,
             threads,
             config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        )
+        )?;
+        llm.constrained = config.constraints != ConstraintStyle::Off;
+        Ok(llm)
     }
 
     /// Loads a GGUF file with this largest context size (0: the model's trained context) and
@@ -118,6 +129,7 @@ impl LocalLlm {
             n_ctx,
             n_threads: i32::try_from(n_threads.max(1)).unwrap_or(1),
             max_tokens,
+            constrained: true,
         })
     }
 
@@ -142,16 +154,37 @@ impl LocalLlm {
             .map_err(|e| LlmError::Config(format!("chat template: {e}")))
     }
 
-    fn sampler(temperature: f32, seed: u64) -> LlamaSampler {
-        if temperature.is_nan() || temperature <= 0.0 {
-            return LlamaSampler::greedy();
+    /// The sampler chain of a request: its grammar first (when it has a constraint and they
+    /// are applied), then greedy decoding at temperature 0 or below, else top-k 40,
+    /// temperature and a generator seeded by the request's seed.
+    fn sampler(&self, req: &ChatRequest) -> Result<LlamaSampler, LlmError> {
+        let mut chain = Vec::new();
+        if let Some(c) = req.constraint.as_ref().filter(|_| self.constrained) {
+            let (gbnf, root) = c.gbnf();
+            chain.push(LlamaSampler::grammar(&self.model, gbnf, root).map_err(|e| {
+                LlmError::Config(format!(
+                    "llama.cpp refused the request's {} grammar (root `{root}`): {e}",
+                    c.kind()
+                ))
+            })?);
         }
-        let seed32 = (seed ^ (seed >> 32)) as u32;
-        LlamaSampler::chain_simple([
-            LlamaSampler::top_k(40),
-            LlamaSampler::temp(temperature),
-            LlamaSampler::dist(seed32),
-        ])
+        let (temperature, seed) = (req.temperature, req.seed.unwrap_or(0));
+        if temperature.is_nan() || temperature <= 0.0 {
+            chain.push(LlamaSampler::greedy());
+        } else {
+            let seed32 = (seed ^ (seed >> 32)) as u32;
+            chain.extend([
+                LlamaSampler::top_k(40),
+                LlamaSampler::temp(temperature),
+                LlamaSampler::dist(seed32),
+            ]);
+        }
+        Ok(LlamaSampler::chain_simple(chain))
+    }
+
+    /// Whether this model applies requests' constraints.
+    pub fn applies_constraints(&self) -> bool {
+        self.constrained
     }
 }
 
@@ -162,6 +195,8 @@ impl Llm for LocalLlm {
 
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let backend = backend()?;
+        // A grammar llama.cpp refuses fails the request before any work.
+        let mut sampler = self.sampler(req)?;
         let prompt = self.render_prompt(req)?;
         let vocab = self.model.vocab();
         let tokens = vocab.tokenize(prompt.as_bytes(), true, true);
@@ -198,7 +233,6 @@ impl Llm for LocalLlm {
                 .map_err(|e| run(&e))?;
         }
         ctx.decode(&mut batch).map_err(|e| run(&e))?;
-        let mut sampler = Self::sampler(req.temperature, req.seed.unwrap_or(0));
         let mut bytes = Vec::new();
         let mut pos = tokens.len() as i32;
         let mut generated = 0u32;

@@ -17,6 +17,10 @@
 //!   prompted with the model's own chat template. Without the feature, `connect` answers
 //!   [`LlmError::Disabled`] saying how to build it.
 //!
+//! A request may carry a [`Constraint`] (a GBNF grammar or a JSON schema): `local` samples
+//! under llama.cpp's grammar sampler, `http` sends it in the fields the configured
+//! [`ConstraintStyle`] names, and it is part of the replay key.
+//!
 //! Several answers to one prompt are k separate requests with seeds `seed, seed + 1, ...`
 //! ([`sample_k`]).
 //!
@@ -42,6 +46,7 @@
 //! | `MUTAGRAPH_LLM_GGUF` | `gguf` | GGUF model file for `local` |
 //! | `MUTAGRAPH_LLM_CTX` | `n_ctx` | largest context in tokens for `local` (0: the model's own) |
 //! | `MUTAGRAPH_LLM_THREADS` | `n_threads` | CPU threads for `local` |
+//! | `MUTAGRAPH_LLM_CONSTRAINTS` | `constraints` | `llama.cpp` (default), `vllm`, `openai`, `off` |
 //!
 //! The API key itself is read from the variable named by `api_key_env` (default
 //! `MUTAGRAPH_LLM_API_KEY`), falling back to `OPENAI_API_KEY`; it is never stored in the config.
@@ -49,6 +54,7 @@
 use serde::{Deserialize, Serialize};
 
 mod config;
+mod constraint;
 mod http;
 #[cfg(feature = "local")]
 mod local;
@@ -59,6 +65,7 @@ pub mod stub;
 pub use config::{
     DEFAULT_API_KEY_ENV, FALLBACK_API_KEY_ENV, LlmConfig, Provider, find_smollm2_gguf,
 };
+pub use constraint::{Constraint, ConstraintStyle, SERVER_ROOT};
 pub use http::HttpLlm;
 pub use http::decode_completion;
 #[cfg(feature = "local")]
@@ -113,6 +120,10 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// The template id (`name.vN`) the prompt was rendered from, recorded with the exchange.
     pub template: Option<String>,
+    /// What the answer must look like (a grammar or a JSON schema), enforced while sampling
+    /// where the provider can; part of the replay key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraint: Option<Constraint>,
 }
 
 impl ChatRequest {
@@ -124,6 +135,7 @@ impl ChatRequest {
             seed: None,
             max_tokens: None,
             template: None,
+            constraint: None,
         }
     }
 }

@@ -51,10 +51,18 @@ fn role_str(r: Role) -> &'static str {
 
 /// The canonical text of what decides an answer: keys sorted, no spaces, strings escaped
 /// minimally (`"`, `\`, control characters), the temperature in Rust's shortest decimal form,
-/// absent seed and token limit as `null`. The template id is not part of it.
+/// absent seed and token limit as `null`. The template id is not part of it; a constraint is
+/// (its [`Constraint::canonical`](super::Constraint::canonical) text, first key of the object),
+/// and a request without one keys as it did before constraints existed.
 pub fn canonical_request(req: &ChatRequest, model: &str) -> String {
     let mut out = String::with_capacity(256);
-    out.push_str("{\"max_tokens\":");
+    out.push('{');
+    if let Some(c) = &req.constraint {
+        out.push_str("\"constraint\":");
+        out.push_str(&c.canonical());
+        out.push(',');
+    }
+    out.push_str("\"max_tokens\":");
     match req.max_tokens {
         Some(m) => out.push_str(&m.to_string()),
         None => out.push_str("null"),
