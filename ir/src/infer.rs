@@ -72,6 +72,25 @@ pub fn infer_model(m: &mut Model, opts: Options) -> Report {
     infer_graph(&mut m.graph, opset, &Scope::default(), opts)
 }
 
+/// Declares the type inference found (run [`infer_model`] first) for each output of `g`
+/// written without one (the text format accepts `=> (Y)`; ONNX's checker and ONNX Runtime
+/// require every graph output's type). Returns the names of such outputs left without a type
+/// because inference knows no element type for them.
+pub fn declare_output_types(g: &mut Graph) -> Vec<String> {
+    let mut left = Vec::new();
+    for o in g.outputs.iter_mut().filter(|o| o.r#type.is_none()) {
+        let name = o.name.clone().unwrap_or_default();
+        match g.types.get(&name) {
+            Some(t @ ValueType::Tensor(tt)) if tt.dtype.is_known() => o.r#type = Some(t.to_proto()),
+            Some(t) if !matches!(t, ValueType::Tensor(_) | ValueType::Unknown) => {
+                o.r#type = Some(t.to_proto())
+            }
+            _ => left.push(name),
+        }
+    }
+    left
+}
+
 /// Infers the values of one graph given its enclosing scope.
 pub fn infer_graph(g: &mut Graph, opset: i64, outer: &Scope, opts: Options) -> Report {
     let mut report = Report::default();
@@ -500,5 +519,43 @@ pub fn refine(a: &ValueType, b: &ValueType) -> ValueType {
             ValueType::Optional(Box::new(refine(x, y)))
         }
         (x, _) => x.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_without_a_type_are_declared_from_inference() {
+        let mut m = crate::text::parse_model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[2,3] X, Z) => (Y, int64[2] S, U)\n{\n  Y = Relu (X)\n  S = Shape (X)\n  U = Neg (Z)\n}",
+        )
+        .unwrap();
+        infer_model(&mut m, Options::default());
+        // U reads an input of unknown type: nothing to declare.
+        assert_eq!(declare_output_types(&mut m.graph), vec!["U".to_string()]);
+        let declared = |i: usize| {
+            m.graph.outputs[i]
+                .r#type
+                .as_ref()
+                .map(ValueType::from_proto)
+        };
+        assert_eq!(
+            declared(0),
+            Some(ValueType::Tensor(TensorType::fixed(
+                crate::DType::F32,
+                &[2, 3]
+            )))
+        );
+        assert_eq!(
+            declared(1),
+            Some(ValueType::Tensor(TensorType::fixed(
+                crate::DType::I64,
+                &[2]
+            )))
+        );
+        assert_eq!(declared(2), None);
     }
 }

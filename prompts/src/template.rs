@@ -115,6 +115,52 @@ impl Template {
     }
 }
 
+/// A model a template shows as an example: a ```onnx block of its text that no variable fills.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Example {
+    /// The template's id (`name.vN`).
+    pub template: String,
+    /// The block's ONNX text, rendered.
+    pub text: String,
+}
+
+/// The example models of every template, rendered with `{{opset}}` set to `opset` (every
+/// other variable is set, so that every `{{#if}}` block is shown, to a placeholder; a block
+/// holding only a placeholder, such as ATOC's `{{model}}`, is no example).
+pub fn examples(opset: i64) -> Result<Vec<Example>, TemplateError> {
+    let placeholder = |v: &str| format!("<<{v}>>");
+    let mut out = Vec::new();
+    for t in all() {
+        let vars: Vars = t
+            .variables()
+            .into_iter()
+            .map(|v| {
+                let value = if v == "opset" {
+                    opset.to_string()
+                } else {
+                    placeholder(&v)
+                };
+                (v, value)
+            })
+            .collect();
+        let text = t.render(&vars)?;
+        let mut rest = text.as_str();
+        while let Some(start) = rest.find("```onnx\n") {
+            let body = &rest[start + "```onnx\n".len()..];
+            let end = body.find("```").unwrap_or(body.len());
+            let block = body[..end].trim();
+            if !vars.values().any(|v| v == block) {
+                out.push(Example {
+                    template: t.id(),
+                    text: block.to_string(),
+                });
+            }
+            rest = &body[(end + 3).min(body.len())..];
+        }
+    }
+    Ok(out)
+}
+
 /// Renders a template text (see the module docs for the syntax).
 pub fn render_str(id: &str, text: &str, vars: &Vars) -> Result<String, TemplateError> {
     let syntax = |problem: &str, at: usize| TemplateError::Syntax {
@@ -184,6 +230,33 @@ mod tests {
         assert_eq!(
             render_str("t", t, &vars(&[("x", "1"), ("z", " ")])).unwrap(),
             "a 1 b."
+        );
+    }
+
+    /// The models the prompts show are valid: an example that does not validate teaches the
+    /// model to write graphs that do not validate.
+    #[test]
+    fn every_example_model_parses_and_validates() {
+        let ex = examples(17).unwrap();
+        let ids: Vec<&str> = ex.iter().map(|e| e.template.as_str()).collect();
+        // The system prompts show one model each; ATOC's `{{model}}` block is no example.
+        for t in ["crossprobe-system", "yanhui-system"] {
+            let id = get(t).unwrap().id();
+            assert!(ids.contains(&id.as_str()), "{id} shows no example: {ids:?}");
+        }
+        assert!(!ids.iter().any(|i| i.starts_with("atoc")), "{ids:?}");
+        for e in &ex {
+            let m = mutagraph_ir::text::parse_model(&e.text)
+                .unwrap_or_else(|err| panic!("{}: {err}\n{}", e.template, e.text));
+            if let Err(err) = mutagraph_ir::validate::validate_declared(&m) {
+                panic!("{}: {err}\n{}", e.template, e.text);
+            }
+        }
+        // One example carries trigger values in a literal initializer.
+        assert!(
+            ex.iter()
+                .any(|e| e.text.contains("nan") && e.text.contains("1e30")),
+            "no example shows NaN and a huge value: {ex:?}"
         );
     }
 

@@ -291,10 +291,18 @@ fn functionality_preservation() {
     let table = SupportTable::builtin().unwrap();
     let s = crossprobe::load(&data("snippets/01-softmax-large.py")).unwrap();
     let sc = screen(&s, &db, &table);
-    assert!(preserves_functionality(&sc, GRAPH));
+    let ops = |text: &str| -> Vec<String> {
+        match mutagraph_ir::text::parse_model(text) {
+            Ok(m) => m.graph.nodes().map(|n| n.op_type.clone()).collect(),
+            Err(_) => Vec::new(),
+        }
+    };
+    assert!(preserves_functionality(&sc, true, &ops(GRAPH)));
+    // The aligned op alone is not enough: the output must be valid.
+    assert!(!preserves_functionality(&sc, false, &ops(GRAPH)));
     let relu = GRAPH.replace("Softmax <axis = -1>", "Relu");
-    assert!(!preserves_functionality(&sc, &relu));
-    assert!(!preserves_functionality(&sc, "not a graph"));
+    assert!(!preserves_functionality(&sc, true, &ops(&relu)));
+    assert!(!preserves_functionality(&sc, true, &ops("not a graph")));
 }
 
 #[test]
@@ -323,7 +331,9 @@ fn transfer_against_the_stub_server() {
     let text = extract_onnx_text(&answer.content).unwrap();
     let model = mutagraph_ir::text::parse_model(&text).unwrap();
     assert_eq!(model.graph.nodes().next().unwrap().op_type, "Softmax");
-    assert!(preserves_functionality(&sc, &text));
+    let ops: Vec<String> = model.graph.nodes().map(|n| n.op_type.clone()).collect();
+    assert!(mutagraph_ir::validate::validate_declared(&model).is_ok());
+    assert!(preserves_functionality(&sc, true, &ops));
     let body = &server.requests()[0].body;
     assert!(body.contains("`torch.nn.functional.softmax` becomes ONNX `Softmax`"));
     assert!(body.contains("dim->axis"));

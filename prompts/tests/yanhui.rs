@@ -27,7 +27,7 @@ fn case(id: &str, cat: &str, apis: &[&str], exc: &str, dtypes: &[&str]) -> Case 
 }
 
 #[test]
-fn builtin_knowledge_base_is_complete_and_parses() {
+fn builtin_knowledge_base_is_complete() {
     let kb = KnowledgeBase::builtin().unwrap();
     assert!(kb.cases().len() >= 36, "{} cases", kb.cases().len());
     let mut ids = std::collections::BTreeSet::new();
@@ -47,11 +47,34 @@ fn builtin_knowledge_base_is_complete_and_parses() {
             assert!(!v.trim().is_empty(), "{}: empty {field}", c.id);
         }
         assert!(!c.apis.is_empty(), "{}: no API", c.id);
-        // Every model is valid ONNX text for our parser.
-        if let Err(e) = mutagraph_ir::text::parse_model(&c.model) {
-            panic!("{}: the model does not parse: {e}", c.id);
+    }
+}
+
+/// Every knowledge-base model is a valid model, not only parseable text: the examples teach
+/// the model to write, and an invalid one teaches it to write invalid graphs.
+#[test]
+fn builtin_knowledge_base_models_validate() {
+    let kb = KnowledgeBase::builtin().unwrap();
+    let mut bad = Vec::new();
+    for c in kb.cases() {
+        let m = match mutagraph_ir::text::parse_model(&c.model) {
+            Ok(m) => m,
+            Err(e) => {
+                bad.push(format!("{}: the model does not parse: {e}", c.id));
+                continue;
+            }
+        };
+        if let Err(e) = mutagraph_ir::validate::validate_declared(&m) {
+            bad.push(format!("{}: {e}", c.id));
         }
     }
+    assert!(
+        bad.is_empty(),
+        "{} of {} models:\n{}",
+        bad.len(),
+        kb.cases().len(),
+        bad.join("\n")
+    );
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! `mutagraph prompt generate`: YANHUI over the knowledge base (the shipped cases, plus the
 //! findings of campaigns given with `--findings`). Each generation shows 2-5 examples of one
-//! cluster with the six mutation rules; the answer goes through the validation loop. A case is
-//! functionality-preserving when its final graph holds one of the cluster's ONNX ops.
-use super::judge::{Judge, LoopSpec};
-use super::metrics::Metrics;
-use super::session::{self, RunReport};
+//! cluster with the six mutation rules; the answer goes through the validation loop. An answer
+//! is relevant when it is valid and its graph holds one of the cluster's ONNX ops.
+use super::judge::{Judge, Judged, LoopSpec};
+use super::metrics::{Metrics, Target};
+use super::session::{self, RunReport, template_id};
 use anyhow::{Result, anyhow, bail};
 use mutagraph_prompts::crossprobe::{extract_onnx_text, repair_prompt};
 use mutagraph_prompts::llm::{Llm, Message};
@@ -109,13 +109,10 @@ pub fn run(
             max_tokens: sampling.max_tokens,
             seed: seed.wrapping_add(100 * i as u64),
             constraint: None,
-            template: Some("yanhui-generate.v1".into()),
+            template: Some(template_id("yanhui-generate")?),
         };
         let ops = yanhui::cluster_ops(c, kb);
-        let keeps = |text: &str| match mutagraph_ir::text::parse_model(text) {
-            Ok(m) => m.graph.nodes().any(|n| ops.contains(&n.op_type)),
-            Err(_) => false,
-        };
+        let keeps = |j: &Judged| yanhui::relevant(&ops, j.runs, &j.op_types);
         cases.push(session::run_case(
             llm,
             &spec,
@@ -124,7 +121,7 @@ pub fn run(
             &keeps,
         ));
     }
-    let metrics = Metrics::of(&cases, judge.signatures.len() as u64);
+    let metrics = Metrics::of(&cases, judge.signatures.len() as u64, Target::Relevant);
     Ok(RunReport {
         command: "generate".into(),
         llm: llm.name(),

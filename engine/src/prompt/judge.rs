@@ -4,11 +4,17 @@
 //! Classes, in the order they are decided:
 //! - `syntax`: the answer holds no graph, or the ONNX text does not parse (the error carries
 //!   line and column);
-//! - `invalid`: it parses but fails validation / shape inference, or no backend runs it;
+//! - `invalid`: it parses but fails validation / shape inference, declares a type that
+//!   inference contradicts ([`mutagraph_ir::validate::declared_contradictions`]: a wrong dtype,
+//!   rank or dim on an output, a value_info entry or an input's initializer), declares an
+//!   output without a type that inference cannot find, or no backend runs it;
 //! - `duplicate`: the same graph (printed canonically) was judged before in this run;
 //! - `bug`: the oracles report a finding (backends disagree, one crashes, NaN, hang): the
 //!   bug candidate goes to the findings store (a bundle under `findings/`);
 //! - `valid`: every backend agrees with the reference.
+//!
+//! Graph outputs written without a type (`=> (Y)`) are declared with the type inference finds
+//! before anything runs or is written, so that bundles hold complete models.
 //!
 //! A `syntax` or `invalid` answer gets a repair prompt (the error, with line and column where
 //! there is one) for at most [`MAX_REPAIRS`] rounds.
@@ -23,7 +29,7 @@ use mutagraph_oracles::triage::{Triage, Verdict};
 use mutagraph_oracles::{Finding, MutantRuns};
 use mutagraph_prompts::llm::{ChatRequest, Constraint, Llm, Message, Role};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 /// Repair rounds after the first answer.
@@ -67,6 +73,10 @@ pub struct Judged {
     pub bundles: Vec<PathBuf>,
     /// The ONNX text that was judged.
     pub text: Option<String>,
+    /// Whether the graph validates and at least one backend runs it (classes `valid` and
+    /// `bug`; for a `duplicate`, whether the first one did).
+    #[serde(default)]
+    pub runs: bool,
 }
 
 impl Judged {
@@ -78,6 +88,7 @@ impl Judged {
             signatures: Vec::new(),
             bundles: Vec::new(),
             text: None,
+            runs: false,
         }
     }
 }
@@ -89,7 +100,8 @@ pub struct Judge<'p> {
     triage: Triage,
     tolerance: Tolerance,
     input_seed: u64,
-    seen_graphs: HashSet<String>,
+    /// Graphs judged so far (printed canonically), with whether they ran.
+    seen_graphs: HashMap<String, bool>,
     /// Signatures found so far, with hits.
     pub signatures: BTreeMap<String, u64>,
     /// Where bug bundles go (`<out>/findings/<id>/`); none: not written.
@@ -108,7 +120,7 @@ impl<'p> Judge<'p> {
             backends,
             tolerance,
             input_seed: 1,
-            seen_graphs: HashSet::new(),
+            seen_graphs: HashMap::new(),
             signatures: BTreeMap::new(),
             findings_dir: None,
             origin: String::new(),
@@ -145,21 +157,38 @@ impl<'p> Judge<'p> {
             j.op_types = op_types.clone();
             j
         };
-        if let Err(e) = mutagraph_ir::validate::validate(model) {
+        let untyped = mutagraph_ir::infer::declare_output_types(&mut model.graph);
+        if !untyped.is_empty() {
+            return with_ops(Judged::new(
+                Class::Invalid,
+                format!(
+                    "graph output(s) {} declared without a type, and inference cannot find \
+                     one: declare their element type and shape",
+                    untyped.join(", ")
+                ),
+            ));
+        }
+        if let Err(e) = mutagraph_ir::validate::validate_declared(model) {
             return with_ops(Judged::new(Class::Invalid, e.to_string()));
         }
         let canonical = mutagraph_ir::text::print_model(model);
-        if !self.seen_graphs.insert(canonical) {
-            return with_ops(Judged::new(
-                Class::Duplicate,
-                "the same graph was judged before",
-            ));
+        if let Some(&runs) = self.seen_graphs.get(&canonical) {
+            let mut j = Judged::new(Class::Duplicate, "the same graph was judged before");
+            j.runs = runs;
+            return with_ops(j);
         }
+        let j = with_ops(self.run_new(model));
+        self.seen_graphs.insert(canonical, j.runs);
+        j
+    }
+
+    /// Runs a valid model not judged before on every backend and judges the runs.
+    fn run_new(&mut self, model: &Model) -> Judged {
         // Graph inputs, including weights declared without values, get generated values kept
         // in each reading op's domain.
         let ins = match inputs::generate(model, self.input_seed, &GenOptions::default()) {
             Ok(i) => i,
-            Err(e) => return with_ops(Judged::new(Class::Invalid, format!("inputs: {e}"))),
+            Err(e) => return Judged::new(Class::Invalid, format!("inputs: {e}")),
         };
         let bytes = model.to_bytes();
         let mut runs = Vec::new();
@@ -167,10 +196,10 @@ impl<'p> Judge<'p> {
             match self.pool.run(b, &bytes, &ins) {
                 Ok(r) => runs.push(r),
                 Err(e) => {
-                    return with_ops(Judged::new(
+                    return Judged::new(
                         Class::Invalid,
                         format!("backend '{b}' could not be started: {e}"),
-                    ));
+                    );
                 }
             }
         }
@@ -186,10 +215,10 @@ impl<'p> Judge<'p> {
                 .iter()
                 .map(|r| format!("{}: {}", r.backend, outcome_text(&r.outcome)))
                 .collect();
-            return with_ops(Judged::new(
+            return Judged::new(
                 Class::Invalid,
                 format!("no backend runs it: {}", why.join("; ")),
-            ));
+            );
         }
         let mut findings: Vec<Finding> = Vec::new();
         let mut bundles = Vec::new();
@@ -235,13 +264,16 @@ impl<'p> Judge<'p> {
             }
             findings.push(f);
         }
-        if findings.is_empty() {
-            return with_ops(Judged::new(Class::Valid, "every backend agrees"));
-        }
-        let mut j = Judged::new(Class::Bug, describe(&findings));
-        j.signatures = findings.iter().map(|f| f.signature()).collect();
-        j.bundles = bundles;
-        with_ops(j)
+        let mut j = if findings.is_empty() {
+            Judged::new(Class::Valid, "every backend agrees")
+        } else {
+            let mut j = Judged::new(Class::Bug, describe(&findings));
+            j.signatures = findings.iter().map(|f| f.signature()).collect();
+            j.bundles = bundles;
+            j
+        };
+        j.runs = true;
+        j
     }
 }
 

@@ -1,7 +1,7 @@
 //! What every generating `prompt` command shares: the judge over the backends, one loop per
 //! case, the run's report (`<out>/<command>-report.json`, written atomically) and the summary
 //! printed at the end.
-use super::judge::{Judge, LoopResult, LoopSpec, run_loop};
+use super::judge::{Judge, Judged, LoopResult, LoopSpec, run_loop};
 use super::metrics::{CaseReport, Metrics};
 use anyhow::{Context, Result};
 use mutagraph_prompts::llm::Llm;
@@ -35,27 +35,35 @@ pub struct RunReport {
     pub cases: Vec<CaseReport>,
 }
 
-/// Runs the loop for one case and reports it; `preserved` says whether the final graph text
-/// keeps what the case is about.
+/// Runs the loop for one case and reports it; `on_target` says whether an answer keeps what
+/// the case is about (functionality-preserving, relevant: [`super::metrics`]).
 pub fn run_case(
     llm: &dyn Llm,
     spec: &LoopSpec<'_>,
     judge: &mut Judge<'_>,
     case: &str,
-    preserved: &dyn Fn(&str) -> bool,
+    on_target: &dyn Fn(&Judged) -> bool,
 ) -> CaseReport {
     judge.origin = case.to_string();
     let result: LoopResult = run_loop(llm, spec, judge);
-    let functionality_preserving = result
-        .last()
-        .and_then(|j| j.text.as_deref())
-        .is_some_and(preserved);
+    let on_target = result
+        .rounds
+        .iter()
+        .map(|r| r.judged.as_ref().is_some_and(on_target))
+        .collect();
     CaseReport {
         case: case.to_string(),
         skipped: None,
         result: Some(result),
-        functionality_preserving,
+        on_target,
     }
+}
+
+/// The id (`name.vN`) of the newest version of a prompt template, recorded with requests.
+pub fn template_id(name: &str) -> Result<String> {
+    Ok(mutagraph_prompts::template::get(name)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .id())
 }
 
 /// A case that was not sent to the model, with the reason.
@@ -64,7 +72,7 @@ pub fn skipped(case: &str, why: String) -> CaseReport {
         case: case.to_string(),
         skipped: Some(why),
         result: None,
-        functionality_preserving: false,
+        on_target: Vec::new(),
     }
 }
 
@@ -86,10 +94,10 @@ pub fn print_summary(report: &RunReport) -> anyhow::Result<()> {
                 format!(
                     "{class} after {} round(s){}{}",
                     r.rounds.len(),
-                    if c.functionality_preserving {
-                        ", aligned op kept"
+                    if c.final_on_target() {
+                        format!(", {}", report.metrics.target.name().replace('_', "-"))
                     } else {
-                        ""
+                        String::new()
                     },
                     if detail.is_empty() {
                         String::new()
@@ -104,22 +112,15 @@ pub fn print_summary(report: &RunReport) -> anyhow::Result<()> {
     }
     let m = &report.metrics;
     crate::outln!(
-        "\n{} cases ({} screened out): {} outputs, {} request errors, {} syntactically valid \
-         ({} after repair), {} run on a backend, {} functionality-preserving, {} valid, \
-         {} duplicates, {} bug candidates, {} unique bugs",
+        "\n{} cases ({} screened out, {} sent): {} outputs, {} request errors, {} unique bugs\n",
         m.cases,
         m.screened_out,
+        m.sent,
         m.outputs,
         m.request_errors,
-        m.syntactically_valid,
-        m.repaired,
-        m.semantically_valid,
-        m.functionality_preserving,
-        m.valid,
-        m.duplicates,
-        m.bug_candidates,
         m.unique_bugs
     );
+    crate::outln!("{}", m.table().trim_end());
     Ok(())
 }
 

@@ -1,11 +1,11 @@
 //! `mutagraph prompt transfer`: CrossProbe over bug snippets. Each snippet (a Python file or a
 //! markdown issue) is screened against the alignment database and the backends under test;
 //! a transferable one gets the distinction prompt, and the answer's ONNX text goes through the
-//! validation loop (repairs included). A case is functionality-preserving when its final graph
-//! holds an ONNX op aligned with one of the snippet's kept calls.
-use super::judge::{Judge, LoopSpec};
-use super::metrics::{CaseReport, Metrics};
-use super::session::{self, RunReport};
+//! validation loop (repairs included). An answer is functionality-preserving when it is valid
+//! and its graph holds an ONNX op aligned with one of the snippet's kept calls.
+use super::judge::{Judge, Judged, LoopSpec};
+use super::metrics::{CaseReport, Metrics, Target};
+use super::session::{self, RunReport, template_id};
 use anyhow::{Context, Result, anyhow, bail};
 use mutagraph_prompts::crossprobe::{self, AlignmentDb, Screening, Snippet, SupportSource};
 use mutagraph_prompts::llm::{Llm, Message};
@@ -156,10 +156,11 @@ pub fn run(
             max_tokens: sampling.max_tokens,
             seed: seed.wrapping_add(100 * i as u64),
             constraint: None,
-            template: Some("crossprobe-transfer.v1".into()),
+            template: Some(template_id("crossprobe-transfer")?),
         };
         let screening = &p.screening;
-        let keeps = |text: &str| crossprobe::preserves_functionality(screening, text);
+        let keeps =
+            |j: &Judged| crossprobe::preserves_functionality(screening, j.runs, &j.op_types);
         cases.push(session::run_case(
             llm,
             &spec,
@@ -168,7 +169,11 @@ pub fn run(
             &keeps,
         ));
     }
-    let metrics = Metrics::of(&cases, judge.signatures.len() as u64);
+    let metrics = Metrics::of(
+        &cases,
+        judge.signatures.len() as u64,
+        Target::FunctionalityPreserving,
+    );
     Ok(RunReport {
         command: "transfer".into(),
         llm: llm.name(),

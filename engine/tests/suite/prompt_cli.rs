@@ -74,10 +74,36 @@ fn transfer_screens_repairs_and_reports() {
     let m = &report["metrics"];
     assert_eq!(m["cases"], 3, "{m}");
     assert_eq!(m["screened_out"], 1, "{m}");
+    assert_eq!(m["sent"], 2, "{m}");
     assert_eq!(m["outputs"], 3, "two first answers and one repair: {m}");
-    assert_eq!(m["syntactically_valid"], 2, "{m}");
-    assert_eq!(m["repaired"], 1, "{m}");
-    assert_eq!(m["functionality_preserving"], 2, "{m}");
+    // Each count with its denominator: every output, and per case the first answer and the
+    // answer after repairs (the clamp snippet's first answer does not parse).
+    let count = |path: &str, what: &str| {
+        let r = &m[path.split('.').next().unwrap()];
+        let r = path.split('.').skip(1).fold(r, |v, k| &v[k]);
+        (r["n"].as_u64().unwrap(), r[what]["count"].as_u64().unwrap())
+    };
+    assert_eq!(count("per_output", "syntactically_valid"), (3, 2), "{m}");
+    assert_eq!(count("per_output", "valid"), (3, 2), "{m}");
+    assert_eq!(
+        count("per_output", "functionality_preserving"),
+        (3, 2),
+        "{m}"
+    );
+    let first = "per_case.first_answer";
+    assert_eq!(count(first, "syntactically_valid"), (2, 1), "{m}");
+    assert_eq!(count(first, "functionality_preserving"), (2, 1), "{m}");
+    let after = "per_case.after_repairs";
+    assert_eq!(count(after, "syntactically_valid"), (2, 2), "{m}");
+    assert_eq!(count(after, "valid"), (2, 2), "{m}");
+    assert_eq!(count(after, "functionality_preserving"), (2, 2), "{m}");
+    assert!(m["per_output"].get("relevant").is_none(), "{m}");
+    assert_eq!(m["per_output"]["valid"]["rate"].as_f64(), Some(2.0 / 3.0));
+    // The summary table names the counts and the denominators.
+    assert!(
+        stdout.contains("cases, after repairs") && stdout.contains("functionality-preserving"),
+        "{stdout}"
+    );
     assert_eq!(report["llm"], "http:stub");
     // The repair request carried the parser's position.
     let reqs = server.requests();
@@ -132,11 +158,16 @@ fn generate_and_clusters() {
     .unwrap();
     let m = &report["metrics"];
     assert_eq!(m["cases"], 2);
-    assert_eq!(m["syntactically_valid"], 2);
-    // c-ker-03 holds Softmax: the generated graph keeps the cluster's op.
-    assert_eq!(m["functionality_preserving"], 2);
+    let after = &m["per_case"]["after_repairs"];
+    assert_eq!(after["n"], 2, "{m}");
+    assert_eq!(after["syntactically_valid"]["count"], 2, "{m}");
+    // c-ker-03 holds Softmax: the generated graph is valid and keeps the cluster's op, the
+    // duplicate too (the first one ran).
+    assert_eq!(after["relevant"]["count"], 2, "{m}");
+    assert_eq!(m["per_output"]["relevant"]["count"], 2, "{m}");
+    assert!(after.get("functionality_preserving").is_none(), "{m}");
     // The second generation judged the same graph: a duplicate.
-    assert_eq!(m["duplicates"], 1, "{m}");
+    assert_eq!(m["final_classes"]["duplicate"], 1, "{m}");
     let seeds: Vec<u64> = server
         .requests()
         .iter()

@@ -186,3 +186,76 @@ fn invalid_duplicate_and_bug_candidates_are_told_apart() {
     assert!(j.bundles[0].join("repro.py").exists());
     assert_eq!(judge.signatures.len(), 1);
 }
+
+#[test]
+fn declared_types_inference_contradicts_are_invalid_never_a_bug() {
+    let mut pool = pool();
+    let mut judge = Judge::new(
+        &mut pool,
+        vec!["reference".into(), "ort".into()],
+        Tolerance::APPROXIMATE,
+    );
+    // A Conv whose output is declared int64: ONNX Runtime refuses the file, which made it a
+    // "crash on ort" bug candidate.
+    let conv = format!(
+        "{HEADER}\ng (float[1,3,8,8] X, float[4,3,3,3] W) => (int64[1,4,8,8] Y) {{\n  Y = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1]> (X, W)\n}}"
+    );
+    let j = judge.judge_text(&conv);
+    assert_eq!(j.class, Class::Invalid, "{}", j.detail);
+    assert!(!j.runs);
+    assert!(
+        j.detail.contains("output 'Y'")
+            && j.detail.contains("int64[1, 4, 8, 8]")
+            && j.detail.contains("float[1, 4, 8, 8]"),
+        "{}",
+        j.detail
+    );
+    // A value_info entry of the wrong shape.
+    let vi = format!(
+        "{HEADER}\ng (float[2,3] X) => (float[2,3] Y)\n<float[3,2] T>\n{{\n  T = Relu (X)\n  Y = Neg (T)\n}}"
+    );
+    let j = judge.judge_text(&vi);
+    assert_eq!(j.class, Class::Invalid, "{}", j.detail);
+    assert!(j.detail.contains("value_info 'T'"), "{}", j.detail);
+    assert!(judge.signatures.is_empty());
+}
+
+#[test]
+fn outputs_written_without_a_type_are_declared_before_running() {
+    let mut pool = pool();
+    let mut judge = Judge::new(&mut pool, vec!["reference".into()], Tolerance::APPROXIMATE);
+    let text = format!("{HEADER}\ng (float[2,3] X) => (Y) {{\n  Y = Relu(X)\n}}");
+    let mut model = mutagraph_ir::text::parse_model(&text).unwrap();
+    assert!(model.graph.outputs[0].r#type.is_none());
+    let j = judge.judge_model(&mut model);
+    assert_eq!(j.class, Class::Valid, "{}", j.detail);
+    assert!(j.runs);
+    let declared = model.graph.outputs[0].r#type.as_ref().unwrap();
+    assert_eq!(
+        mutagraph_ir::ValueType::from_proto(declared).to_string(),
+        "f32[2,3]"
+    );
+    // An output whose type inference cannot find is invalid, with the reason.
+    let unknown = format!("{HEADER}\ng (X) => (Y) {{\n  Y = Relu(X)\n}}");
+    let j = judge.judge_text(&unknown);
+    assert_eq!(j.class, Class::Invalid, "{}", j.detail);
+    assert!(j.detail.contains("without a type"), "{}", j.detail);
+}
+
+/// The models the prompt templates show run on the reference (they also validate: the
+/// prompts crate's template tests).
+#[test]
+fn template_examples_run_on_the_reference() {
+    let examples = mutagraph_prompts::template::examples(17).unwrap();
+    assert!(examples.len() >= 2, "{examples:?}");
+    let mut pool = pool();
+    let mut judge = Judge::new(&mut pool, vec!["reference".into()], Tolerance::APPROXIMATE);
+    for e in &examples {
+        let j = judge.judge_text(&e.text);
+        assert!(
+            j.runs,
+            "{}: {:?}: {}\n{}",
+            e.template, j.class, j.detail, e.text
+        );
+    }
+}

@@ -74,7 +74,7 @@ mod printer;
 mod tensor;
 
 pub use parser::{parse_function, parse_graph, parse_model};
-pub use printer::{print_function, print_graph, print_model};
+pub use printer::{print_function, print_graph, print_model, print_type};
 pub use tensor::normalize;
 
 /// A syntax or consistency error in a text, at a line and column (both 1-based; columns

@@ -318,6 +318,11 @@ fn value_info(v: &pb::ValueInfoProto) -> String {
     }
 }
 
+/// A type as the text format writes it (`float[1, 4, 8, 8]`, `seq(int64[N])`).
+pub fn print_type(t: &crate::types::ValueType) -> String {
+    type_str(&t.to_proto())
+}
+
 fn type_str(t: &pb::TypeProto) -> String {
     use pb::type_proto::Value;
     match &t.value {

@@ -9,13 +9,18 @@
 //!
 //! One room per role: `structure.rs` (definitions, references, cycles, nesting), `node.rs` (the
 //! op exists, arity and attributes against the spec), `types.rs` (dtypes against the spec,
-//! declared types), `tensors.rs` (initializers and attribute tensors).
+//! declared types), `tensors.rs` (initializers and attribute tensors), `declared.rs`
+//! (declared types that inference contradicts: [`declared_contradictions`], not part of
+//! [`check`]).
+mod declared;
 mod node;
 mod structure;
 mod tensors;
 #[cfg(test)]
 mod tests;
 mod types;
+
+pub use declared::{Contradiction, Declared, declared_contradictions};
 
 use crate::error::{Error, Result};
 use crate::infer::{self, Inferred, Options, Report};
@@ -41,6 +46,16 @@ pub struct Diagnostics {
 /// Validates a model; `Err(Error::Invalid)` lists every violation found.
 pub fn validate(m: &Model) -> Result<Diagnostics> {
     into_result(check(m))
+}
+
+/// [`validate`], with an error for each declared type that inference contradicts
+/// ([`declared_contradictions`]) too: what a model written by hand (or by a language model)
+/// must pass, since its declarations are claims about what its nodes compute.
+pub fn validate_declared(m: &Model) -> Result<Diagnostics> {
+    let mut d = check(m);
+    d.errors
+        .extend(declared_contradictions(m).iter().map(ToString::to_string));
+    into_result(d)
 }
 
 /// `Ok(d)` without errors, else `Err(Error::Invalid)` listing the first ten.

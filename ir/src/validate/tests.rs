@@ -399,3 +399,91 @@ fn a_long_chain_is_checked_without_recursion() {
         .unwrap();
     assert!(d.errors.is_empty(), "{:?}", &d.errors[..1]);
 }
+
+fn contradictions(text: &str) -> Vec<Contradiction> {
+    let m = crate::text::parse_model(text).unwrap();
+    declared_contradictions(&m)
+}
+
+#[test]
+fn a_declared_output_dtype_inference_contradicts_is_named() {
+    // A Conv's output declared int64: validation passes (inference's float wins), but the
+    // file says int64 and ONNX Runtime refuses it.
+    let text = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,3,8,8] X, float[4,3,3,3] W) => (int64[1,4,8,8] Y)
+{
+  Y = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1]> (X, W)
+}"#;
+    assert!(validate(&crate::text::parse_model(text).unwrap()).is_ok());
+    let c = contradictions(text);
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(c[0].role, Declared::Output);
+    assert_eq!(c[0].name, "Y");
+    assert_eq!(c[0].what, "element type");
+    assert_eq!(c[0].declared.to_string(), "i64[1,4,8,8]");
+    assert_eq!(c[0].inferred.to_string(), "f32[1,4,8,8]");
+    // The message names the types as the text format writes them (what a repair prompt shows).
+    assert_eq!(
+        c[0].to_string(),
+        "main graph: output 'Y' is declared int64[1, 4, 8, 8], but inference gives \
+         float[1, 4, 8, 8] (element type differs)"
+    );
+}
+
+#[test]
+fn declared_dims_and_ranks_that_inference_contradicts_are_named() {
+    let g = |out: &str, vi: &str| {
+        format!(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[2,3] X) => ({out})\n{vi}\n{{\n  T = Relu (X)\n  Y = Neg (T)\n}}"
+        )
+    };
+    // Agreeing, and saying less than inference: no contradiction.
+    for (out, vi) in [
+        ("float[2,3] Y", ""),
+        ("float[N,3] Y", "<float[2,?] T>"),
+        ("float[?,3] Y", "<float[2,3] T>"),
+    ] {
+        assert_eq!(contradictions(&g(out, vi)), vec![], "{out} {vi}");
+    }
+    let c = contradictions(&g("float[2,4] Y", ""));
+    assert_eq!((c.len(), c[0].what.as_str()), (1, "dim 1"), "{c:?}");
+    let c = contradictions(&g("float[6] Y", ""));
+    assert_eq!((c.len(), c[0].what.as_str()), (1, "rank"), "{c:?}");
+    // `float Y` is a scalar in the text format, not "any shape".
+    let c = contradictions(&g("float Y", ""));
+    assert_eq!((c.len(), c[0].what.as_str()), (1, "rank"), "{c:?}");
+    let c = contradictions(&g("float[2,3] Y", "<double[2,3] T>"));
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!((c[0].role, c[0].name.as_str()), (Declared::ValueInfo, "T"));
+}
+
+#[test]
+fn a_graph_input_declared_unlike_its_initializer_is_named() {
+    let text = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] X, float[3] C) => (float[2] Y)
+<float[2] C = {1, 2}>
+{
+  Y = Add (X, C)
+}"#;
+    let c = contradictions(text);
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!((c[0].role, c[0].name.as_str()), (Declared::Input, "C"));
+    assert!(c[0].to_string().contains("initializer"), "{}", c[0]);
+}
+
+#[test]
+fn declarations_in_subgraphs_are_compared_too() {
+    let text = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (bool C, float[2] X) => (float[2] Y)
+{
+  Y = If (C) <
+    then_branch = t () => (int32[2] A) { A = Relu (X) },
+    else_branch = e () => (float[2] B) { B = Neg (X) }
+  >
+}"#;
+    let c = contradictions(text);
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(c[0].name, "A");
+    assert!(c[0].graph.contains("then_branch"), "{}", c[0].graph);
+}

@@ -155,26 +155,19 @@ pub fn extract_onnx_text(answer: &str) -> Option<String> {
     (end > begin).then(|| answer[begin..=end].trim().to_string())
 }
 
-/// The op types of the graph in the text (empty when it does not parse).
-fn graph_ops(text: &str) -> Vec<String> {
-    match mutagraph_ir::text::parse_model(text) {
-        Ok(m) => m.graph.nodes().map(|n| n.op_type.clone()).collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// The kept ops that appear as nodes of the graph in the text.
-pub fn preserved_calls(screening: &Screening, onnx_text: &str) -> Vec<String> {
-    let ops = graph_ops(onnx_text);
+/// The kept ops of the screening that are among `op_types` (a graph's node op types).
+pub fn preserved_calls(screening: &Screening, op_types: &[String]) -> Vec<String> {
     screening
         .ops()
         .into_iter()
-        .filter(|o| ops.contains(o))
+        .filter(|o| op_types.contains(o))
         .collect()
 }
 
-/// Whether the graph keeps at least one aligned op of the snippet (CrossProbe's
-/// functionality-preserving check).
-pub fn preserves_functionality(screening: &Screening, onnx_text: &str) -> bool {
-    !preserved_calls(screening, onnx_text).is_empty()
+/// CrossProbe's functionality-preserving output (§2.2, Table 4): valid code that keeps the
+/// aligned API. Here: `valid` (the caller's judgement; the engine's is that the graph
+/// validates, its declared types included, and at least one backend runs it) and the graph
+/// (its node `op_types`) holds at least one ONNX op aligned with a kept call of the snippet.
+pub fn preserves_functionality(screening: &Screening, valid: bool, op_types: &[String]) -> bool {
+    valid && !preserved_calls(screening, op_types).is_empty()
 }

@@ -119,8 +119,8 @@ pub const RULES: [&str; 6] = [
      BatchNormalization, MatMul followed by Add, a Transpose next to a Reshape, chains of \
      Casts), so that the optimized and the plain execution can differ.",
     "Input data: use shapes and values at the edge: zero-sized or size-1 dimensions, very \
-     large or very small magnitudes, negative values, NaN and infinities, other element types \
-     (float16, double, int32, int8, bool).",
+     large or very small magnitudes, negative values, NaN and infinities (in an initializer \
+     with literal values), other element types (float16, double, int32, int8, bool).",
     "Triggered exception: aim at a different failure than the examples (a shape error, an \
      index out of range, an unsupported type, a division by zero).",
     "Bug location: exercise the same kind of mistake in a similar component (another kernel \
@@ -228,6 +228,18 @@ pub fn cluster_ops(cluster: &Cluster, kb: &KnowledgeBase) -> Vec<String> {
     ops.sort();
     ops.dedup();
     ops
+}
+
+/// YANHUI's relevant output (§4, "Evaluation metrics"): valid code that tests what the
+/// examples are about, there "the model and input are created and the optimization API is
+/// applied to the model". An ONNX model always creates its model and inputs, and what the
+/// examples are about is the cluster's ops ([`cluster_ops`]), so here: `valid` (the caller's
+/// judgement; the engine's is that the graph validates, its declared types included, and at
+/// least one backend runs it) and the graph (its node `op_types`) holds one of the cluster's
+/// ops. Unlike the paper's, this needs no reading of the code by hand, and it does not ask
+/// that an optimizer be applied (every backend under test optimizes as it loads).
+pub fn relevant(cluster_ops: &[String], valid: bool, op_types: &[String]) -> bool {
+    valid && op_types.iter().any(|o| cluster_ops.contains(o))
 }
 
 /// A finding's `meta.json` that does not describe a case ([`case_from_finding`]).
