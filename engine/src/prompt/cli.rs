@@ -1,6 +1,6 @@
 //! The `mutagraph prompt` subcommands.
 use super::judge::Judge;
-use super::{LlmArgs, generate, oracle, session, transfer};
+use super::{LlmArgs, generate, oracle, oracle_eval, session, transfer};
 use anyhow::{Result, anyhow, bail};
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::worker::{Pool, PoolOptions};
@@ -48,7 +48,9 @@ pub enum PromptCmd {
         findings: Vec<PathBuf>,
     },
     /// ATOC: ask k times which backend is right on a test case (a bug bundle directory or a
-    /// JSON case file), from the op's specification; prints the verdict as JSON.
+    /// JSON case file), from the op's specification; prints the verdict as JSON. Temperature:
+    /// --temperature, else $MUTAGRAPH_LLM_TEMPERATURE, else 0.7 when k > 1 and 0 when k = 1;
+    /// k > 1 at temperature 0 is refused (k copies of one answer).
     Oracle {
         /// A bundle directory (`findings/<id>/`) or a case file.
         case: PathBuf,
@@ -56,6 +58,41 @@ pub enum PromptCmd {
         #[arg(short, long, default_value_t = 5)]
         k: usize,
     },
+    /// ATOC's accuracy: labelled cases built from the ONNX backend test suite (expected
+    /// outputs against planted wrong ones, and planted-bug backends), each asked k times;
+    /// prints accuracy, decided share and parse rate (temperature as for `oracle`).
+    OracleEval {
+        /// Answers to vote over, per case.
+        #[arg(short, long, default_value_t = 5)]
+        k: usize,
+        /// Output directory: `oracle-eval-report.json`.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// List the cases (id, op, label, prompt size) without asking the model.
+        #[arg(long)]
+        list: bool,
+        /// Print the prompt of the case with this id (from --list) without asking the model.
+        #[arg(long)]
+        show: Option<String>,
+        /// The suite's root (default: $MUTAGRAPH_SUITE_DIR, else
+        /// /usr/share/libonnx-testdata/data).
+        #[arg(long)]
+        suite: Option<PathBuf>,
+        /// Most characters of each op's documentation in the prompt (cut at its first
+        /// example); 0 keeps the whole specification.
+        #[arg(long, default_value_t = oracle_eval::DOC_CHARS)]
+        doc_chars: usize,
+    },
+}
+
+/// The temperature of `oracle` and `oracle-eval`: the flag or `MUTAGRAPH_LLM_TEMPERATURE`
+/// (which the provider applies to every request), else 0.7 when k > 1 (k answers must be able
+/// to differ) and 0 for one answer.
+pub fn oracle_temperature(llm: &LlmArgs, k: usize) -> Result<f32> {
+    Ok(llm
+        .config()?
+        .temperature
+        .unwrap_or(if k > 1 { 0.7 } else { 0.0 }))
 }
 
 /// What a generating command runs on and where it writes.
@@ -205,11 +242,12 @@ pub fn run(cmd: PromptCmd, llm: &LlmArgs, pool: PoolOptions) -> Result<ExitCode>
             Ok(ExitCode::SUCCESS)
         }
         PromptCmd::Oracle { case, k } => {
+            let temperature = oracle_temperature(llm, k)?;
+            atoc::check_sampling(k, temperature)?;
             let c = oracle::load_case(&case)?;
             let spec = spec_for(&c)?;
             let model = llm.connect()?;
-            let asked = atoc::ask(&*model, &spec, &c, k, llm.seed, temperature)
-                .map_err(|e| anyhow!("{e}"))?;
+            let asked = atoc::ask(&*model, &spec, &c, k, llm.seed, temperature)?;
             crate::outln!("{}", serde_json::to_string_pretty(&asked)?);
             match &asked.verdict.decision {
                 Decision::Decided(v) => eprintln!(
@@ -222,6 +260,66 @@ pub fn run(cmd: PromptCmd, llm: &LlmArgs, pool: PoolOptions) -> Result<ExitCode>
                     100.0 * asked.verdict.confidence,
                     100.0 * atoc::ACCEPT
                 ),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        PromptCmd::OracleEval {
+            k,
+            out,
+            list,
+            show,
+            suite,
+            doc_chars,
+        } => {
+            let root = suite.unwrap_or_else(mutagraph_backends::suite::root);
+            let cases = oracle_eval::cases(&root)?;
+            let shorten = |s: &atoc::OpSpecText| {
+                if doc_chars == 0 {
+                    s.clone()
+                } else {
+                    s.brief(doc_chars)
+                }
+            };
+            if list {
+                return oracle_eval::list(&cases, &SpecCache::user(), &shorten);
+            }
+            if let Some(id) = show {
+                let l = cases.iter().find(|l| l.id == id).ok_or_else(|| {
+                    anyhow!("no case '{id}' (`mutagraph prompt oracle-eval --list` lists them)")
+                })?;
+                let spec = spec_for(&l.case)?;
+                print_messages(
+                    &atoc::oracle_prompt(&shorten(&spec), &l.case).map_err(|e| anyhow!("{e}"))?,
+                )?;
+                crate::outln!("=== label ===\n{} ({})", l.label, l.source);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let temperature = oracle_temperature(llm, k)?;
+            atoc::check_sampling(k, temperature)?;
+            let model = llm.connect()?;
+            let asking = atoc::eval::Asking {
+                k,
+                seed: llm.seed,
+                temperature,
+            };
+            let report = atoc::eval::evaluate(
+                &*model,
+                &SpecCache::user(),
+                &cases,
+                asking,
+                &shorten,
+                &mut |r| {
+                    // A closed stdout shows again (and ends the command) at the summary.
+                    let _ = oracle_eval::print_case(r);
+                },
+            )?;
+            oracle_eval::print_summary(&report)?;
+            match out {
+                Some(dir) => {
+                    let path = oracle_eval::write_report(&dir, &report)?;
+                    eprintln!("wrote {}", path.display());
+                }
+                None => eprintln!("(pass --out DIR to keep the report)"),
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -5,6 +5,7 @@ pub mod generate;
 pub mod judge;
 pub mod metrics;
 pub mod oracle;
+pub mod oracle_eval;
 pub mod session;
 pub mod transfer;
 

@@ -16,6 +16,7 @@ mod coverage_cli;
 mod hostile;
 mod import_cli;
 mod minimize_cli;
+mod oracle_eval_cli;
 mod planted;
 mod prompt_cli;
 mod prompt_loop;

@@ -60,6 +60,38 @@ pub struct OpSpecText {
 }
 
 impl OpSpecText {
+    /// A shorter specification for small models: the documentation up to its first example
+    /// (a line starting with `Example` or a code fence) and at most `max_doc` characters (cut
+    /// after the last full sentence that fits, else at a word, marked `...`), without the
+    /// type constraints (the inputs still name their type variables).
+    pub fn brief(&self, max_doc: usize) -> OpSpecText {
+        let mut doc = String::new();
+        for line in self.doc.trim().lines() {
+            let t = line.trim_start();
+            if t.starts_with("Example") || t.starts_with("```") {
+                break;
+            }
+            doc.push_str(line);
+            doc.push('\n');
+        }
+        let mut doc = doc.trim().to_string();
+        if doc.chars().count() > max_doc {
+            let head: String = doc.chars().take(max_doc).collect();
+            let cut = head
+                .rfind(". ")
+                .map(|i| i + 1)
+                .filter(|&i| i > max_doc / 3)
+                .or_else(|| head.rfind(char::is_whitespace))
+                .unwrap_or(head.len());
+            doc = format!("{} ...", head[..cut].trim_end());
+        }
+        OpSpecText {
+            doc,
+            type_constraints: Vec::new(),
+            ..self.clone()
+        }
+    }
+
     /// The specification as plain text for a prompt: signature, attributes with defaults,
     /// type constraints, then the documentation.
     pub fn to_prompt_text(&self) -> String {

@@ -11,7 +11,8 @@ pub const ACCEPT: f64 = 0.9;
 pub struct Answer {
     /// The expected output values (or `"error"`), as the model wrote them.
     pub result: serde_json::Value,
-    /// The model's own score, 0..1 (absent: 0).
+    /// The model's own confidence on 0..=100, as ATOC asks it (absent or unreadable: 0); see
+    /// [`read_score`] for answers written on 0..1.
     pub score: f64,
     /// The verdict voted on: a backend's name, `all-wrong` or `error-expected` (normalized:
     /// trimmed, lower case).
@@ -54,11 +55,7 @@ pub fn parse_answer(text: &str) -> Result<Answer, ParseError> {
     if final_.is_empty() {
         return Err(ParseError("\"final\" is empty".into()));
     }
-    let score = match map.get("score") {
-        Some(serde_json::Value::Number(n)) => n.as_f64().unwrap_or(0.0),
-        Some(serde_json::Value::String(s)) => s.trim().parse().unwrap_or(0.0),
-        _ => 0.0,
-    };
+    let score = map.get("score").map(read_score).unwrap_or(0.0);
     Ok(Answer {
         result: map
             .get("result")
@@ -72,6 +69,27 @@ pub fn parse_answer(text: &str) -> Result<Answer, ParseError> {
             .unwrap_or("")
             .to_string(),
     })
+}
+
+/// Reads a score on ATOC's 0..=100 scale from a number or a string (`"85"`, `"85 %"`).
+///
+/// The rule for answers written on the old 0..1 scale: a value strictly between 0 and 1 can
+/// only be such an answer (the 0..100 scale asks for integers) and is multiplied by 100, so
+/// 0.85 reads as 85. The values 0 and 1 are valid on both scales and are read as written (1
+/// means 1 of 100): there is no way to tell them apart. Anything else is clamped to 0..=100;
+/// what is not a number (or is NaN) reads as 0.
+pub fn read_score(v: &serde_json::Value) -> f64 {
+    let x = match v {
+        serde_json::Value::Number(n) => n.as_f64(),
+        serde_json::Value::String(s) => s.trim().trim_end_matches('%').trim().parse().ok(),
+        _ => None,
+    };
+    match x {
+        Some(x) if x.is_nan() => 0.0,
+        Some(x) if x > 0.0 && x < 1.0 => x * 100.0,
+        Some(x) => x.clamp(0.0, 100.0),
+        None => 0.0,
+    }
 }
 
 fn fenced(text: &str) -> Option<&str> {
