@@ -362,13 +362,14 @@ impl<'a> Parser<'a> {
             let q = *self.s.get(self.i)?;
             if q != b'"' && q != b'\'' {
                 let v = self.sum()?;
-                return self.eat(")").then(|| match v {
+                let v = match v {
                     Py::Num { value, .. } => Py::Num {
                         value,
                         integer: false,
                     },
                     l => l,
-                });
+                };
+                return self.eat(")").then_some(v);
             }
             self.i += 1;
             let s0 = self.i;
