@@ -391,12 +391,16 @@ impl Instance<'_> {
 }
 
 /// Whether a model text parses, infers and validates without errors or ambiguous cases.
+/// A panic of inference (a bug of the registry) counts as invalid.
 fn valid_text(text: &str) -> bool {
     let Ok(mut m) = mutagraph_ir::text::parse_model(text) else {
         return false;
     };
-    mutagraph_ir::infer::infer_model(&mut m, Default::default());
-    matches!(mutagraph_ir::validate::validate(&m), Ok(d) if d.ambiguous.is_empty())
+    std::panic::catch_unwind(move || {
+        mutagraph_ir::infer::infer_model(&mut m, Default::default());
+        matches!(mutagraph_ir::validate::validate(&m), Ok(d) if d.ambiguous.is_empty())
+    })
+    .unwrap_or(false)
 }
 
 // ---- the search ----
@@ -522,6 +526,7 @@ fn attr_kind_supported(k: AttrKind) -> bool {
             | AttrKind::Floats
             | AttrKind::Strings
             | AttrKind::Tensor
+            | AttrKind::TypeProto
     )
 }
 
@@ -689,6 +694,7 @@ const MAIN_SHAPES: &[&[i64]] = &[
     &[],
     &[1, 2, 6],
     &[2, 2, 3, 3],
+    &[1, 4, 2],
 ];
 
 /// Candidates for a later input, given the first input's dims and whether it shares the first
@@ -711,6 +717,20 @@ fn candidates(main: &[i64], same_tc: bool, d: DType) -> Vec<Shape> {
             v.push(Shape::input(w));
         }
         v.push(Shape::input(vec![1]));
+        if r == 3 {
+            // Recurrent weights: [directions, gates * hidden, input] with hidden = input.
+            for g in [1, 3, 4] {
+                v.push(Shape::input(vec![1, g * last, last]));
+            }
+        }
+        if r >= 3 {
+            // A sampling grid, boxes.
+            let mut grid = vec![main[0], 2];
+            grid.extend(std::iter::repeat_n(2, (r - 3) as usize));
+            grid.push(r - 2);
+            v.push(Shape::input(grid));
+            v.push(Shape::input(vec![1, 5]));
+        }
         if d.is_float() && !same_tc {
             v.insert(0, Shape::constant(vec![r], vec![1.0; r as usize]));
         }
@@ -838,6 +858,11 @@ fn attr_candidates(a: &AttrSpec, rank: usize) -> Vec<String> {
             out.push(t);
         }
     }
+    if a.kind == AttrKind::TypeProto {
+        for t in ["float[2]", "int64[2]"] {
+            out.push(format!("{}: type_proto = {t}", a.name));
+        }
+    }
     if a.kind == AttrKind::Tensor {
         for t in ["float[1] {1.0}", "int64[1] {1}", "float[2] {1.0, 2.0}"] {
             out.push(format!("{}: tensor = {t}", a.name));
@@ -886,7 +911,31 @@ fn search_layout(
     if layout.tcs.iter().any(|t| t.is_empty()) {
         return None;
     }
-    let base_binding: Vec<DType> = layout.tcs.iter().map(|t| t[0]).collect();
+    let first: Vec<DType> = layout.tcs.iter().map(|t| t[0]).collect();
+    // Base bindings: the preferred dtypes, then the first type variable's next three.
+    let mut bases = vec![first.clone()];
+    if let Some(t0) = layout.tcs.first() {
+        for d in t0.iter().skip(1).take(3) {
+            let mut b = first.clone();
+            b[0] = *d;
+            bases.push(b);
+        }
+    }
+    bases
+        .iter()
+        .find_map(|b| search_binding(spec, opset, layout, attrs, b, budget))
+}
+
+/// [`search_layout`] with the base dtype binding `base_binding`.
+fn search_binding(
+    spec: &OpSpec,
+    opset: i64,
+    layout: &Layout,
+    attrs: &[&AttrSpec],
+    base_binding: &[DType],
+    budget: &mut usize,
+) -> Option<Found> {
+    let base_binding = base_binding.to_vec();
     let slots: Vec<&Slot> = layout.args.iter().flatten().collect();
     let mains: Vec<&[i64]> = if slots.is_empty() {
         vec![&[]]
@@ -926,8 +975,9 @@ fn search_layout(
         }
         let base_req = sets[0].clone();
         for (i, a) in attrs.iter().enumerate() {
-            if !a.required && a.default.is_none() {
-                for j in 0..cands[i].len().min(3) {
+            if !a.required {
+                let skip = usize::from(a.default.is_some());
+                for j in (skip..cands[i].len()).take(3) {
                     let mut s = base_req.clone();
                     s.push((i, j));
                     sets.push(s);
@@ -1042,7 +1092,8 @@ fn search_layout(
                 }
                 choices.push(AttrChoice {
                     spec: (*a).clone(),
-                    required: in_base.is_some() && (a.required || a.default.is_none()),
+                    // In the base: required, or needed (such as Constant's value).
+                    required: in_base.is_some(),
                     values,
                 });
             }
