@@ -1,14 +1,17 @@
 //! JSON schema (a subset) to a grammar of JSON text without white space.
 //!
 //! Handled: `type` (`object`, `string`, `number`, `integer`, `boolean`, `null`, `array`, or a
-//! list of those), `properties` (written in the schema's order) with `required` (the others
-//! may be left out), `enum` and `const` (of strings, numbers, booleans, null), `anyOf` /
+//! list of those), `properties` with `required` (the others may be left out), `enum` and `const` (of strings, numbers, booleans, null), `anyOf` /
 //! `oneOf` (any of the alternatives), `items` and `minItems` / `maxItems` of arrays,
 //! `minLength` / `maxLength` of strings, `minimum` / `maximum` of integers (enumerated when
 //! the range holds at most 1000 values). Lengths are bounded so that generation ends: strings
 //! have at most [`MAX_STRING`] characters and arrays [`MAX_ITEMS`] items unless the schema says
 //! less. Objects allow no other properties. Anything else (`$ref`, `pattern`,
 //! `additionalProperties` as a schema, ...) is an error naming where it is.
+//!
+//! Properties are written in a fixed order: that of `propertyOrdering` when the schema has one,
+//! else the `required` properties in the order `required` lists them, then the others by name
+//! (a `serde_json` map does not keep the order the schema's text wrote).
 
 use super::{Expr, Grammar, GrammarError, ordered_subset, rule_name};
 use serde_json::Value;
@@ -94,6 +97,7 @@ impl Builder<'_> {
                 "maxLength",
                 "minimum",
                 "maximum",
+                "propertyOrdering",
             ];
             if !known.contains(&k.as_str()) && !IGNORED.contains(&k.as_str()) {
                 return Err(err(path, format!("keyword '{k}' is not supported")));
@@ -243,15 +247,28 @@ impl Builder<'_> {
                         format!("required property '{r}' is not in 'properties'"),
                     ));
                 }
+                let mut order: Vec<&str> = Vec::new();
+                if let Some(Value::Array(o)) = obj.get("propertyOrdering") {
+                    order.extend(o.iter().filter_map(|v| v.as_str()));
+                }
+                order.extend(required.iter().copied());
+                order.extend(props.keys().map(|k| k.as_str()));
+                let mut seen = Vec::new();
+                order.retain(|k| {
+                    let keep = props.contains_key(*k) && !seen.contains(k);
+                    seen.push(*k);
+                    keep
+                });
                 let mut items = Vec::new();
-                for (k, sub) in &props {
+                for k in order {
+                    let sub = &props[k];
                     let v = self.schema(sub, &format!("{path}/properties/{k}"), depth + 1)?;
                     let name = self.fresh(&format!("{path}-{k}"));
                     self.g.rule(name.clone(), v);
                     let key = serde_json::to_string(k).unwrap_or_default();
                     items.push((
                         Expr::seq([Expr::lit(format!("{key}:")), Expr::r(name)]),
-                        required.contains(&k.as_str()),
+                        required.contains(&k),
                     ));
                 }
                 let prefix = self.fresh(&format!("{path}-obj"));
@@ -298,23 +315,21 @@ fn integer(obj: &serde_json::Map<String, Value>, path: &str) -> Result<Expr, Gra
             return Ok(Expr::lits((lo..=hi).map(|i| i.to_string())));
         }
     }
-    // Non-negative when the minimum says so, else any sign.
-    let digits = Expr::alt([
-        Expr::lit("0"),
-        Expr::seq([
-            Expr::class(&[('1', '9')]),
-            Expr::class(&[('0', '9')]).repeat(0, Some(17)),
-        ]),
+    // Non-negative when the minimum says so, else any sign (never "-0").
+    let nonzero = Expr::seq([
+        Expr::class(&[('1', '9')]),
+        Expr::class(&[('0', '9')]).repeat(0, Some(17)),
     ]);
     Ok(if lo.is_some_and(|l| l >= 0) {
-        digits
+        Expr::alt([Expr::lit("0"), nonzero])
     } else {
-        Expr::seq([Expr::lit("-").opt(), digits])
+        Expr::alt([Expr::lit("0"), Expr::seq([Expr::lit("-").opt(), nonzero])])
     })
 }
 
 /// The rules every JSON grammar shares: string characters and numbers.
 fn add_common(g: &mut Grammar) {
+    let hex = Expr::class(&[('0', '9'), ('a', 'f'), ('A', 'F')]);
     g.rule(
         "json-char",
         Expr::alt([
@@ -332,9 +347,26 @@ fn add_common(g: &mut Grammar) {
                         ('r', 'r'),
                         ('t', 't'),
                     ]),
+                    // \uXXXX outside the surrogates (a lone one is not valid JSON text).
                     Expr::seq([
                         Expr::lit("u"),
-                        Expr::class(&[('0', '9'), ('a', 'f'), ('A', 'F')]).repeat(4, Some(4)),
+                        Expr::alt([
+                            Expr::seq([
+                                Expr::class(&[
+                                    ('0', '9'),
+                                    ('a', 'c'),
+                                    ('A', 'C'),
+                                    ('e', 'f'),
+                                    ('E', 'F'),
+                                ]),
+                                hex.clone().repeat(3, Some(3)),
+                            ]),
+                            Expr::seq([
+                                Expr::class(&[('d', 'd'), ('D', 'D')]),
+                                Expr::class(&[('0', '7')]),
+                                hex.clone().repeat(2, Some(2)),
+                            ]),
+                        ]),
                     ]),
                 ]),
             ]),
@@ -353,7 +385,8 @@ fn add_common(g: &mut Grammar) {
             Expr::seq([
                 Expr::class(&[('e', 'e'), ('E', 'E')]),
                 Expr::class(&[('+', '+'), ('-', '-')]).opt(),
-                d.repeat(1, Some(3)),
+                // At most two digits: every number stays within f64.
+                d.repeat(1, Some(2)),
             ])
             .opt(),
         ]),

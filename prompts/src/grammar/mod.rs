@@ -310,8 +310,14 @@ fn height(e: &Expr, h: &HashMap<&str, Option<u32>>) -> Option<u32> {
 
 #[derive(Clone, Copy, PartialEq)]
 enum Ctx {
+    /// A rule's whole right-hand side.
     Top,
+    /// An alternative of an alternation (a nested alternation keeps its parentheses, so the
+    /// text reads back to the same tree).
+    Alt,
+    /// An item of a sequence.
     Seq,
+    /// The operand of a repetition.
     Atom,
 }
 
@@ -356,7 +362,7 @@ fn gbnf(e: &Expr, ctx: Ctx) -> String {
         Expr::Alt(v) => {
             let s = v
                 .iter()
-                .map(|x| gbnf(x, Ctx::Top))
+                .map(|x| gbnf(x, Ctx::Alt))
                 .collect::<Vec<_>>()
                 .join(" | ");
             if ctx == Ctx::Top { s } else { format!("({s})") }
@@ -406,8 +412,10 @@ impl SplitMix {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
+    /// A number below `n`; draws nothing when there is no choice (so that a one-way
+    /// alternation and its lone alternative sample alike).
     fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
+        if n <= 1 { 0 } else { self.next() % n }
     }
 }
 
@@ -498,8 +506,8 @@ impl<'g> Sampler<'g> {
 
 /// Any non-empty subset of `items`, in order, joined by `sep`; items marked required are in
 /// every subset. Rules are named `{prefix}-a{i}` and `{prefix}-t{i}`; the returned expression
-/// derives the list (the empty string when no item is required and none is chosen, if
-/// `allow_empty`). `None` when `items` is empty.
+/// derives a non-empty list (wrap it in an optional when none is required). `None` when
+/// `items` is empty.
 pub(crate) fn ordered_subset(
     g: &mut Grammar,
     prefix: &str,

@@ -193,7 +193,8 @@ fn f16_bits(f: f32) -> u16 {
         return sign;
     }
     let m = (man + 0x1000) >> 13; // rounded
-    (sign as u32 | ((exp as u32) << 10) + m) as u16
+    // A carry of the rounding into the exponent is right.
+    (sign as u32 | (((exp as u32) << 10) + m)) as u16
 }
 
 /// A number written as a value of a tensor of dtype `d` (`None`: not representable).
