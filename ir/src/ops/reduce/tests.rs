@@ -128,6 +128,17 @@ fn topk_k_from_input_or_attribute() {
         )
         .is_err()
     );
+    // A scalar input is refused (axis 0 of a scalar used to index past its empty shape).
+    let n0 = Node::new("TopK", &["x", "k"], &["v", "i"]).with_attr("axis", AttrValue::Int(0));
+    assert!(
+        run(
+            &n0,
+            11,
+            vec![t(&[]), t(&[1])],
+            vec![None, Some(i64_vec(vec![1]))]
+        )
+        .is_err()
+    );
     let old = Node::new("TopK", &["x"], &["v", "i"]).with_attr("k", AttrValue::Int(3));
     let out = run(&old, 1, vec![t(&[5, 6])], vec![None]).unwrap();
     assert_eq!(out[1], fixed(I64, &[5, 3]));

@@ -44,6 +44,7 @@ fn topk_infer(ctx: &InferCtx) -> Infer {
     let k = topk_k(ctx);
     let shape = match &x.shape {
         None => None,
+        Some(s) if s.is_empty() => return Err(rule!("TopK input must have rank 1 or more")),
         Some(s) => {
             let a = norm_axis(ctx.int("axis", -1), s.len())?;
             let mut s = s.clone();
