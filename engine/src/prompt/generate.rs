@@ -101,6 +101,11 @@ pub fn run(
         let repair = |prev: &str, err: &str, round: u32| -> Result<Vec<Message>> {
             repair_prompt(prev, err, round).map_err(|e| anyhow!("{e}"))
         };
+        let case_name = format!("yanhui:{}#{i}", c.id);
+        let (constraint, grammar_ops) = session::task_constraint(
+            yanhui::generation_task(&yanhui::cluster_ops(c, kb)),
+            &case_name,
+        );
         let spec = LoopSpec {
             first,
             extract: &extract,
@@ -108,18 +113,14 @@ pub fn run(
             temperature: sampling.temperature,
             max_tokens: sampling.max_tokens,
             seed: seed.wrapping_add(100 * i as u64),
-            constraint: None,
+            constraint,
             template: Some(template_id("yanhui-generate")?),
         };
         let ops = yanhui::cluster_ops(c, kb);
         let keeps = |j: &Judged| yanhui::relevant(&ops, j.runs, &j.op_types);
-        cases.push(session::run_case(
-            llm,
-            &spec,
-            judge,
-            &format!("yanhui:{}#{i}", c.id),
-            &keeps,
-        ));
+        let mut report = session::run_case(llm, &spec, judge, &case_name, &keeps);
+        report.grammar_ops = grammar_ops;
+        cases.push(report);
     }
     let metrics = Metrics::of(&cases, judge.signatures.len() as u64, Target::Relevant);
     Ok(RunReport {

@@ -39,6 +39,10 @@ pub struct CaseReport {
     /// `transfer`, relevant for `generate`); false for a failed request.
     #[serde(default)]
     pub on_target: Vec<bool>,
+    /// The ops of the grammar every answer was sampled under (none: unconstrained, because
+    /// no op of the case has a grammar or none was asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grammar_ops: Option<Vec<String>>,
 }
 
 impl CaseReport {
@@ -296,6 +300,7 @@ mod tests {
                     .collect(),
             }),
             on_target,
+            grammar_ops: None,
         }
     }
 
@@ -320,6 +325,7 @@ mod tests {
                 skipped: Some("no aligned op".into()),
                 result: None,
                 on_target: Vec::new(),
+                grammar_ops: None,
             },
         ];
         let m = Metrics::of(&cases, 1, Target::FunctionalityPreserving);

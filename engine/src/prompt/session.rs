@@ -4,7 +4,8 @@
 use super::judge::{Judge, Judged, LoopResult, LoopSpec, run_loop};
 use super::metrics::{CaseReport, Metrics};
 use anyhow::{Context, Result};
-use mutagraph_prompts::llm::Llm;
+use mutagraph_prompts::grammar::onnx_text::{self, Task};
+use mutagraph_prompts::llm::{Constraint, Llm};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -56,6 +57,27 @@ pub fn run_case(
         skipped: None,
         result: Some(result),
         on_target,
+        grammar_ops: None,
+    }
+}
+
+/// The constraint of a case's grammar task, and the ops it holds; `(None, None)` when the
+/// case has no task (no op with a grammar) or its grammar cannot be built (said on stderr:
+/// the case is then asked unconstrained).
+pub fn task_constraint(
+    task: Option<Task>,
+    case: &str,
+) -> (Option<Constraint>, Option<Vec<String>>) {
+    let Some(task) = task else {
+        eprintln!("  {case}: no op of this case has a grammar; asked unconstrained");
+        return (None, None);
+    };
+    match onnx_text::grammar(&task).and_then(|g| Constraint::grammar(&g)) {
+        Ok(c) => (Some(c), Some(task.ops)),
+        Err(e) => {
+            eprintln!("  {case}: no grammar ({e}); asked unconstrained");
+            (None, None)
+        }
     }
 }
 
@@ -73,6 +95,7 @@ pub fn skipped(case: &str, why: String) -> CaseReport {
         skipped: Some(why),
         result: None,
         on_target: Vec::new(),
+        grammar_ops: None,
     }
 }
 

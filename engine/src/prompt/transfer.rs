@@ -148,6 +148,11 @@ pub fn run(
         let repair = |prev: &str, err: &str, round: u32| -> Result<Vec<Message>> {
             crossprobe::repair_prompt(prev, err, round).map_err(|e| anyhow!("{e}"))
         };
+        let case_name = format!("crossprobe:{}", p.case);
+        let (constraint, grammar_ops) = session::task_constraint(
+            crossprobe::transfer_task(&p.snippet, &p.screening),
+            &case_name,
+        );
         let spec = LoopSpec {
             first,
             extract: &extract,
@@ -155,19 +160,15 @@ pub fn run(
             temperature: sampling.temperature,
             max_tokens: sampling.max_tokens,
             seed: seed.wrapping_add(100 * i as u64),
-            constraint: None,
+            constraint,
             template: Some(template_id("crossprobe-transfer")?),
         };
         let screening = &p.screening;
         let keeps =
             |j: &Judged| crossprobe::preserves_functionality(screening, j.runs, &j.op_types);
-        cases.push(session::run_case(
-            llm,
-            &spec,
-            judge,
-            &format!("crossprobe:{}", p.case),
-            &keeps,
-        ));
+        let mut report = session::run_case(llm, &spec, judge, &case_name, &keeps);
+        report.grammar_ops = grammar_ops;
+        cases.push(report);
     }
     let metrics = Metrics::of(
         &cases,

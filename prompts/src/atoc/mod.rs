@@ -20,7 +20,7 @@ pub use vote::{
     ACCEPT, Answer, Decision, ParseError, Verdict, normalize_final, parse_answer, read_score, vote,
 };
 
-use crate::llm::{ChatRequest, Llm, LlmError, Message, sample_k};
+use crate::llm::{ChatRequest, Constraint, Llm, LlmError, Message, sample_k};
 use crate::template::{self, TemplateError, Vars};
 use serde::{Deserialize, Serialize};
 
@@ -173,6 +173,10 @@ pub fn oracle_request(
     temperature: f32,
 ) -> Result<ChatRequest, TemplateError> {
     let mut req = ChatRequest::new(oracle_prompt(spec, case)?);
+    // The answer is sampled as JSON of `answer_schema`, `final` one of the case's choices.
+    // The schema is ours and within what the converter takes, so this never fails; were it
+    // to, the request goes unconstrained and the parser still judges the answer.
+    req.constraint = Constraint::json(answer_schema(case)).ok();
     req.seed = Some(seed);
     req.temperature = temperature;
     req.max_tokens = Some(512);

@@ -17,8 +17,8 @@ pub mod values;
 
 pub use db::{AlignmentDb, DbError, Pair, SupportFn, SupportSource, SupportTable, canonical_api};
 pub use prompt::{
-    OPSET, distinction, extract_onnx_text, preserved_calls, preserves_functionality, repair_prompt,
-    transfer_prompt,
+    OPSET, distinction, extract_onnx_text, literals, preserved_calls, preserves_functionality,
+    repair_prompt, transfer_prompt, transfer_task,
 };
 pub use screen::{Kept, Screening, screen};
 pub use snippet::{Call, Snippet, SnippetError, load, parse, python_blocks};

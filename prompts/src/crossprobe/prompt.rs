@@ -2,6 +2,8 @@
 use super::db::AlignmentDb;
 use super::screen::Screening;
 use super::snippet::Snippet;
+use super::values::{call_numbers, tensor_literals};
+use crate::grammar::onnx_text::{Literal, MAX_INIT_VALUES, Task};
 use crate::llm::Message;
 use crate::template::{self, TemplateError, Vars};
 
@@ -170,4 +172,62 @@ pub fn preserved_calls(screening: &Screening, op_types: &[String]) -> Vec<String
 /// (its node `op_types`) holds at least one ONNX op aligned with a kept call of the snippet.
 pub fn preserves_functionality(screening: &Screening, valid: bool, op_types: &[String]) -> bool {
     valid && !preserved_calls(screening, op_types).is_empty()
+}
+
+/// The grammar task of a transfer: a model holding one of the screening's aligned ops that
+/// the grammar gives (at [`OPSET`]), able to write the snippet's values ([`literals`]) in
+/// literal initializers and attributes. `None` when no aligned op has a grammar.
+pub fn transfer_task(snippet: &Snippet, screening: &Screening) -> Option<Task> {
+    let supported = crate::grammar::onnx_text::supported_ops(OPSET);
+    let ops: Vec<String> = screening
+        .ops()
+        .into_iter()
+        .filter(|o| supported.contains(&o.as_str()))
+        .collect();
+    (!ops.is_empty()).then(|| Task {
+        ops,
+        opset: OPSET,
+        literals: literals(snippet),
+        fenced: true,
+    })
+}
+
+/// The values of a snippet as grammar literals: each distinct number of its tensor literals
+/// (floats of float tensors, integers of integer ones) and of its calls' arguments (as a
+/// float, and as an integer too when whole), and each
+/// integer tensor literal of at most [`MAX_INIT_VALUES`] values as a whole list.
+pub fn literals(snippet: &Snippet) -> Vec<Literal> {
+    let mut out: Vec<Literal> = Vec::new();
+    let mut push = |l: Literal| {
+        let same = |a: &Literal| match (a, &l) {
+            (Literal::Float(x), Literal::Float(y)) => x == y || (x.is_nan() && y.is_nan()),
+            _ => *a == l,
+        };
+        if !out.iter().any(same) {
+            out.push(l);
+        }
+    };
+    let number = |x: f64, integer: bool| {
+        if integer && x.fract() == 0.0 && x.abs() < 9.0e15 {
+            Literal::Int(x as i64)
+        } else {
+            Literal::Float(x)
+        }
+    };
+    for t in tensor_literals(snippet) {
+        for &x in &t.values {
+            push(number(x, t.integer));
+        }
+        if t.integer && t.shape.len() == 1 && t.values.len() as i64 <= MAX_INIT_VALUES {
+            push(Literal::Ints(t.values.iter().map(|x| *x as i64).collect()));
+        }
+    }
+    // A call's number may be a float or an int parameter (`min=-1.0`, `dim=-1`).
+    for x in call_numbers(snippet) {
+        push(Literal::Float(x));
+        if x.fract() == 0.0 && x.abs() < 9.0e15 {
+            push(Literal::Int(x as i64));
+        }
+    }
+    out
 }

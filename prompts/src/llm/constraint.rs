@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::LlmError;
+use crate::grammar::{Grammar, GrammarError};
 
 /// The root rule name llama.cpp's server always starts from.
 pub const SERVER_ROOT: &str = "root";
@@ -37,6 +38,27 @@ pub enum Constraint {
 }
 
 impl Constraint {
+    /// The constraint of a grammar (checked first: every rule it names is defined).
+    pub fn grammar(g: &Grammar) -> Result<Constraint, GrammarError> {
+        g.check()?;
+        Ok(Constraint::Grammar {
+            gbnf: g.to_gbnf(),
+            root: g.root().to_string(),
+        })
+    }
+
+    /// The constraint of a JSON schema, with the GBNF grammar of its texts
+    /// ([`crate::grammar::json::from_schema`]; an error for what the converter does not take).
+    pub fn json(schema: Value) -> Result<Constraint, GrammarError> {
+        let g = crate::grammar::json::from_schema(&schema)?;
+        g.check()?;
+        Ok(Constraint::Json {
+            schema,
+            gbnf: g.to_gbnf(),
+            root: g.root().to_string(),
+        })
+    }
+
     /// The GBNF grammar and its root rule.
     pub fn gbnf(&self) -> (&str, &str) {
         match self {

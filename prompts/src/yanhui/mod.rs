@@ -230,6 +230,36 @@ pub fn cluster_ops(cluster: &Cluster, kb: &KnowledgeBase) -> Vec<String> {
     ops
 }
 
+/// The grammar task of a generation from `cluster_ops`: a model holding one of them that
+/// the grammar gives (at [`OPSET`]), able to write the special values the mutation rules ask
+/// for (NaN, infinities, huge and tiny numbers) in literal initializers. `None` when none has
+/// a grammar.
+pub fn generation_task(cluster_ops: &[String]) -> Option<crate::grammar::onnx_text::Task> {
+    let supported = crate::grammar::onnx_text::supported_ops(OPSET);
+    let ops: Vec<String> = cluster_ops
+        .iter()
+        .filter(|o| supported.contains(&o.as_str()))
+        .cloned()
+        .collect();
+    (!ops.is_empty()).then(|| crate::grammar::onnx_text::Task {
+        ops,
+        opset: OPSET,
+        literals: [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e30,
+            -1e30,
+            1e-30,
+        ]
+        .into_iter()
+        .map(crate::grammar::onnx_text::Literal::Float)
+        .chain([crate::grammar::onnx_text::Literal::Int(-1)])
+        .collect(),
+        fenced: true,
+    })
+}
+
 /// YANHUI's relevant output (§4, "Evaluation metrics"): valid code that tests what the
 /// examples are about, there "the model and input are created and the optimization API is
 /// applied to the model". An ONNX model always creates its model and inputs, and what the
