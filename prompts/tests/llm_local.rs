@@ -166,3 +166,86 @@ fn the_default_context_is_the_models_own() {
         .unwrap();
     assert!(r.prompt_tokens.unwrap() > 2048, "{:?}", r.prompt_tokens);
 }
+
+/// Under a constraint every answer is a sentence of its grammar: the transfer grammar of one
+/// op gives ONNX text that parses and holds the op; ATOC's JSON schema gives an answer that
+/// parses with `final` among the choices; `constraints = off` lifts it; a grammar llama.cpp
+/// refuses is a config error.
+#[test]
+fn constrained_answers_follow_their_grammar() {
+    use mutagraph_prompts::atoc;
+    use mutagraph_prompts::grammar::onnx_text::{self, Literal, Task};
+    use mutagraph_prompts::llm::{Constraint, ConstraintStyle};
+
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let llm = llm::connect(&local_config(200)).unwrap();
+    for (op, seed) in [("Softmax", 1), ("Clip", 2), ("Conv", 3)] {
+        let task = Task {
+            ops: vec![op.to_string()],
+            opset: 17,
+            literals: vec![Literal::Float(f64::NAN), Literal::Float(1e30)],
+            fenced: true,
+        };
+        let g = onnx_text::grammar(&task).unwrap();
+        let mut req = ChatRequest::new(vec![
+            Message::system("You write ONNX models in the ONNX text format."),
+            Message::user(format!("Write a model that tests {op} with a NaN input.")),
+        ]);
+        req.constraint = Some(Constraint::grammar(&g).unwrap());
+        req.temperature = 0.7;
+        req.seed = Some(seed);
+        let a = llm.chat(&req).unwrap();
+        let text = mutagraph_prompts::crossprobe::extract_onnx_text(&a.content)
+            .unwrap_or_else(|| panic!("{op}: no ONNX text in {:?}", a.content));
+        let m = mutagraph_ir::text::parse_model(&text)
+            .unwrap_or_else(|e| panic!("{op}: {e}\n{}", a.content));
+        assert!(
+            m.graph.nodes().any(|n| n.op_type == op),
+            "{op}: {}",
+            a.content
+        );
+        eprintln!("{op}: {}", a.content);
+    }
+
+    // ATOC's answer under its schema.
+    let case = atoc::Case {
+        op: "Relu".into(),
+        domain: String::new(),
+        opset: 17,
+        model: "<ir_version: 8, opset_import: [\"\" : 17]>\ncase (float[2] X) => (float[2] Y)\n{\n  Y = Relu (X)\n}".into(),
+        inputs: vec![("X".into(), "float[2] [-1, 2]".into())],
+        outputs: vec![
+            ("ort".into(), "float[2] [0, 2]".into()),
+            ("tract".into(), "float[2] [-1, 2]".into()),
+        ],
+        question: String::new(),
+    };
+    let mut req = ChatRequest::new(vec![Message::user(
+        "Relu(x) = max(0, x). Which output is right for X = [-1, 2]?",
+    )]);
+    req.constraint = Some(Constraint::json(atoc::answer_schema(&case)).unwrap());
+    req.temperature = 0.7;
+    req.seed = Some(5);
+    let a = llm.chat(&req).unwrap();
+    let parsed = atoc::parse_answer(&a.content).unwrap_or_else(|e| panic!("{e}: {}", a.content));
+    assert!(case.choices().contains(&parsed.final_), "{}", a.content);
+
+    // `off`: the same request unconstrained (SmolLM2 does not answer in that JSON by itself).
+    let off = llm::connect(&LlmConfig {
+        constraints: ConstraintStyle::Off,
+        ..local_config(60)
+    })
+    .unwrap();
+    let free = off.chat(&req).unwrap();
+    assert_ne!(free.content, a.content);
+
+    // A grammar llama.cpp cannot read fails the request, naming the grammar.
+    req.constraint = Some(Constraint::Grammar {
+        gbnf: "root ::= (".into(),
+        root: "root".into(),
+    });
+    match llm.chat(&req) {
+        Err(llm::LlmError::Config(m)) => assert!(m.contains("grammar"), "{m}"),
+        other => panic!("expected a config error, got {other:?}"),
+    }
+}
