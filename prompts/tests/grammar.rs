@@ -23,6 +23,7 @@ fn task(op: &str) -> Task {
         opset: OPSET,
         literals: vec![],
         fenced: false,
+        require_literal: false,
     }
 }
 
@@ -119,6 +120,7 @@ fn literals_are_writable_and_fenced_sentences_parse() {
             opset: OPSET,
             literals: literals.clone(),
             fenced: true,
+            require_literal: false,
         };
         let g = onnx_text::grammar(&t).unwrap();
         let mut seen: BTreeSet<&str> = BTreeSet::new();
@@ -159,6 +161,7 @@ fn multi_op_tasks_hold_a_node_of_a_listed_op() {
         opset: 13,
         literals: vec![],
         fenced: false,
+        require_literal: false,
     };
     let g = onnx_text::grammar(&t).unwrap();
     let mut ops_seen = BTreeSet::new();
@@ -587,6 +590,7 @@ fn gbnf_round_trips() {
         opset: OPSET,
         literals: vec![Literal::Float(f64::NAN), Literal::Ints(vec![1, 2])],
         fenced: true,
+        require_literal: false,
     };
     round_trip(&onnx_text::grammar(&t).unwrap());
     let mut g = Grammar::new("root");
@@ -662,4 +666,54 @@ fn check_and_sample() {
         Grammar::new("root").check(),
         Err(GrammarError::NoRoot("root".into()))
     );
+}
+
+#[test]
+fn required_literals_are_in_every_sentence() {
+    // A transfer's trigger value: every sentence writes it into a literal initializer of an
+    // input of the right kind; an op whose inputs cannot hold it is offered as without.
+    for (op, lit, text) in [
+        ("Softmax", Literal::Float(1e30), "1e30"),
+        ("Clip", Literal::Float(f64::NAN), "nan"),
+        ("Gather", Literal::Int(-1), "-1"),
+    ] {
+        let t = Task {
+            ops: vec![op.into()],
+            opset: OPSET,
+            literals: vec![lit],
+            fenced: true,
+            require_literal: true,
+        };
+        let g = onnx_text::grammar(&t).unwrap();
+        let mut valid_n = 0;
+        for seed in 0..100 {
+            let s = g.sample(seed).unwrap();
+            let m = unfence(&s);
+            let model = mutagraph_ir::text::parse_model(m)
+                .unwrap_or_else(|e| panic!("{op}, seed {seed}: {e}\n{s}"));
+            assert!(
+                !model.graph.initializers.is_empty(),
+                "{op}, seed {seed}: {s}"
+            );
+            let inits = &m[m
+                .find(") <")
+                .unwrap_or_else(|| panic!("{op}, seed {seed}: {s}"))..];
+            assert!(inits.contains(text), "{op}, seed {seed}: no {text} in {s}");
+            valid_n += usize::from(valid(m).is_ok());
+        }
+        eprintln!("{op} with {text} required: {valid_n} of 100 valid");
+        assert!(valid_n >= 60, "{op}: {valid_n} of 100 valid");
+    }
+    // Relu's input takes no integer: the literal cannot be held, the grammar is Relu's own.
+    let t = Task {
+        ops: vec!["Relu".into()],
+        opset: OPSET,
+        literals: vec![Literal::Int(7)],
+        fenced: false,
+        require_literal: true,
+    };
+    let g = onnx_text::grammar(&t).unwrap();
+    for seed in 0..20 {
+        mutagraph_ir::text::parse_model(&g.sample(seed).unwrap()).unwrap();
+    }
 }

@@ -187,6 +187,7 @@ pub fn transfer_task(snippet: &Snippet, screening: &Screening) -> Option<Task> {
     (!ops.is_empty()).then(|| Task {
         ops,
         opset: OPSET,
+        require_literal: true,
         literals: literals(snippet),
         fenced: true,
     })

@@ -43,6 +43,11 @@ pub struct Task {
     pub literals: Vec<Literal>,
     /// Wrap the model in a "```onnx" fence (what the answer extractor looks for).
     pub fenced: bool,
+    /// Every model writes one of `literals` (a float one into a float input, an integer one
+    /// into an integer input) in an input given as a literal initializer — the trigger value
+    /// of a transferred snippet. Ops none of whose inputs can hold one are offered as if this
+    /// were false.
+    pub require_literal: bool,
 }
 
 /// A value a generated model may write in an initializer or an attribute.
@@ -1172,6 +1177,58 @@ fn add_values(g: &mut Grammar, task: &Task) {
     g.rule("fv", Expr::lits(f));
     g.rule("iv", Expr::lits(i));
     g.rule("uv", Expr::lits(u));
+    for (v, t) in [("fv", "ft"), ("iv", "it"), ("uv", "ut")] {
+        let texts = trigger_texts(v, task);
+        if !texts.is_empty() {
+            g.rule(t, Expr::lits(texts));
+        }
+    }
+}
+
+/// The task's literals a value rule `v` (`fv`, `iv`, `uv`) can write, as text, without
+/// repeats.
+fn trigger_texts(v: &str, task: &Task) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in &task.literals {
+        let t = match (v, l) {
+            ("fv", Literal::Float(x)) => float_text(*x),
+            ("iv", Literal::Int(x)) => x.to_string(),
+            ("uv", Literal::Int(x)) if *x >= 0 => x.to_string(),
+            _ => continue,
+        };
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// The trigger rule of value rule `v` when the task has literals it can write.
+fn trigger_rule(v: &str, task: &Task) -> Option<&'static str> {
+    if trigger_texts(v, task).is_empty() {
+        return None;
+    }
+    match v {
+        "fv" => Some("ft"),
+        "iv" => Some("it"),
+        "uv" => Some("ut"),
+        _ => None,
+    }
+}
+
+/// `n` values of rule `v` separated by ", ", one of which (any position) is of rule `t`.
+fn values_with_trigger(v: &str, t: &str, n: i64) -> Expr {
+    let n = n.max(1) as u32;
+    Expr::Alt(
+        (0..n)
+            .map(|p| {
+                let before = Expr::seq([Expr::r(v), Expr::lit(", ")]).repeat(p, Some(p));
+                let after =
+                    Expr::seq([Expr::lit(", "), Expr::r(v)]).repeat(n - 1 - p, Some(n - 1 - p));
+                Expr::seq([before, Expr::r(t), after])
+            })
+            .collect(),
+    )
 }
 
 /// `n` values of rule `v` separated by ", ".
@@ -1200,6 +1257,7 @@ impl Plan {
     fn add_rules(&self, g: &mut Grammar, task: &Task) -> Expr {
         let p = format!("o-{}", rule_name(self.op));
         let mut alts = Vec::new();
+        let mut held = Vec::new();
         for (li, f) in self.found.iter().enumerate() {
             let lp = format!("{p}-l{li}");
             let node = self.node_rule(g, task, f, &lp);
@@ -1218,11 +1276,14 @@ impl Plan {
                 // initializer.
                 let mut decl = Vec::new();
                 let mut init: Vec<Option<Expr>> = Vec::new();
+                // The initializer holding a task literal, where the input can be one.
+                let mut trig: Vec<Option<Expr>> = Vec::new();
                 for (k, s) in slots.iter().enumerate() {
                     let d = b[s.tc];
                     let t = dtype_text(d);
                     let mut ins = Vec::new();
                     let mut consts = Vec::new();
+                    let mut triggered = Vec::new();
                     for sh in &f.shapes[k] {
                         match &sh.values {
                             None => {
@@ -1235,15 +1296,25 @@ impl Plan {
                                     && count(&sh.dims) <= MAX_INIT_VALUES
                                     && k < 4
                                 {
+                                    let head = Expr::lit(format!(
+                                        "{t}{} {} = {{",
+                                        dims_text(&sh.dims),
+                                        s.name
+                                    ));
                                     consts.push(Expr::seq([
-                                        Expr::lit(format!(
-                                            "{t}{} {} = {{",
-                                            dims_text(&sh.dims),
-                                            s.name
-                                        )),
+                                        head.clone(),
                                         values_expr(v, count(&sh.dims)),
                                         Expr::lit("}"),
                                     ]));
+                                    if let Some(tr) = trigger_rule(v, task)
+                                        && count(&sh.dims) > 0
+                                    {
+                                        triggered.push(Expr::seq([
+                                            head,
+                                            values_with_trigger(v, tr, count(&sh.dims)),
+                                            Expr::lit("}"),
+                                        ]));
+                                    }
                                 }
                             }
                             Some(vals) => {
@@ -1255,6 +1326,13 @@ impl Plan {
                     }
                     let dn = format!("{bp}-i{k}");
                     let cn = format!("{bp}-c{k}");
+                    let tn = format!("{bp}-t{k}");
+                    if triggered.is_empty() {
+                        trig.push(None);
+                    } else {
+                        g.rule(tn.clone(), Expr::Alt(triggered));
+                        trig.push(Some(Expr::r(tn)));
+                    }
                     if ins.is_empty() {
                         decl.push(None);
                     } else {
@@ -1286,37 +1364,65 @@ impl Plan {
                         Some(i) => m & (1 << i) != 0,
                         None => decl[k].is_none(),
                     };
-                    let mut seq = vec![Expr::lit("main (")];
-                    let mut first = true;
-                    for k in (0..slots.len()).filter(|&k| !as_init(k)) {
-                        if !first {
-                            seq.push(Expr::lit(", "));
-                        }
-                        first = false;
-                        if let Some(e) = &decl[k] {
-                            seq.push(e.clone());
-                        }
-                    }
-                    seq.push(Expr::lit(outs.clone()));
                     let inits: Vec<usize> = (0..slots.len()).filter(|&k| as_init(k)).collect();
-                    if !inits.is_empty() {
-                        seq.push(Expr::lit(" <"));
-                        for (j, &k) in inits.iter().enumerate() {
-                            if j > 0 {
+                    // Which initializer holds the task literal: each that can, when required.
+                    // (None: no initializer must hold one; these models are offered unless
+                    // literals are required and some model can hold one.)
+                    let mut holders: Vec<Option<usize>> = vec![None];
+                    if task.require_literal {
+                        holders.extend(
+                            inits
+                                .iter()
+                                .copied()
+                                .filter(|&k| trig[k].is_some())
+                                .map(Some),
+                        );
+                    }
+                    for holder in holders {
+                        let mut seq = vec![Expr::lit("main (")];
+                        let mut first = true;
+                        for k in (0..slots.len()).filter(|&k| !as_init(k)) {
+                            if !first {
                                 seq.push(Expr::lit(", "));
                             }
-                            if let Some(e) = &init[k] {
+                            first = false;
+                            if let Some(e) = &decl[k] {
                                 seq.push(e.clone());
                             }
                         }
-                        seq.push(Expr::lit(">"));
+                        seq.push(Expr::lit(outs.clone()));
+                        if !inits.is_empty() {
+                            seq.push(Expr::lit(" <"));
+                            for (j, &k) in inits.iter().enumerate() {
+                                if j > 0 {
+                                    seq.push(Expr::lit(", "));
+                                }
+                                let e = if holder == Some(k) {
+                                    &trig[k]
+                                } else {
+                                    &init[k]
+                                };
+                                if let Some(e) = e {
+                                    seq.push(e.clone());
+                                }
+                            }
+                            seq.push(Expr::lit(">"));
+                        }
+                        seq.push(Expr::lit("\n{\n  "));
+                        seq.push(Expr::r(node.clone()));
+                        seq.push(Expr::lit("\n}\n"));
+                        if holder.is_some() {
+                            held.push(Expr::Seq(seq));
+                        } else {
+                            alts.push(Expr::Seq(seq));
+                        }
                     }
-                    seq.push(Expr::lit("\n{\n  "));
-                    seq.push(Expr::r(node.clone()));
-                    seq.push(Expr::lit("\n}\n"));
-                    alts.push(Expr::Seq(seq));
                 }
             }
+        }
+        // Required literals: the models that hold one, when the op has any.
+        if task.require_literal && !held.is_empty() {
+            alts = held;
         }
         let name = format!("{p}-model");
         g.rule(name.clone(), Expr::Alt(alts));

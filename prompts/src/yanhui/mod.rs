@@ -244,6 +244,7 @@ pub fn generation_task(cluster_ops: &[String]) -> Option<crate::grammar::onnx_te
     (!ops.is_empty()).then(|| crate::grammar::onnx_text::Task {
         ops,
         opset: OPSET,
+        require_literal: false,
         literals: [
             f64::NAN,
             f64::INFINITY,
