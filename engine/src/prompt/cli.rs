@@ -5,9 +5,11 @@ use anyhow::{Result, anyhow, bail};
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::worker::{Pool, PoolOptions};
 use mutagraph_prompts::atoc::{self, Decision, SpecCache, SpecSource};
-use mutagraph_prompts::crossprobe::{AlignmentDb, SupportTable};
+use mutagraph_prompts::crossprobe::{self, AlignmentDb, SupportTable};
+use mutagraph_prompts::grammar::onnx_text::{self, Task};
 use mutagraph_prompts::llm::Message;
 use mutagraph_prompts::template;
+use mutagraph_prompts::yanhui;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -151,11 +153,17 @@ pub enum RenderWhat {
         /// Backends whose support the screening counts on (default: the default backends).
         #[arg(long, value_delimiter = ',')]
         backends: Vec<String>,
+        /// Print the GBNF grammar the answers are sampled under instead of the prompt.
+        #[arg(long)]
+        grammar: bool,
     },
     /// The YANHUI prompt of generation `--index` (default 0).
     Generate {
         #[command(flatten)]
         kb_args: GenArgs,
+        /// Print the GBNF grammar the answers are sampled under instead of the prompt.
+        #[arg(long)]
+        grammar: bool,
         /// Which generation (clusters are taken in turn).
         #[arg(long, default_value_t = 0)]
         index: usize,
@@ -340,7 +348,11 @@ fn render(what: RenderWhat, seed: u64) -> Result<ExitCode> {
                 .map_err(|e| anyhow!("{e}"))?;
             crate::out!("{text}");
         }
-        RenderWhat::Transfer { file, backends } => {
+        RenderWhat::Transfer {
+            file,
+            backends,
+            grammar,
+        } => {
             let backends = default_backends(&backends);
             let (table, families) = support(&backends)?;
             let support = transfer::Restricted::new(&table, families);
@@ -354,11 +366,24 @@ fn render(what: RenderWhat, seed: u64) -> Result<ExitCode> {
                 );
                 return Ok(ExitCode::from(1));
             }
+            if grammar {
+                let task = crossprobe::transfer_task(&p.snippet, &p.screening);
+                return print_grammar(task, &file.display().to_string());
+            }
             print_messages(&transfer::first_messages(&p, &db)?)?;
         }
-        RenderWhat::Generate { kb_args, index } => {
+        RenderWhat::Generate {
+            kb_args,
+            index,
+            grammar,
+        } => {
             let kb = generate::knowledge(&kb_args.findings)?;
             let clusters = generate::chosen(&kb, kb_args.cluster.as_deref())?;
+            if grammar {
+                let c = &clusters[index % clusters.len()];
+                let task = yanhui::generation_task(&yanhui::cluster_ops(c, &kb));
+                return print_grammar(task, &c.id);
+            }
             print_messages(&generate::messages(
                 &clusters,
                 &kb,
@@ -373,6 +398,18 @@ fn render(what: RenderWhat, seed: u64) -> Result<ExitCode> {
             print_messages(&atoc::oracle_prompt(&spec, &c).map_err(|e| anyhow!("{e}"))?)?;
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a task's GBNF grammar (root rule `root`); exit 1 when the case has none.
+fn print_grammar(task: Option<Task>, case: &str) -> Result<ExitCode> {
+    let Some(task) = task else {
+        eprintln!("{case}: no op of this case has a grammar (answers would be unconstrained)");
+        return Ok(ExitCode::from(1));
+    };
+    let g = onnx_text::grammar(&task).map_err(|e| anyhow!("{case}: {e}"))?;
+    crate::outln!("# ops: {}", task.ops.join(", "));
+    crate::outln!("{}", g.to_gbnf().trim_end());
     Ok(ExitCode::SUCCESS)
 }
 

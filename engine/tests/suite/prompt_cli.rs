@@ -126,6 +126,42 @@ fn transfer_screens_repairs_and_reports() {
         .last()
         .unwrap();
     assert_ne!(last["judged"]["class"], "syntax");
+    // Every request carried its snippet's grammar (llama.cpp's `grammar` field): the aligned
+    // op and the snippet's trigger values (1000.0 for softmax, NaN for clamp).
+    for r in &reqs {
+        let j = r.json.as_ref().unwrap();
+        let g = j["grammar"].as_str().expect("a grammar in every request");
+        assert!(g.starts_with("root ::="), "{g}");
+        let user = j["messages"][1]["content"].as_str().unwrap();
+        if user.contains("torch.clamp") {
+            assert!(g.contains("Clip") && g.contains("nan"), "{g}");
+        } else {
+            assert!(g.contains("Softmax") && g.contains("1000.0"), "{g}");
+        }
+    }
+    assert_eq!(softmax["grammar_ops"], serde_json::json!(["Softmax"]));
+}
+
+#[test]
+fn render_shows_a_cases_grammar() {
+    let o = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args(["prompt", "render", "transfer", "--grammar"])
+        .arg(snippets().join("15-clamp-nan.py"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.starts_with("# ops: Clip\n"), "{stdout}");
+    assert!(
+        stdout.contains("root ::= ") && stdout.contains("nan"),
+        "{stdout}"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args(["prompt", "render", "generate", "--grammar", "--index", "1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("root ::= "));
 }
 
 #[test]
