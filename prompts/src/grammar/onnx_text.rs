@@ -1547,8 +1547,11 @@ fn fixed_init(
     ])];
     if dims.len() == 1 && !d.is_float() {
         for l in &task.literals {
+            // A list of the fixed values' length only: how many values such an input holds
+            // (axes, pads, a shape) is what makes the model valid.
             if let Literal::Ints(v) = l
                 && !v.is_empty()
+                && v.len() == vals.len()
                 && v.len() as i64 <= MAX_INIT_VALUES
                 && let Some(ts) = v
                     .iter()

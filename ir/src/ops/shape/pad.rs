@@ -12,6 +12,11 @@ fn infer_pad(ctx: &InferCtx) -> Infer {
         return out(x.dtype, None);
     };
     let r = s.len();
+    if ctx.opset >= 11 && !ctx.has_input(1) {
+        return Err(rule!(
+            "Pad takes its pads as input 1 from opset 11, and it is absent"
+        ));
+    }
     let pads = if ctx.opset < 11 {
         match ctx.ints("pads").or(ctx.ints("paddings")) {
             Some(p) => Arg::Known(p.to_vec()),
