@@ -221,6 +221,32 @@ fn declared_types_inference_contradicts_are_invalid_never_a_bug() {
 }
 
 #[test]
+fn cases_onnx_leaves_open_are_invalid_never_a_bug() {
+    // A Range whose delta is a one-element vector: the operator asks for scalars, onnx's
+    // checker and ONNX Runtime accept it, tract refuses it. SmolLM2 wrote it, and tract's
+    // refusal became a "crash on tract" bug candidate.
+    let mut pool = pool();
+    let mut judge = Judge::new(
+        &mut pool,
+        vec!["reference".into(), "ort".into(), "tract".into()],
+        Tolerance::APPROXIMATE,
+    );
+    let range = format!(
+        "{HEADER}\nmain (float[1] delta) => (Y) <float start = {{1.0}}, float limit = {{1.0}}>\n{{\n  Y = Range (start, limit, delta)\n}}"
+    );
+    let j = judge.judge_text(&range);
+    assert_eq!(j.class, Class::Invalid, "{}", j.detail);
+    assert!(j.detail.contains("leaves this case open"), "{}", j.detail);
+    assert!(judge.signatures.is_empty());
+    // With scalars it is an ordinary test.
+    let scalar = format!(
+        "{HEADER}\nmain () => (Y) <float start = {{1.0}}, float limit = {{4.0}}, float delta = {{1.0}}>\n{{\n  Y = Range (start, limit, delta)\n}}"
+    );
+    let j = judge.judge_text(&scalar);
+    assert_ne!(j.class, Class::Invalid, "{}", j.detail);
+}
+
+#[test]
 fn outputs_written_without_a_type_are_declared_before_running() {
     let mut pool = pool();
     let mut judge = Judge::new(&mut pool, vec!["reference".into()], Tolerance::APPROXIMATE);
