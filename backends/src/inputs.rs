@@ -3,33 +3,31 @@
 use crate::value::{HostTensor, NamedValues, Value, ValueError};
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::model::Model;
+use mutagraph_ir::rng::SplitMix64;
 use mutagraph_ir::solve::{Fixed, Plan, SolveError, is_batch_name, solve};
 use mutagraph_ir::types::{Dim, ValueType};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// A small deterministic generator (SplitMix64): inputs depend only on the seed.
+/// A small deterministic generator ([`SplitMix64`] started from the seed): inputs depend only
+/// on the seed.
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub struct Rng(SplitMix64);
 
 impl Rng {
     /// A generator from a seed.
     pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
+        Rng(SplitMix64::from_state(seed ^ 0x9e37_79b9_7f4a_7c15))
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `[0, 1)`.
     pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.unit()
     }
 
     /// Uniform in `[lo, hi)`.

@@ -31,6 +31,7 @@ pub mod onnx_ops;
 pub mod ops;
 pub mod patch;
 pub mod registry;
+pub mod rng;
 pub mod slice;
 pub mod solve;
 pub mod tensor;

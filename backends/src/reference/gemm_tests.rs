@@ -5,17 +5,14 @@ use super::super::tensor::{T, numel, strides, unravel};
 use mutagraph_ir::attr::AttrValue;
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
+use mutagraph_ir::rng::SplitMix64;
 
-/// splitmix64: a fixed, dependency-free stream.
-struct Rng(u64);
+/// A fixed stream ([`SplitMix64`]).
+struct Rng(SplitMix64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     /// Uniform in `lo..=hi`.
     fn range(&mut self, lo: usize, hi: usize) -> usize {
@@ -26,7 +23,7 @@ impl Rng {
     }
     /// Uniform in [0, 1).
     fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.unit()
     }
     /// Values in [-1, 1), with a spread of magnitudes so that sums cancel and round.
     fn vals(&mut self, n: usize) -> Vec<f64> {
@@ -259,7 +256,7 @@ fn check_conv(rng: &mut Rng, big: bool, label: &str) {
 
 #[test]
 fn conv_matches_the_direct_sum() {
-    let mut rng = Rng(0x5eed_c0de);
+    let mut rng = Rng(SplitMix64::from_state(0x5eed_c0de));
     for case in 0..300 {
         check_conv(&mut rng, false, &format!("Conv case {case}"));
     }
@@ -269,7 +266,7 @@ fn conv_matches_the_direct_sum() {
 /// blocked GEMM, many im2col blocks per output.
 #[test]
 fn conv_across_im2col_blocks() {
-    let mut rng = Rng(0xb10c);
+    let mut rng = Rng(SplitMix64::from_state(0xb10c));
     for case in 0..6 {
         check_conv(&mut rng, true, &format!("big Conv case {case}"));
     }
@@ -406,7 +403,7 @@ fn check_conv_transpose(rng: &mut Rng, big: bool, label: &str) {
 
 #[test]
 fn conv_transpose_matches_the_direct_sum() {
-    let mut rng = Rng(0x7a45_905e);
+    let mut rng = Rng(SplitMix64::from_state(0x7a45_905e));
     for case in 0..300 {
         check_conv_transpose(&mut rng, false, &format!("ConvTranspose case {case}"));
     }
@@ -415,7 +412,7 @@ fn conv_transpose_matches_the_direct_sum() {
 /// As [`conv_across_im2col_blocks`], transposed.
 #[test]
 fn conv_transpose_across_col2im_blocks() {
-    let mut rng = Rng(0xc012);
+    let mut rng = Rng(SplitMix64::from_state(0xc012));
     for case in 0..6 {
         check_conv_transpose(&mut rng, true, &format!("big ConvTranspose case {case}"));
     }
@@ -503,7 +500,7 @@ fn matmul_direct<X: Copy, A: Default + Clone>(
 
 #[test]
 fn matmul_matches_the_direct_sum() {
-    let mut rng = Rng(0x3a73_0001);
+    let mut rng = Rng(SplitMix64::from_state(0x3a73_0001));
     let node = Node::new("MatMul", &["a", "b"], &["y"]);
     for case in 0..300 {
         let (ash, bsh) = matmul_shapes(&mut rng);
@@ -520,7 +517,7 @@ fn matmul_matches_the_direct_sum() {
 /// Integer MatMul is exact: small values through the f64 GEMM, large ones wrapping in i64.
 #[test]
 fn integer_matmul_is_exact_and_wraps() {
-    let mut rng = Rng(0x1a7e_9e25);
+    let mut rng = Rng(SplitMix64::from_state(0x1a7e_9e25));
     let node = Node::new("MatMul", &["a", "b"], &["y"]);
     for case in 0..200 {
         let (ash, bsh) = matmul_shapes(&mut rng);
@@ -606,7 +603,7 @@ fn gemm_direct(
 
 #[test]
 fn gemm_matches_the_direct_sum() {
-    let mut rng = Rng(0x6e33_0002);
+    let mut rng = Rng(SplitMix64::from_state(0x6e33_0002));
     for case in 0..300 {
         let (node, [m, k, n], ta, tb, alpha, beta, cs) = gemm_case(&mut rng);
         let ash = if ta { vec![k, m] } else { vec![m, k] };
@@ -640,7 +637,7 @@ fn gemm_matches_the_direct_sum() {
 /// in the same order as before, rounding as they always did.
 #[test]
 fn integer_gemm_keeps_its_results() {
-    let mut rng = Rng(0x1e33);
+    let mut rng = Rng(SplitMix64::from_state(0x1e33));
     for case in 0..100 {
         let (node, [m, k, n], ta, tb, _, _, _) = gemm_case(&mut rng);
         let node = node
@@ -683,7 +680,7 @@ fn integer_gemm_keeps_its_results() {
 /// ConvInteger sums exactly (uint8 data less zero points) whatever the lowering's order.
 #[test]
 fn conv_integer_is_exact() {
-    let mut rng = Rng(0xc0_1e);
+    let mut rng = Rng(SplitMix64::from_state(0xc0_1e));
     for case in 0..60 {
         let c = ConvCase::random(&mut rng, case % 10 == 9);
         let (node, pb, out) = conv_pads(&mut rng, &c);
@@ -748,7 +745,7 @@ fn native_conv_rounds_the_f64_sum_once() {
         g (float[1,3,9,9] x, float[4,3,3,3] w) => (float[1,4,9,9] y) \
         { y = Conv <pads: ints = [1, 1, 1, 1]> (x, w) }";
     let model = mutagraph_ir::text::parse_model(text).unwrap().to_bytes();
-    let mut rng = Rng(0xf32);
+    let mut rng = Rng(SplitMix64::from_state(0xf32));
     let f32s = |rng: &mut Rng, n: usize| rng.vals(n).iter().map(|&v| v as f32).collect();
     let inputs = vec![
         (
@@ -789,7 +786,7 @@ fn native_conv_rounds_the_f64_sum_once() {
 #[test]
 fn conv_on_threads_is_bitwise_the_one_thread_result() {
     use super::{ConvDims, Taps, conv_lowered_in};
-    let mut rng = Rng(0x7a5c_0de5);
+    let mut rng = Rng(SplitMix64::from_state(0x7a5c_0de5));
     for case in 0..20 {
         let (c_in, c_out, groups) = [(3, 4, 1), (4, 6, 2), (2, 5, 1)][case % 3];
         let input = [rng.range(3, 12), rng.range(3, 12)];

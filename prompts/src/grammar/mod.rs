@@ -13,6 +13,7 @@
 pub mod json;
 pub mod onnx_text;
 
+use mutagraph_ir::rng::SplitMix64;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -276,7 +277,7 @@ impl Grammar {
         let h = self.heights();
         let rules: HashMap<&str, &Expr> = self.rules.iter().map(|(n, e)| (n.as_str(), e)).collect();
         let mut s = Sampler {
-            rng: SplitMix(seed),
+            rng: SplitMix64::from_state(seed),
             rules,
             heights: h,
             out: String::new(),
@@ -401,26 +402,8 @@ fn escape_char(o: &mut String, c: char, in_class: bool) {
     }
 }
 
-/// splitmix64: a tiny deterministic generator for [`Grammar::sample`].
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// A number below `n`; draws nothing when there is no choice (so that a one-way
-    /// alternation and its lone alternative sample alike).
-    fn below(&mut self, n: u64) -> u64 {
-        if n <= 1 { 0 } else { self.next() % n }
-    }
-}
-
 struct Sampler<'g> {
-    rng: SplitMix,
+    rng: SplitMix64,
     rules: HashMap<&'g str, &'g Expr>,
     heights: HashMap<&'g str, Option<u32>>,
     out: String,

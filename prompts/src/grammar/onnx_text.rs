@@ -272,6 +272,22 @@ struct Layout {
     tcs: Vec<Vec<DType>>,
 }
 
+impl Layout {
+    /// The node's outputs as the text writes them (`""` for an absent one).
+    fn node_outputs(&self) -> Vec<String> {
+        self.outputs
+            .iter()
+            .map(|o| {
+                if o.is_empty() {
+                    "\"\"".into()
+                } else {
+                    o.clone()
+                }
+            })
+            .collect()
+    }
+}
+
 /// A validated layout: the base instance and what may vary around it.
 #[derive(Clone, Debug)]
 struct Found {
@@ -365,18 +381,7 @@ impl Instance<'_> {
             .filter(|o| !o.is_empty())
             .map(|s| s.as_str())
             .collect();
-        let node_outs: Vec<String> = self
-            .layout
-            .outputs
-            .iter()
-            .map(|o| {
-                if o.is_empty() {
-                    "\"\"".into()
-                } else {
-                    o.clone()
-                }
-            })
-            .collect();
+        let node_outs = self.layout.node_outputs();
         Some(format!(
             "<ir_version: {}, opset_import: [\"\" : {}]>\nmain ({}) => ({}){}\n{{\n  {} = {}{} ({})\n}}\n",
             ir_version(self.opset),
@@ -1431,18 +1436,7 @@ impl Plan {
 
     /// The node line of a layout: `Y = Op <attributes> (inputs)`.
     fn node_rule(&self, g: &mut Grammar, task: &Task, f: &Found, lp: &str) -> String {
-        let outs: Vec<String> = f
-            .layout
-            .outputs
-            .iter()
-            .map(|o| {
-                if o.is_empty() {
-                    "\"\"".into()
-                } else {
-                    o.clone()
-                }
-            })
-            .collect();
+        let outs = f.layout.node_outputs();
         let args: Vec<String> = f
             .layout
             .args
