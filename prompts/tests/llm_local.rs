@@ -185,6 +185,7 @@ fn constrained_answers_follow_their_grammar() {
             opset: 17,
             literals: vec![Literal::Float(f64::NAN), Literal::Float(1e30)],
             fenced: true,
+            require_literal: true,
         };
         let g = onnx_text::grammar(&task).unwrap();
         let mut req = ChatRequest::new(vec![

@@ -175,3 +175,18 @@ pub fn saturate_attr() -> AttrSpec {
         .one_of_ints(&[0, 1])
         .versions(19, None)
 }
+
+/// For [`OpSpec::ambiguous`](crate::registry::OpSpec::ambiguous): inputs the operator text asks
+/// to be scalars (0-D) given as one-element vectors. ONNX's checker and ONNX Runtime accept
+/// them, tract refuses them (Range, CumSum's axis), so what such a model means is left open.
+pub fn vector_for_scalar(ctx: &InferCtx, op: &str, inputs: &[usize]) -> Result<(), InferError> {
+    for &i in inputs {
+        if ctx.has_input(i) && ctx.tensor(i)?.rank() == Some(1) {
+            return Err(InferError::Rule(format!(
+                "{op} input {i} is a one-element vector where the operator asks for a scalar \
+                 (onnx's checker and ONNX Runtime accept it, tract does not)"
+            )));
+        }
+    }
+    Ok(())
+}

@@ -72,6 +72,21 @@ pub struct Port {
     pub tc: &'static str,
     /// Arity of the port.
     pub kind: PortKind,
+    /// For an optional port: the first opset where it is required (the value moved from an
+    /// attribute to this input: Pad's pads at 11, Slice's starts and ends at 10, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub required_from: Option<i64>,
+}
+
+impl Port {
+    /// Whether the port must be given at `opset`.
+    pub fn required_at(&self, opset: i64) -> bool {
+        match self.kind {
+            PortKind::Single => true,
+            PortKind::Optional => self.required_from.is_some_and(|f| opset >= f),
+            PortKind::Variadic { min } => min > 0,
+        }
+    }
 }
 
 /// The specification of one operator.
@@ -158,6 +173,7 @@ impl OpSpec {
             name,
             tc,
             kind: PortKind::Single,
+            required_from: None,
         });
         self
     }
@@ -167,6 +183,17 @@ impl OpSpec {
             name,
             tc,
             kind: PortKind::Optional,
+            required_from: None,
+        });
+        self
+    }
+    /// Adds an input that is optional before `opset` and required from it on.
+    pub fn input_from(mut self, name: &'static str, tc: &'static str, opset: i64) -> OpSpec {
+        self.inputs.push(Port {
+            name,
+            tc,
+            kind: PortKind::Optional,
+            required_from: Some(opset),
         });
         self
     }
@@ -176,6 +203,7 @@ impl OpSpec {
             name,
             tc,
             kind: PortKind::Variadic { min },
+            required_from: None,
         });
         self
     }
@@ -185,6 +213,7 @@ impl OpSpec {
             name,
             tc,
             kind: PortKind::Single,
+            required_from: None,
         });
         self
     }
@@ -194,6 +223,7 @@ impl OpSpec {
             name,
             tc,
             kind: PortKind::Optional,
+            required_from: None,
         });
         self
     }
@@ -203,6 +233,7 @@ impl OpSpec {
             name,
             tc,
             kind: PortKind::Variadic { min },
+            required_from: None,
         });
         self
     }

@@ -73,15 +73,26 @@ pub(super) fn check_node(
             arity_text(lo, hi)
         ));
     }
-    for (slot, name) in n.inputs.iter().enumerate() {
-        if name.is_empty()
-            && let Some(p) = spec.inputs.get(slot)
-            && p.kind == crate::registry::PortKind::Single
+    for (slot, p) in spec.inputs.iter().enumerate() {
+        if matches!(p.kind, crate::registry::PortKind::Variadic { .. }) {
+            break;
+        }
+        let empty = n.inputs.get(slot).is_none_or(|s| s.is_empty());
+        // A required input that is empty; an absent one past the end is the arity's error,
+        // except for an input only required from this opset on.
+        if empty
+            && p.required_at(opset)
+            && (slot < n.inputs.len() || p.kind == crate::registry::PortKind::Optional)
         {
             d.errors.push(format!(
-                "{}: required input '{}' (slot {slot}) is empty",
+                "{}: required input '{}' (slot {slot}) is {}",
                 who(),
-                p.name
+                p.name,
+                if slot < n.inputs.len() {
+                    "empty"
+                } else {
+                    "absent"
+                }
             ));
         }
     }

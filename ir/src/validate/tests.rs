@@ -487,3 +487,37 @@ g (bool C, float[2] X) => (float[2] Y)
     assert_eq!(c[0].name, "A");
     assert!(c[0].graph.contains("then_branch"), "{}", c[0].graph);
 }
+
+#[test]
+fn inputs_required_from_an_opset_on() {
+    let parse = |t: &str| crate::text::parse_model(t).unwrap();
+    let errs = |m: &Model| match validate(m) {
+        Ok(_) => Vec::new(),
+        Err(e) => vec![e.to_string()],
+    };
+    // Pad without its pads (an input from opset 11): invalid, naming it.
+    let m = parse(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] x) => (y) {\n  y = Pad (x)\n}",
+    );
+    let e = errs(&m);
+    assert!(
+        e.iter()
+            .any(|e| e.contains("'pads'") && e.contains("absent")),
+        "{e:?}"
+    );
+    // Slice with an empty starts slot at opset 13.
+    let m = parse(
+        "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float[4] x, int64[1] e) => (y) {\n  y = Slice (x, \"\", e)\n}",
+    );
+    let e = errs(&m);
+    assert!(
+        e.iter()
+            .any(|e| e.contains("'starts'") && e.contains("empty")),
+        "{e:?}"
+    );
+    // Before opset 10 Slice takes them as attributes.
+    let m = parse(
+        "<ir_version: 4, opset_import: [\"\" : 9]>\ng (float[4] x) => (y) {\n  y = Slice <starts = [1], ends = [3]> (x)\n}",
+    );
+    assert!(errs(&m).is_empty(), "{:?}", errs(&m));
+}

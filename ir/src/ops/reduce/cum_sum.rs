@@ -26,6 +26,7 @@ pub(super) fn register(r: &mut Registry) {
             .attr(AttrSpec::int("reverse", 0).one_of_ints(&[0, 1]))
             .types("T", REDUCE_T)
             .types("T2", INDEX)
-            .infer(cumsum_infer),
+            .infer(cumsum_infer)
+            .ambiguous(|c| vector_for_scalar(c, "CumSum", &[1])),
     );
 }

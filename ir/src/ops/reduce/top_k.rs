@@ -69,7 +69,7 @@ pub(super) fn register(r: &mut Registry) {
         OpSpec::new("TopK", &[1, 10, 11, 24], Category::Reduce)
             .traits(Traits::DISCRETE | Traits::NAN_UNSPECIFIED)
             .input("X", "T")
-            .opt_input("K", "tensor(int64)")
+            .input_from("K", "tensor(int64)", 10)
             .output("Values", "T")
             .output("Indices", "I")
             .attr(AttrSpec::int("axis", -1).int_buckets(AXIS_BUCKETS))

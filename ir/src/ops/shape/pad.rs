@@ -78,7 +78,7 @@ pub(super) fn register(r: &mut Registry) {
         )
         .traits(Traits::RESHAPING)
         .input("data", "T")
-        .opt_input("pads", I64T)
+        .input_from("pads", I64T, 11)
         .opt_input("constant_value", "T")
         .opt_input("axes", "Tind")
         .output("output", "T")

@@ -4,7 +4,7 @@ use super::fold::{Vals, build};
 use super::{out, static_len};
 use crate::dtype::DType::{self, BF16, F16, F32, F64, I16, I32, I64};
 use crate::ops::common::*;
-use crate::registry::{AttrSpec, Category, InferCtx, InferError, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
 use crate::tensor::{Tensor, TensorExt};
 use crate::types::Dim;
 
@@ -76,20 +76,6 @@ fn fold_range(ctx: &InferCtx) -> Option<Vec<Tensor>> {
     }
 }
 
-/// A one-element vector where the operator text asks for a scalar: ONNX's checker and ONNX
-/// Runtime accept it, tract refuses it, so what it means is left open.
-fn range_ambiguous(ctx: &InferCtx) -> Result<(), InferError> {
-    for i in 0..3 {
-        if ctx.tensor(i)?.rank() == Some(1) {
-            return Err(rule!(
-                "Range input {i} is a one-element vector; the operator asks for a scalar (onnx's \
-                 checker and ONNX Runtime accept it, tract does not)"
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Registers Range.
 pub(super) fn register(r: &mut Registry) {
     r.add(
@@ -105,7 +91,7 @@ pub(super) fn register(r: &mut Registry) {
             )
             .types("T", RANGE_T)
             .infer(infer_range)
-            .ambiguous(range_ambiguous)
+            .ambiguous(|c| vector_for_scalar(c, "Range", &[0, 1, 2]))
             .fold(fold_range),
     );
 }

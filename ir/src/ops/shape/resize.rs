@@ -199,7 +199,7 @@ pub(super) fn register(r: &mut Registry) {
         OpSpec::new("Upsample", &[1, 7, 9], Category::Shape)
             .removed_at(10)
             .input("X", "T")
-            .opt_input("scales", "tensor(float)")
+            .input_from("scales", "tensor(float)", 9)
             .output("Y", "T")
             .attr(AttrSpec::string("mode", "nearest").one_of(&["nearest", "linear", "bilinear"]))
             .attr(

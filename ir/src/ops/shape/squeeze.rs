@@ -107,7 +107,7 @@ pub(super) fn register(r: &mut Registry) {
         OpSpec::new("Unsqueeze", &[1, 11, 13, 21, 23, 24, 25], Category::Shape)
             .traits(Traits::RESHAPING)
             .input("data", "T")
-            .opt_input("axes", I64T)
+            .input_from("axes", I64T, 13)
             .output("expanded", "T")
             .attr(
                 AttrSpec::of("axes", AttrKind::Ints)
