@@ -178,7 +178,7 @@ fn constrained_answers_follow_their_grammar() {
     use mutagraph_prompts::llm::{Constraint, ConstraintStyle};
 
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let llm = llm::connect(&local_config(200)).unwrap();
+    let llm = llm::connect(&local_config(400)).unwrap();
     for (op, seed) in [("Softmax", 1), ("Clip", 2), ("Conv", 3)] {
         let task = Task {
             ops: vec![op.to_string()],

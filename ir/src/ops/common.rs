@@ -178,7 +178,8 @@ pub fn saturate_attr() -> AttrSpec {
 
 /// For [`OpSpec::ambiguous`](crate::registry::OpSpec::ambiguous): inputs the operator text asks
 /// to be scalars (0-D) given as one-element vectors. ONNX's checker and ONNX Runtime accept
-/// them, tract refuses them (Range, CumSum's axis), so what such a model means is left open.
+/// them, tract refuses some (Range, CumSum's axis), so what such a model means is left open
+/// (Clip's min and max too).
 pub fn vector_for_scalar(ctx: &InferCtx, op: &str, inputs: &[usize]) -> Result<(), InferError> {
     for &i in inputs {
         if ctx.has_input(i) && ctx.tensor(i)?.rank() == Some(1) {

@@ -38,6 +38,7 @@ pub(super) fn register(r: &mut Registry) {
             )
             .types("T", NUMERIC)
             .infer(unary)
-            .requires(requires_ew),
+            .requires(requires_ew)
+            .ambiguous(|c| vector_for_scalar(c, "Clip", &[1, 2])),
     );
 }
