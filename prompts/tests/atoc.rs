@@ -343,6 +343,8 @@ fn answer_schema_draws_final_from_the_choices() {
         serde_json::json!({"type": "string", "enum": ["error"]})
     );
     assert_eq!(result[1]["type"], "array");
+    assert_eq!(result[1]["maxItems"], 12);
+    assert_eq!(result[1]["items"]["type"], "number");
     // Another case, other backends: other choices.
     let mut other = case();
     other.outputs = vec![("tract".into(), "[1]".into())];

@@ -65,8 +65,17 @@ pub const ANSWER_FIELDS: [&str; 4] = ["result", "score", "final", "explanation"]
 /// Most characters of the `explanation` an answer may have under [`answer_schema`].
 pub const EXPLANATION_MAX: u64 = 300;
 
+/// Most values of the `result` an answer may have under [`answer_schema`]: with the
+/// explanation's bound, an answer under the schema always ends within [`ANSWER_TOKENS`]
+/// tokens (a small model otherwise writes rows of numbers until its budget runs out, and the
+/// cut answer does not parse).
+pub const RESULT_MAX: u64 = 12;
+
+/// The token budget of an oracle answer.
+pub const ANSWER_TOKENS: u32 = 1024;
+
 /// The JSON schema of one answer to `case`: an object with exactly the required properties
-/// `result` (the string `"error"`, or an array of numbers or of arrays of numbers), `score`
+/// `result` (the string `"error"`, or a flat array of at most [`RESULT_MAX`] numbers), `score`
 /// (an integer 0..=100), `final` (a string, one of [`Case::choices`]) and `explanation` (a
 /// string of at most [`EXPLANATION_MAX`] characters), no other property.
 ///
@@ -75,13 +84,12 @@ pub const EXPLANATION_MAX: u64 = 300;
 /// converter can read it: the `required` array and `propertyOrdering`.
 pub fn answer_schema(case: &Case) -> serde_json::Value {
     use serde_json::json;
-    let number_array = json!({"type": "array", "items": {"type": "number"}});
     json!({
         "type": "object",
         "properties": {
             "result": {"anyOf": [
                 {"type": "string", "enum": ["error"]},
-                {"type": "array", "items": {"anyOf": [{"type": "number"}, number_array]}}
+                {"type": "array", "items": {"type": "number"}, "maxItems": RESULT_MAX}
             ]},
             "score": {"type": "integer", "minimum": 0, "maximum": 100},
             "final": {"type": "string", "enum": case.choices()},
@@ -179,7 +187,7 @@ pub fn oracle_request(
     req.constraint = Constraint::json(answer_schema(case)).ok();
     req.seed = Some(seed);
     req.temperature = temperature;
-    req.max_tokens = Some(512);
+    req.max_tokens = Some(ANSWER_TOKENS);
     req.template = Some(template::get("atoc-oracle")?.id());
     Ok(req)
 }
