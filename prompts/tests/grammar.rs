@@ -704,6 +704,20 @@ fn required_literals_are_in_every_sentence() {
         eprintln!("{op} with {text} required: {valid_n} of 100 valid");
         assert!(valid_n >= 60, "{op}: {valid_n} of 100 valid");
     }
+    // Of a snippet's floats only the special ones are triggers: with 2.0 and 1e30, every
+    // sentence holds 1e30.
+    let t = Task {
+        ops: vec!["Softmax".into()],
+        opset: OPSET,
+        literals: vec![Literal::Float(2.0), Literal::Float(1e30)],
+        fenced: false,
+        require_literal: true,
+    };
+    let g = onnx_text::grammar(&t).unwrap();
+    for seed in 0..50 {
+        let s = g.sample(seed).unwrap();
+        assert!(s.contains("1e30"), "seed {seed}: {s}");
+    }
     // Relu's input takes no integer: the literal cannot be held, the grammar is Relu's own.
     let t = Task {
         ops: vec!["Relu".into()],

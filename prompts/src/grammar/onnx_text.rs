@@ -44,8 +44,9 @@ pub struct Task {
     /// Wrap the model in a "```onnx" fence (what the answer extractor looks for).
     pub fenced: bool,
     /// Every model writes one of `literals` (a float one into a float input, an integer one
-    /// into an integer input) in an input given as a literal initializer — the trigger value
-    /// of a transferred snippet. Ops none of whose inputs can hold one are offered as if this
+    /// into an integer input; of the floats only the special ones, NaN, infinities, huge and
+    /// tiny magnitudes, when there are any) in an input given as a literal initializer — the
+    /// trigger value of a transferred snippet. Ops none of whose inputs can hold one are offered as if this
     /// were false.
     pub require_literal: bool,
 }
@@ -1190,13 +1191,29 @@ fn add_values(g: &mut Grammar, task: &Task) {
     }
 }
 
+/// Whether a float is special enough to be what triggers a bug: NaN, an infinity, or a
+/// magnitude of at least [`SPECIAL_MAGNITUDE`] (or a nonzero one below its inverse).
+fn special(x: f64) -> bool {
+    !x.is_finite()
+        || x.abs() >= SPECIAL_MAGNITUDE
+        || (x != 0.0 && x.abs() <= 1.0 / SPECIAL_MAGNITUDE)
+}
+
+/// See [`special`].
+const SPECIAL_MAGNITUDE: f64 = 1e4;
+
 /// The task's literals a value rule `v` (`fv`, `iv`, `uv`) can write, as text, without
-/// repeats.
+/// repeats: for floats only the [`special`] ones when the task has any (a snippet's NaN or
+/// 1e30 is its trigger, its 1.0 is not).
 fn trigger_texts(v: &str, task: &Task) -> Vec<String> {
+    let has_special = task
+        .literals
+        .iter()
+        .any(|l| matches!(l, Literal::Float(x) if special(*x)));
     let mut out: Vec<String> = Vec::new();
     for l in &task.literals {
         let t = match (v, l) {
-            ("fv", Literal::Float(x)) => float_text(*x),
+            ("fv", Literal::Float(x)) if !has_special || special(*x) => float_text(*x),
             ("iv", Literal::Int(x)) => x.to_string(),
             ("uv", Literal::Int(x)) if *x >= 0 => x.to_string(),
             _ => continue,
