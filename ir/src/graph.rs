@@ -98,13 +98,22 @@ impl Node {
 
     /// Subgraphs held in attributes.
     pub fn subgraphs(&self) -> impl Iterator<Item = (&str, &Graph)> {
-        self.attributes.iter().flat_map(|a| {
+        self.subgraphs_at().map(|(_, _, name, g)| (name, g))
+    }
+
+    /// Subgraphs held in attributes, each with its attribute's position, its index within
+    /// that attribute (0 for a `GRAPH`, the list index for `GRAPHS`) and the attribute's name:
+    /// the key inference results of subgraphs are stored under.
+    pub fn subgraphs_at(&self) -> impl Iterator<Item = (usize, usize, &str, &Graph)> {
+        self.attributes.iter().enumerate().flat_map(|(pos, a)| {
             let v: Vec<&Graph> = match &a.value {
                 AttrValue::Graph(g) => vec![g.as_ref()],
                 AttrValue::Graphs(gs) => gs.iter().collect(),
                 _ => vec![],
             };
-            v.into_iter().map(move |g| (a.name.as_str(), g))
+            v.into_iter()
+                .enumerate()
+                .map(move |(idx, g)| (pos, idx, a.name.as_str(), g))
         })
     }
 }

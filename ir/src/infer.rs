@@ -298,31 +298,24 @@ fn run<'g>(
                     initializers: &g.initializers,
                 };
                 let mut inferred_subs = Vec::new();
-                for (pos, a) in node.attributes.iter().enumerate() {
-                    let graphs: Vec<&Graph> = match &a.value {
-                        AttrValue::Graph(b) => vec![b.as_ref()],
-                        AttrValue::Graphs(gs) => gs.iter().collect(),
-                        _ => continue,
-                    };
-                    for (idx, sub) in graphs.into_iter().enumerate() {
-                        let seeds = subgraph_input_types(sub, node, &frame);
-                        let r = run(sub, opset, &frame, opts, &seeds, depth + 1, report);
-                        let outs: Vec<ValueType> = sub
-                            .outputs
-                            .iter()
-                            .map(|o| {
-                                r.types
-                                    .get(o.name.as_deref().unwrap_or(""))
-                                    .cloned()
-                                    .unwrap_or(ValueType::Unknown)
-                            })
-                            .collect();
-                        subgraph_outputs
-                            .entry(a.name.clone())
-                            .or_default()
-                            .push(outs);
-                        inferred_subs.push((pos, idx, r));
-                    }
+                for (pos, idx, name, sub) in node.subgraphs_at() {
+                    let seeds = subgraph_input_types(sub, node, &frame);
+                    let r = run(sub, opset, &frame, opts, &seeds, depth + 1, report);
+                    let outs: Vec<ValueType> = sub
+                        .outputs
+                        .iter()
+                        .map(|o| {
+                            r.types
+                                .get(o.name.as_deref().unwrap_or(""))
+                                .cloned()
+                                .unwrap_or(ValueType::Unknown)
+                        })
+                        .collect();
+                    subgraph_outputs
+                        .entry(name.to_string())
+                        .or_default()
+                        .push(outs);
+                    inferred_subs.push((pos, idx, r));
                 }
                 if !inferred_subs.is_empty() {
                     subs.insert(id, inferred_subs);

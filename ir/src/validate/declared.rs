@@ -5,7 +5,6 @@
 //! declaration (and backends differ in what they do with a wrong one: ONNX Runtime refuses to
 //! load it, others ignore it). A model whose declarations contradict its nodes is not a test of
 //! anything; [`declared_contradictions`] lists them so that callers can call it invalid.
-use crate::attr::AttrValue;
 use crate::graph::Graph;
 use crate::infer::{self, Inferred, MAX_SUBGRAPH_DEPTH, Options, Report};
 use crate::model::Model;
@@ -131,17 +130,10 @@ fn walk(
         }
     }
     for n in g.nodes() {
-        for (pos, a) in n.attributes.iter().enumerate() {
-            let graphs: Vec<&Graph> = match &a.value {
-                AttrValue::Graph(b) => vec![b.as_ref()],
-                AttrValue::Graphs(gs) => gs.iter().collect(),
-                _ => continue,
-            };
-            for (idx, sub) in graphs.into_iter().enumerate() {
-                if let Some(r) = inferred.sub(n.id, pos, idx) {
-                    let p = format!("{path} > {} attribute '{}'", n.label(), a.name);
-                    walk(sub, r, &p, depth + 1, out);
-                }
+        for (pos, idx, name, sub) in n.subgraphs_at() {
+            if let Some(r) = inferred.sub(n.id, pos, idx) {
+                let p = format!("{path} > {} attribute '{name}'", n.label());
+                walk(sub, r, &p, depth + 1, out);
             }
         }
     }

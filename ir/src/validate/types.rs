@@ -2,7 +2,6 @@
 //! types and sizes of the declared types of graph inputs, outputs and value_info.
 
 use super::Diagnostics;
-use crate::attr::AttrValue;
 use crate::dtype::DType;
 use crate::graph::Graph;
 use crate::infer::{Inferred, MAX_SUBGRAPH_DEPTH};
@@ -83,22 +82,15 @@ pub(super) fn check_types(
                 }
             }
         }
-        for (pos, a) in n.attributes.iter().enumerate() {
-            let graphs: Vec<&Graph> = match &a.value {
-                AttrValue::Graph(b) => vec![b.as_ref()],
-                AttrValue::Graphs(gs) => gs.iter().collect(),
-                _ => continue,
-            };
-            for (idx, sub) in graphs.into_iter().enumerate() {
-                check_types(
-                    sub,
-                    inferred.and_then(|r| r.sub(n.id, pos, idx)),
-                    &format!("{path} > {} attribute '{}'", n.label(), a.name),
-                    opset,
-                    depth + 1,
-                    d,
-                );
-            }
+        for (pos, idx, name, sub) in n.subgraphs_at() {
+            check_types(
+                sub,
+                inferred.and_then(|r| r.sub(n.id, pos, idx)),
+                &format!("{path} > {} attribute '{name}'", n.label()),
+                opset,
+                depth + 1,
+                d,
+            );
         }
     }
 }

@@ -274,6 +274,15 @@ struct Layout {
 }
 
 impl Layout {
+    /// The graph's outputs: the node's outputs that are present.
+    fn graph_outputs(&self) -> Vec<&str> {
+        self.outputs
+            .iter()
+            .filter(|o| !o.is_empty())
+            .map(|s| s.as_str())
+            .collect()
+    }
+
     /// The node's outputs as the text writes them (`""` for an absent one).
     fn node_outputs(&self) -> Vec<String> {
         self.outputs
@@ -375,13 +384,7 @@ impl Instance<'_> {
         } else {
             format!(" <{}>", inits.join(", "))
         };
-        let outs: Vec<&str> = self
-            .layout
-            .outputs
-            .iter()
-            .filter(|o| !o.is_empty())
-            .map(|s| s.as_str())
-            .collect();
+        let outs = self.layout.graph_outputs();
         let node_outs = self.layout.node_outputs();
         Some(format!(
             "<ir_version: {}, opset_import: [\"\" : {}]>\nmain ({}) => ({}){}\n{{\n  {} = {}{} ({})\n}}\n",
@@ -1283,13 +1286,7 @@ impl Plan {
         for (li, f) in self.found.iter().enumerate() {
             let lp = format!("{p}-l{li}");
             let node = self.node_rule(g, task, f, &lp);
-            let outs: Vec<&str> = f
-                .layout
-                .outputs
-                .iter()
-                .filter(|o| !o.is_empty())
-                .map(|s| s.as_str())
-                .collect();
+            let outs = f.layout.graph_outputs();
             let outs = format!(") => ({})", outs.join(", "));
             let slots: Vec<&Slot> = f.layout.args.iter().flatten().collect();
             for (bi, b) in f.binding_list().iter().enumerate() {
