@@ -170,26 +170,12 @@ fn same(a: &[f64], b: &[f64]) -> bool {
         })
 }
 
-fn is_integer(d: DType) -> bool {
-    matches!(
-        d,
-        DType::I8
-            | DType::I16
-            | DType::I32
-            | DType::I64
-            | DType::U8
-            | DType::U16
-            | DType::U32
-            | DType::U64
-    )
-}
-
 /// The planted wrong values, or none when `w` does not apply or changes nothing.
 fn plant(w: Wrong, expected: &HostTensor, first_input: &[f64]) -> Option<Vec<f64>> {
     let v = values(expected);
     let out: Vec<f64> = match w {
         Wrong::Sign => v.iter().map(|x| -x).collect(),
-        Wrong::OffByOne if is_integer(expected.dtype) => v.iter().map(|x| x + 1.0).collect(),
+        Wrong::OffByOne if expected.dtype.is_int() => v.iter().map(|x| x + 1.0).collect(),
         Wrong::OffByOne => {
             let mut r = v.clone();
             r.rotate_left(1);
@@ -198,7 +184,7 @@ fn plant(w: Wrong, expected: &HostTensor, first_input: &[f64]) -> Option<Vec<f64
         Wrong::Passthrough if first_input.len() == v.len() => first_input.to_vec(),
         Wrong::Passthrough => return None,
         // Integers have no NaN: such an output is not something a backend could produce.
-        Wrong::Nan if is_integer(expected.dtype) => return None,
+        Wrong::Nan if expected.dtype.is_int() => return None,
         Wrong::Nan => {
             let mut r = v.clone();
             let mid = r.len() / 2;
@@ -472,10 +458,5 @@ pub fn print_summary(report: &EvalReport) -> Result<()> {
 
 /// Writes `<out>/oracle-eval-report.json` atomically and returns its path.
 pub fn write_report(out: &Path, report: &EvalReport) -> Result<PathBuf> {
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let path = out.join("oracle-eval-report.json");
-    let text = serde_json::to_string_pretty(report)?;
-    mutagraph_ir::model::write_atomic(&path, text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(path)
+    super::session::write_json(out, "oracle-eval-report.json", report)
 }

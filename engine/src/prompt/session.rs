@@ -158,9 +158,15 @@ fn first_line(s: &str) -> String {
 
 /// Writes `<out>/<command>-report.json` atomically and returns its path.
 pub fn write_report(out: &Path, report: &RunReport) -> Result<PathBuf> {
+    write_json(out, &format!("{}-report.json", report.command), report)
+}
+
+/// Writes `value` as pretty JSON to `<out>/<file>` atomically (temp file + rename), creating
+/// `out`; returns the path.
+pub fn write_json<T: Serialize>(out: &Path, file: &str, value: &T) -> Result<PathBuf> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let path = out.join(format!("{}-report.json", report.command));
-    let text = serde_json::to_string_pretty(report)?;
+    let path = out.join(file);
+    let text = serde_json::to_string_pretty(value)?;
     mutagraph_ir::model::write_atomic(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
