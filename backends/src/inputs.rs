@@ -82,6 +82,9 @@ pub struct GenOptions {
     pub values: BTreeMap<String, f64>,
     /// Ranges of integer inputs, by name (half-open).
     pub ranges: BTreeMap<String, (i64, i64)>,
+    /// Whole tensors of inputs, by name (the real values a window of a model reads, captured
+    /// from a run of the whole model): used where the input's element type and shape match.
+    pub tensors: std::sync::Arc<BTreeMap<String, HostTensor>>,
 }
 
 impl GenOptions {
@@ -127,6 +130,7 @@ impl Default for GenOptions {
             shapes: BTreeMap::new(),
             values: BTreeMap::new(),
             ranges: BTreeMap::new(),
+            tensors: Default::default(),
         }
     }
 }
@@ -182,6 +186,13 @@ pub fn generate(model: &Model, seed: u64, opts: &GenOptions) -> Result<NamedValu
                     "shape {shape:?} is too large to generate (over {MAX_GENERATED_ELEMENTS} elements; give smaller sizes with --input-shape, or the values with --inputs)"
                 ))
             })?;
+        if let Some(t) = opts.tensors.get(&name)
+            && t.dtype == tt.dtype
+            && t.shape == shape
+        {
+            out.push((name, Value::Tensor(t.clone())));
+            continue;
+        }
         let mut t = match (opts.values.get(&name), opts.ranges.get(&name)) {
             (Some(v), _) => HostTensor::from_f64s(tt.dtype, shape.clone(), &vec![*v; n])
                 .map_err(|e| err(e.to_string()))?,

@@ -46,6 +46,60 @@ pub struct MinimizeJob {
     /// The seed model the mutant was made from, and the mutation records that made it: the
     /// first pass drops records (replaying the rest on the seed) while the bug stays.
     pub trace: Option<(Vec<u8>, Vec<Record>)>,
+    /// For a finding on a seed derived from a user's seed: the same mutations on the user's
+    /// whole model, checked once there ([`shows_on_whole`]).
+    pub whole: Option<WholeModel>,
+}
+
+/// The user's whole model with a derived seed's mutations replayed on it, and its inputs.
+pub struct WholeModel {
+    /// The model.
+    pub model: Vec<u8>,
+    /// Its inputs.
+    pub inputs: NamedValues,
+}
+
+/// Whether `finding` (a kind of misbehaviour of one library) shows on `whole` too: the model
+/// run once on every backend and triaged; in words, for `meta.json`.
+pub fn shows_on_whole(
+    pool: &mut Pool,
+    backends: &[String],
+    tolerance: Tolerance,
+    finding: &Finding,
+    whole: &WholeModel,
+) -> String {
+    let mut runs = Vec::new();
+    for b in backends {
+        match pool.run(b, &whole.model, &whole.inputs) {
+            Ok(r) => runs.push(r),
+            Err(e) => return format!("not checked: {b} could not be started: {e}"),
+        }
+    }
+    let mr = MutantRuns {
+        reference: backends
+            .iter()
+            .position(|b| mutagraph_backends::catalog::is_ground_truth(b)),
+        runs,
+        reruns: Vec::new(),
+        slow_baseline: Default::default(),
+    };
+    let judged = Triage::new(backends, tolerance).judge(pool, &whole.model, &whole.inputs, &mr);
+    let same = judged.iter().find(|t| {
+        t.verdict == mutagraph_oracles::Verdict::Report
+            && t.finding.kind == finding.kind
+            && t.finding.library() == finding.library()
+    });
+    match same {
+        Some(t) => format!("shows too ({})", t.finding.signature()),
+        None if judged.is_empty() => "does not show: every backend agrees there".to_string(),
+        None => {
+            let seen: Vec<String> = judged
+                .iter()
+                .map(|t| format!("{} {}", t.finding.kind.name(), t.verdict.name()))
+                .collect();
+            format!("does not show as such (there: {})", seen.join(", "))
+        }
+    }
 }
 
 /// What minimization did, as recorded in `meta.json`.
@@ -87,6 +141,8 @@ pub struct Done {
     pub localization: Option<Localization>,
     /// The statistics.
     pub info: MinimizedInfo,
+    /// What the job's mutations showed on the user's whole model ([`shows_on_whole`]).
+    pub whole_model: Option<String>,
 }
 
 /// What became of one minimization job.
@@ -218,6 +274,11 @@ pub fn minimize_one(
         passes,
         op_type: finding.op_type().map(String::from),
     };
+    let whole_model = job
+        .whole
+        .as_ref()
+        .filter(|_| !stop.load(Ordering::Relaxed))
+        .map(|w| shows_on_whole(rep.pool, backends, tolerance, &job.finding, w));
     Some(Finished::Minimized(Box::new(Done {
         dir: job.dir.clone(),
         signature: job.signature.clone(),
@@ -228,6 +289,7 @@ pub fn minimize_one(
         native,
         localization,
         info,
+        whole_model,
     })))
 }
 

@@ -617,6 +617,17 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
         others,
         provenance: Some(Provenance {
             seed: meta.seed.clone(),
+            derived: meta.derived_from.as_ref().map(|d| {
+                let region = match (d.region.first(), d.region.last()) {
+                    (Some(a), Some(b)) => format!(" (its nodes {a} .. {b})"),
+                    _ => String::new(),
+                };
+                let whole = match &meta.whole_model {
+                    Some(w) => format!("; the same mutations on the whole model: {w}"),
+                    None => String::new(),
+                };
+                format!("`{}`, {}{region}{whole}", d.seed, d.how)
+            }),
             iteration: meta.iteration,
             operators: meta.operators.clone(),
             hits: meta.hits,

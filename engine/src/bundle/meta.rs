@@ -39,6 +39,23 @@ pub struct Reproduce {
     pub slow_seconds: f64,
 }
 
+/// Where a derived seed came from: the seed the user gave, how it was derived, and the
+/// region of the user's model it holds (a window's nodes, by name).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DerivedFrom {
+    /// The user's seed (its path, or the zoo name).
+    pub seed: String,
+    /// How, in words.
+    pub how: String,
+    /// The nodes of the user's model it holds (a window), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub region: Vec<String>,
+    /// The seed it was cut or reduced from, when that is not the user's model itself (the
+    /// user's model at smaller image sizes): where its mutations are checked again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<String>,
+}
+
 /// `meta.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Meta {
@@ -94,6 +111,14 @@ pub struct Meta {
     pub minimized_finding: Option<Finding>,
     /// Seed model.
     pub seed: String,
+    /// The user's seed the mutated seed was derived from (reduced, a window of it), with the
+    /// region of it the seed holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived_from: Option<DerivedFrom>,
+    /// For a finding on a derived seed: what the same mutations, replayed on the user's whole
+    /// model, showed when they were checked once there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_model: Option<String>,
     /// Iteration.
     pub iteration: u64,
     /// Seed of the inputs.

@@ -20,7 +20,7 @@ use crate::minimizer::{Done, MinimizedInfo};
 pub use docs::{describe_model, render_docs};
 use files::*;
 use meta::*;
-pub use meta::{Meta, Reproduce, RunLine};
+pub use meta::{DerivedFrom, Meta, Reproduce, RunLine};
 
 use crate::environment::{self, Environment};
 use crate::findings::{Seen, SigEntry};
@@ -72,6 +72,10 @@ pub struct Found<'a> {
     pub native: Option<&'a NamedValues>,
     /// Seed model name.
     pub seed: &'a str,
+    /// The user's seed it was derived from, if it was.
+    pub derived_from: Option<&'a DerivedFrom>,
+    /// What the finding's mutations showed on the user's whole model, when checked.
+    pub whole_model: Option<String>,
     /// Iteration.
     pub iteration: u64,
     /// Mutation trace from the seed.
@@ -129,6 +133,8 @@ pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
         minimized_runs: Vec::new(),
         minimized_finding: None,
         seed: f.seed.to_string(),
+        derived_from: f.derived_from.cloned(),
+        whole_model: f.whole_model.clone(),
         iteration: f.iteration,
         input_seed: f.input_seed,
         operators: f.trace.iter().map(|r| r.operator.clone()).collect(),
@@ -222,6 +228,9 @@ pub fn write_minimized(dir: &Path, d: &Done) -> Result<()> {
     meta.minimized_finding = Some(d.finding.clone());
     meta.trigger = d.finding.trigger.clone();
     meta.root_signature = Some(d.finding.root_signature());
+    if d.whole_model.is_some() {
+        meta.whole_model = d.whole_model.clone();
+    }
     let tol = Tolerance::by_name(&meta.tolerance).unwrap_or(Tolerance::APPROXIMATE);
     let mut repro = reproduce_info(&d.finding, &d.model, tol, &d.runs);
     if repro.expect_error.is_none() {

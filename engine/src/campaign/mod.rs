@@ -23,7 +23,9 @@
 //! Output directory (every file written atomically: temporary file, fsync, rename; corpus
 //! entries on the [`writer`]'s thread, on disk before the state that names them):
 //! * `campaign.toml`: the effective configuration; `admission.json`: each seed's first run.
-//! * `seeds/<name>.onnx`: the (reduced) seed models.
+//! * `seeds/<name>.onnx`: the seed models (as admitted: their input shapes declared), and the
+//!   seeds derived from them (`<name>.reduced.onnx`, `<name>.window-K.onnx` with the captured
+//!   inputs in `<name>.window-K.inputs.npz`).
 //! * `corpus/<id>.onnx` + `corpus/<id>.trace.json`: diverse mutants, with the seed name and every
 //!   mutation record from the seed (`mutation::replay_trace` rebuilds the exact bytes).
 //! * `findings/<kind>-<library>-<op>-<hash>/`: one bug bundle per signature
@@ -34,7 +36,9 @@
 //!   ([`crate::persisted`]).
 pub mod admission;
 pub mod config;
+mod derive;
 mod executor;
+mod intake;
 pub mod lock;
 pub mod mcmc;
 
@@ -49,8 +53,9 @@ pub mod writer;
 
 pub use config::{Config, Request, parse_duration};
 use executor::{BatchRuns, Job, SeedPlan, execute_jobs};
+pub use intake::summary as admission_summary;
 use seeds::typed;
-pub use seeds::{Seed, load_seeds, reduce_seed};
+pub use seeds::{Seed, load_seeds};
 pub use start::run;
 pub use state::{
     BackendTime, Counters, OURS_KEPT, OpCounters, SessionStart, Slot, State, Stats, Summary,
@@ -60,7 +65,7 @@ use timeseries::open_timeseries;
 
 use crate::bundle;
 use crate::findings::{Seen, SigEntry};
-use crate::minimizer::{Finished, MinimizeJob, Minimizer, NotShown};
+use crate::minimizer::{Finished, MinimizeJob, Minimizer, NotShown, WholeModel};
 use crate::persisted::Versioned;
 use anyhow::{Context, Result, anyhow, bail};
 use mcmc::{Scheduler, SeedStats};
@@ -79,7 +84,7 @@ use mutagraph_mutators::operators;
 use mutagraph_mutators::recipes::Recipes;
 use mutagraph_mutators::zoo;
 use mutagraph_oracles::MutantRuns;
-use mutagraph_oracles::triage::{KnownCrashes, Triage, TriageStats, Triaged, Verdict};
+use mutagraph_oracles::triage::{KnownCrashes, KnownQuiet, Triage, TriageStats, Triaged, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
@@ -538,7 +543,12 @@ impl Campaign {
             }
             self.state.timings.oracles += t.elapsed().as_secs_f64();
             let t = Instant::now();
-            let judged = self.stage.judge(&mut self.triage, &job.bytes, inputs, &mr);
+            // Numeric verdicts are learned per seed and operator: mutants of one seed by
+            // one operator that keep showing the same rounding are not localized every time.
+            let context = format!("{}|{}", job.seed, self.ops[job.op].name());
+            let judged = self
+                .stage
+                .judge_in(&mut self.triage, &job.bytes, inputs, &mr, &context);
             for tr in judged {
                 self.record(job, tr, &mr)?;
             }
@@ -687,6 +697,7 @@ impl Campaign {
             write_json(&self.out.join("stats.json"), &self.stats(elapsed))?;
         }
         self.state.known_crashes = self.stage.known.clone();
+        self.state.known_quiet = self.stage.quiet.clone();
         write_json(&self.out.join("state.json"), &self.state)?;
         // Deletions only after the commit: the committed state names no entry they touch (the
         // pool's are kept). What they did is committed at once when they did anything (a kill

@@ -88,6 +88,12 @@ impl Campaign {
             }
         }
         let dir = self.out.join("findings").join(&id);
+        let whole = self.whole_model(job);
+        let whole_model = whole.as_ref().map(|w| match (w, &self.minimizer) {
+            (Err(why), _) => why.clone(),
+            (Ok(_), Some(_)) => "to be checked by the minimizer".to_string(),
+            (Ok(_), None) => "not checked (--no-minimize)".to_string(),
+        });
         let seed = &self.seeds[job.seed];
         let found = bundle::Found {
             finding: &f,
@@ -100,6 +106,8 @@ impl Campaign {
             runs,
             native: native.as_ref(),
             seed: &seed.name,
+            derived_from: seed.origin.as_ref(),
+            whole_model,
             iteration: job.iteration,
             trace: &job.records,
             config: serde_json::to_value(&self.config)?,
@@ -141,9 +149,39 @@ impl Campaign {
                 intermediates,
                 input_seed: job.input_seed,
                 trace: Some((self.seeds[job.seed].model.to_bytes(), job.records.clone())),
+                whole: whole.and_then(Result::ok),
             });
         }
         Ok(())
+    }
+
+    /// For a finding on a seed derived from a user's seed (a window, the reduced model): the
+    /// same mutations replayed on the user's whole model (as admitted), with its inputs, for
+    /// the minimizer to check once there; or why it cannot be. `None` for other seeds.
+    fn whole_model(&self, job: &Job) -> Option<Result<WholeModel, String>> {
+        let origin = self.seeds[job.seed].origin.as_ref()?;
+        let basis = origin.basis.as_ref().unwrap_or(&origin.seed);
+        let whole = self.seeds.iter().position(|s| &s.name == basis)?;
+        let (m, skipped) = mutagraph_mutators::mutation::replay_trace(
+            &self.seeds[whole].model,
+            &job.records,
+            |_| true,
+        );
+        if !skipped.is_empty() {
+            return Some(Err(format!(
+                "not checked: {} of its {} mutations do not apply there",
+                skipped.len(),
+                job.records.len()
+            )));
+        }
+        Some(
+            inputs::generate(&m, job.input_seed, &self.seed_inputs[whole].inputs)
+                .map(|inputs| WholeModel {
+                    model: m.to_bytes(),
+                    inputs,
+                })
+                .map_err(|e| format!("not checked: its inputs cannot be made: {e}")),
+        )
     }
 
     /// Counts the unmutated seed `seed`'s run (not an execution: those are mutants') and
@@ -259,6 +297,7 @@ impl Campaign {
                 intermediates: None,
                 input_seed: meta.input_seed,
                 trace: seed.map(|s| (s.model.to_bytes(), meta.trace.clone())),
+                whole: None,
             });
         }
     }

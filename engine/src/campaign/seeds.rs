@@ -1,36 +1,41 @@
-//! Seed models: the built-in zoo, a directory or files, each read, checked, typed and reduced
-//! (MEMO Alg. 1); what a file contains never stops the campaign.
+//! Seed models: the built-in zoo, a directory or files, each read, checked and typed as given;
+//! what a file contains never stops the campaign. Seeds derived from them (reduced by MEMO
+//! Alg. 1, windows of a heavy model) are made after admission ([`super::derive`]), recorded
+//! and printed: a seed is never changed silently.
 use super::*;
 
-/// Seed reduction (MEMO §3.2, [`mutagraph_mutators::reduce`]); a model the reduction cannot
-/// handle is kept as it is.
-pub fn reduce_seed(model: &Model) -> Model {
-    match mutagraph_mutators::reduce::reduce(model) {
-        Ok((m, _)) => m,
-        Err(_) => model.clone(),
-    }
-}
-
-/// A loaded seed.
+/// A seed of the campaign: a model the user gave (or a zoo model), or one derived from such a
+/// seed after its admission.
 pub struct Seed {
-    /// Name (zoo name or path).
+    /// Name (zoo name or path; a derived seed's is its origin's with `#reduced`, `#window-K`).
     pub name: String,
     /// File name under `seeds/`.
     pub file: String,
-    /// The reduced model.
+    /// The model, typed (once admitted: with the shapes it was admitted at declared).
     pub model: Model,
+    /// What the user gave, byte for byte: the file's bytes when it is a self-contained
+    /// protobuf model, else the model exported whole (text syntax, tensors in side files);
+    /// `None` for a derived seed. Seed findings are filed with these bytes.
+    pub given: Option<Vec<u8>>,
+    /// Where a derived seed came from (its findings name it).
+    pub origin: Option<crate::bundle::DerivedFrom>,
 }
 
-/// Reads, checks, types and reduces one seed file. A panic of ours on a strange seed is an
-/// error of that seed, never the end of the campaign.
-fn load_one(path: &Path) -> Result<Model> {
+/// Reads, checks and types one seed file. A panic of ours on a strange seed is an error of
+/// that seed, never the end of the campaign.
+fn load_one(path: &Path) -> Result<(Model, Vec<u8>)> {
     let m = Model::load(path).map_err(|e| anyhow!("seed {e}"))?;
     validate::validate(&m).map_err(|e| anyhow!("seed {}: {e}", path.display()))?;
+    let given = std::fs::read(path)
+        .ok()
+        .filter(|raw| Model::from_bytes(raw).is_ok())
+        .unwrap_or_else(|| m.to_bytes());
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut m = m;
         typed(&mut m);
-        reduce_seed(&m)
+        m
     }))
+    .map(|m| (m, given))
     .map_err(|p| {
         let msg = p
             .downcast_ref::<&str>()
@@ -57,15 +62,15 @@ pub(super) fn typed(m: &mut Model) {
 
 /// Loads the seeds: `zoo`, a directory (its `*.onnx`, sorted), or a file.
 pub fn load_seeds(specs: &[String]) -> Result<Vec<Seed>> {
-    let mut out: Vec<(String, Model)> = Vec::new();
+    let mut out: Vec<(String, (Model, Vec<u8>))> = Vec::new();
     let mut refused: Vec<String> = Vec::new();
     for s in specs {
         if s == "zoo" {
-            out.extend(
-                zoo::all()
-                    .into_iter()
-                    .map(|(n, m)| (n.to_string(), reduce_seed(&m))),
-            );
+            out.extend(zoo::all().into_iter().map(|(n, mut m)| {
+                typed(&mut m);
+                let bytes = m.to_bytes();
+                (n.to_string(), (m, bytes))
+            }));
             continue;
         }
         let p = Path::new(s);
@@ -121,7 +126,7 @@ pub fn load_seeds(specs: &[String]) -> Result<Vec<Seed>> {
     let mut used: BTreeMap<String, usize> = BTreeMap::new();
     Ok(out
         .into_iter()
-        .map(|(name, m)| {
+        .map(|(name, (m, given))| {
             let stem = Path::new(&name)
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -147,6 +152,8 @@ pub fn load_seeds(specs: &[String]) -> Result<Vec<Seed>> {
                 name,
                 file,
                 model: m,
+                given: Some(given),
+                origin: None,
             }
         })
         .collect())

@@ -136,10 +136,6 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     // A crash met again and again is filed as a hit of its bug without the triage's extra runs.
     stage.learn = true;
     let mut triage_pool = Pool::new(pool_opts.clone());
-    let sizing = match config.free_dim {
-        Some(n) => admission::Sizing::Uniform(n),
-        None => admission::Sizing::Solved,
-    };
     // Each shape or value given must fit an input of some seed.
     let fits: Vec<Fixed> = seeds
         .iter()
@@ -168,87 +164,28 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             bail!("--input-value {name}: no seed has an input named '{name}'");
         }
     }
-    // Admission: each seed once, unmutated, on every backend (decided once per campaign).
-    let admission_path = out.join(admission::FILE);
-    let resumed_admission: Option<admission::Decisions> = if admission_path.exists() {
-        Some(
-            serde_json::from_slice(
-                &std::fs::read(&admission_path)
-                    .with_context(|| format!("reading {}", admission_path.display()))?,
-            )
-            .with_context(|| format!("parsing {}", admission_path.display()))?,
-        )
-    } else {
-        None
-    };
-    let mut seed_runs: Vec<(usize, admission::SeedRun)> = Vec::new();
-    // Seeds the reference cannot run, with the reason (named in the error when none is left).
-    let refused: BTreeMap<String, String>;
-    let (seeds, seed_inputs): (Vec<Seed>, Vec<admission::Admitted>) = match resumed_admission {
-        Some(d) => {
-            refused = d.refused.clone();
-            seeds
-                .into_iter()
-                .filter(|s| !d.refused.contains_key(&s.name))
-                .map(|s| {
-                    let g = d.admitted.get(&s.name).cloned().unwrap_or_default();
-                    (s, g)
-                })
-                .unzip()
-        }
-        None => {
-            let mut decisions = admission::Decisions::default();
-            let mut kept = Vec::new();
-            for (i, s) in seeds.into_iter().enumerate() {
-                if crate::interrupt::requested() {
-                    bail!(
-                        "stopped during seed admission; nothing was written (run the command again to start)"
-                    );
-                }
-                let input_seed = mix(config.seed, i as u64, 7);
-                match admission::admit(
-                    &s,
-                    &config.backends,
-                    reference,
-                    &mut pools,
-                    &mut stage,
-                    &mut triage_pool,
-                    input_seed,
-                    sizing,
-                    &config.fixed,
-                ) {
-                    admission::Admission::Refused(why) => {
-                        tracing::warn!("{}", admission::advice(&s.name, &why));
-                        decisions.refused.insert(s.name.clone(), why);
-                    }
-                    admission::Admission::Admitted(run) => {
-                        let g = run.chosen.clone();
-                        decisions
-                            .admitted
-                            .insert(s.name.clone(), run.chosen.clone());
-                        seed_runs.push((kept.len(), *run));
-                        kept.push((s, g));
-                    }
-                }
-            }
-            write_json(&admission_path, &decisions)?;
-            refused = decisions.refused.clone();
-            kept.into_iter().unzip()
-        }
-    };
-    // Mutants are made from each seed with the shapes it was admitted at declared: every value
-    // then has a static shape, so a mutant valid for the IR is valid at the sizes it runs at
-    // (with the symbols left in, a conv window could outgrow its input). The seed itself ran
-    // as given.
-    let seeds: Vec<Seed> = seeds
-        .into_iter()
-        .zip(&seed_inputs)
-        .map(|(mut s, a)| {
-            s.model = mutagraph_ir::solve::concretize(&s.model, &a.shapes);
-            s
-        })
-        .collect();
-    if seeds.is_empty() {
+    // Admission: each seed once, as given, on every backend; seeds derived from them (decided
+    // once per campaign, recorded and printed).
+    let intake = intake::intake(
+        &out,
+        &config,
+        seeds,
+        intake::Runs {
+            pools: &mut pools,
+            stage: &mut stage,
+            triage: &mut triage_pool,
+            reference,
+        },
+        req.quiet,
+    )?;
+    let intake::Intake {
+        seeds,
+        plans,
+        mutated,
+        seed_runs,
+        refused,
+    } = intake;
+    if mutated.is_empty() {
         let why: Vec<String> = refused
             .iter()
             .take(5)
@@ -258,10 +195,10 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             "no seed can be mutated: the reference runs none of them ({}{}; see {})",
             why.join("; "),
             if refused.len() > 5 { "; ..." } else { "" },
-            admission_path.display()
+            out.join(admission::FILE).display()
         );
     }
-    let n_seeds = seeds.len() * ops.len();
+    let n_seeds = mutated.len() * ops.len();
     if config.mcmc_p.is_nan() {
         config.mcmc_p = req.mcmc_p.unwrap_or_else(|| mcmc::default_p(n_seeds));
     }
@@ -301,8 +238,8 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             .params_at_opset(opset),
     );
     let mut seed_cov = Coverage::new(universe.clone());
-    for s in &seeds {
-        seed_cov.add_model(&s.model);
+    for &i in &mutated {
+        seed_cov.add_model(&seeds[i].model);
     }
     let seed_coverage = seed_cov.report();
 
@@ -313,8 +250,9 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     let state_path = out.join("state.json");
     let fresh = !state_path.exists();
     let (mut state, models) = if fresh {
-        let pool: Vec<Slot> = (0..seeds.len())
-            .map(|i| Slot {
+        let pool: Vec<Slot> = mutated
+            .iter()
+            .map(|&i| Slot {
                 seed: i,
                 corpus: None,
             })
@@ -324,7 +262,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             iteration: 0,
             rng_seed: config.seed,
             pool,
-            seeds: SeedStats::new(seeds.len(), ops.len()),
+            seeds: SeedStats::new(mutated.len(), ops.len()),
             coverage: seed_cov,
             counters: Counters {
                 per_operator: op_names
@@ -342,14 +280,15 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             roots: BTreeMap::new(),
             triage: TriageStats::default(),
             known_crashes: Default::default(),
+            known_quiet: Default::default(),
             ours_kept: BTreeSet::new(),
             sessions: Vec::new(),
             pruned: Default::default(),
             sync: None,
         };
-        let models = seeds
+        let models = mutated
             .iter()
-            .map(|s| (s.model.clone(), Vec::new()))
+            .map(|&i| (seeds[i].model.clone(), Vec::new()))
             .collect();
         (state, models)
     } else {
@@ -363,7 +302,11 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         let mut cov = Coverage::new(universe.clone());
         cov.merge(&state.coverage);
         state.coverage = cov;
-        if state.pool.len() != seeds.len() || state.seeds.ops != ops.len() {
+        let slots: Vec<usize> = state.pool.iter().map(|s| s.seed).collect();
+        if slots.len() != mutated.len()
+            || slots.iter().any(|i| !mutated.contains(i))
+            || state.seeds.ops != ops.len()
+        {
             bail!(
                 "{} does not match the seeds and operators",
                 state_path.display()
@@ -407,17 +350,23 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     }
     // The triage's extra runs and the minimizer's wait as long as the slowest seed's mutants may take.
     let floor = pool_opts.timeout;
-    let seed_inputs: Vec<SeedPlan> = seed_inputs
+    let seed_inputs: Vec<SeedPlan> = plans
         .iter()
-        .map(|a| SeedPlan {
-            inputs: a.gen_options(),
+        .map(|(a, tensors)| SeedPlan {
+            inputs: GenOptions {
+                tensors: tensors.clone(),
+                ..a.gen_options()
+            },
             timeout: a.run_timeout(floor),
             slowness: a.slowness.clone(),
         })
         .collect();
-    triage_pool.set_timeout(seed_inputs.iter().map(|s| s.timeout).max().unwrap_or(floor));
+    // The triage's runs are of mutants (of the mutated seeds); the minimizer's also of the
+    // whole models windows come from.
+    let limit = |of: &mut dyn Iterator<Item = &SeedPlan>| of.map(|s| s.timeout).max();
+    triage_pool.set_timeout(limit(&mut mutated.iter().map(|&i| &seed_inputs[i])).unwrap_or(floor));
     let mut slowest = pool_opts.clone();
-    slowest.timeout = triage_pool.options().timeout;
+    slowest.timeout = limit(&mut seed_inputs.iter()).unwrap_or(floor);
     let minimizer = if req.minimize {
         Some(Minimizer::start(
             slowest,
@@ -433,6 +382,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         // uninterrupted one files as hits, and end with other verdicts).
         stage.stats = state.triage.clone();
         stage.known = state.known_crashes.clone();
+        stage.quiet = state.known_quiet.clone();
     }
     let out_dir = out.clone();
     // An instance of a shared campaign: the sync directory is its directory's parent.

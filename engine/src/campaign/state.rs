@@ -45,6 +45,9 @@ pub struct State {
     /// ones as a campaign that never stopped).
     #[serde(default)]
     pub known_crashes: KnownCrashes,
+    /// What the triage learned of numeric findings it does not report, by key.
+    #[serde(default)]
+    pub known_quiet: KnownQuiet,
     /// Examples of mutagraph's own failures kept under `ours/` (at most [`OURS_KEPT`]).
     #[serde(default)]
     pub ours_kept: BTreeSet<String>,
@@ -162,6 +165,7 @@ mod tests {
             roots: BTreeMap::new(),
             triage: TriageStats::default(),
             known_crashes: KnownCrashes::default(),
+            known_quiet: KnownQuiet::default(),
             ours_kept: BTreeSet::new(),
             sessions: sessions.clone(),
             pruned: Default::default(),

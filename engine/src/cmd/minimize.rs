@@ -362,6 +362,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
         intermediates,
         input_seed,
         trace: None,
+        whole: None,
     };
     let mut o = opts.clone();
     o.focus = finding.location.as_ref().map(|l| l.value.clone());

@@ -1,5 +1,6 @@
 //! `mutagraph run`: one model on several backends, each in its worker, against the reference.
 use super::{InputArgs, PoolArgs};
+use crate::campaign::admission::{Sizing, choose};
 use anyhow::Context;
 use mutagraph_backends::compare::{CompareOptions, Metrics, Tolerance, compare_named};
 use mutagraph_backends::value::NamedValues;
@@ -82,24 +83,39 @@ pub fn main(a: Args, g: &super::Globals) -> anyhow::Result<std::process::ExitCod
     for note in mutagraph_ir::import::declared_dim_notes(&m.graph) {
         tracing::warn!("{}: {note}", model.display());
     }
-    let (values, source) = match &inputs {
-        Some(p) => (
-            crate::inputs::read(&m, &model, p)?,
-            format!("from {}", p.display()),
-        ),
-        None => {
-            let seed = seed.unwrap_or(0);
-            let opts = mutagraph_backends::inputs::GenOptions::for_model(&m, free_dim, &fixed)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
-            (
-                mutagraph_backends::inputs::generate(&m, seed, &opts)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?,
-                format!("generated, seed {seed}"),
-            )
-        }
-    };
     let backends = super::backend_list(backends)?;
     let mut p = Pool::new(pool.options()?);
+    let (values, source) = match &inputs {
+        Some(path) => (
+            crate::inputs::read(&m, &model, path)?,
+            format!("from {}", path.display()),
+        ),
+        None => {
+            // The inputs a campaign's admission would choose (the same sizes, values and
+            // checks), so that `run`, `consistency` and `campaign` run a model alike.
+            let seed = seed.unwrap_or(0);
+            let sizing = match free_dim {
+                Some(n) => Sizing::Uniform(n.max(1)),
+                None => Sizing::Solved,
+            };
+            let choice = if reference == "none" {
+                choose(&m, sizing, &fixed, seed, None)
+            } else {
+                let mut run_ref =
+                    |i: &NamedValues| p.run(&reference, &bytes, i).map_err(|e| e.to_string());
+                choose(&m, sizing, &fixed, seed, Some(&mut run_ref))
+            }
+            .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+            if let Some(why) = &choice.refused {
+                tracing::warn!("{}: {why}", model.display());
+            }
+            let range = match choice.chosen.float_range {
+                Some((lo, hi)) => format!(", floats in [{lo}, {hi})"),
+                None => String::new(),
+            };
+            (choice.inputs, format!("generated, seed {seed}{range}"))
+        }
+    };
     let name = model.display().to_string();
     let summary = run_model(
         &mut p,

@@ -3,10 +3,8 @@
 //! backends that both ran compared, and each library that disagrees with the reference
 //! localized to its first diverging node.
 use super::Options;
-use crate::campaign::Seed;
-use crate::campaign::admission::candidates;
+use crate::campaign::admission::choose;
 use mutagraph_backends::compare::{CompareOptions, Comparison, compare_named};
-use mutagraph_backends::inputs;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Outcome, Pool, PoolError, RunReport};
 use mutagraph_ir::Model;
@@ -120,7 +118,7 @@ pub fn measure(
 ) -> Result<Result<ModelRow, String>, PoolError> {
     let bytes = model.to_bytes();
     let reference = opts.reference();
-    let (inputs, sizes, probe) = match choose_inputs(pool, opts, name, model, &bytes)? {
+    let (inputs, sizes, probe) = match choose_inputs(pool, opts, model, &bytes)? {
         Ok(x) => x,
         Err(why) => return Ok(Err(why)),
     };
@@ -174,55 +172,44 @@ type Chosen = (NamedValues, Vec<String>, Option<RunReport>);
 fn choose_inputs(
     pool: &mut Pool,
     opts: &Options,
-    name: &str,
     model: &Model,
     bytes: &[u8],
 ) -> Result<Result<Chosen, String>, PoolError> {
-    let seed = Seed {
-        name: name.to_string(),
-        file: String::new(),
-        model: model.clone(),
-    };
-    let tries = match candidates(&seed, opts.sizing, &opts.fixed) {
-        Ok(c) => c,
-        Err(e) => return Ok(Err(e.to_string())),
-    };
-    let mut first: Option<(NamedValues, Vec<String>)> = None;
-    let mut why = String::from("no input sizes to try");
-    let mut tried: Vec<Vec<Option<Vec<usize>>>> = Vec::new();
-    for c in tries {
-        let values = match inputs::generate(model, opts.seed, &c.gen_options()) {
-            Ok(v) => v,
-            Err(e) => {
-                why = format!("its inputs cannot be generated: {e}");
-                continue;
-            }
-        };
-        // Sizes that give the inputs of an earlier try are not run again.
-        let key: Vec<Option<Vec<usize>>> = values
-            .iter()
-            .map(|(_, v)| v.tensor().map(|t| t.shape.clone()))
-            .collect();
-        if tried.contains(&key) {
-            continue;
+    let mut failed: Option<PoolError> = None;
+    let choice = match opts.reference() {
+        Some(r) => {
+            let mut run_ref = |inputs: &NamedValues| {
+                pool.run(&opts.backends[r], bytes, inputs).map_err(|e| {
+                    let why = e.to_string();
+                    failed = Some(e);
+                    why
+                })
+            };
+            choose(
+                model,
+                opts.sizing,
+                &opts.fixed,
+                opts.seed,
+                Some(&mut run_ref),
+            )
         }
-        tried.push(key);
-        let Some(r) = opts.reference() else {
-            return Ok(Ok((values, c.why, None)));
-        };
-        let run = pool.run(&opts.backends[r], bytes, &values)?;
-        if run.outcome.outputs().is_some() {
-            return Ok(Ok((values, c.why, Some(run))));
-        }
-        first.get_or_insert((values, c.why));
+        None => choose(model, opts.sizing, &opts.fixed, opts.seed, None),
+    };
+    if let Some(e) = failed {
+        return Err(e);
     }
-    Ok(match first {
-        Some((values, mut sizes)) => {
-            sizes.push("the reference runs it at none of the sizes tried".into());
-            Ok((values, sizes, None))
+    Ok(choice.map(|c| {
+        let mut sizes = c.chosen.why;
+        if let Some(r) = c.chosen.float_range {
+            sizes.push(format!("float inputs drawn from [{}, {})", r.0, r.1));
         }
-        None => Err(why),
-    })
+        if let Some(why) = c.refused {
+            sizes.push(format!(
+                "the reference runs it at none of the inputs tried: {why}"
+            ));
+        }
+        (c.inputs, sizes, c.reference)
+    }))
 }
 
 /// `first` and `n - 1` more runs of the same model (cached in the worker: `run` time only),

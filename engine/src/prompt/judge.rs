@@ -264,6 +264,8 @@ impl<'p> Judge<'p> {
                     runs: &mr,
                     native: native.as_ref(),
                     seed: &self.origin,
+                    derived_from: None,
+                    whole_model: None,
                     iteration: self.judged,
                     trace: &[],
                     config: serde_json::json!({ "backends": self.backends, "origin": self.origin }),

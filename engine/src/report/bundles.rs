@@ -648,6 +648,8 @@ mod tests {
                 model: &model,
                 inputs: &vec![("x".to_string(), t(&[-1.0, 1.0, 3.0]))],
                 input_seed: 0,
+                derived_from: None,
+                whole_model: None,
                 runs: &runs,
                 native: None,
                 seed: "zoo:test",

@@ -76,6 +76,8 @@ fn report_and_snippet_of_a_bundle() {
             model: &model,
             inputs: &inputs,
             input_seed: 0,
+            derived_from: None,
+            whole_model: None,
             runs: &runs,
             native: None,
             seed: "zoo:lenet",
@@ -210,6 +212,7 @@ fn report_of_a_minimized_crash_uses_the_minimized_message() {
             nodes_after: 1,
             ..Default::default()
         },
+        whole_model: None,
     };
     write_minimized(&b, &done).unwrap();
     let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
@@ -322,6 +325,8 @@ fn write_tract_bundle(
             model,
             inputs,
             input_seed: 0,
+            derived_from: None,
+            whole_model: None,
             runs,
             native: None,
             seed: "zoo:lenet",

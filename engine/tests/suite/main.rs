@@ -4,6 +4,7 @@
 
 mod common;
 
+mod admission;
 mod bundle_docs;
 mod bundles;
 mod campaign_cli;

@@ -84,9 +84,17 @@ fn real_models_import_solve_and_admit() {
         "--iterations",
         "24",
         "--no-minimize",
-        "--quiet",
     ]);
     ok(&o);
+    // Every seed admitted as given, every change to it recorded and printed.
+    let originals: Vec<(String, mutagraph_ir::Model)> = models
+        .iter()
+        .map(|p| {
+            let m = mutagraph_ir::Model::load(p).unwrap();
+            (p.display().to_string(), m)
+        })
+        .collect();
+    crate::admission::check_records(&out, &originals, &String::from_utf8_lossy(&o.stderr));
     let read = |f: &str| -> serde_json::Value {
         serde_json::from_slice(&std::fs::read(out.join(f)).unwrap()).unwrap()
     };
@@ -100,4 +108,69 @@ fn real_models_import_solve_and_admit() {
     assert_eq!(stats["seed_runs"], 6, "{stats}");
     assert_eq!(stats["reference_failures"], 0, "{stats}");
     assert!(stats["executions"].as_u64().unwrap() > 0, "{stats}");
+}
+
+/// `run`, `consistency` and a campaign's admission run an unmutated model alike (the same
+/// inputs chosen the same way, the model as given): each library backend gets the same verdict
+/// from all three.
+#[test]
+fn run_consistency_and_admission_agree_on_each_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = wheel_models(dir.path());
+    let libs = ["ort", "tract", "burn-ndarray"];
+    let out = dir.path().join("campaign");
+    ok(&mg(&[
+        "campaign",
+        "--seeds",
+        dir.path().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--iterations",
+        "1",
+        "--no-minimize",
+        "--quiet",
+    ]));
+    let admission: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("admission.json")).unwrap()).unwrap();
+    let cons = dir.path().join("consistency");
+    let c = ok(&mg(&[
+        "consistency",
+        dir.path().to_str().unwrap(),
+        "--out",
+        cons.to_str().unwrap(),
+        "--repeat",
+        "1",
+        "--no-localize",
+        "--json",
+    ]));
+    let status = |word: &str| word.split(':').next().unwrap_or(word).trim().to_string();
+    for m in &models {
+        let p = m.to_str().unwrap();
+        let run = ok(&mg(&["run", p, "--json", "--no-fail"]));
+        let row = c["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["model"] == p)
+            .unwrap_or_else(|| panic!("{p} not in consistency.json"));
+        let outcomes = &admission["admitted"][p]["outcomes"];
+        for lib in libs {
+            let of = |runs: &serde_json::Value| -> String {
+                let r = runs
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|r| r["backend"] == lib)
+                    .unwrap_or_else(|| panic!("{p}: no {lib} in {runs}"));
+                r["status"].as_str().unwrap().to_string()
+            };
+            let (a, b) = (of(&run["runs"]), of(&row["runs"]));
+            let campaign = status(outcomes[lib].as_str().unwrap_or_default());
+            assert_eq!(a, b, "{p}: {lib}: run says {a}, consistency {b}");
+            assert_eq!(
+                a, campaign,
+                "{p}: {lib}: run says {a}, the campaign {campaign}"
+            );
+        }
+    }
 }

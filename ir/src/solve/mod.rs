@@ -7,12 +7,17 @@
 //! axis, reshape products that match. [`solve`] finds them with the registry itself: each
 //! candidate assignment is substituted into the inputs and the graph inferred
 //! ([`crate::infer`]); its transfer functions and `requires` constraints say whether every node
-//! accepts it. The smallest valid sizes are preferred (small inputs run fast on the f64
-//! reference):
+//! accepts it. Sizes are representative, not degenerate: each symbol has a *floor* (see
+//! [`Floor`]), the size below which a model stops meaning what it was made for (an image
+//! 1 pixel wide, a sequence of one token), and the smallest valid size at or above it is
+//! preferred (small inputs run fast on the f64 reference):
 //!
+//! 0. sizes the model's metadata names (`imgsz`, `input_size`, ...: what exporters such as
+//!    Ultralytics write) are tried first, and kept when valid;
 //! 1. dims named as a batch ([`is_batch_name`]) start at 1, the other symbols at the smallest
-//!    candidate size that is valid for all of them at once;
-//! 2. each symbol is then lowered on its own to the smallest size still valid.
+//!    candidate size at or above their floor that is valid for all of them at once;
+//! 2. each symbol is then lowered on its own to the smallest size still valid, never below its
+//!    floor.
 //!
 //! Integer inputs that select behaviour get values from the constants they are compared with
 //! (`sr == 16000`) and index ranges from the tensors they index (`Gather` indices); such a
@@ -50,6 +55,106 @@ pub const MAX_INPUT_ELEMENTS: usize = 1 << 24;
 /// Whether a symbolic dim's name says it is a batch (`batch`, `batch_size`, `N`).
 pub fn is_batch_name(p: &str) -> bool {
     p == "N" || p.to_ascii_lowercase().contains("batch")
+}
+
+/// The smallest size of a spatial dim of an image input (rank 4, float, axes 2 and 3): what
+/// detectors and OCR models still read as an image (stride-32 backbones keep a 2×2 map).
+pub const IMAGE_FLOOR: usize = 64;
+
+/// The smallest size of another non-batch dim (a sequence, a number of samples or boxes).
+pub const SEQUENCE_FLOOR: usize = 16;
+
+/// The floor of one symbol: the smallest size it is given unless the user asks, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Floor {
+    /// The size.
+    pub size: usize,
+    /// A size the model itself names for it (its metadata), tried first.
+    pub hint: Option<usize>,
+    /// Why, for [`Plan::why`].
+    pub why: String,
+}
+
+/// The floor of the dim at `axis` of an input declared `dims` of element type `dtype`, named
+/// `name` (a `dim_param`, or `None`), in a model whose metadata names the sizes `hints`.
+pub fn floor_of(
+    dims: &[Dim],
+    axis: usize,
+    dtype: DType,
+    name: Option<&str>,
+    hints: &[usize],
+) -> Floor {
+    let plain = |size: usize, why: &str| Floor {
+        size,
+        hint: None,
+        why: why.to_string(),
+    };
+    if name.is_some_and(is_batch_name) {
+        return plain(1, "named as a batch");
+    }
+    if axis == 0 && dims.len() >= 3 {
+        return plain(1, "the leading dim of a batched input");
+    }
+    if dims.len() == 4 && axis >= 2 && dtype.is_float() {
+        let sibling = dims[2..4]
+            .iter()
+            .filter_map(|d| match d {
+                Dim::Known(k) if *k > 0 => Some(*k as usize),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
+            .min(CANDIDATES[CANDIDATES.len() - 1]);
+        let hint = match hints {
+            [] => None,
+            [one] => Some(*one),
+            more => more.get(axis - 2).copied(),
+        };
+        return Floor {
+            size: IMAGE_FLOOR.max(sibling),
+            hint,
+            why: if sibling > IMAGE_FLOOR {
+                format!("an image's spatial dim, at least its other side ({sibling})")
+            } else {
+                format!("an image's spatial dim, at least {IMAGE_FLOOR}")
+            },
+        };
+    }
+    plain(
+        SEQUENCE_FLOOR,
+        &format!("a sequence or count, at least {SEQUENCE_FLOOR}"),
+    )
+}
+
+/// Sizes the model's metadata names for its inputs: the integers of the values of metadata
+/// keys such as `imgsz`, `img_size`, `input_size`, `input_shape` (`"[320, 320]"`, `"640"`),
+/// those from 8 to 4096 only.
+pub fn metadata_sizes(m: &Model) -> Vec<usize> {
+    const KEYS: &[&str] = &[
+        "imgsz",
+        "img_size",
+        "image_size",
+        "input_size",
+        "input_shape",
+    ];
+    for e in &m.metadata_props {
+        let key = e.key.as_deref().unwrap_or("").to_ascii_lowercase();
+        if !KEYS.iter().any(|k| key == *k) {
+            continue;
+        }
+        let sizes: Vec<usize> = e
+            .value
+            .as_deref()
+            .unwrap_or("")
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|t| t.parse::<usize>().ok())
+            .filter(|n| (8..=4096).contains(n))
+            .collect();
+        if !sizes.is_empty() {
+            return sizes;
+        }
+    }
+    Vec::new()
 }
 
 /// What the user fixed: whole shapes and fill values of inputs, by input name.
@@ -175,6 +280,8 @@ struct Symbol {
     batch: bool,
     /// Set by a fixed shape.
     given: Option<usize>,
+    /// The smallest size it is given.
+    floor: Floor,
 }
 
 /// Finds concrete shapes and selector values for the real inputs of `m`.
@@ -200,6 +307,7 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
     }
     let mut symbols: Vec<Symbol> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
+    let hints = metadata_sizes(m);
     let mut inputs: Vec<Input> = Vec::new();
     for v in &real {
         let name = v.name.clone().unwrap_or_default();
@@ -252,6 +360,7 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
                                     name: p.clone(),
                                     batch: is_batch_name(p),
                                     given: None,
+                                    floor: floor_of(dims, axis, tt.dtype, Some(p), &hints),
                                 });
                                 symbols.len() - 1
                             });
@@ -278,6 +387,7 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
                                     name: format!("{name}[{axis}]"),
                                     batch: false,
                                     given: None,
+                                    floor: floor_of(dims, axis, tt.dtype, None, &hints),
                                 });
                                 Slot::Sym(symbols.len() - 1)
                             }
@@ -322,8 +432,21 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
     // one more inference of the whole graph here.
     let mut valid = n == 0 && plan.values.is_empty();
     let mut first_error = None;
-    // 1. One size for every free symbol that is not a batch; batches at 1. Then, should no
-    //    size fit, batches too.
+    let floor = |i: usize| symbols[i].floor.size;
+    // 0. The sizes the model's metadata names, the other symbols at their floors.
+    let hinted: Vec<usize> = free
+        .iter()
+        .copied()
+        .filter(|&i| symbols[i].floor.hint.is_some())
+        .collect();
+    if !valid && !hinted.is_empty() {
+        for &i in &free {
+            sizes[i] = symbols[i].floor.hint.unwrap_or_else(|| floor(i));
+        }
+        valid = search.check(&sizes).is_ok();
+    }
+    // 1. One size for every free symbol that is not a batch (at least its floor); batches
+    //    at 1. Then, should no size fit, batches too.
     'uniform: for batches_too in [false, true] {
         if valid {
             break;
@@ -331,14 +454,20 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
         if batches_too && !free.iter().any(|&i| symbols[i].batch) {
             break;
         }
+        let mut last: Option<Vec<usize>> = None;
         for &c in CANDIDATES {
             for &i in &free {
                 sizes[i] = if symbols[i].batch && !batches_too {
                     1
                 } else {
-                    c
+                    c.max(floor(i))
                 };
             }
+            // Candidates under every floor give the same sizes: checked once.
+            if last.as_ref() == Some(&sizes) {
+                continue;
+            }
+            last = Some(sizes.clone());
             match search.check(&sizes) {
                 Ok(()) => {
                     valid = true;
@@ -361,7 +490,15 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
         for &i in &free {
             let mut blocked = None;
             let mut spent = false;
-            for &c in CANDIDATES.iter().take_while(|&&c| c < sizes[i]) {
+            if symbols[i].floor.hint == Some(sizes[i]) {
+                reason[i] = "the size the model's metadata names".to_string();
+                continue;
+            }
+            let lower = CANDIDATES
+                .iter()
+                .filter(|&&c| c >= floor(i))
+                .take_while(|&&c| c < sizes[i]);
+            for &c in lower {
                 if trials == MAX_LOWERING_TRIALS {
                     spent = true;
                     break;
@@ -383,14 +520,17 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
                     "kept at the size every symbol fits (the search for smaller sizes stops \
                      after {MAX_LOWERING_TRIALS} trials)"
                 ),
-                Some((c, e)) => format!("the smallest valid size; at {c}: {e}"),
+                Some((c, e)) => format!(
+                    "the smallest valid size ({}); at {c}: {e}",
+                    symbols[i].floor.why
+                ),
                 None if sizes[i] == 1 && symbols[i].batch => "named as a batch".to_string(),
-                None => "the smallest size".to_string(),
+                None => format!("the smallest size ({})", symbols[i].floor.why),
             };
         }
     } else {
         for &i in &free {
-            sizes[i] = if symbols[i].batch { 1 } else { CANDIDATES[0] };
+            sizes[i] = if symbols[i].batch { 1 } else { floor(i) };
         }
     }
     for (i, s) in symbols.iter().enumerate() {

@@ -2,8 +2,9 @@
 use super::*;
 use crate::text::parse_model;
 
-/// A 7×7 strided conv and a 3×3 pool over dynamic H, W: H, W ≥ 11 are valid, 12 is the
-/// smallest candidate; the batch stays 1; the weight's fixed shape is kept.
+/// A 7×7 strided conv and a 3×3 pool over dynamic H, W: H, W ≥ 11 are valid, but an image's
+/// spatial dims are at least [`IMAGE_FLOOR`]; the batch stays 1; the weight's fixed shape is
+/// kept.
 const CONV: &str = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
     g (float[batch,3,H,W] x, float[4,3,7,7] w) => (float[batch,4,?,?] y) {\n\
       c = Conv <strides = [2, 2]> (x, w)\n\
@@ -11,16 +12,65 @@ const CONV: &str = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
     }";
 
 #[test]
-fn sizes_are_the_smallest_every_node_accepts() {
+fn sizes_are_the_floor_when_every_node_accepts_it() {
     let m = parse_model(CONV).unwrap();
     let p = solve(&m, &Fixed::default()).unwrap();
     assert!(p.valid, "{p}");
-    assert_eq!(p.shapes["x"], vec![1, 3, 12, 12], "{p}");
+    assert_eq!(p.shapes["x"], vec![1, 3, 64, 64], "{p}");
     assert_eq!(p.shapes["w"], vec![4, 3, 7, 7]);
     assert_eq!(p.symbols["batch"], 1);
-    // Why 12: at 8 the pool's window no longer fits.
-    let h = p.why.iter().find(|w| w.starts_with("H = 12")).unwrap();
-    assert!(h.contains("at 8") && h.contains("MaxPool"), "{h}");
+    let h = p.why.iter().find(|w| w.starts_with("H = 64")).unwrap();
+    assert!(h.contains("spatial"), "{h}");
+}
+
+#[test]
+fn sizes_are_the_smallest_valid_above_the_floor() {
+    // The pool's 40×40 window needs the conv's output at 40 or more: H ≥ 85, so 96.
+    let src = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+        g (float[batch,3,H,W] x, float[4,3,7,7] w) => (float[batch,4,?,?] y) {\n\
+          c = Conv <strides = [2, 2]> (x, w)\n\
+          y = MaxPool <kernel_shape = [40, 40]> (c)\n\
+        }";
+    let p = solve(&parse_model(src).unwrap(), &Fixed::default()).unwrap();
+    assert_eq!(p.shapes["x"], vec![1, 3, 96, 96], "{p}");
+    // Why 96: at 64 the pool's window no longer fits.
+    let h = p.why.iter().find(|w| w.starts_with("H = 96")).unwrap();
+    assert!(h.contains("at 64") && h.contains("MaxPool"), "{h}");
+}
+
+#[test]
+fn floors_follow_what_a_dim_is() {
+    let f = |dims: &[Dim], axis: usize, name: Option<&str>| {
+        floor_of(dims, axis, DType::F32, name, &[]).size
+    };
+    let k = |n: i64| Dim::Known(n);
+    let p = |s: &str| Dim::Param(s.into());
+    // An OCR line: height 48 given, width at least the image floor.
+    let ocr = [p("b"), k(3), k(48), p("w")];
+    assert_eq!(f(&ocr, 3, Some("w")), IMAGE_FLOOR);
+    // A taller known side raises the other's floor.
+    let tall = [k(1), k(3), k(320), Dim::Unknown];
+    assert_eq!(f(&tall, 3, None), 320);
+    // Batches and the leading dim of a batched input: 1; sequences: SEQUENCE_FLOOR.
+    assert_eq!(f(&ocr, 0, Some("batch_size")), 1);
+    assert_eq!(f(&[Dim::Unknown, k(16), k(64)], 0, None), 1);
+    assert_eq!(f(&[k(1), p("seq")], 1, Some("seq")), SEQUENCE_FLOOR);
+    // Sizes the metadata names are hints of image dims.
+    let h = floor_of(&ocr, 3, DType::F32, Some("w"), &[320, 640]);
+    assert_eq!(h.hint, Some(640));
+}
+
+#[test]
+fn sizes_the_metadata_names_are_tried_first() {
+    let mut m = parse_model(CONV).unwrap();
+    m.metadata_props.push(pb::StringStringEntryProto {
+        key: Some("imgsz".into()),
+        value: Some("[320, 256]".into()),
+    });
+    assert_eq!(metadata_sizes(&m), vec![320, 256]);
+    let p = solve(&m, &Fixed::default()).unwrap();
+    assert_eq!(p.shapes["x"], vec![1, 3, 320, 256], "{p}");
+    assert!(p.why.iter().any(|w| w.contains("metadata")), "{p}");
 }
 
 #[test]
@@ -97,8 +147,8 @@ fn concretized_models_have_static_shapes_everywhere() {
     let m = parse_model(CONV).unwrap();
     let p = solve(&m, &Fixed::default()).unwrap();
     let c = concretize(&m, &p.shapes);
-    assert_eq!(c.graph.value_type("y").to_string(), "f32[1,4,1,1]");
-    assert_eq!(c.graph.value_type("x").to_string(), "f32[1,3,12,12]");
+    assert_eq!(c.graph.value_type("y").to_string(), "f32[1,4,27,27]");
+    assert_eq!(c.graph.value_type("x").to_string(), "f32[1,3,64,64]");
     // The original keeps its symbols.
     assert!(
         !m.graph.real_inputs()[0]
@@ -111,24 +161,26 @@ fn concretized_models_have_static_shapes_everywhere() {
 
 #[test]
 fn lowering_symbols_one_by_one_has_a_budget() {
-    // A's pool needs 3: every symbol starts at 3, then each of the 150 others could go
-    // down to 1, one inference each: the search stops after MAX_LOWERING_TRIALS.
+    // A's pool needs 40: every symbol starts at 48, then each of the 150 others could go
+    // down to its floor, one inference each: the search stops after MAX_LOWERING_TRIALS.
     let n = MAX_LOWERING_TRIALS + 50;
     let others: Vec<String> = (0..n).map(|i| format!(", float[B{i}] b{i}")).collect();
     let src = format!(
         "<ir_version: 8, opset_import: [\"\" : 17]>\n\
          g (float[1,1,A] a{}) => (float[1,1,?] y) {{\n\
-           y = MaxPool <kernel_shape = [3]> (a)\n\
+           y = MaxPool <kernel_shape = [40]> (a)\n\
          }}",
         others.concat()
     );
     let m = parse_model(&src).unwrap();
     let p = solve(&m, &Fixed::default()).unwrap();
     assert!(p.valid, "{p}");
-    assert_eq!(p.symbols["A"], 3);
-    // A tries 1 and 2 (both too small), then each B one size.
-    let lowered = (0..n).filter(|i| p.symbols[&format!("B{i}")] == 1).count();
-    assert_eq!(lowered, MAX_LOWERING_TRIALS - 2, "{p}");
+    assert_eq!(p.symbols["A"], 48);
+    // A tries 16, 24 and 32 (all too small), then each B one size.
+    let lowered = (0..n)
+        .filter(|i| p.symbols[&format!("B{i}")] == SEQUENCE_FLOOR)
+        .count();
+    assert_eq!(lowered, MAX_LOWERING_TRIALS - 3, "{p}");
     let kept = p.why.iter().filter(|w| w.contains("stops after")).count();
     assert_eq!(kept, n - lowered, "{p}");
 }

@@ -93,6 +93,8 @@ pub struct Comparison {
 pub struct Provenance {
     /// The seed model (name or file).
     pub seed: String,
+    /// How the seed was derived from the user's model (a window of it, reduced), when it was.
+    pub derived: Option<String>,
     /// The campaign iteration of the first hit.
     pub iteration: u64,
     /// The mutation operators applied to the seed, in order.
@@ -411,6 +413,11 @@ pub fn render_report_md(spec: &ReportSpec) -> String {
         if !p.operators.is_empty() {
             let ops: Vec<String> = p.operators.iter().map(|o| code(o)).collect();
             s.push_str(&format!(", after the mutations {}", ops.join(", ")));
+        }
+        if let Some(d) = &p.derived {
+            s.push_str(&format!(
+                "\n- That seed was derived from the user's model: {d}"
+            ));
         }
         s.push_str("\n\n");
     }

@@ -157,6 +157,17 @@ pub struct TriageStats {
     /// See [`spot_checks`](TriageStats::spot_checks).
     #[serde(default)]
     pub spot_check_changes: u64,
+    /// Numeric findings given the verdict they had every time before without the triage's
+    /// runs ([`KnownQuiet`]).
+    #[serde(default)]
+    pub quiet_hits: u64,
+    /// Full triages of such a finding made to check the shortcut, and how many of them ended
+    /// differently (each ends the shortcut for its key).
+    #[serde(default)]
+    pub quiet_spot_checks: u64,
+    /// See [`quiet_spot_checks`](TriageStats::quiet_spot_checks).
+    #[serde(default)]
+    pub quiet_spot_check_changes: u64,
 }
 
 /// Full triages of one crash message, all reported under one signature, after which the
@@ -187,6 +198,30 @@ struct Learned {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KnownCrashes(BTreeMap<String, Learned>);
 
+/// What the full triages of one numeric finding of one context ended in, when they did not
+/// report it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Quiet {
+    /// The first verdict (`unstable`, `undefined`, ...).
+    verdict: Verdict,
+    /// Full triages in a row that ended in that verdict's kind.
+    streak: u32,
+    /// Some full triage ended otherwise: never a shortcut.
+    mixed: bool,
+    /// Findings given the verdict without triage.
+    hits: u64,
+}
+
+/// What the triage learned of numeric findings that it does not report (unstable, undefined,
+/// unlocalized), by key: the campaign's context (the seed and the mutation operator), the
+/// backends, the kind and symptom class and the message with names and numbers aside. After
+/// [`LEARN_AFTER`] full triages in a row ended in the same kind of verdict, the finding gets
+/// that verdict without the triage's runs, except one in [`SPOT_CHECK`], which is triaged in
+/// full; a spot check that ends otherwise (a report) ends the shortcut for that key, so a bug
+/// behind a key is found at its first spot check at the latest. Part of the resume state.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KnownQuiet(BTreeMap<String, Quiet>);
+
 /// The policy and memory of the triage for one set of backends.
 pub struct Triage {
     /// The run set, in `MutantRuns` order.
@@ -207,6 +242,10 @@ pub struct Triage {
     pub learn: bool,
     /// What the full triages of each crash message ended in (see [`Triage::learn`]).
     pub known: KnownCrashes,
+    /// What the full triages of numeric findings not reported ended in ([`KnownQuiet`]).
+    pub quiet: KnownQuiet,
+    /// The campaign's context of the runs being judged ([`Triage::judge_in`]).
+    context: Option<String>,
 }
 
 /// The default oracle set of the triage.
@@ -254,7 +293,25 @@ impl Triage {
             stats: TriageStats::default(),
             learn: false,
             known: KnownCrashes::default(),
+            quiet: KnownQuiet::default(),
+            context: None,
         }
+    }
+
+    /// [`Triage::judge`] in a context of the campaign (the seed and the mutation operator),
+    /// under which numeric verdicts are learned ([`KnownQuiet`]; with [`Triage::learn`]).
+    pub fn judge_in(
+        &mut self,
+        pool: &mut Pool,
+        bytes: &[u8],
+        inputs: &NamedValues,
+        runs: &MutantRuns,
+        context: &str,
+    ) -> Vec<Triaged> {
+        self.context = Some(context.to_string());
+        let out = self.judge(pool, bytes, inputs, runs);
+        self.context = None;
+        out
     }
 
     /// The backends of the run set.
@@ -398,7 +455,10 @@ impl Triage {
                 t
             }
             Kind::Crash | Kind::Hang | Kind::Memory => self.triage_failure(pool, cache, runs, f),
-            Kind::Nan | Kind::Inconsistency => self.triage_numeric(pool, cache, runs, f),
+            Kind::Nan | Kind::Inconsistency => match self.context.clone() {
+                Some(ctx) if self.learn => self.triage_numeric_learned(&ctx, pool, cache, runs, f),
+                _ => self.triage_numeric(pool, cache, runs, f),
+            },
             Kind::Slow => {
                 self.variants(pool, cache, runs, &mut f);
                 f.witnesses = self.witnesses(pool, cache, runs, &faulty);
@@ -406,6 +466,64 @@ impl Triage {
             }
             Kind::Flaky => plain(f, Verdict::Report),
         }
+    }
+
+    /// [`Triage::triage_numeric`] with the shortcut of [`KnownQuiet`].
+    fn triage_numeric_learned(
+        &mut self,
+        ctx: &str,
+        pool: &mut Pool,
+        cache: &mut Cache,
+        runs: &MutantRuns,
+        f: Finding,
+    ) -> Triaged {
+        let key = format!("{ctx}|{:?}|{}", f.kind, learn_key(&f));
+        if let Some(q) = self.quiet.0.get_mut(&key)
+            && !q.mixed
+            && q.streak >= LEARN_AFTER
+        {
+            q.hits += 1;
+            if !q.hits.is_multiple_of(SPOT_CHECK) {
+                self.stats.quiet_hits += 1;
+                return plain(f, q.verdict.clone());
+            }
+            self.stats.quiet_spot_checks += 1;
+        }
+        let t = self.triage_numeric(pool, cache, runs, f);
+        let quiet = !matches!(t.verdict, Verdict::Report | Verdict::Ours(_));
+        match self.quiet.0.get_mut(&key) {
+            Some(q) if q.verdict.name() == t.verdict.name() => q.streak += 1,
+            Some(q) => {
+                if q.streak >= LEARN_AFTER && !q.mixed {
+                    self.stats.quiet_spot_check_changes += 1;
+                }
+                q.mixed = true;
+            }
+            None if quiet => {
+                self.quiet.0.insert(
+                    key,
+                    Quiet {
+                        verdict: t.verdict.clone(),
+                        streak: 1,
+                        mixed: false,
+                        hits: 0,
+                    },
+                );
+            }
+            None => {
+                // Reported the first time: this key is never a shortcut.
+                self.quiet.0.insert(
+                    key,
+                    Quiet {
+                        verdict: t.verdict.clone(),
+                        streak: 0,
+                        mixed: true,
+                        hits: 0,
+                    },
+                );
+            }
+        }
+        t
     }
 
     /// The undefined-behaviour catalogue's verdict on node `id`, fed the reference's values

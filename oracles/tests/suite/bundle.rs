@@ -641,6 +641,7 @@ fn full_report() -> ReportSpec {
         )],
         provenance: Some(Provenance {
             seed: "resnet_block".into(),
+            derived: None,
             iteration: 1234,
             operators: vec!["LMerge".into(), "CShape".into()],
             hits: 7,

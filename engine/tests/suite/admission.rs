@@ -1,0 +1,189 @@
+//! Admission never changes what the user gave without a record: seeds run as given, byte for
+//! byte (seed findings ship the user's file), and every model the campaign keeps under
+//! `seeds/` is either a seed at its admitted shapes or a derived seed recorded with how it
+//! was made. `check_records` is shared with the real-model test.
+use crate::common::mg;
+use mutagraph_ir::Model;
+use serde_json::Value;
+use std::path::Path;
+
+fn json(p: &Path) -> Value {
+    let bytes = std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+fn ok(o: &std::process::Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The declared shape of each real input of `m` (a dim without a size is -1).
+fn input_shapes(m: &Model) -> Vec<(String, Vec<i64>)> {
+    m.graph
+        .real_inputs()
+        .iter()
+        .map(|v| {
+            let ty = v
+                .r#type
+                .as_ref()
+                .map(mutagraph_ir::ValueType::from_proto)
+                .unwrap();
+            let dims = ty
+                .tensor()
+                .and_then(|t| t.shape.clone())
+                .unwrap_or_default()
+                .iter()
+                .map(|d| match d {
+                    mutagraph_ir::Dim::Known(k) => *k,
+                    _ => -1,
+                })
+                .collect();
+            (v.name.clone().unwrap_or_default(), dims)
+        })
+        .collect()
+}
+
+/// Every model under `out/seeds/` is accounted for in `admission.json`: an admitted seed's file
+/// holds the user's model (as many nodes, the same inputs) at the shapes it was admitted at;
+/// any other file is a derived seed the record keeps, with as many nodes as recorded and a
+/// description. `originals` maps each seed's name to the user's model. Returns the records.
+pub fn check_records(out: &Path, originals: &[(String, Model)], stderr: &str) -> Value {
+    let adm = json(&out.join("admission.json"));
+    let admitted = adm["admitted"].as_object().unwrap();
+    let derived = adm["derived"].as_array().unwrap();
+    let mut accounted = Vec::new();
+    for (name, user) in originals {
+        let Some(a) = admitted.get(name) else {
+            assert!(adm["refused"][name].is_string(), "{name}: neither: {adm}");
+            continue;
+        };
+        // Shapes, why, each backend's outcome, printed.
+        assert!(a["shapes"].as_object().is_some(), "{name}: {a}");
+        assert!(a["outcomes"].as_object().unwrap().len() >= 2, "{name}: {a}");
+        assert!(a["work"].as_u64().unwrap() > 0, "{name}: {a}");
+        assert!(
+            stderr.contains(&format!("seed {name}: admitted as given at")),
+            "{name} not printed: {stderr}"
+        );
+        let stem = Path::new(name).file_stem().unwrap().to_string_lossy();
+        let file = out.join("seeds").join(format!("{stem}.onnx"));
+        let kept = Model::load(&file).unwrap();
+        assert_eq!(
+            kept.graph.node_count(),
+            user.graph.node_count(),
+            "{name}: seeds/{stem}.onnx is not the user's model"
+        );
+        for (input, dims) in input_shapes(&kept) {
+            let want: Vec<i64> = a["shapes"][&input]
+                .as_array()
+                .unwrap_or_else(|| panic!("{name}: {input} has no admitted shape: {a}"))
+                .iter()
+                .map(|d| d.as_i64().unwrap())
+                .collect();
+            assert_eq!(
+                dims, want,
+                "{name}: {input} kept at other shapes than admitted"
+            );
+        }
+        accounted.push(format!("{stem}.onnx"));
+        for d in derived.iter().filter(|d| d["from"] == name.as_str()) {
+            let dn = d["name"].as_str().unwrap();
+            assert!(!d["how"].as_str().unwrap().is_empty(), "{d}");
+            assert!(
+                stderr.contains(&format!("derived {dn} ")),
+                "{dn} not printed: {stderr}"
+            );
+            if d["kept"] == true {
+                let f = d["file"].as_str().unwrap();
+                let m = Model::load(out.join("seeds").join(f)).unwrap();
+                assert_eq!(m.graph.node_count() as u64, d["nodes"][1], "{d}");
+                accounted.push(f.to_string());
+            } else {
+                assert!(d["not_used"].is_string(), "{d}");
+            }
+        }
+    }
+    for e in std::fs::read_dir(out.join("seeds")).unwrap() {
+        let f = e.unwrap().file_name().to_string_lossy().into_owned();
+        if f.ends_with(".onnx") {
+            assert!(accounted.contains(&f), "seeds/{f} has no record: {adm}");
+        }
+    }
+    adm
+}
+
+#[test]
+fn zoo_seeds_are_admitted_as_given_and_their_reductions_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c");
+    let err = ok(&mg(&[
+        "campaign",
+        "--seeds",
+        "zoo",
+        "--out",
+        out.to_str().unwrap(),
+        "--iterations",
+        "4",
+        "--no-minimize",
+    ]));
+    let originals: Vec<(String, Model)> = mutagraph_mutators::zoo::all()
+        .into_iter()
+        .map(|(n, m)| (n.to_string(), m))
+        .collect();
+    let adm = check_records(&out, &originals, &err);
+    // The reductions rewire the graph: each is a derived seed with the ops it dropped.
+    let reduced: Vec<&Value> = adm["derived"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["name"].as_str().unwrap().ends_with("#reduced"))
+        .collect();
+    assert!(reduced.len() >= 8, "{adm}");
+    for d in reduced {
+        assert!(d["nodes"][1].as_u64() < d["nodes"][0].as_u64(), "{d}");
+        assert!(!d["dropped"].as_object().unwrap().is_empty(), "{d}");
+    }
+}
+
+#[test]
+fn a_seed_finding_ships_the_users_file_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&mg(&["zoo", "--out", dir.path().to_str().unwrap()]));
+    // The user's file with a field ONNX does not know (field 99, varint 1): parsers skip it,
+    // a re-export drops it, so only the file itself has these bytes.
+    let user = dir.path().join("resnet_basic.onnx");
+    let mut bytes = std::fs::read(&user).unwrap();
+    bytes.extend_from_slice(&[0x98, 0x06, 0x01]);
+    std::fs::write(&user, &bytes).unwrap();
+    let out = dir.path().join("c");
+    ok(&mg(&[
+        "campaign",
+        "--seeds",
+        user.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backends",
+        "reference,planted-conv-pad",
+        "--iterations",
+        "2",
+        "--no-minimize",
+        "--quiet",
+    ]));
+    let seed_bundles: Vec<_> = std::fs::read_dir(out.join("findings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|b| json(&b.join("meta.json"))["iteration"] == 0)
+        .collect();
+    assert_eq!(seed_bundles.len(), 1, "{seed_bundles:?}");
+    let b = &seed_bundles[0];
+    assert_eq!(json(&b.join("meta.json"))["seed"], user.to_str().unwrap());
+    assert!(
+        std::fs::read(b.join("original.onnx")).unwrap() == bytes,
+        "original.onnx is not the user's file"
+    );
+}
