@@ -217,7 +217,7 @@ fn kill_nine_under_a_tiny_disk_budget_leaves_every_entry_rebuildable() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("k");
     let mut rng = Lcg(20261127);
-    let budget = ["--max-disk", "2M"];
+    let budget = ["--max-disk", "4M"];
     let mut last_iteration = 0;
     let mut trace_only_seen = 0;
     for round in 0..8 {

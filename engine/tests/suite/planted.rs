@@ -104,13 +104,13 @@ fn conv_padding_off_by_one_is_found_localized_and_minimized() {
 
 #[test]
 fn softmax_without_max_subtraction_is_found_localized_and_minimized() {
-    planted("planted-softmax", 7, 300, "nan", "Softmax");
+    planted("planted-softmax", 3, 300, "nan", "Softmax");
 }
 
 /// The zoo has no ReduceMean: a mutation must insert one with a negative axis over a dim whose
-/// length differs from its neighbour's, which is rare (seeds 1-12 at 300 iterations met none after
-/// values that inference folds stopped being mutation sites; seed 6 meets it at iteration 903).
+/// length differs from its neighbour's (seed 5 meets it at iteration 95; 7 of seeds 1-8 do
+/// within 1000 iterations since the zoo seeds are mutated as given beside their reductions).
 #[test]
 fn reduce_mean_wrong_axis_is_found_localized_and_minimized() {
-    planted("planted-reducemean", 6, 1000, "inconsistency", "ReduceMean");
+    planted("planted-reducemean", 5, 300, "inconsistency", "ReduceMean");
 }

@@ -64,10 +64,12 @@ fn real_models_import_solve_and_admit() {
             // The sample rate is what the model compares it with, not a random integer.
             assert_eq!(plan["values"]["sr"], 16000.0, "{plan}");
         }
-        if p.ends_with("PP-OCRv4_rec_infer.onnx") {
-            // Its height must be 48 after the pools; the batch stays 1.
+        if p.contains("PP-OCRv4") {
+            // An image, not a degenerate line of pixels: both sides at least 64 (the recognizer
+            // was 48 × 1 when the smallest valid size was chosen); the batch stays 1.
             assert_eq!(plan["shapes"]["x"][0], 1, "{plan}");
-            assert_eq!(plan["shapes"]["x"][2], 48, "{plan}");
+            assert!(plan["shapes"]["x"][2].as_u64() >= Some(64), "{plan}");
+            assert!(plan["shapes"]["x"][3].as_u64() >= Some(64), "{plan}");
         }
     }
     // A campaign over them: every seed admitted, and no mutant the reference cannot run while

@@ -160,15 +160,15 @@ fn conformance_simple_part_writes_a_report_and_checks_allowlists() {
 
 #[test]
 fn dynamic_dims_get_solved_or_given_sizes() {
-    // A 7×7 strided conv and a 3×3 pool over dynamic H, W, and a selector `mode` compared
-    // with a constant. At size 1 (the old default) every backend failed on it.
+    // A 7×7 strided conv and a 40×40 pool over dynamic H, W (85 or more), and a selector
+    // `mode` compared with a constant. At size 1 (the old default) every backend failed on it.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("net.onnx");
     let m = mutagraph_ir::text::parse_model(
         "<ir_version: 8, opset_import: [\"\" : 17]>\n\
          g (float[batch,3,H,W] x, float[4,3,7,7] w, int64 mode) => (float[batch,4,?,?] y, bool sel) {\n\
            c = Conv <strides = [2, 2]> (x, w)\n\
-           y = MaxPool <kernel_shape = [3, 3]> (c)\n\
+           y = MaxPool <kernel_shape = [40, 40]> (c)\n\
            k = Constant <value = int64 {7}> ()\n\
            sel = Equal (mode, k)\n\
          }",
@@ -193,12 +193,12 @@ fn dynamic_dims_get_solved_or_given_sizes() {
             .to_string()
     };
     let j = run(&[]);
-    assert!(x(&j).contains("[1, 3, 12, 12]"), "{j}");
+    assert!(x(&j).contains("[1, 3, 96, 96]"), "{j}");
     for r in j["runs"].as_array().unwrap() {
         assert_eq!(r["status"], "ok", "{r}");
     }
-    let j = run(&["--input-shape", "x:2x3x20x16", "--input-value", "mode=3"]);
-    assert!(x(&j).contains("[2, 3, 20, 16]"), "{j}");
+    let j = run(&["--input-shape", "x:2x3x90x88", "--input-value", "mode=3"]);
+    assert!(x(&j).contains("[2, 3, 90, 88]"), "{j}");
     // One size for every dynamic dim, batches too: the pool no longer fits at 1.
     let o = mg(&[
         "run",
@@ -216,7 +216,7 @@ fn dynamic_dims_get_solved_or_given_sizes() {
     let o = mg(&["inspect", p]);
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(
-        text.contains("x: 1x3x12x12") && text.contains("mode = 7") && text.contains("at 8"),
+        text.contains("x: 1x3x96x96") && text.contains("mode = 7") && text.contains("at 64"),
         "{text}"
     );
     // A shape that does not fit names the input; exit 1.

@@ -92,7 +92,7 @@ pub fn floor_of(
     if name.is_some_and(is_batch_name) {
         return plain(1, "named as a batch");
     }
-    if axis == 0 && dims.len() >= 3 {
+    if axis == 0 && dims.len() >= 2 {
         return plain(1, "the leading dim of a batched input");
     }
     if dims.len() == 4 && axis >= 2 && dtype.is_float() {

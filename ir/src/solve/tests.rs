@@ -54,6 +54,8 @@ fn floors_follow_what_a_dim_is() {
     // Batches and the leading dim of a batched input: 1; sequences: SEQUENCE_FLOOR.
     assert_eq!(f(&ocr, 0, Some("batch_size")), 1);
     assert_eq!(f(&[Dim::Unknown, k(16), k(64)], 0, None), 1);
+    assert_eq!(f(&[Dim::Unknown, k(3)], 0, None), 1);
+    assert_eq!(f(&[Dim::Unknown], 0, None), SEQUENCE_FLOOR);
     assert_eq!(f(&[k(1), p("seq")], 1, Some("seq")), SEQUENCE_FLOOR);
     // Sizes the metadata names are hints of image dims.
     let h = floor_of(&ocr, 3, DType::F32, Some("w"), &[320, 640]);
