@@ -77,6 +77,23 @@ pub struct Candidate {
     pub tensors: BTreeMap<String, HostTensor>,
 }
 
+impl Candidate {
+    /// The derived seed `model`, recorded as `record`, fed `tensors`.
+    fn new(record: Derived, model: Model, tensors: BTreeMap<String, HostTensor>) -> Candidate {
+        Candidate {
+            seed: Seed {
+                name: record.name.clone(),
+                file: record.file.clone(),
+                origin: Some(record.origin()),
+                model,
+                given: None,
+            },
+            record,
+            tensors,
+        }
+    }
+}
+
 /// How many ops of each type `m`'s main graph has.
 fn histogram(m: &Model) -> BTreeMap<String, usize> {
     let mut h = BTreeMap::new();
@@ -165,19 +182,7 @@ pub fn smaller(
             nodes: (from.model.graph.node_count(), m.graph.node_count()),
             ..Derived::default()
         };
-        let seed = Seed {
-            name: record.name.clone(),
-            file: record.file.clone(),
-            origin: Some(record.origin()),
-            model: m,
-            given: None,
-        };
-        let c = Candidate {
-            seed,
-            record,
-            tensors: BTreeMap::new(),
-        };
-        return Some((c, new));
+        return Some((Candidate::new(record, m, BTreeMap::new()), new));
     }
     None
 }
@@ -197,17 +202,7 @@ pub fn reduced(from: &Seed) -> Option<Candidate> {
         dropped: dropped(&from.model, &m),
         ..Derived::default()
     };
-    Some(Candidate {
-        seed: Seed {
-            name: record.name.clone(),
-            file: record.file.clone(),
-            origin: Some(record.origin()),
-            model: m,
-            given: None,
-        },
-        record,
-        tensors: BTreeMap::new(),
-    })
+    Some(Candidate::new(record, m, BTreeMap::new()))
 }
 
 /// A window of a seed before its inputs are known.
@@ -371,17 +366,7 @@ pub fn window_seed(from: &Seed, w: Window, captured: &NamedValues, by: &str) -> 
         file,
         ..Derived::default()
     };
-    Some(Candidate {
-        seed: Seed {
-            name: record.name.clone(),
-            file: record.file.clone(),
-            origin: Some(record.origin()),
-            model: m,
-            given: None,
-        },
-        record,
-        tensors,
-    })
+    Some(Candidate::new(record, m, tensors))
 }
 
 /// Runs a derived seed once on every backend, with the inputs its origin was admitted at

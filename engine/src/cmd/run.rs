@@ -94,6 +94,9 @@ pub fn main(a: Args, g: &super::Globals) -> anyhow::Result<std::process::ExitCod
             // The inputs a campaign's admission would choose (the same sizes, values and
             // checks), so that `run`, `consistency` and `campaign` run a model alike.
             let seed = seed.unwrap_or(0);
+            // A shape or value that does not fit this model is an error naming the input.
+            mutagraph_ir::solve::solve(&m, &fixed)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
             let sizing = match free_dim {
                 Some(n) => Sizing::Uniform(n.max(1)),
                 None => Sizing::Solved,
