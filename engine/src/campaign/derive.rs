@@ -35,27 +35,65 @@ use std::sync::Arc;
 /// the campaign mutates is a function of the seeds, never of the machine's speed.
 pub const HEAVY_WORK: u64 = 4_000_000;
 
-/// What running `m` costs, in a unit of the reference's time: the elements of every value its
-/// nodes compute (at the static shapes inference finds), plus 10 000 per node (what an op
-/// costs every library however small its values).
+/// What running `m` costs, in a unit of the reference's time: [`node_work`] of every node,
+/// plus 10 000 per node (what an op costs every library however small its values).
 pub fn work(m: &Model) -> u64 {
-    let mut total = 0u64;
-    for n in m.graph.nodes() {
-        total += 10_000;
-        for o in n.outputs.iter().filter(|o| !o.is_empty()) {
-            if let ValueType::Tensor(t) = m.graph.value_type(o)
-                && let Some(dims) = &t.shape
-            {
-                let elements = dims.iter().fold(1u64, |a, d| match d {
-                    Dim::Known(k) if *k >= 0 => a.saturating_mul(*k as u64),
-                    _ => a,
-                });
-                total = total.saturating_add(elements);
-            }
-        }
-    }
-    total
+    m.graph
+        .nodes()
+        .map(|n| 10_000 + node_work(&m.graph, n))
+        .fold(0u64, u64::saturating_add)
 }
+
+/// The static element count of a value (`None` when its shape is not known).
+fn elements(g: &mutagraph_ir::Graph, v: &str) -> Option<(u64, Vec<u64>)> {
+    let ValueType::Tensor(t) = g.value_type(v) else {
+        return None;
+    };
+    let dims: Vec<u64> = t
+        .shape?
+        .iter()
+        .map(|d| match d {
+            Dim::Known(k) if *k >= 0 => *k as u64,
+            _ => 1,
+        })
+        .collect();
+    Some((dims.iter().product(), dims))
+}
+
+/// What one node costs: the elements it computes, plus an eighth of its multiply-adds where
+/// it reduces over a dim (convolutions, matrix products, recurrent layers).
+pub fn node_work(g: &mutagraph_ir::Graph, n: &mutagraph_ir::Node) -> u64 {
+    let out: u64 = n
+        .outputs
+        .iter()
+        .filter(|o| !o.is_empty())
+        .filter_map(|o| elements(g, o).map(|e| e.0))
+        .sum();
+    let shape = |i: usize| {
+        n.inputs
+            .get(i)
+            .filter(|v| !v.is_empty())
+            .and_then(|v| elements(g, v))
+            .map(|e| e.1)
+            .unwrap_or_default()
+    };
+    let reduced: u64 = match n.op_type.as_str() {
+        "Conv" | "ConvInteger" | "ConvTranspose" => shape(1).iter().skip(1).product(),
+        "QLinearConv" => shape(3).iter().skip(1).product(),
+        "MatMul" | "MatMulInteger" | "Gemm" => shape(0).last().copied().unwrap_or(1),
+        "LSTM" | "GRU" | "RNN" => {
+            let (w, r) = (shape(1), shape(2));
+            let gates = w.get(1).copied().unwrap_or(1) / r.get(2).copied().unwrap_or(1).max(1);
+            gates * (w.get(2).copied().unwrap_or(1) + r.get(2).copied().unwrap_or(1))
+        }
+        _ => 1,
+    };
+    out.saturating_add(out.saturating_mul(reduced.saturating_sub(1)) / 8)
+}
+
+/// A window whose [`work`] is at most this is cheap: windows are taken among the cheap runs
+/// of ops first, then among the others (light ones) for the op types the cheap ones lack.
+pub const WINDOW_WORK: u64 = 1_000_000;
 
 /// Ops of one window (constants feeding them aside).
 pub const WINDOW_OPS: usize = 12;
@@ -232,8 +270,9 @@ fn input_names(m: &Model) -> Vec<String> {
 }
 
 /// Runs of [`WINDOW_OPS`] consecutive non-constant ops of `from` (topological order), at most
-/// [`MAX_WINDOWS`], chosen greedily for the op types they add, each cut out of the model with
-/// the `Constant`s it reads; only runs whose every op `allowed` (domain, op type) accepts.
+/// [`MAX_WINDOWS`], chosen greedily for the op types they add (the cheap runs first:
+/// [`WINDOW_WORK`]; none heavy), each cut out of the model with the `Constant`s it reads; only
+/// runs whose every op `allowed` (domain, op type) accepts.
 pub fn windows(from: &Seed, allowed: &dyn Fn(&str, &str) -> bool) -> Vec<Window> {
     let g = &from.model.graph;
     let Ok(order) = g.topo_order() else {
@@ -255,19 +294,30 @@ pub fn windows(from: &Seed, allowed: &dyn Fn(&str, &str) -> bool) -> Vec<Window>
             .filter_map(|id| g.node(*id).map(|n| n.op_type.clone()))
             .collect()
     };
+    let cost: Vec<u64> = chunks
+        .iter()
+        .map(|c| {
+            c.iter()
+                .filter_map(|id| g.node(*id))
+                .map(|n| 10_000 + node_work(g, n))
+                .sum()
+        })
+        .collect();
     let mut covered: BTreeSet<String> = BTreeSet::new();
     let mut picks: Vec<usize> = Vec::new();
-    while picks.len() < MAX_WINDOWS {
-        let best = (0..chunks.len())
-            .filter(|i| !picks.contains(i))
-            .map(|i| (types(chunks[i]).difference(&covered).count(), i))
-            .max_by_key(|&(new, i)| (new, std::cmp::Reverse(i)));
-        match best {
-            Some((new, i)) if new > 0 => {
-                covered.extend(types(chunks[i]));
-                picks.push(i);
+    for limit in [WINDOW_WORK, HEAVY_WORK] {
+        while picks.len() < MAX_WINDOWS {
+            let best = (0..chunks.len())
+                .filter(|&i| !picks.contains(&i) && cost[i] <= limit)
+                .map(|i| (types(chunks[i]).difference(&covered).count(), i))
+                .max_by_key(|&(new, i)| (new, std::cmp::Reverse(i)));
+            match best {
+                Some((new, i)) if new > 0 => {
+                    covered.extend(types(chunks[i]));
+                    picks.push(i);
+                }
+                _ => break,
             }
-            _ => break,
         }
     }
     picks.sort();

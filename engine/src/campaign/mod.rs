@@ -129,6 +129,8 @@ struct Campaign {
     seeds: Vec<Seed>,
     ops: Vec<Box<dyn Mutator>>,
     recipes: Recipes,
+    /// The recipes of each seed opset (a mutant takes those of its model's opset).
+    recipes_at: BTreeMap<i64, Recipes>,
     limits: Limits,
     scheduler: Box<dyn Scheduler>,
     /// The triage stage: oracles, verdict policy, extra runs.
@@ -375,7 +377,10 @@ impl Campaign {
                 let mut ctx = Ctx {
                     rng: &mut mrng,
                     coverage: &self.state.coverage,
-                    recipes: &self.recipes,
+                    recipes: self
+                        .recipes_at
+                        .get(&model.default_opset())
+                        .unwrap_or(&self.recipes),
                     limits: &limits,
                 };
                 // An operator that panics (a bug of ours) costs one illegal mutant, not the

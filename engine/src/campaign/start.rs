@@ -228,7 +228,19 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         })?;
         supported.push(caps);
     }
-    recipes.retain(|op| supported.iter().any(|c| c.supports("", op)));
+    let runnable = |op: &str| supported.iter().any(|c| c.supports("", op));
+    recipes.retain(&runnable);
+    // Each seed's mutants take the ops that exist at its own opset (an op removed since the
+    // lowest one, such as Upsample or Scatter, would make an opset-17 mutant invalid).
+    let mut recipes_at: BTreeMap<i64, Recipes> = BTreeMap::new();
+    for s in &seeds {
+        let o = s.model.default_opset();
+        recipes_at.entry(o).or_insert_with(|| {
+            let mut r = Recipes::for_opset(o);
+            r.retain(&runnable);
+            r
+        });
+    }
     // The universe: the recipes' op types, the pairs they can connect, and the parameter
     // buckets of the attribute versions that exist at the seeds' opset.
     let universe = Arc::new(
@@ -424,6 +436,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         seeds,
         ops,
         recipes,
+        recipes_at,
         limits: Limits::default(),
         scheduler,
         reference,
