@@ -229,7 +229,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         supported.push(caps);
     }
     let runnable = |op: &str| supported.iter().any(|c| c.supports("", op));
-    recipes.retain(&runnable);
+    recipes.retain(runnable);
     // Each seed's mutants take the ops that exist at its own opset (an op removed since the
     // lowest one, such as Upsample or Scatter, would make an opset-17 mutant invalid).
     let mut recipes_at: BTreeMap<i64, Recipes> = BTreeMap::new();
@@ -237,7 +237,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         let o = s.model.default_opset();
         recipes_at.entry(o).or_insert_with(|| {
             let mut r = Recipes::for_opset(o);
-            r.retain(&runnable);
+            r.retain(runnable);
             r
         });
     }
