@@ -56,7 +56,14 @@ fn real_models_import_solve_and_admit() {
         let plan = &ins["input_plan"];
         assert_eq!(plan["valid"], true, "{p}: {plan}");
         // The reference and ONNX Runtime run it at those shapes.
-        let run = ok(&mg(&["run", p, "--json", "--backends", "reference,ort"]));
+        let run = ok(&mg(&[
+            "run",
+            p,
+            "--json",
+            "--backends",
+            "reference,ort",
+            "--no-fail",
+        ]));
         for r in run["runs"].as_array().unwrap() {
             assert_eq!(r["status"], "ok", "{p}: {r}");
         }

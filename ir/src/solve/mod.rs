@@ -817,6 +817,47 @@ impl fmt::Display for Plan {
 pub fn concretize(m: &Model, shapes: &BTreeMap<String, Vec<usize>>) -> Model {
     let mut out = m.clone();
     let inits: std::collections::HashSet<String> = out.graph.initializers.keys().cloned().collect();
+    // The size each symbol of the inputs takes: declared types elsewhere (outputs, value_info)
+    // that name it get that size too, else a library that checks declared types against the
+    // inputs (tract: `Impossible to unify Sym(seq_len) with Val(16)`) refuses the model.
+    let mut sizes: HashMap<String, i64> = HashMap::new();
+    for v in &out.graph.inputs {
+        let name = v.name.clone().unwrap_or_default();
+        let (Some(shape), Some(ValueType::Tensor(tt))) = (
+            shapes.get(&name),
+            v.r#type.as_ref().map(ValueType::from_proto),
+        ) else {
+            continue;
+        };
+        for (d, &n) in tt.shape.iter().flatten().zip(shape) {
+            if let Dim::Param(p) = d {
+                sizes.entry(p.clone()).or_insert(n as i64);
+            }
+        }
+    }
+    let bind = |v: &mut pb::ValueInfoProto| {
+        if let Some(ValueType::Tensor(tt)) = v.r#type.as_ref().map(ValueType::from_proto)
+            && let Some(dims) = &tt.shape
+            && dims
+                .iter()
+                .any(|d| matches!(d, Dim::Param(p) if sizes.contains_key(p)))
+        {
+            let dims = dims
+                .iter()
+                .map(|d| match d {
+                    Dim::Param(p) => sizes.get(p).map_or(d.clone(), |&n| Dim::Known(n)),
+                    d => d.clone(),
+                })
+                .collect();
+            let t = TensorType {
+                dtype: tt.dtype,
+                shape: Some(dims),
+            };
+            v.r#type = Some(ValueType::Tensor(t).to_proto());
+        }
+    };
+    out.graph.outputs.iter_mut().for_each(bind);
+    out.graph.value_info.iter_mut().for_each(bind);
     for v in out.graph.inputs.iter_mut() {
         let name = v.name.clone().unwrap_or_default();
         if inits.contains(&name) {

@@ -162,6 +162,22 @@ fn concretized_models_have_static_shapes_everywhere() {
 }
 
 #[test]
+fn concretized_models_declare_their_symbols_everywhere() {
+    // A declared intermediate type that names an input's symbol takes its size too.
+    let src = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+        g (float[1,seq] x) => (float[1,seq] y) <float[1,seq] r> {\n\
+          r = Relu (x)\n\
+          y = Neg (r)\n\
+        }";
+    let m = parse_model(src).unwrap();
+    let c = concretize(&m, &[("x".to_string(), vec![1, 16])].into());
+    let declared =
+        |v: &pb::ValueInfoProto| ValueType::from_proto(v.r#type.as_ref().unwrap()).to_string();
+    assert_eq!(declared(&c.graph.outputs[0]), "f32[1,16]");
+    assert_eq!(declared(&c.graph.value_info[0]), "f32[1,16]");
+}
+
+#[test]
 fn lowering_symbols_one_by_one_has_a_budget() {
     // A's pool needs 40: every symbol starts at 48, then each of the 150 others could go
     // down to its floor, one inference each: the search stops after MAX_LOWERING_TRIALS.
