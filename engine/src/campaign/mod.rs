@@ -53,7 +53,6 @@ pub mod writer;
 
 pub use config::{Config, Request, parse_duration};
 use executor::{BatchRuns, Job, SeedPlan, execute_jobs};
-pub use intake::summary as admission_summary;
 use seeds::typed;
 pub use seeds::{Seed, load_seeds};
 pub use start::run;
