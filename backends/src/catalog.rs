@@ -182,6 +182,7 @@ pub const TABLE: &[BackendInfo] = &[
 /// Test-only backends: fault injection and the planted bugs. Never in a default set.
 pub const TEST_TABLE: &[BackendInfo] = &[
     row("fault", Library::Test, create_test),
+    row(crate::fault::SLEEP, Library::Test, create_test),
     row(crate::planted::CONV_PAD, Library::Test, create_test),
     row(crate::planted::SOFTMAX, Library::Test, create_test),
     row(crate::planted::REDUCE_MEAN, Library::Test, create_test),
@@ -409,6 +410,9 @@ fn create_burn(name: &str, _: &Config) -> Result<Box<dyn Backend>, CreateError> 
 fn create_test(name: &str, _: &Config) -> Result<Box<dyn Backend>, CreateError> {
     if name == "fault" {
         return Ok(Box::new(crate::fault::Fault));
+    }
+    if name == crate::fault::SLEEP {
+        return Ok(Box::new(crate::fault::Sleep::from_env()));
     }
     match crate::planted::by_name(name) {
         Some(b) => Ok(Box::new(b)),

@@ -7,6 +7,10 @@
 //! With [`WRONG_ONCE`] naming a directory, a model without a fault node is run as identity only
 //! the first time any process prepares it (a marker file per model under that directory), and
 //! by the reference interpreter after that: a finding that a fresh process does not show.
+//!
+//! Its sibling [`Sleep`] (named `sleep`) takes every op and only waits: each run sleeps
+//! [`SLEEP_MS`] milliseconds (20 by default) and returns no outputs, using no CPU. Alone in a
+//! campaign's backend set it measures how the campaign itself scales with `-j`.
 use crate::backend::{Backend, BackendError, Capabilities, Prepared, Stage};
 use crate::value::NamedValues;
 use mutagraph_ir::model::Model;
@@ -163,5 +167,58 @@ impl Prepared for FaultModel {
             .zip(inputs)
             .map(|(o, (_, v))| (o.clone(), v.clone()))
             .collect())
+    }
+}
+
+/// The name of the sleeping backend.
+pub const SLEEP: &str = "sleep";
+
+/// Environment variable: the milliseconds each run of the [`Sleep`] backend takes (20).
+pub const SLEEP_MS: &str = "MUTAGRAPH_SLEEP_MS";
+
+/// A backend whose runs only wait (see the module documentation).
+pub struct Sleep {
+    run: std::time::Duration,
+}
+
+impl Sleep {
+    /// Runs of [`SLEEP_MS`] milliseconds, 20 when it is unset or not a number.
+    pub fn from_env() -> Sleep {
+        let ms = std::env::var(SLEEP_MS)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(20);
+        Sleep {
+            run: std::time::Duration::from_millis(ms),
+        }
+    }
+}
+
+impl Backend for Sleep {
+    fn name(&self) -> &str {
+        SLEEP
+    }
+    fn version(&self) -> String {
+        "1".into()
+    }
+    /// Every op the reference has, so a campaign on it alone mutates as on the default set.
+    fn capabilities(&mut self) -> Capabilities {
+        let mut caps = crate::reference::Reference::new().capabilities();
+        caps.backend = SLEEP.into();
+        caps
+    }
+    fn prepare(&mut self, _model: &[u8]) -> Result<Box<dyn Prepared>, BackendError> {
+        Ok(Box::new(Sleeping { run: self.run }))
+    }
+}
+
+struct Sleeping {
+    run: std::time::Duration,
+}
+
+impl Prepared for Sleeping {
+    fn run(&mut self, _inputs: &NamedValues) -> Result<NamedValues, BackendError> {
+        std::thread::sleep(self.run);
+        Ok(NamedValues::default())
     }
 }

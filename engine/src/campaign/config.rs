@@ -172,6 +172,18 @@ pub(super) fn check_same<T: PartialEq + std::fmt::Debug>(
     }
 }
 
+/// The lanes a campaign runs when `-j` is not given: the machine's cores shared by the workers a
+/// lane keeps busy (one per backend, running at once, beside the triage's), at least one.
+pub fn default_jobs(backends: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    default_jobs_for(cores, backends)
+}
+
+/// [`default_jobs`] on a machine of `cores` cores.
+pub fn default_jobs_for(cores: usize, backends: usize) -> usize {
+    (cores / backends.max(1)).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,5 +204,13 @@ mod tests {
         assert!(parse_duration("").is_err());
         assert!(parse_duration("1h30").is_err());
         assert!(parse_duration("m").is_err());
+    }
+
+    #[test]
+    fn default_lanes_share_the_cores_among_the_backends() {
+        assert_eq!(default_jobs_for(2, 4), 1);
+        assert_eq!(default_jobs_for(16, 4), 4);
+        assert_eq!(default_jobs_for(16, 1), 16);
+        assert_eq!(default_jobs_for(1, 0), 1);
     }
 }

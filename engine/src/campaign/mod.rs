@@ -35,15 +35,18 @@
 //!   `stats.json`, `state.json` and `meta.json` carry a format version
 //!   ([`crate::persisted`]).
 pub mod admission;
+mod case;
 pub mod config;
 mod derive;
-mod executor;
 mod intake;
 pub mod lock;
 pub mod mcmc;
+mod pipeline;
+mod stages;
 
 mod record;
 pub mod seeds;
+mod session;
 mod start;
 pub mod state;
 pub mod status;
@@ -51,10 +54,11 @@ pub mod sync;
 mod timeseries;
 pub mod writer;
 
+use case::{Job, SeedPlan};
 pub use config::{Config, Request, parse_duration};
-use executor::{BatchRuns, Job, SeedPlan, execute_jobs};
 use seeds::typed;
 pub use seeds::{Seed, load_seeds};
+use session::Outputs;
 pub use start::run;
 pub use state::{
     BackendTime, Counters, OURS_KEPT, OpCounters, SessionStart, Slot, State, Stats, Summary,
@@ -132,8 +136,8 @@ struct Campaign {
     recipes_at: BTreeMap<i64, Recipes>,
     limits: Limits,
     scheduler: Box<dyn Scheduler>,
-    /// The triage stage: oracles, verdict policy, extra runs.
-    stage: Triage,
+    /// The triage policy: oracles, verdicts, what it learned (the triage stage applies it).
+    stage: Arc<std::sync::Mutex<Triage>>,
     reference: Option<usize>,
     state: State,
     seed_coverage: Report,
@@ -141,8 +145,9 @@ struct Campaign {
     models: Vec<(Model, Vec<Record>)>,
     /// Worker pools: `[backend][lane]`.
     pools: Vec<Vec<Pool>>,
-    /// The pool of re-runs and the triage's runs (one worker per backend it needs).
-    triage: Pool,
+    /// The pool of re-runs and the triage's runs (one worker per backend it needs; the
+    /// triage stage holds it while the pipeline runs).
+    triage: Option<Pool>,
     /// The named tolerance of the inconsistency oracle and localization.
     tolerance: Tolerance,
     /// Signatures whose `meta.json` must be rewritten at the next commit.
@@ -170,142 +175,41 @@ struct Campaign {
     shared: Option<sync::Shared>,
     /// Campaign time of this session's last new unique finding (the status shows it).
     last_find: Option<f64>,
-    /// Lines of the status screen drawn last (redrawn in place on a terminal).
-    status_lines: usize,
-}
-
-/// Time since the session started, for the status.
-struct Clock {
-    session: Instant,
-    limit: Option<Duration>,
 }
 
 impl Campaign {
     fn main_loop(&mut self, quiet: bool, fresh: bool) -> Result<Summary> {
-        let session = Instant::now();
         let elapsed0 = self.state.elapsed_s;
         self.state.sessions.push(SessionStart {
             iteration: self.state.iteration,
             elapsed_s: elapsed0,
         });
-        let ts_path = self.out.join("timeseries.csv");
-        let mut ts = open_timeseries(&ts_path, fresh)?;
-        let tty = std::io::stderr().is_terminal();
-        let status_every = if tty {
-            Duration::from_millis(500)
-        } else {
-            Duration::from_secs(10)
-        };
-        let mut last_status = Instant::now();
-        let clock = Clock {
-            session,
-            limit: self.config.time_s.map(Duration::from_secs_f64),
-        };
-        let mut last_row = Instant::now();
-        let mut last_commit = Instant::now();
-        let limit = self.config.time_s.map(Duration::from_secs_f64);
+        let mut out = Outputs::open(self, quiet, fresh)?;
         if fresh {
             self.commit_state(elapsed0, true)?;
         }
-        // Batches are pipelined: while the backends run batch k, the main thread judges batch
-        // k - 1 (the oracles and the triage, whose extra runs use their own workers) and
-        // generates batch k + 1 (the search does not depend on the runs, so the order of
-        // results is the same as without overlap). When a commit is due nothing is generated
-        // ahead and batch k is judged at once, so the committed state never covers iterations
-        // whose results are not on disk.
-        let mut ahead: Option<Vec<Job>> = None;
-        let mut pending: Option<(Vec<Job>, BatchRuns)> = None;
-        loop {
-            let total = self.config.iterations;
-            let stop = |st: &State| {
-                total.is_some_and(|n| st.iteration >= n)
-                    || limit.is_some_and(|l| session.elapsed() >= l)
-                    || crate::interrupt::requested()
-            };
-            let jobs = match ahead.take() {
-                Some(j) => j,
-                None => {
-                    if stop(&self.state) {
-                        break;
-                    }
-                    let n = self.batch_size();
-                    self.generate(n)?
-                }
-            };
-            let overlap = !stop(&self.state) && last_commit.elapsed() < COMMIT_EVERY;
-            let next_n = self.batch_size();
-            let mut pools = std::mem::take(&mut self.pools);
-            let backends = self.config.backends.clone();
-            let previous = pending.take();
-            let (results, busy, next, judged) = std::thread::scope(|s| {
-                let h = s.spawn(|| {
-                    let t = Instant::now();
-                    let r = execute_jobs(&mut pools, &backends, &jobs);
-                    (r, t.elapsed().as_secs_f64())
-                });
-                let judged = previous.map(|(j, r)| self.judge_and_write(&j, r));
-                let next = if overlap && next_n > 0 {
-                    Some(self.generate(next_n))
-                } else {
-                    None
-                };
-                let w = Instant::now();
-                let (r, busy) = h
-                    .join()
-                    .unwrap_or_else(|_| (Err(anyhow!("executor thread panicked")), 0.0));
-                (r, busy, (next, w.elapsed().as_secs_f64()), judged)
-            });
-            self.pools = pools;
-            judged.transpose()?;
-            self.state.timings.backends_wait += next.1;
-            self.state.timings.backends_busy += busy;
-            ahead = next.0.transpose()?;
-            let results = results?;
-            if ahead.is_some() {
-                pending = Some((jobs, results));
-            } else {
-                self.judge_and_write(&jobs, results)?;
-            }
-            let elapsed = elapsed0 + session.elapsed().as_secs_f64();
-            self.state.elapsed_s = elapsed;
-            if ahead.is_none() && last_commit.elapsed() >= COMMIT_EVERY {
-                self.sync_import()?;
-                let row = last_row.elapsed() >= Duration::from_secs(1);
-                self.commit_state(elapsed, row)?;
-                last_commit = Instant::now();
-                if row {
-                    last_row = Instant::now();
-                    self.timeseries_row(&mut ts, elapsed)?;
-                }
-            }
-            if !quiet && last_status.elapsed() >= status_every {
-                last_status = Instant::now();
-                self.status(tty, elapsed, &clock);
-            }
-        }
+        let ran = self.pipeline(&mut out);
         let mut pending_min = 0;
         if !quiet && self.minimizer.as_ref().is_some_and(|m| m.pending() > 0) {
-            self.status(tty, elapsed0 + session.elapsed().as_secs_f64(), &clock);
+            out.status_now(self);
         }
         if let Some(m) = &mut self.minimizer {
             m.wait_idle(self.minimize_grace);
             pending_min = m.pending();
             m.stop();
         }
-        let elapsed = elapsed0 + session.elapsed().as_secs_f64();
+        ran?;
+        let elapsed = out.elapsed();
         self.state.elapsed_s = elapsed;
         self.commit_state(elapsed, true)?;
         self.renew_stale_docs(true)?;
-        self.timeseries_row(&mut ts, elapsed)?;
+        out.row(self, elapsed)?;
         self.minimizer = None;
-        self.triage.shutdown();
-        if !quiet {
-            self.status(tty, elapsed, &clock);
+        if let Some(p) = &mut self.triage {
+            p.shutdown();
         }
-        for lanes in &mut self.pools {
-            for p in lanes {
-                p.shutdown();
-            }
+        if !quiet {
+            out.status_now(self);
         }
         Ok(Summary {
             out: self.out.clone(),
@@ -316,7 +220,7 @@ impl Campaign {
             minimized: self.state.counters.minimized,
             minimizations_pending: pending_min,
             elapsed_s: elapsed,
-            session_s: session.elapsed().as_secs_f64(),
+            session_s: out.session(),
             stopped_by: if self.disk_full {
                 Some("low disk space".into())
             } else {
@@ -481,87 +385,6 @@ impl Campaign {
         Ok(jobs)
     }
 
-    fn judge_and_write(
-        &mut self,
-        jobs: &[Job],
-        results: Vec<Vec<Option<RunReport>>>,
-    ) -> Result<()> {
-        for (job, runs) in jobs.iter().zip(results) {
-            let executed = runs.iter().all(|r| r.is_some());
-            if !executed {
-                continue;
-            }
-            let t = Instant::now();
-            let runs: Vec<RunReport> = runs.into_iter().flatten().collect();
-            for r in &runs {
-                let bt = self
-                    .state
-                    .timings
-                    .per_backend
-                    .entry(r.backend.clone())
-                    .or_default();
-                bt.runs += 1;
-                bt.wall_s += r.wall_ms / 1e3;
-                bt.prepare_s += r.prepare_ms / 1e3;
-                bt.run_s += r.run_ms / 1e3;
-            }
-            let counters = &mut self.state.counters;
-            counters.executions += 1;
-            counters.backend_runs += runs.len() as u64;
-            let nowhere = runs.iter().all(|r| {
-                matches!(
-                    &r.outcome,
-                    RunOutcome::Error { stage, .. } | RunOutcome::Unsupported { stage, .. }
-                        if *stage != Stage::Run
-                )
-            });
-            if nowhere {
-                counters.load_failed_everywhere += 1;
-                counters.per_operator[job.op].illegal += 1;
-            }
-            let mut mr = MutantRuns {
-                runs,
-                reference: self.reference,
-                reruns: Vec::new(),
-                slow_baseline: self.seed_inputs[job.seed].slowness.clone(),
-            };
-            // Second runs: slowness candidates (confirmed by steady-state runs), and one
-            // executed mutant in FLAKY_EVERY on every backend (flakiness).
-            let inputs = job.inputs.as_ref().expect("executed");
-            let slow_runs = mutagraph_oracles::triage::reproduce::confirm_slowness(
-                &mut self.triage,
-                &job.bytes,
-                inputs,
-                &mut mr,
-            );
-            self.state.counters.reruns += slow_runs;
-            let sample = mix(self.state.rng_seed, job.iteration, 4).is_multiple_of(FLAKY_EVERY);
-            if sample && slow_runs == 0 {
-                let again: Vec<String> = mr.others().map(|r| r.backend.clone()).collect();
-                for b in again {
-                    if let Ok(r) = self.triage.run(&b, &job.bytes, inputs) {
-                        mr.reruns.push(r);
-                        self.state.counters.reruns += 1;
-                    }
-                }
-            }
-            self.state.timings.oracles += t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            // Numeric verdicts are learned per seed and operator: mutants of one seed by
-            // one operator that keep showing the same rounding are not localized every time.
-            let context = format!("{}|{}", job.seed, self.ops[job.op].name());
-            let judged = self
-                .stage
-                .judge_in(&mut self.triage, &job.bytes, inputs, &mr, &context);
-            for tr in judged {
-                self.record(job, tr, &mr)?;
-            }
-            self.state.timings.triage += t.elapsed().as_secs_f64();
-        }
-        self.state.triage = self.stage.stats.clone();
-        Ok(())
-    }
-
     fn write_corpus(&mut self, job: &Job) -> Result<()> {
         let seed = &self.seeds[job.seed];
         let entry = crate::corpus::NewEntry::new(
@@ -700,8 +523,13 @@ impl Campaign {
         if with_stats {
             write_json(&self.out.join("stats.json"), &self.stats(elapsed))?;
         }
-        self.state.known_crashes = self.stage.known.clone();
-        self.state.known_quiet = self.stage.quiet.clone();
+        {
+            // Nothing is in flight at a commit: the triage stage holds no case.
+            let policy = self.stage.lock().unwrap_or_else(|e| e.into_inner());
+            self.state.triage = policy.stats.clone();
+            self.state.known_crashes = policy.known.clone();
+            self.state.known_quiet = policy.quiet.clone();
+        }
         write_json(&self.out.join("state.json"), &self.state)?;
         // Deletions only after the commit: the committed state names no entry they touch (the
         // pool's are kept). What they did is committed at once when they did anything (a kill
@@ -724,27 +552,6 @@ impl Campaign {
             (self.config.max_disk > 0).then_some(self.config.max_disk),
             &self.state.pruned,
         )
-    }
-
-    fn status(&mut self, tty: bool, elapsed: f64, clock: &Clock) {
-        let report = self.state.coverage.report();
-        let corpus = self.corpus_stats();
-        let snap = status::Snapshot {
-            out: &self.out,
-            elapsed,
-            session: clock.session.elapsed().as_secs_f64(),
-            limit: clock.limit.map(|l| l.as_secs_f64()),
-            iterations_limit: self.config.iterations,
-            counters: &self.state.counters,
-            timings: &self.state.timings,
-            coverage: &report,
-            last_find: self.last_find,
-            minimizing: self.minimizer.as_ref().map_or(0, |m| m.pending()),
-            stopping: crate::interrupt::requested(),
-            corpus: &corpus,
-            sync: self.state.sync.as_ref(),
-        };
-        self.status_lines = status::draw(&snap, tty, self.status_lines);
     }
 }
 

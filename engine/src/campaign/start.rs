@@ -66,12 +66,12 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             };
             Config {
                 seeds: req.seeds.clone(),
-                backends,
+                backends: backends.clone(),
                 seed: req.seed.unwrap_or(0),
                 search: req.search.clone().unwrap_or_else(|| "mcmc".into()),
                 mcmc_p: f64::NAN, // set once the seed count is known
                 operators: op_names.clone(),
-                jobs: 1,
+                jobs: config::default_jobs(backends.len()),
                 iterations: None,
                 time_s: None,
                 tolerance: "approximate".into(),
@@ -425,8 +425,8 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     let mut c = Campaign {
         out,
         seed_inputs,
-        stage,
-        triage: triage_pool,
+        stage: Arc::new(std::sync::Mutex::new(stage)),
+        triage: Some(triage_pool),
         tolerance,
         dirty: BTreeSet::new(),
         stale_docs: BTreeMap::new(),
@@ -452,7 +452,6 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         disk_full: false,
         shared,
         last_find: None,
-        status_lines: 0,
     };
     if !fresh {
         c.requeue_unminimized();
@@ -462,6 +461,6 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     for (seed, run) in seed_runs {
         c.file_seed_findings(seed, run)?;
     }
-    c.state.triage = c.stage.stats.clone();
+    c.state.triage = c.stage.lock().map(|p| p.stats.clone()).unwrap_or_default();
     c.main_loop(req.quiet, fresh)
 }

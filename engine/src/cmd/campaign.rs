@@ -43,7 +43,8 @@ pub struct Args {
     /// Total iterations of the campaign.
     #[arg(long)]
     pub iterations: Option<u64>,
-    /// Mutants in flight (default 1).
+    /// Lanes: each backend runs this many mutants at once (default: the cores shared by the
+    /// backends, at least 1).
     #[arg(short = 'j', long = "jobs")]
     pub jobs: Option<usize>,
     /// Backends, comma-separated (default: reference, ort, tract, burn-ndarray as compiled in;

@@ -122,15 +122,19 @@ pub struct Timings {
     pub export: f64,
     /// Input generation.
     pub inputs: f64,
-    /// The main loop waiting for the backends (mutation of the next batch overlaps with the
-    /// backends' work, so this is less than the backends' busy time).
+    /// The search's thread waiting for the stages (nothing to generate: as many cases in
+    /// flight as the pipeline holds, or a commit waiting for them).
     pub backends_wait: f64,
-    /// Wall time during which backends were running (from dispatch to the last reply).
+    /// Time of one backend worker: the runs' wall time summed, over the lanes × backends.
     pub backends_busy: f64,
-    /// Oracles.
+    /// Oracles and second runs (slowness, flakiness), on the triage stage's thread.
     pub oracles: f64,
-    /// Re-runs and localization of findings, bundles (mostly backend runs).
+    /// Localization of findings and its extra runs, on the triage stage's thread.
     pub triage: f64,
+    /// Recording the judged findings (bundles, hits), on the search's thread.
+    pub record: f64,
+    /// Commits waiting for the cases in flight.
+    pub drain: f64,
     /// Coverage and scheduler updates.
     pub coverage: f64,
     /// Writing files.
