@@ -229,22 +229,48 @@ fn metric(x: Option<f64>) -> String {
 /// The text of `REPORT.md` for `spec` (see the [module documentation](self)).
 pub fn render_report_md(spec: &ReportSpec) -> String {
     let mut s = String::new();
-    s.push_str(&format!("# {}\n\n", escape_text(&spec.title)));
-
-    if !spec.summary.is_empty() {
-        s.push_str(&format!("{}\n\n", escape_text(&spec.summary)));
+    summary_section(&mut s, spec);
+    spec_section(&mut s, spec);
+    snippet_section(&mut s, spec);
+    comparisons_section(&mut s, spec);
+    error_section(&mut s, spec);
+    model_section(&mut s, spec);
+    steps_section(&mut s, spec);
+    environment_section(&mut s, spec);
+    others_section(&mut s, spec);
+    if let Some(p) = &spec.provenance {
+        provenance_section(&mut s, p);
     }
-    for (label, text) in &spec.facts {
+    s.truncate(s.trim_end().len());
+    s.push('\n');
+    s
+}
+
+/// `- label: text` lines, one per pair, escaped.
+fn label_lines(s: &mut String, pairs: &[(String, String)]) {
+    for (label, text) in pairs {
         s.push_str(&format!(
             "- {}: {}\n",
             escape_text(label),
             escape_text(text)
         ));
     }
+}
+
+/// The title, the summary and the facts.
+fn summary_section(s: &mut String, spec: &ReportSpec) {
+    s.push_str(&format!("# {}\n\n", escape_text(&spec.title)));
+
+    if !spec.summary.is_empty() {
+        s.push_str(&format!("{}\n\n", escape_text(&spec.summary)));
+    }
+    label_lines(s, &spec.facts);
     if !spec.facts.is_empty() {
         s.push('\n');
     }
+}
 
+fn spec_section(s: &mut String, spec: &ReportSpec) {
     if !spec.spec.is_empty() {
         s.push_str("## What the ONNX specification says\n\n");
         for p in &spec.spec {
@@ -252,13 +278,17 @@ pub fn render_report_md(spec: &ReportSpec) -> String {
         }
         s.push('\n');
     }
+}
 
+fn snippet_section(s: &mut String, spec: &ReportSpec) {
     if let Some((lang, code)) = &spec.snippet {
         s.push_str("## Reproduce in a few lines\n\n");
         s.push_str(&fenced(lang, code));
         s.push('\n');
     }
+}
 
+fn comparisons_section(s: &mut String, spec: &ReportSpec) {
     if !spec.comparisons.is_empty() {
         s.push_str("## Expected vs actual\n\n");
         s.push_str(
@@ -278,13 +308,18 @@ pub fn render_report_md(spec: &ReportSpec) -> String {
         }
         s.push('\n');
     }
+}
 
+fn error_section(s: &mut String, spec: &ReportSpec) {
     if let Some(err) = &spec.error {
         s.push_str("## Error\n\n");
         s.push_str(&fenced("text", err));
         s.push('\n');
     }
+}
 
+/// The model: its facts, its nodes as text, and the values that matter.
+fn model_section(s: &mut String, spec: &ReportSpec) {
     let m = &spec.model;
     s.push_str("## The model\n\n");
     let mut facts = Vec::new();
@@ -304,26 +339,7 @@ pub fn render_report_md(spec: &ReportSpec) -> String {
     }
     s.push_str(&format!("{}.\n\n", facts.join(", ")));
     if !m.nodes.is_empty() {
-        let mut lines: Vec<String> = Vec::new();
-        for v in &m.inputs {
-            lines.push(format!("input  {}: {}", v.name, v.ty));
-        }
-        for n in &m.nodes {
-            let mut line = format!(
-                "{} = {}({})",
-                n.outputs.join(", "),
-                n.op_type,
-                n.inputs.join(", ")
-            );
-            if !n.attributes.is_empty() {
-                line.push_str(&format!("  {{{}}}", n.attributes));
-            }
-            lines.push(line);
-        }
-        for v in &m.outputs {
-            lines.push(format!("output {}: {}", v.name, v.ty));
-        }
-        s.push_str(&fenced("", &lines.join("\n")));
+        s.push_str(&fenced("", &model_lines(m).join("\n")));
         s.push('\n');
     }
     if !spec.values.is_empty() {
@@ -339,7 +355,33 @@ pub fn render_report_md(spec: &ReportSpec) -> String {
         }
         s.push('\n');
     }
+}
 
+/// The model as text: its inputs, one line per node, its outputs.
+fn model_lines(m: &ModelDescription) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for v in &m.inputs {
+        lines.push(format!("input  {}: {}", v.name, v.ty));
+    }
+    for n in &m.nodes {
+        let mut line = format!(
+            "{} = {}({})",
+            n.outputs.join(", "),
+            n.op_type,
+            n.inputs.join(", ")
+        );
+        if !n.attributes.is_empty() {
+            line.push_str(&format!("  {{{}}}", n.attributes));
+        }
+        lines.push(line);
+    }
+    for v in &m.outputs {
+        lines.push(format!("output {}: {}", v.name, v.ty));
+    }
+    lines
+}
+
+fn steps_section(s: &mut String, spec: &ReportSpec) {
     if !spec.steps.is_empty() {
         s.push_str("## Steps to reproduce (with this bundle's files)\n\n");
         for (i, (label, command)) in spec.steps.iter().enumerate() {
@@ -350,19 +392,17 @@ pub fn render_report_md(spec: &ReportSpec) -> String {
             s.push('\n');
         }
     }
+}
 
+fn environment_section(s: &mut String, spec: &ReportSpec) {
     if !spec.environment.is_empty() {
         s.push_str("## Environment\n\n");
-        for (label, text) in &spec.environment {
-            s.push_str(&format!(
-                "- {}: {}\n",
-                escape_text(label),
-                escape_text(text)
-            ));
-        }
+        label_lines(s, &spec.environment);
         s.push('\n');
     }
+}
 
+fn others_section(s: &mut String, spec: &ReportSpec) {
     if !spec.others.is_empty() {
         s.push_str("## Other libraries on the same model and inputs\n\n");
         s.push_str("| backend | version | result |\n|---|---|---|\n");
@@ -376,54 +416,53 @@ pub fn render_report_md(spec: &ReportSpec) -> String {
         }
         s.push('\n');
     }
+}
 
-    if let Some(p) = &spec.provenance {
-        s.push_str("## How it was found\n\n");
-        s.push_str(
-            "mutagraph, a fuzzer that mutates ONNX models and compares inference libraries with \
-             each other and with ONNX's definitions, generated models that hit this bug.\n\n",
-        );
-        s.push_str(&format!("- Hits: {}\n", p.hits));
+/// Names with their counts, as code: `` `a` (3), `b` (1) ``.
+fn counted_codes(counts: &[(String, u64)]) -> String {
+    counts
+        .iter()
+        .map(|(k, n)| format!("{} ({n})", code(k)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn provenance_section(s: &mut String, p: &Provenance) {
+    s.push_str("## How it was found\n\n");
+    s.push_str(
+        "mutagraph, a fuzzer that mutates ONNX models and compares inference libraries with \
+         each other and with ONNX's definitions, generated models that hit this bug.\n\n",
+    );
+    s.push_str(&format!("- Hits: {}\n", p.hits));
+    s.push_str(&format!(
+        "- First seen: {}; last seen: {}\n",
+        escape_text(&p.first_seen),
+        escape_text(&p.last_seen)
+    ));
+    if !p.variants.is_empty() {
         s.push_str(&format!(
-            "- First seen: {}; last seen: {}\n",
-            escape_text(&p.first_seen),
-            escape_text(&p.last_seen)
+            "- Configurations showing it: {}\n",
+            counted_codes(&p.variants)
         ));
-        if !p.variants.is_empty() {
-            let v: Vec<String> = p
-                .variants
-                .iter()
-                .map(|(k, n)| format!("{} ({n})", code(k)))
-                .collect();
-            s.push_str(&format!("- Configurations showing it: {}\n", v.join(", ")));
-        }
-        if p.ops.len() > 1 {
-            let v: Vec<String> = p
-                .ops
-                .iter()
-                .map(|(k, n)| format!("{} ({n})", code(k)))
-                .collect();
-            s.push_str(&format!("- Ops: {}\n", v.join(", ")));
-        }
-        s.push_str(&format!(
-            "- First found on seed model {} at iteration {}",
-            code(&p.seed),
-            p.iteration
-        ));
-        if !p.operators.is_empty() {
-            let ops: Vec<String> = p.operators.iter().map(|o| code(o)).collect();
-            s.push_str(&format!(", after the mutations {}", ops.join(", ")));
-        }
-        if let Some(d) = &p.derived {
-            s.push_str(&format!(
-                "\n- That seed was derived from the user's model: {d}"
-            ));
-        }
-        s.push_str("\n\n");
     }
-    s.truncate(s.trim_end().len());
-    s.push('\n');
-    s
+    if p.ops.len() > 1 {
+        s.push_str(&format!("- Ops: {}\n", counted_codes(&p.ops)));
+    }
+    s.push_str(&format!(
+        "- First found on seed model {} at iteration {}",
+        code(&p.seed),
+        p.iteration
+    ));
+    if !p.operators.is_empty() {
+        let ops: Vec<String> = p.operators.iter().map(|o| code(o)).collect();
+        s.push_str(&format!(", after the mutations {}", ops.join(", ")));
+    }
+    if let Some(d) = &p.derived {
+        s.push_str(&format!(
+            "\n- That seed was derived from the user's model: {d}"
+        ));
+    }
+    s.push_str("\n\n");
 }
 
 #[cfg(test)]

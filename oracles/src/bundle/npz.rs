@@ -2,9 +2,9 @@
 //!
 //! An `.npz` is a zip archive of `.npy` files, one per array. We write:
 //!
-//! - a zip with *stored* (uncompressed) members, a fixed timestamp (1980-01-01 00:00) and no
-//!   zip64 extensions (an archive over 4 GiB or 65535 arrays is refused), so the same arrays
-//!   always give the same bytes;
+//! - a zip (written with the `zip` crate) with *stored* (uncompressed) members, a fixed
+//!   timestamp (1980-01-01 00:00) and fixed permissions, so the same arrays always give the
+//!   same bytes; a member over 4 GiB is refused, more than 65535 arrays get zip64 end records;
 //! - `.npy` format version 1.0: the magic `\x93NUMPY`, version bytes `1 0`, a little-endian
 //!   `u16` header length, then the header, a Python dict literal
 //!   `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }` padded with spaces and ended
@@ -54,12 +54,6 @@ pub enum NpzError {
     /// Two different arrays of one name.
     #[error("two different arrays have this name")]
     DuplicateName,
-    /// The archive is too large for a zip without zip64 records.
-    #[error("the archive would need zip64 (over 4 GiB or 65535 arrays)")]
-    NeedsZip64,
-    /// A member name longer than a zip header holds.
-    #[error("name {0} too long")]
-    NameTooLong(String),
     /// An element type numpy has no type for (float8, 4-bit, complex).
     #[error("element type {0} has no numpy equivalent")]
     NoNumpyType(DType),
@@ -93,53 +87,27 @@ pub enum NpzError {
     /// An `.npy` header longer than format 1.0 holds.
     #[error("the .npy header of shape {0:?} is too long")]
     HeaderTooLong(Vec<usize>),
-    /// The file has no end-of-central-directory record.
-    #[error("not a zip archive (no end of central directory)")]
-    NotZip,
-    /// A zip record extends past the end of the file.
-    #[error("truncated zip archive")]
-    TruncatedZip,
-    /// A zip offset or size does not fit this machine's addresses.
-    #[error("zip offset out of range")]
-    ZipOffset,
-    /// The zip64 locator points at no zip64 end record.
-    #[error("bad zip64 end of central directory")]
-    BadZip64End,
-    /// The central directory lies outside the file.
-    #[error("central directory out of bounds")]
-    CentralOutOfBounds,
-    /// A central directory entry without its signature or cut short.
-    #[error("bad central directory entry")]
-    BadCentralEntry,
-    /// A central directory entry's name or extra field is cut short.
-    #[error("truncated central directory")]
-    TruncatedCentral,
     /// An encrypted member.
     #[error("member '{0}' is encrypted")]
     Encrypted(String),
     /// A compressed member (only stored members are read).
     #[error(
-        "member '{name}' is compressed (method {method}); only stored members are read \
+        "member '{name}' is compressed ({method}); only stored members are read \
          (numpy.savez, not numpy.savez_compressed)"
     )]
     Compressed {
         /// The member.
         name: String,
         /// The zip compression method.
-        method: u16,
+        method: String,
     },
-    /// A stored member whose compressed and uncompressed sizes differ.
-    #[error("member '{0}': stored sizes disagree")]
-    SizesDisagree(String),
-    /// A member whose local header is missing.
-    #[error("member '{0}': bad local header")]
-    BadLocalHeader(String),
-    /// A member whose data extends past the end of the file.
-    #[error("member '{0}': data out of bounds")]
-    DataOutOfBounds(String),
     /// A member whose data does not match its CRC-32.
     #[error("member '{0}': CRC-32 mismatch")]
     CrcMismatch(String),
+    /// What the `zip` crate finds wrong with an archive (not a zip, truncated, a member over
+    /// 4 GiB to write, ...).
+    #[error("zip: {0}")]
+    Zip(#[from] ::zip::result::ZipError),
     /// A member whose name does not end in `.npy`.
     #[error("member '{0}' is not an .npy array")]
     NotNpy(String),
@@ -286,7 +254,7 @@ pub fn read_npz(path: &Path) -> Result<Vec<(String, HostTensor)>, BundleError> {
             })
         };
         let name = decode_key(key).map_err(in_member)?;
-        let tensor = decode_npy(data).map_err(in_member)?;
+        let tensor = decode_npy(&data).map_err(in_member)?;
         out.push((name, tensor));
     }
     Ok(out)
@@ -399,7 +367,7 @@ mod tests {
         for cut in 0..zip.len() {
             if let Ok(members) = unzip_stored(&zip[..cut]) {
                 for (_, d) in members {
-                    let _ = decode_npy(d);
+                    let _ = decode_npy(&d);
                 }
             }
         }

@@ -184,29 +184,43 @@ pub fn python_snippet(
     expected: Option<&NamedValues>,
     api: Api,
 ) -> Option<String> {
-    let g = &model.graph;
-    let small = |t: &HostTensor| t.num_elements() <= INLINE;
+    let mut lines: Vec<String> = vec!["import numpy as np".into()];
+    let feeds = input_lines(&mut lines, inputs, inputs_file)?;
+    if inlinable(model) {
+        inline_model_lines(&mut lines, model)?;
+    } else {
+        lines.push("import onnx".into());
+        lines.push(format!("model = onnx.load({model_file:?})"));
+    }
+    run_lines(&mut lines, api, &feeds, "model")?;
+    print_lines(&mut lines, model, expected);
+    let text = lines.join("\n");
+    (text.lines().count() <= 40).then_some(text + "\n")
+}
+
+/// A graph input as the snippet feeds it.
+struct Feed {
+    /// The value name.
+    name: String,
+    /// The Python variable holding it.
+    id: String,
+    dtype: DType,
+    shape: Vec<usize>,
+}
+
+/// The lines that define one variable per input: literals when every input is small enough,
+/// else loads from the bundle's `inputs_file`.
+fn input_lines(
+    lines: &mut Vec<String>,
+    inputs: &NamedValues,
+    inputs_file: &str,
+) -> Option<Vec<Feed>> {
     let inline_inputs = inputs.iter().all(|(_, v)| {
         v.tensor()
-            .is_some_and(|t| small(t) && np_dtype(t.dtype).is_some())
+            .is_some_and(|t| t.num_elements() <= INLINE && np_dtype(t.dtype).is_some())
     });
-    let inline_weights = g.initializers.values().all(|t| {
-        t.dims.iter().product::<i64>() <= INLINE as i64
-            && proto_name(t.dtype()).is_some()
-            && !t.is_external()
-    });
-    let inline_model = inline_weights
-        && g.nodes().all(|n| {
-            n.domain().is_empty()
-                && n.subgraphs().next().is_none()
-                && n.attributes.iter().all(|a| attr_literal(&a.value).is_some())
-        })
-        && g.real_inputs().iter().all(|vi| {
-            matches!(vi.name.as_deref().map(|n| g.value_type(n)), Some(ValueType::Tensor(t)) if proto_name(t.dtype).is_some())
-        });
-    let mut lines: Vec<String> = vec!["import numpy as np".into()];
     let mut used: Vec<String> = Vec::new();
-    let mut feeds: Vec<(String, String, DType, Vec<usize>)> = Vec::new();
+    let mut feeds: Vec<Feed> = Vec::new();
     if !inline_inputs {
         lines.push(format!("inputs = np.load({:?})", inputs_file));
     }
@@ -223,75 +237,104 @@ pub fn python_snippet(
         } else {
             lines.push(format!("{id} = inputs[{:?}]", encode_key(name)));
         }
-        feeds.push((name.clone(), id, t.dtype, t.shape.clone()));
+        feeds.push(Feed {
+            name: name.clone(),
+            id,
+            dtype: t.dtype,
+            shape: t.shape.clone(),
+        });
     }
-    let path = if inline_model {
-        lines.push("from onnx import helper, TensorProto as T".into());
-        let mut nodes = Vec::new();
-        for n in g.topo_order().ok()?.into_iter().filter_map(|id| g.node(id)) {
-            let mut call = format!(
-                "helper.make_node({:?}, {:?}, {:?}",
-                n.op_type, n.inputs, n.outputs
-            );
-            for a in &n.attributes {
-                call.push_str(&format!(", {}={}", a.name, attr_literal(&a.value)?));
-            }
-            call.push(')');
-            nodes.push(call);
+    Some(feeds)
+}
+
+/// True when the snippet can build `model` with `onnx.helper`: small weights of numpy types,
+/// default-domain nodes without subgraphs whose attributes are literals, typed inputs.
+fn inlinable(model: &Model) -> bool {
+    let g = &model.graph;
+    let inline_weights = g.initializers.values().all(|t| {
+        t.dims.iter().product::<i64>() <= INLINE as i64
+            && proto_name(t.dtype()).is_some()
+            && !t.is_external()
+    });
+    inline_weights
+        && g.nodes().all(|n| {
+            n.domain().is_empty()
+                && n.subgraphs().next().is_none()
+                && n.attributes.iter().all(|a| attr_literal(&a.value).is_some())
+        })
+        && g.real_inputs().iter().all(|vi| {
+            matches!(vi.name.as_deref().map(|n| g.value_type(n)), Some(ValueType::Tensor(t)) if proto_name(t.dtype).is_some())
+        })
+}
+
+/// The lines that build `model` with `onnx.helper` as `model`.
+fn inline_model_lines(lines: &mut Vec<String>, model: &Model) -> Option<()> {
+    let g = &model.graph;
+    lines.push("from onnx import helper, TensorProto as T".into());
+    let mut nodes = Vec::new();
+    for n in g.topo_order().ok()?.into_iter().filter_map(|id| g.node(id)) {
+        let mut call = format!(
+            "helper.make_node({:?}, {:?}, {:?}",
+            n.op_type, n.inputs, n.outputs
+        );
+        for a in &n.attributes {
+            call.push_str(&format!(", {}={}", a.name, attr_literal(&a.value)?));
         }
-        let vi = |name: &str| -> Option<String> {
-            let ValueType::Tensor(t) = g.value_type(name) else {
-                return None;
-            };
-            let dims = match t.shape.as_ref() {
-                Some(s) if s.iter().all(|d| d.value().is_some()) => format!(
-                    "{:?}",
-                    s.iter().map(|d| d.value().unwrap_or(0)).collect::<Vec<_>>()
-                ),
-                _ => "None".into(),
-            };
-            Some(format!(
-                "helper.make_tensor_value_info({name:?}, T.{}, {dims})",
-                proto_name(t.dtype)?
-            ))
+        call.push(')');
+        nodes.push(call);
+    }
+    let vi = |name: &str| -> Option<String> {
+        let ValueType::Tensor(t) = g.value_type(name) else {
+            return None;
         };
-        let ins: Vec<String> = g
-            .real_inputs()
-            .iter()
-            .filter_map(|v| vi(v.name.as_deref()?))
-            .collect();
-        let outs: Vec<String> = g
-            .outputs
-            .iter()
-            .filter_map(|v| vi(v.name.as_deref()?))
-            .collect();
-        let mut weights = Vec::new();
-        for (name, t) in &g.initializers {
-            let h = HostTensor::from_proto(t).ok()?;
-            weights.push(format!(
-                "helper.make_tensor({name:?}, T.{}, {:?}, {})",
-                proto_name(h.dtype)?,
-                h.shape,
-                py_list(&h)?
-            ));
-        }
-        lines.push(format!("nodes = [{}]", nodes.join(",\n         ")));
-        lines.push(format!(
-            "graph = helper.make_graph(nodes, \"repro\", [{}],\n                          [{}], [{}])",
-            ins.join(", "),
-            outs.join(", "),
-            weights.join(", ")
-        ));
-        lines.push(format!(
-            "model = helper.make_model(graph, opset_imports=[helper.make_opsetid(\"\", {})])",
-            model.default_opset()
-        ));
-        "model".to_string()
-    } else {
-        lines.push("import onnx".into());
-        lines.push(format!("model = onnx.load({model_file:?})"));
-        "model".to_string()
+        let dims = match t.shape.as_ref() {
+            Some(s) if s.iter().all(|d| d.value().is_some()) => format!(
+                "{:?}",
+                s.iter().map(|d| d.value().unwrap_or(0)).collect::<Vec<_>>()
+            ),
+            _ => "None".into(),
+        };
+        Some(format!(
+            "helper.make_tensor_value_info({name:?}, T.{}, {dims})",
+            proto_name(t.dtype)?
+        ))
     };
+    let ins: Vec<String> = g
+        .real_inputs()
+        .iter()
+        .filter_map(|v| vi(v.name.as_deref()?))
+        .collect();
+    let outs: Vec<String> = g
+        .outputs
+        .iter()
+        .filter_map(|v| vi(v.name.as_deref()?))
+        .collect();
+    let mut weights = Vec::new();
+    for (name, t) in &g.initializers {
+        let h = HostTensor::from_proto(t).ok()?;
+        weights.push(format!(
+            "helper.make_tensor({name:?}, T.{}, {:?}, {})",
+            proto_name(h.dtype)?,
+            h.shape,
+            py_list(&h)?
+        ));
+    }
+    lines.push(format!("nodes = [{}]", nodes.join(",\n         ")));
+    lines.push(format!(
+        "graph = helper.make_graph(nodes, \"repro\", [{}],\n                          [{}], [{}])",
+        ins.join(", "),
+        outs.join(", "),
+        weights.join(", ")
+    ));
+    lines.push(format!(
+        "model = helper.make_model(graph, opset_imports=[helper.make_opsetid(\"\", {})])",
+        model.default_opset()
+    ));
+    Some(())
+}
+
+/// The lines that run the model held in the variable `path` with `api`, into `y`.
+fn run_lines(lines: &mut Vec<String>, api: Api, feeds: &[Feed], path: &str) -> Option<()> {
     match api {
         Api::OnnxRuntime { optimized } => {
             lines.push("import onnxruntime as ort".into());
@@ -306,7 +349,7 @@ pub fn python_snippet(
             ));
             let feed = feeds
                 .iter()
-                .map(|(n, id, _, _)| format!("{n:?}: {id}"))
+                .map(|f| format!("{:?}: {}", f.name, f.id))
                 .collect::<Vec<_>>()
                 .join(", ");
             lines.push(format!(
@@ -318,14 +361,14 @@ pub fn python_snippet(
             lines.push("import onnx, tract".into());
             lines.push(format!("onnx.save({path}, \"snippet.onnx\")"));
             lines.push("m = tract.onnx().load(\"snippet.onnx\")".into());
-            for (i, (_, _, d, shape)) in feeds.iter().enumerate() {
-                let mut spec: Vec<String> = shape.iter().map(usize::to_string).collect();
-                spec.push(tract_type(*d)?.to_string());
+            for (i, f) in feeds.iter().enumerate() {
+                let mut spec: Vec<String> = f.shape.iter().map(usize::to_string).collect();
+                spec.push(tract_type(f.dtype)?.to_string());
                 lines.push(format!("m.set_input_fact({i}, {:?})", spec.join(",")));
             }
             let args = feeds
                 .iter()
-                .map(|(_, id, _, _)| id.clone())
+                .map(|f| f.id.clone())
                 .collect::<Vec<_>>()
                 .join(", ");
             lines.push(format!(
@@ -333,7 +376,12 @@ pub fn python_snippet(
             ));
         }
     }
-    for (k, o) in g.outputs.iter().enumerate() {
+    Some(())
+}
+
+/// One `print` per output: its first values beside the `expected` ones.
+fn print_lines(lines: &mut Vec<String>, model: &Model, expected: Option<&NamedValues>) {
+    for (k, o) in model.graph.outputs.iter().enumerate() {
         let name = o.name.clone().unwrap_or_default();
         let want = expected
             .and_then(|e| e.iter().find(|(n, _)| *n == name))
@@ -350,6 +398,4 @@ pub fn python_snippet(
             .unwrap_or_default();
         lines.push(format!("print({name:?}, y[{k}].ravel()[:8]{want})"));
     }
-    let text = lines.join("\n");
-    (text.lines().count() <= 40).then_some(text + "\n")
 }

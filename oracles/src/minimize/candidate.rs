@@ -153,130 +153,212 @@ pub(crate) fn carve(
     rule: &OutputRule,
 ) -> Result<Model, Invalid> {
     let g = &cur.graph;
-    let order = g.topo_order().map_err(|e| Invalid(e.to_string()))?;
-    let rename = |v: &str| -> String {
-        renames
-            .iter()
-            .find(|(o, _)| o == v)
-            .map_or_else(|| v.to_string(), |(_, n)| n.clone())
-    };
-    let node_reads: HashMap<NodeId, Vec<String>> = order
+    let flow = Flow::new(g, keep, renames)?;
+    let outs = flow.outputs(g, keep, renames, rule)?;
+    let needed = flow.needed(&outs);
+    let external = flow.external(&needed);
+    let boundary = Boundary::new(g, consts, &external)?;
+    let p = carve_patch(g, &needed, renames, &outs, boundary);
+    let mut m = cur.clone();
+    m.apply(&p).map_err(|e| Invalid(e.to_string()))?;
+    finalize(m)
+}
+
+/// `v` after the renames (`old → new`).
+fn renamed(renames: &[(String, String)], v: &str) -> String {
+    renames
         .iter()
-        .filter_map(|&id| g.node(id))
-        .map(|n| {
-            let mut r: Vec<String> = Vec::new();
-            for v in reads(n) {
-                let v = rename(&v);
-                if !r.contains(&v) {
-                    r.push(v);
-                }
-            }
-            (n.id, r)
-        })
-        .collect();
-    let mut producer: HashMap<String, NodeId> = HashMap::new();
-    for &id in &order {
-        if keep.contains(&id)
-            && let Some(n) = g.node(id)
-        {
-            for o in n.outputs.iter().filter(|o| !o.is_empty()) {
-                producer.insert(o.clone(), id);
-            }
-        }
+        .find(|(o, _)| o == v)
+        .map_or_else(|| v.to_string(), |(_, n)| n.clone())
+}
+
+/// Pushes `v` unless `outs` has it.
+fn push_new(v: String, outs: &mut Vec<String>) {
+    if !outs.contains(&v) {
+        outs.push(v);
     }
-    // Outputs.
-    let mut outs: Vec<String> = Vec::new();
-    let push = |v: String, outs: &mut Vec<String>| {
-        if !outs.contains(&v) {
-            outs.push(v);
-        }
-    };
-    match rule {
-        OutputRule::Frontier | OutputRule::Original => {
-            for o in &g.outputs {
-                let v = rename(o.name.as_deref().unwrap_or(""));
-                if producer.contains_key(&v) {
-                    push(v, &mut outs);
+}
+
+/// The data flow of a graph as [`carve`] sees it: its nodes in topological order, what each
+/// reads (after the renames) and which kept node produces each value.
+struct Flow {
+    order: Vec<NodeId>,
+    node_reads: HashMap<NodeId, Vec<String>>,
+    producer: HashMap<String, NodeId>,
+}
+
+impl Flow {
+    fn new(
+        g: &Graph,
+        keep: &BTreeSet<NodeId>,
+        renames: &[(String, String)],
+    ) -> Result<Flow, Invalid> {
+        let order = g.topo_order().map_err(|e| Invalid(e.to_string()))?;
+        let node_reads: HashMap<NodeId, Vec<String>> = order
+            .iter()
+            .filter_map(|&id| g.node(id))
+            .map(|n| {
+                let mut r: Vec<String> = Vec::new();
+                for v in reads(n) {
+                    push_new(renamed(renames, &v), &mut r);
+                }
+                (n.id, r)
+            })
+            .collect();
+        let mut producer: HashMap<String, NodeId> = HashMap::new();
+        for &id in &order {
+            if keep.contains(&id)
+                && let Some(n) = g.node(id)
+            {
+                for o in n.outputs.iter().filter(|o| !o.is_empty()) {
+                    producer.insert(o.clone(), id);
                 }
             }
-            if matches!(rule, OutputRule::Frontier) {
-                for id in order.iter().filter(|id| !keep.contains(id)) {
-                    for r in &node_reads[id] {
-                        if producer.contains_key(r) {
-                            push(r.clone(), &mut outs);
+        }
+        Ok(Flow {
+            order,
+            node_reads,
+            producer,
+        })
+    }
+
+    /// The carved model's outputs, as `rule` chooses them.
+    fn outputs(
+        &self,
+        g: &Graph,
+        keep: &BTreeSet<NodeId>,
+        renames: &[(String, String)],
+        rule: &OutputRule,
+    ) -> Result<Vec<String>, Invalid> {
+        let mut outs: Vec<String> = Vec::new();
+        match rule {
+            OutputRule::Frontier | OutputRule::Original => {
+                for o in &g.outputs {
+                    let v = renamed(renames, o.name.as_deref().unwrap_or(""));
+                    if self.producer.contains_key(&v) {
+                        push_new(v, &mut outs);
+                    }
+                }
+                if matches!(rule, OutputRule::Frontier) {
+                    for id in self.order.iter().filter(|id| !keep.contains(id)) {
+                        for r in &self.node_reads[id] {
+                            if self.producer.contains_key(r) {
+                                push_new(r.clone(), &mut outs);
+                            }
                         }
                     }
                 }
             }
-        }
-        OutputRule::Explicit(list) => {
-            for v in list {
-                if !producer.contains_key(v) {
-                    return Err(Invalid(format!("output '{v}' is not produced")));
-                }
-                push(v.clone(), &mut outs);
-            }
-        }
-    }
-    if outs.is_empty() {
-        return Err(Invalid("no outputs left".into()));
-    }
-    // Dead code: keep what the outputs depend on.
-    let mut needed: BTreeSet<NodeId> = BTreeSet::new();
-    let mut stack: Vec<NodeId> = outs.iter().map(|o| producer[o]).collect();
-    while let Some(id) = stack.pop() {
-        if needed.insert(id) {
-            for r in &node_reads[&id] {
-                if let Some(&p) = producer.get(r) {
-                    stack.push(p);
+            OutputRule::Explicit(list) => {
+                for v in list {
+                    if !self.producer.contains_key(v) {
+                        return Err(Invalid(format!("output '{v}' is not produced")));
+                    }
+                    push_new(v.clone(), &mut outs);
                 }
             }
         }
+        if outs.is_empty() {
+            return Err(Invalid("no outputs left".into()));
+        }
+        Ok(outs)
     }
-    // Values the kept nodes read from outside, in topological order of their first reader.
-    let mut external: Vec<String> = Vec::new();
-    for id in order.iter().filter(|id| needed.contains(id)) {
-        for r in &node_reads[id] {
-            if !producer.contains_key(r) && !external.contains(r) {
-                external.push(r.clone());
+
+    /// Dead code elimination: the kept nodes the outputs `outs` depend on.
+    fn needed(&self, outs: &[String]) -> BTreeSet<NodeId> {
+        let mut needed: BTreeSet<NodeId> = BTreeSet::new();
+        let mut stack: Vec<NodeId> = outs.iter().map(|o| self.producer[o]).collect();
+        while let Some(id) = stack.pop() {
+            if needed.insert(id) {
+                for r in &self.node_reads[&id] {
+                    if let Some(&p) = self.producer.get(r) {
+                        stack.push(p);
+                    }
+                }
             }
         }
+        needed
     }
-    let sparse: HashSet<&str> = g
-        .sparse_initializers
-        .iter()
-        .filter_map(|s| s.values.as_ref().and_then(|v| v.name.as_deref()))
-        .collect();
-    let declared_inputs: HashSet<&str> =
-        g.inputs.iter().filter_map(|v| v.name.as_deref()).collect();
-    let mut keep_inits: HashSet<&str> = HashSet::new();
-    let mut keep_inputs: HashSet<&str> = HashSet::new();
-    let mut new_inits: Vec<Tensor> = Vec::new();
-    let mut new_inputs: Vec<pb::ValueInfoProto> = Vec::new();
-    for v in &external {
-        let in_init = g.initializers.contains_key(v);
-        if in_init {
-            keep_inits.insert(v);
+
+    /// Values the `needed` nodes read from outside, in topological order of their first
+    /// reader.
+    fn external(&self, needed: &BTreeSet<NodeId>) -> Vec<String> {
+        let mut external: Vec<String> = Vec::new();
+        for id in self.order.iter().filter(|id| needed.contains(id)) {
+            for r in &self.node_reads[id] {
+                if !self.producer.contains_key(r) && !external.contains(r) {
+                    external.push(r.clone());
+                }
+            }
         }
-        if declared_inputs.contains(v.as_str()) {
-            keep_inputs.insert(v);
-        }
-        if in_init || declared_inputs.contains(v.as_str()) || sparse.contains(v.as_str()) {
-            continue;
-        }
-        if let Some(t) = consts.get(v) {
-            new_inits.push(t.clone());
-            continue;
-        }
-        let t = g.value_type(v);
-        if !declarable(&t) {
-            return Err(Invalid(format!(
-                "value '{v}' would be an input of unknown type"
-            )));
-        }
-        new_inputs.push(info(v, &t));
+        external
     }
-    // One patch.
+}
+
+/// Where the values a carved model reads from outside come from: the graph's own inputs and
+/// initializers it keeps, and the constant initializers and typed inputs it gains.
+struct Boundary<'a> {
+    keep_inits: HashSet<&'a str>,
+    keep_inputs: HashSet<&'a str>,
+    new_inits: Vec<Tensor>,
+    new_inputs: Vec<pb::ValueInfoProto>,
+}
+
+impl<'a> Boundary<'a> {
+    fn new(
+        g: &Graph,
+        consts: &HashMap<String, Tensor>,
+        external: &'a [String],
+    ) -> Result<Boundary<'a>, Invalid> {
+        let sparse: HashSet<&str> = g
+            .sparse_initializers
+            .iter()
+            .filter_map(|s| s.values.as_ref().and_then(|v| v.name.as_deref()))
+            .collect();
+        let declared_inputs: HashSet<&str> =
+            g.inputs.iter().filter_map(|v| v.name.as_deref()).collect();
+        let mut b = Boundary {
+            keep_inits: HashSet::new(),
+            keep_inputs: HashSet::new(),
+            new_inits: Vec::new(),
+            new_inputs: Vec::new(),
+        };
+        for v in external {
+            let in_init = g.initializers.contains_key(v);
+            if in_init {
+                b.keep_inits.insert(v);
+            }
+            if declared_inputs.contains(v.as_str()) {
+                b.keep_inputs.insert(v);
+            }
+            if in_init || declared_inputs.contains(v.as_str()) || sparse.contains(v.as_str()) {
+                continue;
+            }
+            if let Some(t) = consts.get(v) {
+                b.new_inits.push(t.clone());
+                continue;
+            }
+            let t = g.value_type(v);
+            if !declarable(&t) {
+                return Err(Invalid(format!(
+                    "value '{v}' would be an input of unknown type"
+                )));
+            }
+            b.new_inputs.push(info(v, &t));
+        }
+        Ok(b)
+    }
+}
+
+/// The one patch that turns `g` into the carved graph: the nodes not `needed` removed, the
+/// renames applied, the outputs `outs` declared, the inputs and initializers of `boundary`.
+fn carve_patch(
+    g: &Graph,
+    needed: &BTreeSet<NodeId>,
+    renames: &[(String, String)],
+    outs: &[String],
+    boundary: Boundary<'_>,
+) -> Patch {
     let mut p = Patch::new();
     for id in g.node_ids() {
         if !needed.contains(&id) {
@@ -297,7 +379,7 @@ pub(crate) fn carve(
             new: new.clone(),
         });
     }
-    for o in &outs {
+    for o in outs {
         let mut decl = g
             .outputs
             .iter()
@@ -321,26 +403,24 @@ pub(crate) fn carve(
     let mut seen: HashSet<&str> = HashSet::new();
     for v in &g.inputs {
         if let Some(name) = v.name.as_deref()
-            && keep_inputs.contains(name)
+            && boundary.keep_inputs.contains(name)
             && seen.insert(name)
         {
             p.push(PatchOp::AddInput(v.clone()));
         }
     }
-    for v in new_inputs {
+    for v in boundary.new_inputs {
         p.push(PatchOp::AddInput(v));
     }
     for name in g.initializers.keys() {
-        if !keep_inits.contains(name.as_str()) {
+        if !boundary.keep_inits.contains(name.as_str()) {
             p.push(PatchOp::RemoveInitializer(name.clone()));
         }
     }
-    for t in new_inits {
+    for t in boundary.new_inits {
         p.push(PatchOp::AddInitializer(t));
     }
-    let mut m = cur.clone();
-    m.apply(&p).map_err(|e| Invalid(e.to_string()))?;
-    finalize(m)
+    p
 }
 
 /// `cur` with the attribute `name` of node `id` removed (the op then takes its default), its

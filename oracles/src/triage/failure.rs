@@ -7,6 +7,16 @@ use crate::finding::{Finding, Kind, Location};
 use mutagraph_backends::catalog;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::Pool;
+use mutagraph_ir::graph::NodeId;
+use mutagraph_ir::model::Model;
+
+/// The failure being placed: the model, its inputs and the library variant that failed.
+#[derive(Clone, Copy)]
+struct Failed<'a> {
+    model: &'a Model,
+    inputs: &'a NamedValues,
+    faulty: &'a str,
+}
 
 impl Triage {
     pub(super) fn triage_failure(
@@ -47,111 +57,23 @@ impl Triage {
         };
         // A message that quotes a node places the failure itself.
         t.finding.placed_by_message = !crash::quoted_spans(&t.finding.message).is_empty();
-        // The node the library failed on: the one its message names, else the first whose
-        // prefix of the model fails.
-        let named = crash::named_node(&model, &t.finding.message);
-        let (mut node, mut prefix_out) = match named {
-            Some(id) => (Some(id), None),
-            None => match crash::failing_node(
-                pool,
-                &faulty,
-                &model,
-                cache.inputs,
-                None,
-                None,
-                Some(&t.finding.message),
-            ) {
-                Some(first) => {
-                    self.stats.extra_runs += 8;
-                    (Some(first.node), first.outputs)
-                }
-                None => (None, None),
-            },
+        let at = Failed {
+            model: &model,
+            inputs: cache.inputs,
+            faulty: &faulty,
         };
-        let Some(named_or_found) = node else {
+        let Some((node, prefix_out)) = self.failed_node(pool, &at, &mut t.finding) else {
             return t;
         };
-        // When the named node's own inputs already fail, the failure starts further up: the
-        // first failing node of its ancestors, with that failure's own message.
-        if named.is_some() {
-            let before = crash::ancestors(&model, named_or_found);
-            if !before.is_empty() {
-                self.stats.extra_runs += 1;
-                match crash::run_part(pool, &faulty, &model, &before, cache.inputs) {
-                    Ok(o) => prefix_out = Some(o),
-                    // A failure that the whole model never reaches (the part runs, and
-                    // fails, where the whole model fails to compile) is another bug.
-                    Err(Some(whole))
-                        if crash::stage_rank(&whole) <= crash::stage_rank(&t.finding.message) =>
-                    {
-                        self.stats.extra_runs += 8;
-                        // Only a failure of its own, one the whole model reaches, moves the
-                        // blame upstream.
-                        if let Some(first) = crash::failing_node(
-                            pool,
-                            &faulty,
-                            &model,
-                            cache.inputs,
-                            Some(before),
-                            Some(whole),
-                            None,
-                        ) && let Some(m) = first.message
-                            && crash::stage_rank(&m) <= crash::stage_rank(&t.finding.message)
-                        {
-                            node = Some(first.node);
-                            prefix_out = first.outputs;
-                            t.finding.message = m;
-                            t.finding.gap = crash::dtype_gap(library, &t.finding.message);
-                            t.finding.placed_by_message =
-                                !crash::quoted_spans(&t.finding.message).is_empty();
-                        }
-                    }
-                    Err(_) => {}
-                }
-            }
-        }
-        let Some(node) = node else { return t };
         let truth = self
             .reference()
             .map(str::to_string)
             .and_then(|r| self.exposed(pool, cache, &r));
         // The library's own values upstream of the failing node, when it computes them.
         let mut library_values: Option<NamedValues> = None;
-        // A wrongly shaped value upstream is the root cause.
         if let Some(truth) = &truth {
-            let before = crash::ancestors(&model, node);
-            let got = match prefix_out {
-                Some(g) => Some(g),
-                None if !before.is_empty() => {
-                    self.stats.extra_runs += 1;
-                    crash::run_part(pool, &faulty, &model, &before, cache.inputs).ok()
-                }
-                None => None,
-            };
-            library_values.clone_from(&got);
-            if let Some(got) = got
-                && let Some((loc, why)) =
-                    crash::first_shape_mismatch(&model, &before, truth, &got, &faulty)
-            {
-                let f = &mut t.finding;
-                f.message = format!("{why}; downstream: {}", f.message);
-                f.kind = Kind::Inconsistency;
-                f.stage = None;
-                f.symptom = "shape".into();
-                f.gap = None;
-                f.placed_by_message = false;
-                let id = model
-                    .graph
-                    .nodes()
-                    .find(|n| n.outputs.first() == Some(&loc.value))
-                    .map(|n| n.id);
-                f.location = Some(loc);
-                if let Some(id) = id
-                    && let Some(hit) = self.undefined_at(&model, id, truth, cache.inputs, true)
-                {
-                    t.verdict = Verdict::Undefined(hit);
-                }
-                t.intermediates = Some(truth.clone());
+            library_values = self.library_upstream(pool, &at, node, prefix_out);
+            if self.shape_root_cause(&at, node, truth, library_values.as_ref(), &mut t) {
                 return t;
             }
         }
@@ -162,32 +84,186 @@ impl Triage {
             attrs: crate::localize::key_attrs(n),
         });
         if let Some(truth) = &truth {
-            if let Some(hit) = self.undefined_at(&model, node, truth, cache.inputs, false) {
-                t.verdict = Verdict::Undefined(hit);
-            } else {
-                // A value upstream that ONNX leaves open may reach the failing node as
-                // anything (a NaN cast to an integer pad, a size): the failure then follows
-                // from a result the spec does not fix, when the library's value there is not
-                // the reference's (a type gap does not depend on values).
-                let upstream = crash::ancestors(&model, node).into_iter().find_map(|id| {
-                    if t.finding.gap.is_some() {
-                        return None;
-                    }
-                    let n = model.graph.node(id)?;
-                    if let Some(got) = &library_values
-                        && crash::same_values(n, truth, got)
-                    {
-                        return None;
-                    }
-                    let hit = self.undefined_at(&model, id, truth, cache.inputs, false)?;
-                    Some(format!("upstream {}: {hit}", n.op_type))
-                });
-                if let Some(hit) = upstream {
-                    t.verdict = Verdict::Undefined(hit);
-                }
-            }
+            self.undefined_verdict(&at, node, truth, library_values.as_ref(), &mut t);
             t.intermediates = Some(truth.clone());
         }
         t
+    }
+
+    /// The node the library failed on: the one its message names, else the first whose
+    /// prefix of the model fails; with the outputs of the longest prefix the library runs,
+    /// when a run computed them.
+    fn failed_node(
+        &mut self,
+        pool: &mut Pool,
+        at: &Failed,
+        f: &mut Finding,
+    ) -> Option<(NodeId, Option<NamedValues>)> {
+        let Failed {
+            model,
+            inputs,
+            faulty,
+        } = *at;
+        match crash::named_node(model, &f.message) {
+            Some(named) => Some(self.blame_upstream(pool, at, named, f)),
+            None => {
+                let first =
+                    crash::failing_node(pool, faulty, model, inputs, None, None, Some(&f.message))?;
+                self.stats.extra_runs += 8;
+                Some((first.node, first.outputs))
+            }
+        }
+    }
+
+    /// When the `named` node's own inputs already fail, the failure starts further up: the
+    /// first failing node of its ancestors, with that failure's own message (`f` takes it).
+    /// The node, with the outputs of the part before it when they were computed.
+    fn blame_upstream(
+        &mut self,
+        pool: &mut Pool,
+        at: &Failed,
+        named: NodeId,
+        f: &mut Finding,
+    ) -> (NodeId, Option<NamedValues>) {
+        let Failed {
+            model,
+            inputs,
+            faulty,
+        } = *at;
+        let before = crash::ancestors(model, named);
+        if before.is_empty() {
+            return (named, None);
+        }
+        self.stats.extra_runs += 1;
+        match crash::run_part(pool, faulty, model, &before, inputs) {
+            Ok(o) => (named, Some(o)),
+            // A failure that the whole model never reaches (the part runs, and fails, where
+            // the whole model fails to compile) is another bug.
+            Err(Some(whole)) if crash::stage_rank(&whole) <= crash::stage_rank(&f.message) => {
+                self.stats.extra_runs += 8;
+                // Only a failure of its own, one the whole model reaches, moves the blame
+                // upstream.
+                if let Some(first) = crash::failing_node(
+                    pool,
+                    faulty,
+                    model,
+                    inputs,
+                    Some(before),
+                    Some(whole),
+                    None,
+                ) && let Some(m) = first.message
+                    && crash::stage_rank(&m) <= crash::stage_rank(&f.message)
+                {
+                    f.message = m;
+                    f.gap = crash::dtype_gap(catalog::library(faulty), &f.message);
+                    f.placed_by_message = !crash::quoted_spans(&f.message).is_empty();
+                    (first.node, first.outputs)
+                } else {
+                    (named, None)
+                }
+            }
+            Err(_) => (named, None),
+        }
+    }
+
+    /// The library's values upstream of `node`: `prefix_out` when a run computed them, else
+    /// those of a run of its ancestors.
+    fn library_upstream(
+        &mut self,
+        pool: &mut Pool,
+        at: &Failed,
+        node: NodeId,
+        prefix_out: Option<NamedValues>,
+    ) -> Option<NamedValues> {
+        let before = crash::ancestors(at.model, node);
+        match prefix_out {
+            Some(g) => Some(g),
+            None if !before.is_empty() => {
+                self.stats.extra_runs += 1;
+                crash::run_part(pool, at.faulty, at.model, &before, at.inputs).ok()
+            }
+            None => None,
+        }
+    }
+
+    /// A wrongly shaped value upstream of `node` (the library's values `got` against the
+    /// reference's `truth`) is the root cause: `t` becomes that inconsistency. True when it
+    /// did.
+    fn shape_root_cause(
+        &self,
+        at: &Failed,
+        node: NodeId,
+        truth: &NamedValues,
+        got: Option<&NamedValues>,
+        t: &mut Triaged,
+    ) -> bool {
+        let Failed {
+            model,
+            inputs,
+            faulty,
+        } = *at;
+        let before = crash::ancestors(model, node);
+        let Some(got) = got else { return false };
+        let Some((loc, why)) = crash::first_shape_mismatch(model, &before, truth, got, faulty)
+        else {
+            return false;
+        };
+        let f = &mut t.finding;
+        f.message = format!("{why}; downstream: {}", f.message);
+        f.kind = Kind::Inconsistency;
+        f.stage = None;
+        f.symptom = "shape".into();
+        f.gap = None;
+        f.placed_by_message = false;
+        let id = model
+            .graph
+            .nodes()
+            .find(|n| n.outputs.first() == Some(&loc.value))
+            .map(|n| n.id);
+        f.location = Some(loc);
+        if let Some(id) = id
+            && let Some(hit) = self.undefined_at(model, id, truth, inputs, true)
+        {
+            t.verdict = Verdict::Undefined(hit);
+        }
+        t.intermediates = Some(truth.clone());
+        true
+    }
+
+    /// The verdict `Undefined` when what ONNX leaves open explains the failure at `node`: at
+    /// the node itself, or at a value upstream that may reach it as anything.
+    fn undefined_verdict(
+        &self,
+        at: &Failed,
+        node: NodeId,
+        truth: &NamedValues,
+        library_values: Option<&NamedValues>,
+        t: &mut Triaged,
+    ) {
+        let (model, inputs) = (at.model, at.inputs);
+        if let Some(hit) = self.undefined_at(model, node, truth, inputs, false) {
+            t.verdict = Verdict::Undefined(hit);
+            return;
+        }
+        // A value upstream that ONNX leaves open may reach the failing node as anything (a
+        // NaN cast to an integer pad, a size): the failure then follows from a result the
+        // spec does not fix, when the library's value there is not the reference's (a type
+        // gap does not depend on values).
+        let upstream = crash::ancestors(model, node).into_iter().find_map(|id| {
+            if t.finding.gap.is_some() {
+                return None;
+            }
+            let n = model.graph.node(id)?;
+            if let Some(got) = library_values
+                && crash::same_values(n, truth, got)
+            {
+                return None;
+            }
+            let hit = self.undefined_at(model, id, truth, inputs, false)?;
+            Some(format!("upstream {}: {hit}", n.op_type))
+        });
+        if let Some(hit) = upstream {
+            t.verdict = Verdict::Undefined(hit);
+        }
     }
 }

@@ -4,13 +4,48 @@
 
 use super::{Cache, Triage, Triaged, Verdict, plain};
 use crate::MutantRuns;
-use crate::envelope::{inside, new_nonfinite};
+use crate::envelope::{Precision, inside, new_nonfinite};
 use crate::finding::{Finding, Kind, Layer};
 use crate::localize::{Exposed, Localization, Verdict as LocVerdict, localize_with};
 use mutagraph_backends::catalog;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::Pool;
 use mutagraph_ir::graph::NodeId;
+use mutagraph_ir::model::Model;
+
+/// The precision envelope of a numeric finding: the f64 reference's outputs, the
+/// native-precision reference's when it ran, and the tolerances.
+struct Envelope<'a> {
+    want: &'a NamedValues,
+    native: Option<&'a NamedValues>,
+    precision: &'a Precision,
+}
+
+impl Envelope<'_> {
+    /// True when `got` is outside the envelope: a result the spec's own evaluation in the
+    /// model's types gives is no bug. An inconsistency outside takes the comparison's
+    /// symptom, message and metrics.
+    fn excludes(&self, f: &mut Finding, got: &NamedValues) -> bool {
+        match f.kind {
+            Kind::Nan => new_nonfinite(self.want, self.native, got).0 > 0,
+            _ => match inside(self.want, self.native, got, self.precision) {
+                Ok(_) => new_nonfinite(self.want, self.native, got).0 > 0,
+                Err((symptom, msg, metrics)) => {
+                    f.symptom = symptom;
+                    f.message = msg;
+                    f.metrics = Some(metrics);
+                    true
+                }
+            },
+        }
+    }
+
+    /// True when `got` is inside the envelope, without new NaN or Inf.
+    fn holds(&self, got: &NamedValues) -> bool {
+        inside(self.want, self.native, got, self.precision).is_ok()
+            && new_nonfinite(self.want, self.native, got).0 == 0
+    }
+}
 
 impl Triage {
     pub(super) fn triage_numeric(
@@ -32,19 +67,12 @@ impl Triage {
         };
         let native = self.native(pool, cache);
         let precision = self.precision(cache);
-        // The envelope: a result the spec's own evaluation in the model's types gives is no bug.
-        let outside = match f.kind {
-            Kind::Nan => new_nonfinite(&want, native.as_ref(), &got).0 > 0,
-            _ => match inside(&want, native.as_ref(), &got, &precision) {
-                Ok(_) => new_nonfinite(&want, native.as_ref(), &got).0 > 0,
-                Err((symptom, msg, metrics)) => {
-                    f.symptom = symptom;
-                    f.message = msg;
-                    f.metrics = Some(metrics);
-                    true
-                }
-            },
+        let envelope = Envelope {
+            want: &want,
+            native: native.as_ref(),
+            precision: &precision,
         };
+        let outside = envelope.excludes(&mut f, &got);
         let mut t = plain(f, Verdict::Report);
         if !outside {
             t.verdict = Verdict::Unstable(
@@ -54,20 +82,7 @@ impl Triage {
             );
             return t;
         }
-        t.finding.witnesses = runs
-            .others()
-            .filter(|r| catalog::library(&r.backend) != catalog::library(&faulty))
-            .filter(|r| {
-                r.outcome.outputs().is_some_and(|o| {
-                    inside(&want, native.as_ref(), o, &precision).is_ok()
-                        && new_nonfinite(&want, native.as_ref(), o).0 == 0
-                })
-            })
-            .map(|r| r.backend.clone())
-            .collect();
-        if let Some(r) = self.reference() {
-            t.finding.witnesses.push(r.to_string());
-        }
+        t.finding.witnesses = self.numeric_witnesses(runs, &faulty, &envelope);
         // The library's other variants (which of them show it: the layer) are run only for a
         // finding that stays a report: most numeric findings of a campaign end as behaviour the
         // spec leaves open or as rounding, which localization alone decides.
@@ -84,38 +99,31 @@ impl Triage {
             None
         };
         let faulty_ex = self.exposed(pool, cache, &faulty);
-        let l = match (&truth, &faulty_ex) {
-            (Some(w), Some(g)) => localize_with(
-                &model,
-                t.finding.kind,
-                cache.inputs,
-                &Exposed {
-                    reference: w,
-                    native: native_ex.as_ref(),
-                    backend: g,
-                },
-                &precision,
-                pool,
-            ),
-            _ => Localization {
-                verdict: LocVerdict::Failed("the exposed model did not run on both sides".into()),
-                location: None,
-                values: Vec::new(),
-                max_r: None,
-            },
+        let exposed = match (&truth, &faulty_ex) {
+            (Some(w), Some(g)) => Some(Exposed {
+                reference: w,
+                native: native_ex.as_ref(),
+                backend: g,
+            }),
+            _ => None,
         };
+        let l = localize_or_fail(
+            &model,
+            t.finding.kind,
+            cache.inputs,
+            exposed.as_ref(),
+            &precision,
+            pool,
+        );
         // Not pinned on a node: behaviour ONNX leaves open anywhere in the model (values
         // taken from the reference) may be the cause; else only an optimizer's rewrite, which
         // exposing the intermediates undoes, explains it.
         let not_pinned = matches!(l.verdict, LocVerdict::NotReproduced | LocVerdict::Failed(_));
-        if not_pinned && let Some(w) = &truth {
-            let ids: Vec<NodeId> = model.graph.topo_order().unwrap_or_default();
-            for id in ids {
-                if let Some(hit) = self.undefined_at(&model, id, w, cache.inputs, false) {
-                    t.verdict = Verdict::Undefined(hit);
-                    break;
-                }
-            }
+        if not_pinned
+            && let Some(w) = &truth
+            && let Some(hit) = self.undefined_anywhere(&model, w, cache.inputs)
+        {
+            t.verdict = Verdict::Undefined(hit);
         }
         if t.verdict == Verdict::Report
             && !matches!(l.verdict, LocVerdict::Unstable | LocVerdict::Undefined(_))
@@ -131,46 +139,105 @@ impl Triage {
                 }
             ));
         }
-        match &l.verdict {
-            LocVerdict::Unstable => {
-                t.verdict = Verdict::Unstable(format!(
-                    "the first diverging node ({}) is rounding amplified, ill-conditioned or at \
-                     the edge of the float range",
-                    l.location.as_ref().map_or("?", |x| x.op_type.as_str())
-                ))
-            }
-            LocVerdict::Undefined(why) => t.verdict = Verdict::Undefined(why.clone()),
-            LocVerdict::Localized => {
-                t.finding.location = l.location.clone();
-                // The symptom is the blamed node's: NaN or Inf that it makes from finite
-                // inputs is a NaN bug even where later nodes turn it into wrong values.
-                if t.finding.kind == Kind::Inconsistency
-                    && let (Some(loc), Some(w), Some(g)) = (&l.location, &truth, &faulty_ex)
-                {
-                    let one = |vals: &NamedValues| -> NamedValues {
-                        vals.iter()
-                            .filter(|(n, _)| *n == loc.value)
-                            .cloned()
-                            .collect()
-                    };
-                    let nat = native_ex.as_ref().map(one);
-                    let (n, total, _) = new_nonfinite(&one(w), nat.as_ref(), &one(g));
-                    if n > 0 {
-                        let f = &mut t.finding;
-                        f.kind = Kind::Nan;
-                        f.symptom = "nan".into();
-                        f.message = format!(
-                            "{n} of {total} elements NaN/Inf where the reference is finite (first \
-                             in '{}', downstream: {})",
-                            loc.value, f.message
-                        );
-                    }
-                }
-            }
-            _ => {}
-        }
+        apply_localization(&mut t, &l, exposed.as_ref());
         t.localization = Some(l);
         t.intermediates = truth;
         t
+    }
+
+    /// The other libraries whose runs are inside the envelope, then the reference.
+    fn numeric_witnesses(
+        &self,
+        runs: &MutantRuns,
+        faulty: &str,
+        envelope: &Envelope,
+    ) -> Vec<String> {
+        let mut witnesses: Vec<String> = runs
+            .others()
+            .filter(|r| catalog::library(&r.backend) != catalog::library(faulty))
+            .filter(|r| r.outcome.outputs().is_some_and(|o| envelope.holds(o)))
+            .map(|r| r.backend.clone())
+            .collect();
+        if let Some(r) = self.reference() {
+            witnesses.push(r.to_string());
+        }
+        witnesses
+    }
+
+    /// What ONNX leaves open at the first node, in topological order, that has any (values
+    /// taken from the reference's `truth`).
+    fn undefined_anywhere(
+        &self,
+        model: &Model,
+        truth: &NamedValues,
+        inputs: &NamedValues,
+    ) -> Option<String> {
+        let ids: Vec<NodeId> = model.graph.topo_order().unwrap_or_default();
+        ids.into_iter()
+            .find_map(|id| self.undefined_at(model, id, truth, inputs, false))
+    }
+}
+
+/// Localization over the `exposed` values, or its failure when the exposed model did not run
+/// on both sides.
+fn localize_or_fail(
+    model: &Model,
+    kind: Kind,
+    inputs: &NamedValues,
+    exposed: Option<&Exposed>,
+    precision: &Precision,
+    pool: &mut Pool,
+) -> Localization {
+    match exposed {
+        Some(e) => localize_with(model, kind, inputs, e, precision, pool),
+        None => Localization {
+            verdict: LocVerdict::Failed("the exposed model did not run on both sides".into()),
+            location: None,
+            values: Vec::new(),
+            max_r: None,
+        },
+    }
+}
+
+/// What localization `l` decides: rounding (unstable), behaviour ONNX leaves open, or the
+/// location (and, for an inconsistency, the NaN symptom of the blamed node).
+fn apply_localization(t: &mut Triaged, l: &Localization, exposed: Option<&Exposed>) {
+    match &l.verdict {
+        LocVerdict::Unstable => {
+            t.verdict = Verdict::Unstable(format!(
+                "the first diverging node ({}) is rounding amplified, ill-conditioned or at \
+                 the edge of the float range",
+                l.location.as_ref().map_or("?", |x| x.op_type.as_str())
+            ))
+        }
+        LocVerdict::Undefined(why) => t.verdict = Verdict::Undefined(why.clone()),
+        LocVerdict::Localized => {
+            t.finding.location = l.location.clone();
+            // The symptom is the blamed node's: NaN or Inf that it makes from finite
+            // inputs is a NaN bug even where later nodes turn it into wrong values.
+            if t.finding.kind == Kind::Inconsistency
+                && let (Some(loc), Some(e)) = (&l.location, exposed)
+            {
+                let one = |vals: &NamedValues| -> NamedValues {
+                    vals.iter()
+                        .filter(|(n, _)| *n == loc.value)
+                        .cloned()
+                        .collect()
+                };
+                let nat = e.native.map(one);
+                let (n, total, _) = new_nonfinite(&one(e.reference), nat.as_ref(), &one(e.backend));
+                if n > 0 {
+                    let f = &mut t.finding;
+                    f.kind = Kind::Nan;
+                    f.symptom = "nan".into();
+                    f.message = format!(
+                        "{n} of {total} elements NaN/Inf where the reference is finite (first \
+                         in '{}', downstream: {})",
+                        loc.value, f.message
+                    );
+                }
+            }
+        }
+        _ => {}
     }
 }
