@@ -16,6 +16,8 @@
 //! * [`slice`]: graph slicing (a model cut down to some nodes, every intermediate value as an
 //!   output).
 //! * [`text`]: ONNX's textual syntax (`parse_model`, `print_model`).
+//! * [`rng`] and [`hash`]: the workspace's one seeded stream (SplitMix64) and one stable hash
+//!   (FNV-1a).
 
 pub mod attr;
 pub mod dtype;
@@ -23,6 +25,7 @@ pub mod error;
 pub mod export;
 pub mod external;
 pub mod graph;
+pub mod hash;
 pub mod import;
 pub mod infer;
 pub mod limits;

@@ -36,41 +36,9 @@ use std::collections::HashMap;
 /// The opset a builder targets unless told otherwise.
 pub const DEFAULT_OPSET: i64 = 17;
 
-/// SplitMix64: a tiny, fast, deterministic generator (enough for weight initialization).
-#[derive(Clone, Debug)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A generator from a seed.
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64(seed)
-    }
-
-    /// The generator's state (a generator made with `SplitMix64::new(state)` continues the
-    /// same stream: campaigns save it to resume exactly).
-    pub fn state(&self) -> u64 {
-        self.0
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)` (53 bits).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform in `[lo, hi)`.
-    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.unit()
-    }
-}
+/// The workspace's one SplitMix64 stream (weights here, the campaign's draws), kept where
+/// every seeded stream draws from: [`mutagraph_ir::rng`].
+pub use crate::ir::rng::SplitMix64;
 
 /// Builds one model (single main graph, one default-domain opset, f32 weights).
 #[derive(Clone, Debug)]

@@ -345,12 +345,7 @@ impl Finding {
 
 /// 64-bit FNV-1a (stable across builds and platforms, unlike `DefaultHasher`).
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    mutagraph_ir::hash::fnv1a64(bytes)
 }
 
 #[cfg(test)]

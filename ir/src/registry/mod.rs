@@ -24,35 +24,11 @@ pub use op_spec::{Category, OpSpec, Port, PortKind};
 pub use traits::Traits;
 
 use crate::graph::Node;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-/// FNV-1a: a hasher for the registry's fixed tables of op names (looked up for every node of
-/// every graph, where SipHash was most of the lookup). The tables' keys are our own names,
-/// so no input can make them collide.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A map keyed by op names, hashed with [`Fnv`].
-pub(crate) type FnvMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
+/// The registry's tables of op names are keyed by our own names: hashed with FNV-1a.
+pub(crate) use crate::hash::FnvMap;
 
 /// All op specs, by (domain, op_type).
 pub struct Registry {

@@ -17,12 +17,7 @@ pub const RECORDING_FORMAT: &str = "mutagraph-llm-exchange/1";
 
 /// FNV-1a, 64 bits.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    mutagraph_ir::hash::fnv1a64(bytes)
 }
 
 fn push_json_string(out: &mut String, s: &str) {
