@@ -3,6 +3,7 @@
 
 use mutagraph_ir::DType;
 use mutagraph_ir::attr::AttrValue;
+use mutagraph_ir::tensor::f32_to_f16;
 
 /// Dtypes a grammar offers, in the order preferred (the first that validates is the base).
 pub(super) const DTYPES: &[(DType, &str)] = &[
@@ -52,32 +53,12 @@ pub(super) fn float_text(f: f64) -> String {
     }
 }
 
-/// f32 to IEEE half bits (round to nearest; subnormals flush to zero).
-fn f16_bits(f: f32) -> u16 {
-    let b = f.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    if f.is_nan() {
-        return sign | 0x7e00;
-    }
-    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
-    let man = b & 0x7f_ffff;
-    if f.is_infinite() || exp >= 0x1f {
-        return sign | 0x7c00;
-    }
-    if exp <= 0 {
-        return sign;
-    }
-    let m = (man + 0x1000) >> 13; // rounded
-    // A carry of the rounding into the exponent is right.
-    (sign as u32 | (((exp as u32) << 10) + m)) as u16
-}
-
 /// A number written as a value of a tensor of dtype `d` (`None`: not representable).
 pub(super) fn value_text(d: DType, v: f64) -> Option<String> {
     let int = v.fract() == 0.0 && v.is_finite();
     match d {
         DType::F32 | DType::F64 => Some(float_text(v)),
-        DType::F16 => Some(f16_bits(v as f32).to_string()),
+        DType::F16 => Some(f32_to_f16(v as f32).to_string()),
         DType::BF16 => Some(((((v as f32).to_bits()) + 0x8000) >> 16).to_string()),
         DType::Bool => (v == 0.0 || v == 1.0).then(|| format!("{}", v as i64)),
         DType::U8 | DType::U16 | DType::U32 | DType::U64 => {
@@ -131,4 +112,59 @@ pub(super) fn attr_text(name: &str, v: &AttrValue) -> Option<String> {
         _ => return None,
     };
     Some(format!("{name}: {} = {val}", v.kind().name()))
+}
+
+#[cfg(test)]
+mod tests {
+    use mutagraph_ir::DType;
+    use mutagraph_ir::tensor::f32_to_f16;
+
+    /// (f32 input, IEEE-754 binary16 bits). The bits come from numpy 2.4.6:
+    /// `numpy.float32(x).astype(numpy.float16).view(numpy.uint16)` (round to nearest even).
+    const HALF_TRUTH: &[(f32, u16)] = &[
+        (0.0, 0x0000),
+        (-0.0, 0x8000),
+        (1.0, 0x3c00),
+        (-3.5, 0xc300),
+        (65504.0, 0x7bff),
+        (65519.0, 0x7bff),
+        (65520.0, 0x7c00),
+        (f32::INFINITY, 0x7c00),
+        (f32::NEG_INFINITY, 0xfc00),
+        (1e-5, 0x00a8),
+        (5.96e-8, 0x0001),
+        (3e-8, 0x0001),
+        (2.98e-8, 0x0000),
+        (2.9802322e-8, 0x0000),
+        (8.940697e-8, 0x0002),
+        (6.1e-5, 0x03ff),
+        (6.1035156e-5, 0x0400),
+        (6.1005354e-5, 0x0400),
+        (1.000_488_3, 0x3c00),
+        (1.001_464_8, 0x3c02),
+        (14.065684, 0x4b08),
+        (26.4466, 0x4e9d),
+        (63.400772, 0x53ed),
+        (-4.454183e-5, 0x82eb),
+        (3.0371993e-5, 0x01fe),
+        (7.816219e-5, 0x051f),
+    ];
+
+    /// `mutagraph_ir::tensor::f32_to_f16` (what F16 initializer values are written with)
+    /// rounds to nearest even and keeps subnormals. (This module's own former `f16_bits`
+    /// flushed subnormals to zero, e.g. 1e-5 to 0x0000, and rounded ties away, 1 + 2^-11 to
+    /// 0x3c01.)
+    #[test]
+    fn half_bits_are_ieee_binary16() {
+        for &(x, want) in HALF_TRUTH {
+            assert_eq!(f32_to_f16(x), want, "{x:e}");
+            assert_eq!(
+                super::value_text(DType::F16, f64::from(x)),
+                Some(want.to_string()),
+                "{x:e}"
+            );
+        }
+        // numpy writes NaN as 0x7e00 (a quiet NaN).
+        assert_eq!(f32_to_f16(f32::NAN), 0x7e00);
+    }
 }
