@@ -132,17 +132,35 @@ const KEYWORDS: &[&str] = &[
 
 /// Parses Python code: resolves `import` / `from ... import` aliases and lists the calls.
 pub fn parse(code: &str) -> Snippet {
-    let mut aliases: BTreeMap<String, String> = BTreeMap::new();
-    let canon = |m: &str| -> String {
-        let m = m.trim();
-        if m == "tensorflow" || m.starts_with("tensorflow.") {
-            format!("tf{}", &m["tensorflow".len()..])
-        } else if m == "keras" || m.starts_with("keras.") {
-            format!("tf.{m}")
-        } else {
-            m.to_string()
-        }
+    let aliases = import_aliases(code);
+    let framework = framework_of(&aliases);
+    let method_prefix = match framework {
+        "tensorflow" => "tf.Tensor",
+        _ => "torch.Tensor",
     };
+    Snippet {
+        framework: framework.into(),
+        code: code.to_string(),
+        calls: calls(code, &aliases, method_prefix),
+    }
+}
+
+/// A module path as the snippet's APIs name it (`tensorflow` as `tf`, `keras` as `tf.keras`).
+fn canon(m: &str) -> String {
+    let m = m.trim();
+    if m == "tensorflow" || m.starts_with("tensorflow.") {
+        format!("tf{}", &m["tensorflow".len()..])
+    } else if m == "keras" || m.starts_with("keras.") {
+        format!("tf.{m}")
+    } else {
+        m.to_string()
+    }
+}
+
+/// The names the code's `import` and `from ... import` lines bind, each with the dotted path
+/// it stands for.
+fn import_aliases(code: &str) -> BTreeMap<String, String> {
+    let mut aliases: BTreeMap<String, String> = BTreeMap::new();
     for line in code.lines() {
         let t = line.trim();
         if let Some(rest) = t.strip_prefix("import ") {
@@ -176,23 +194,95 @@ pub fn parse(code: &str) -> Snippet {
             }
         }
     }
+    aliases
+}
+
+/// `pytorch`, `tensorflow` or `unknown`, from what the imports bind.
+fn framework_of(aliases: &BTreeMap<String, String>) -> &'static str {
     let uses = |root: &str| {
         aliases
             .values()
             .any(|v| v == root || v.starts_with(&format!("{root}.")))
     };
-    let framework = if uses("torch") {
+    if uses("torch") {
         "pytorch"
     } else if uses("tf") {
         "tensorflow"
     } else {
         "unknown"
-    };
-    let method_prefix = match framework {
-        "tensorflow" => "tf.Tensor",
-        _ => "torch.Tensor",
-    };
+    }
+}
 
+/// Whether a line starting at `i` holds no calls to collect: imports, definitions and
+/// comments.
+fn skipped_line(chars: &[char], i: usize) -> bool {
+    let rest: String = chars[i..chars.len().min(i + 6)].iter().collect();
+    rest.starts_with("import")
+        || rest.starts_with("from ")
+        || rest.starts_with("def ")
+        || rest.starts_with("class ")
+        || rest.starts_with('#')
+}
+
+/// The position of the parenthesis closing the one at `open` (or the end of the code).
+fn closing_paren(chars: &[char], open: usize) -> usize {
+    let (mut depth, mut k, mut q) = (0i32, open, None::<char>);
+    while k < chars.len() {
+        let ch = chars[k];
+        if let Some(qq) = q {
+            if ch == '\\' {
+                k += 1;
+            } else if ch == qq {
+                q = None;
+            }
+        } else if ch == '"' || ch == '\'' {
+            q = Some(ch);
+        } else if ch == '(' {
+            depth += 1;
+        } else if ch == ')' {
+            depth -= 1;
+            if depth == 0 {
+                break;
+            }
+        }
+        k += 1;
+    }
+    k
+}
+
+/// The API a called dotted name stands for, and whether it is a method call: after a `.` on
+/// a value, or a dotted name whose root is no import, it is a method of `method_prefix`.
+fn resolve(
+    name: &str,
+    after_value: bool,
+    aliases: &BTreeMap<String, String>,
+    method_prefix: &str,
+) -> (String, bool) {
+    let parts: Vec<&str> = name.split('.').collect();
+    let method = || {
+        (
+            format!("{method_prefix}.{}", parts.last().unwrap_or(&"")),
+            true,
+        )
+    };
+    if after_value {
+        method()
+    } else if let Some(target) = aliases.get(parts[0]) {
+        let mut a = target.clone();
+        for p in &parts[1..] {
+            a.push('.');
+            a.push_str(p);
+        }
+        (a, false)
+    } else if parts.len() > 1 {
+        method()
+    } else {
+        (name.to_string(), false)
+    }
+}
+
+/// The calls of the code in order, outside strings, comments, imports and definitions.
+fn calls(code: &str, aliases: &BTreeMap<String, String>, method_prefix: &str) -> Vec<Call> {
     let chars: Vec<char> = code.chars().collect();
     let mut calls = Vec::new();
     let mut line = 1usize;
@@ -222,13 +312,7 @@ pub fn parse(code: &str) -> Snippet {
         }
         if line_start && !c.is_whitespace() {
             line_start = false;
-            let rest: String = chars[i..chars.len().min(i + 6)].iter().collect();
-            // Imports, definitions and comments hold no calls to collect.
-            skip_line = rest.starts_with("import")
-                || rest.starts_with("from ")
-                || rest.starts_with("def ")
-                || rest.starts_with("class ")
-                || rest.starts_with('#');
+            skip_line = skipped_line(&chars, i);
         }
         if skip_line {
             i += 1;
@@ -255,7 +339,7 @@ pub fn parse(code: &str) -> Snippet {
                 i += 1;
             }
             let name: String = chars[start..i].iter().collect::<String>();
-            let name = name.trim_end_matches('.').to_string();
+            let name = name.trim_end_matches('.');
             let mut j = i;
             while j < chars.len() && chars[j] == ' ' {
                 j += 1;
@@ -264,50 +348,11 @@ pub fn parse(code: &str) -> Snippet {
                 continue;
             }
             // The arguments up to the matching parenthesis.
-            let (mut depth, mut k, mut q) = (0i32, j, None::<char>);
-            while k < chars.len() {
-                let ch = chars[k];
-                if let Some(qq) = q {
-                    if ch == '\\' {
-                        k += 1;
-                    } else if ch == qq {
-                        q = None;
-                    }
-                } else if ch == '"' || ch == '\'' {
-                    q = Some(ch);
-                } else if ch == '(' {
-                    depth += 1;
-                } else if ch == ')' {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                k += 1;
-            }
+            let k = closing_paren(&chars, j);
             let args: String = chars[j + 1..k.min(chars.len())].iter().collect();
-            let parts: Vec<&str> = name.split('.').collect();
-            let (api, method) = if after_value {
-                (
-                    format!("{method_prefix}.{}", parts.last().unwrap_or(&"")),
-                    true,
-                )
-            } else if let Some(target) = aliases.get(parts[0]) {
-                let mut a = target.clone();
-                for p in &parts[1..] {
-                    a.push('.');
-                    a.push_str(p);
-                }
-                (a, false)
-            } else if parts.len() > 1 {
-                (
-                    format!("{method_prefix}.{}", parts.last().unwrap_or(&"")),
-                    true,
-                )
-            } else {
-                (name.clone(), false)
-            };
-            if !(parts.len() == 1 && !after_value && KEYWORDS.contains(&parts[0])) {
+            let keyword = !after_value && !name.contains('.') && KEYWORDS.contains(&name);
+            if !keyword {
+                let (api, method) = resolve(name, after_value, aliases, method_prefix);
                 calls.push(Call {
                     api,
                     args: args.split_whitespace().collect::<Vec<_>>().join(" "),
@@ -321,9 +366,5 @@ pub fn parse(code: &str) -> Snippet {
         }
         i += 1;
     }
-    Snippet {
-        framework: framework.into(),
-        code: code.to_string(),
-        calls,
-    }
+    calls
 }
