@@ -27,6 +27,7 @@
 use crate::ir::attr::AttrValue;
 use crate::ir::error::{Error, Result};
 use crate::ir::infer;
+use crate::ir::ops::common::broadcast_dims;
 use crate::ir::patch::{Patch, PatchOp};
 use crate::ir::tensor::{self, Tensor};
 use crate::ir::types::{Dim, ValueType};
@@ -55,28 +56,10 @@ pub struct GraphBuilder {
     params: usize,
 }
 
-/// The numpy broadcast of two static shapes.
+/// The numpy broadcast of two static shapes ([`broadcast_dims`]); panics where they do not
+/// broadcast (a builder call that makes no model).
 fn broadcast(a: &[i64], b: &[i64]) -> Vec<i64> {
-    let n = a.len().max(b.len());
-    (0..n)
-        .map(|i| {
-            let da = if i + a.len() >= n {
-                a[i + a.len() - n]
-            } else {
-                1
-            };
-            let db = if i + b.len() >= n {
-                b[i + b.len() - n]
-            } else {
-                1
-            };
-            assert!(
-                da == db || da == 1 || db == 1,
-                "shapes {a:?} and {b:?} do not broadcast"
-            );
-            da.max(db)
-        })
-        .collect()
+    broadcast_dims(a, b).unwrap_or_else(|| panic!("shapes {a:?} and {b:?} do not broadcast"))
 }
 
 fn tensor_info(name: &str, dtype: DType, dims: &[i64]) -> pb::ValueInfoProto {

@@ -64,27 +64,41 @@ pub fn broadcast_dim(a: &Dim, b: &Dim) -> Result<Dim, InferError> {
     })
 }
 
+/// Multidirectional (numpy) broadcasting of two shapes of any dim type: the shorter is
+/// padded with `one` in front, then `dim` broadcasts each pair of dims.
+pub fn broadcast_with<D: Clone, E>(
+    a: &[D],
+    b: &[D],
+    one: &D,
+    dim: impl Fn(&D, &D) -> Result<D, E>,
+) -> Result<Vec<D>, E> {
+    let r = a.len().max(b.len());
+    let at = |s: &[D], k: usize| -> D {
+        if k + s.len() >= r {
+            s[k + s.len() - r].clone()
+        } else {
+            one.clone()
+        }
+    };
+    (0..r).map(|k| dim(&at(a, k), &at(b, k))).collect()
+}
+
+/// The numpy broadcast of two static shapes; `None` where they do not broadcast.
+pub fn broadcast_dims(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+    broadcast_with(a, b, &1, |&x, &y| match (x, y) {
+        (1, d) | (d, 1) => Ok(d),
+        (x, y) if x == y => Ok(x),
+        _ => Err(()),
+    })
+    .ok()
+}
+
 /// Multidirectional broadcasting of shapes; `None` if any rank is unknown.
 pub fn broadcast_shapes(shapes: &[Option<Vec<Dim>>]) -> Result<Option<Vec<Dim>>, InferError> {
     let mut out: Vec<Dim> = Vec::new();
     for s in shapes {
         let Some(s) = s else { return Ok(None) };
-        let r = out.len().max(s.len());
-        let mut next = Vec::with_capacity(r);
-        for k in 0..r {
-            let a = if k + out.len() >= r {
-                out[k + out.len() - r].clone()
-            } else {
-                Dim::Known(1)
-            };
-            let b = if k + s.len() >= r {
-                s[k + s.len() - r].clone()
-            } else {
-                Dim::Known(1)
-            };
-            next.push(broadcast_dim(&a, &b)?);
-        }
-        out = next;
+        out = broadcast_with(&out, s, &Dim::Known(1), broadcast_dim)?;
     }
     Ok(Some(out))
 }

@@ -1,6 +1,7 @@
 //! Op specs of the default ONNX domain (and the preview training domain), one family per
 //! folder and one file per op or small group of ops (each family's `mod.rs` says which file
 //! holds which op). Each family has a `register` function that adds its specs to the registry.
+pub mod auto_pad;
 pub mod common;
 pub mod control;
 pub mod elementwise;

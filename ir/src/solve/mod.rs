@@ -26,17 +26,20 @@
 //! What the user fixed ([`Fixed`]: whole input shapes and input values) is kept as given and
 //! binds the symbols it covers. [`Plan`] says, for each input and symbol, what was chosen and
 //! why.
-use crate::attr::AttrValue;
 use crate::dtype::DType;
-use crate::graph::{Graph, NodeId};
-use crate::infer::{self, Options, Scope};
+use crate::infer::{self, Options};
 use crate::model::Model;
 use crate::pb;
-use crate::tensor::{self, Tensor, TensorExt};
 use crate::types::{Dim, TensorType, ValueType};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+
+mod hints;
+mod search;
+
+use hints::selector_hints;
+use search::{Search, concrete};
 
 /// Candidate sizes for a symbolic dim, in order of preference: small first; multiples of
 /// the common strides and of the 3 · 2^k sizes OCR and detection models are exported at.
@@ -288,6 +291,26 @@ struct Symbol {
 pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
     let g = &m.graph;
     let real: Vec<&pb::ValueInfoProto> = g.real_inputs();
+    check_names(&real, fixed)?;
+    let (inputs, symbols) = collect_inputs(m, &real, fixed)?;
+    let mut plan = Plan {
+        values: fixed.values.clone(),
+        ..Plan::default()
+    };
+    for (name, v) in &fixed.values {
+        plan.why.push(format!("{name} = {v}: given"));
+    }
+    selector_hints(g, &inputs, &mut plan);
+    let found = {
+        let mut search = Search::new(m, &inputs, &plan.values);
+        search::find_sizes(&mut search, &symbols, plan.values.is_empty())
+    };
+    write_plan(&mut plan, &symbols, &inputs, found);
+    Ok(plan)
+}
+
+/// Every input `fixed` names is a real input of the model.
+fn check_names(real: &[&pb::ValueInfoProto], fixed: &Fixed) -> Result<(), SolveError> {
     let known = || {
         real.iter()
             .map(|v| v.name.clone().unwrap_or_default())
@@ -305,11 +328,27 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
             });
         }
     }
-    let mut symbols: Vec<Symbol> = Vec::new();
-    let mut by_name: HashMap<String, usize> = HashMap::new();
+    Ok(())
+}
+
+/// The symbols of the search: one per `dim_param` name, one per unnamed dim.
+#[derive(Default)]
+struct Symbols {
+    list: Vec<Symbol>,
+    by_name: HashMap<String, usize>,
+}
+
+/// The tensor inputs among `real` as the search sees them (each dim fixed or a symbol), and
+/// their symbols, with what `fixed` gives.
+fn collect_inputs(
+    m: &Model,
+    real: &[&pb::ValueInfoProto],
+    fixed: &Fixed,
+) -> Result<(Vec<Input>, Vec<Symbol>), SolveError> {
+    let mut symbols = Symbols::default();
     let hints = metadata_sizes(m);
     let mut inputs: Vec<Input> = Vec::new();
-    for v in &real {
+    for v in real {
         let name = v.name.clone().unwrap_or_default();
         let ty = v
             .r#type
@@ -323,80 +362,14 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
         let dims = match (&tt.shape, given) {
             (None, Some(s)) => Some(s.iter().map(|&d| Slot::Fixed(d)).collect()),
             (None, None) => None,
-            (Some(dims), given) => {
-                if let Some(s) = given
-                    && s.len() != dims.len()
-                {
-                    return Err(SolveError::Shape {
-                        name,
-                        problem: format!(
-                            "the model declares {} dims ({}), the shape given has {}",
-                            dims.len(),
-                            show_dims(dims),
-                            s.len()
-                        ),
-                    });
-                }
-                let mut out = Vec::new();
-                for (axis, d) in dims.iter().enumerate() {
-                    let want = given.map(|s| s[axis]);
-                    let slot = match d {
-                        Dim::Known(k) => {
-                            if let Some(w) = want
-                                && w as i64 != *k
-                            {
-                                return Err(SolveError::Shape {
-                                    name,
-                                    problem: format!(
-                                        "dim {axis} is {k} in the model, the shape given has {w}"
-                                    ),
-                                });
-                            }
-                            Slot::Fixed(*k as usize)
-                        }
-                        Dim::Param(p) => {
-                            let i = *by_name.entry(p.clone()).or_insert_with(|| {
-                                symbols.push(Symbol {
-                                    name: p.clone(),
-                                    batch: is_batch_name(p),
-                                    given: None,
-                                    floor: floor_of(dims, axis, tt.dtype, Some(p), &hints),
-                                });
-                                symbols.len() - 1
-                            });
-                            if let Some(w) = want {
-                                match symbols[i].given {
-                                    Some(prev) if prev != w => {
-                                        return Err(SolveError::Shape {
-                                            name,
-                                            problem: format!(
-                                                "dim {axis} is '{p}', which another given \
-                                                 shape sets to {prev}, this one to {w}"
-                                            ),
-                                        });
-                                    }
-                                    _ => symbols[i].given = Some(w),
-                                }
-                            }
-                            Slot::Sym(i)
-                        }
-                        Dim::Unknown => match want {
-                            Some(w) => Slot::Fixed(w),
-                            None => {
-                                symbols.push(Symbol {
-                                    name: format!("{name}[{axis}]"),
-                                    batch: false,
-                                    given: None,
-                                    floor: floor_of(dims, axis, tt.dtype, None, &hints),
-                                });
-                                Slot::Sym(symbols.len() - 1)
-                            }
-                        },
-                    };
-                    out.push(slot);
-                }
-                Some(out)
-            }
+            (Some(dims), given) => Some(declared_slots(
+                &name,
+                tt.dtype,
+                dims,
+                given.map(Vec::as_slice),
+                &mut symbols,
+                &hints,
+            )?),
         };
         inputs.push(Input {
             name,
@@ -404,135 +377,95 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
             dims,
         });
     }
+    Ok((inputs, symbols.list))
+}
 
-    let mut plan = Plan {
-        values: fixed.values.clone(),
-        ..Plan::default()
+/// The slots of an input declared `dims`, with the shape `given` for it if any.
+fn declared_slots(
+    name: &str,
+    dtype: DType,
+    dims: &[Dim],
+    given: Option<&[usize]>,
+    symbols: &mut Symbols,
+    hints: &[usize],
+) -> Result<Vec<Slot>, SolveError> {
+    let shape_error = |problem: String| SolveError::Shape {
+        name: name.to_string(),
+        problem,
     };
-    for (name, v) in &fixed.values {
-        plan.why.push(format!("{name} = {v}: given"));
+    if let Some(s) = given
+        && s.len() != dims.len()
+    {
+        return Err(shape_error(format!(
+            "the model declares {} dims ({}), the shape given has {}",
+            dims.len(),
+            show_dims(dims),
+            s.len()
+        )));
     }
-    selector_hints(g, &inputs, &mut plan);
-
-    let mut position: HashMap<&str, usize> = HashMap::with_capacity(g.inputs.len());
-    for (i, v) in g.inputs.iter().enumerate() {
-        position.entry(v.name.as_deref().unwrap_or("")).or_insert(i);
-    }
-    let mut search = Search {
-        model: m,
-        position,
-        inputs: &inputs,
-        values: &plan.values,
-    };
-    let n = symbols.len();
-    let mut sizes: Vec<usize> = symbols.iter().map(|s| s.given.unwrap_or(1)).collect();
-    let free: Vec<usize> = (0..n).filter(|&i| symbols[i].given.is_none()).collect();
-    // Nothing to choose (every input dim is known, no input value is chosen): the declared
-    // sizes are the plan, and whether every node accepts them is validation's question, not
-    // one more inference of the whole graph here.
-    let mut valid = n == 0 && plan.values.is_empty();
-    let mut first_error = None;
-    let floor = |i: usize| symbols[i].floor.size;
-    // 0. The sizes the model's metadata names, the other symbols at their floors.
-    let hinted: Vec<usize> = free
-        .iter()
-        .copied()
-        .filter(|&i| symbols[i].floor.hint.is_some())
-        .collect();
-    if !valid && !hinted.is_empty() {
-        for &i in &free {
-            sizes[i] = symbols[i].floor.hint.unwrap_or_else(|| floor(i));
-        }
-        valid = search.check(&sizes).is_ok();
-    }
-    // 1. One size for every free symbol that is not a batch (at least its floor); batches
-    //    at 1. Then, should no size fit, batches too.
-    'uniform: for batches_too in [false, true] {
-        if valid {
-            break;
-        }
-        if batches_too && !free.iter().any(|&i| symbols[i].batch) {
-            break;
-        }
-        let mut last: Option<Vec<usize>> = None;
-        for &c in CANDIDATES {
-            for &i in &free {
-                sizes[i] = if symbols[i].batch && !batches_too {
-                    1
-                } else {
-                    c.max(floor(i))
-                };
-            }
-            // Candidates under every floor give the same sizes: checked once.
-            if last.as_ref() == Some(&sizes) {
-                continue;
-            }
-            last = Some(sizes.clone());
-            match search.check(&sizes) {
-                Ok(()) => {
-                    valid = true;
-                    break 'uniform;
+    let mut out = Vec::new();
+    for (axis, d) in dims.iter().enumerate() {
+        let want = given.map(|s| s[axis]);
+        let slot = match d {
+            Dim::Known(k) => {
+                if let Some(w) = want
+                    && w as i64 != *k
+                {
+                    return Err(shape_error(format!(
+                        "dim {axis} is {k} in the model, the shape given has {w}"
+                    )));
                 }
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
+                Slot::Fixed(*k as usize)
             }
-            if free.iter().all(|&i| symbols[i].batch && !batches_too) {
-                break;
-            }
-        }
-    }
-    let mut reason: Vec<String> = vec![String::new(); n];
-    if valid {
-        // 2. Each symbol on its own, down to the smallest valid size (within a budget of
-        //    trials: each infers the whole graph).
-        let mut trials = 0usize;
-        for &i in &free {
-            let mut blocked = None;
-            let mut spent = false;
-            if symbols[i].floor.hint == Some(sizes[i]) {
-                reason[i] = "the size the model's metadata names".to_string();
-                continue;
-            }
-            let lower = CANDIDATES
-                .iter()
-                .filter(|&&c| c >= floor(i))
-                .take_while(|&&c| c < sizes[i]);
-            for &c in lower {
-                if trials == MAX_LOWERING_TRIALS {
-                    spent = true;
-                    break;
-                }
-                trials += 1;
-                let mut trial = sizes.clone();
-                trial[i] = c;
-                match search.check(&trial) {
-                    Ok(()) => {
-                        sizes = trial;
-                        blocked = None;
-                        break;
+            Dim::Param(p) => {
+                let i = *symbols.by_name.entry(p.clone()).or_insert_with(|| {
+                    symbols.list.push(Symbol {
+                        name: p.clone(),
+                        batch: is_batch_name(p),
+                        given: None,
+                        floor: floor_of(dims, axis, dtype, Some(p), hints),
+                    });
+                    symbols.list.len() - 1
+                });
+                if let Some(w) = want {
+                    match symbols.list[i].given {
+                        Some(prev) if prev != w => {
+                            return Err(shape_error(format!(
+                                "dim {axis} is '{p}', which another given shape sets to \
+                                 {prev}, this one to {w}"
+                            )));
+                        }
+                        _ => symbols.list[i].given = Some(w),
                     }
-                    Err(e) => blocked = Some((c, e)),
                 }
+                Slot::Sym(i)
             }
-            reason[i] = match blocked {
-                _ if spent => format!(
-                    "kept at the size every symbol fits (the search for smaller sizes stops \
-                     after {MAX_LOWERING_TRIALS} trials)"
-                ),
-                Some((c, e)) => format!(
-                    "the smallest valid size ({}); at {c}: {e}",
-                    symbols[i].floor.why
-                ),
-                None if sizes[i] == 1 && symbols[i].batch => "named as a batch".to_string(),
-                None => format!("the smallest size ({})", symbols[i].floor.why),
-            };
-        }
-    } else {
-        for &i in &free {
-            sizes[i] = if symbols[i].batch { 1 } else { floor(i) };
-        }
+            Dim::Unknown => match want {
+                Some(w) => Slot::Fixed(w),
+                None => {
+                    symbols.list.push(Symbol {
+                        name: format!("{name}[{axis}]"),
+                        batch: false,
+                        given: None,
+                        floor: floor_of(dims, axis, dtype, None, hints),
+                    });
+                    Slot::Sym(symbols.list.len() - 1)
+                }
+            },
+        };
+        out.push(slot);
     }
+    Ok(out)
+}
+
+/// Writes the sizes found into `plan`: each symbol with why, each input's shape.
+fn write_plan(plan: &mut Plan, symbols: &[Symbol], inputs: &[Input], found: search::Found) {
+    let search::Found {
+        sizes,
+        valid,
+        reason,
+        first_error,
+    } = found;
     for (i, s) in symbols.iter().enumerate() {
         plan.symbols.insert(s.name.clone(), sizes[i]);
         let why = match s.given {
@@ -547,13 +480,12 @@ pub fn solve(m: &Model, fixed: &Fixed) -> Result<Plan, SolveError> {
             "at the smallest sizes: {e}; sizes tried: {CANDIDATES:?}"
         ));
     }
-    for inp in &inputs {
+    for inp in inputs {
         if let Some(d) = &inp.dims {
             plan.shapes.insert(inp.name.clone(), concrete(d, &sizes));
         }
     }
     plan.valid = valid;
-    Ok(plan)
 }
 
 fn show_dims(dims: &[Dim]) -> String {
@@ -565,224 +497,6 @@ fn show_dims(dims: &[Dim]) -> String {
         })
         .collect::<Vec<_>>()
         .join("×")
-}
-
-fn concrete(dims: &[Slot], sizes: &[usize]) -> Vec<usize> {
-    dims.iter()
-        .map(|s| match s {
-            Slot::Fixed(k) => *k,
-            Slot::Sym(i) => sizes[*i],
-        })
-        .collect()
-}
-
-/// Inference of the graph at candidate sizes (the model is not copied: each candidate's input
-/// types are handed to inference in place of the declared ones).
-struct Search<'a> {
-    model: &'a Model,
-    /// The position of each graph input, by name (the first one of that name).
-    position: HashMap<&'a str, usize>,
-    inputs: &'a [Input],
-    values: &'a BTreeMap<String, f64>,
-}
-
-impl Search<'_> {
-    /// `Ok` when inference finds no node rejecting the inputs at `sizes`; else the first
-    /// node's complaint.
-    fn check(&mut self, sizes: &[usize]) -> Result<(), Rejection> {
-        let mut scope = Scope::default();
-        let mut types: Vec<Option<ValueType>> = vec![None; self.model.graph.inputs.len()];
-        let mut total = 0usize;
-        for inp in self.inputs {
-            let Some(d) = &inp.dims else { continue };
-            let shape = concrete(d, sizes);
-            let n = shape.iter().fold(1usize, |a, &d| a.saturating_mul(d));
-            total = total.saturating_add(n);
-            if let Some(v) = self.values.get(&inp.name)
-                && n <= 4096
-            {
-                let dims: Vec<i64> = shape.iter().map(|&x| x as i64).collect();
-                let t = tensor::from_f64s(&inp.name, inp.dtype, &dims, &vec![*v; n]);
-                scope.consts.insert(inp.name.clone(), t);
-            }
-            let dims: Vec<i64> = shape.iter().map(|&x| x as i64).collect();
-            let ty = ValueType::Tensor(TensorType::fixed(inp.dtype, &dims));
-            if let Some(&i) = self.position.get(inp.name.as_str()) {
-                types[i] = Some(ty);
-            }
-        }
-        if total > MAX_INPUT_ELEMENTS {
-            return Err(Rejection::TooLarge(total));
-        }
-        // Valued inputs are constants of the outer scope: the graph sees them as consts, and
-        // their types come from the graph's own inputs.
-        let mut rep = infer::Report::default();
-        infer::run_graph_with_inputs(
-            &self.model.graph,
-            self.model.default_opset(),
-            &scope,
-            Options {
-                use_declared: false,
-            },
-            &types,
-            &mut rep,
-        );
-        match rep.errors.into_iter().next() {
-            None => Ok(()),
-            Some((node, problem)) => Err(Rejection::Node { node, problem }),
-        }
-    }
-}
-
-/// Constants of the main graph: initializers and `Constant` node outputs, by value name.
-fn constants(g: &Graph) -> HashMap<&str, &Tensor> {
-    let mut out: HashMap<&str, &Tensor> = g
-        .initializers
-        .iter()
-        .map(|(k, t)| (k.as_str(), t))
-        .collect();
-    for n in g.nodes() {
-        if n.op_type == "Constant"
-            && let Some(a) = n.attributes.iter().find(|a| a.name == "value")
-            && let AttrValue::Tensor(t) = &a.value
-            && let Some(o) = n.outputs.first()
-        {
-            out.insert(o.as_str(), t);
-        }
-    }
-    out
-}
-
-/// [`Graph::consumers`] of every value at once (asking the graph walks every node per value).
-struct Consumers<'a> {
-    /// Nodes reading a value as an input.
-    direct: HashMap<&'a str, Vec<NodeId>>,
-    /// Nodes whose subgraphs capture a value.
-    captured: HashMap<String, Vec<NodeId>>,
-}
-
-impl<'a> Consumers<'a> {
-    fn new(g: &'a Graph) -> Consumers<'a> {
-        let mut direct: HashMap<&str, Vec<NodeId>> = HashMap::new();
-        let mut captured: HashMap<String, Vec<NodeId>> = HashMap::new();
-        for n in g.nodes() {
-            for i in n.present_inputs() {
-                let list = direct.entry(i).or_default();
-                if list.last() != Some(&n.id) {
-                    list.push(n.id);
-                }
-            }
-            for (_, sub) in n.subgraphs() {
-                for c in sub.captured_names() {
-                    let list = captured.entry(c).or_default();
-                    if list.last() != Some(&n.id) {
-                        list.push(n.id);
-                    }
-                }
-            }
-        }
-        Consumers { direct, captured }
-    }
-
-    /// The nodes reading `v`, in id order.
-    fn of(&self, v: &str) -> Vec<NodeId> {
-        let mut ids: Vec<NodeId> = self
-            .direct
-            .get(v)
-            .into_iter()
-            .chain(self.captured.get(v))
-            .flatten()
-            .copied()
-            .collect();
-        ids.sort();
-        ids.dedup();
-        ids
-    }
-}
-
-/// Values for integer inputs that select behaviour: the constant an input is compared with,
-/// or the range of the axis it indexes. Looks through ops that keep values (Cast, Reshape,
-/// Squeeze, Unsqueeze, Identity, Flatten).
-fn selector_hints(g: &Graph, inputs: &[Input], plan: &mut Plan) {
-    if !inputs
-        .iter()
-        .any(|inp| inp.dtype.is_int() && !plan.values.contains_key(&inp.name))
-    {
-        return;
-    }
-    let consts = constants(g);
-    let consumers = Consumers::new(g);
-    for inp in inputs {
-        if !inp.dtype.is_int() || plan.values.contains_key(&inp.name) {
-            continue;
-        }
-        let mut frontier = vec![inp.name.clone()];
-        let mut seen = 0;
-        let mut found = false;
-        while let Some(v) = frontier.pop() {
-            seen += 1;
-            if seen > 64 || found {
-                break;
-            }
-            for id in consumers.of(&v) {
-                let Some(n) = g.node(id) else { continue };
-                let slot = n.inputs.iter().position(|i| *i == v);
-                match n.op_type.as_str() {
-                    "Cast" | "Reshape" | "Squeeze" | "Unsqueeze" | "Identity" | "Flatten"
-                        if slot == Some(0) =>
-                    {
-                        frontier.extend(n.outputs.iter().filter(|o| !o.is_empty()).cloned());
-                    }
-                    "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" => {
-                        let other = n.inputs.iter().find(|i| **i != v);
-                        if let Some(t) = other.and_then(|o| consts.get(o.as_str()))
-                            && t.num_elements() >= 1
-                            && let Ok(vals) = t.to_f64s()
-                        {
-                            let val = vals[0];
-                            plan.values.insert(inp.name.clone(), val);
-                            plan.why.push(format!(
-                                "{} = {val}: compared with that constant by node {}",
-                                inp.name,
-                                n.label()
-                            ));
-                            found = true;
-                            break;
-                        }
-                    }
-                    "Gather" | "GatherElements" if slot == Some(1) => {
-                        let axis = n
-                            .attributes
-                            .iter()
-                            .find(|a| a.name == "axis")
-                            .and_then(|a| match a.value {
-                                AttrValue::Int(k) => Some(k),
-                                _ => None,
-                            })
-                            .unwrap_or(0);
-                        if let Some(t) = consts.get(n.inputs[0].as_str()) {
-                            let r = t.dims.len() as i64;
-                            let ax = if axis < 0 { axis + r } else { axis };
-                            if let Some(&len) = usize::try_from(ax).ok().and_then(|a| t.dims.get(a))
-                                && len > 0
-                            {
-                                plan.ranges.insert(inp.name.clone(), (0, len));
-                                plan.why.push(format!(
-                                    "{} in [0, {len}): indices into axis {ax} of '{}' by node {}",
-                                    inp.name,
-                                    n.inputs[0],
-                                    n.label()
-                                ));
-                                found = true;
-                                break;
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
 }
 
 impl fmt::Display for Plan {

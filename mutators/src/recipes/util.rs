@@ -231,9 +231,10 @@ pub(crate) fn axis(rng: &mut SplitMix64, r: usize) -> i64 {
     if chance(rng, 0.3) { a - r as i64 } else { a }
 }
 
-/// The index of axis `ax` (negative ones counted from the end) of a rank-`r` tensor.
+/// The index of axis `ax` (negative ones counted from the end) of a rank-`r` tensor
+/// ([`norm_axis`](crate::ir::ops::common::norm_axis)); `ax` is one [`axis`] drew.
 pub(crate) fn axis_index(ax: i64, r: usize) -> usize {
-    (ax + r as i64) as usize % r
+    crate::ir::ops::common::norm_axis(ax, r).expect("a valid axis")
 }
 
 /// An `axis` attribute (a valid axis of rank `r`, sometimes negative) with probability `p`

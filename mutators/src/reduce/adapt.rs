@@ -25,6 +25,7 @@ use super::search::window;
 use super::types::{TypeKeys, infer_at};
 use super::work::{Kind, NONE, Plan, Work};
 use crate::ir::attr::{AttrLookup, AttrValue};
+use crate::ir::ops::common::norm_axis;
 use crate::ir::patch::{Patch, PatchOp};
 use crate::ir::tensor::{self, Tensor, TensorExt};
 use crate::ir::types::{Dim, ValueType};
@@ -234,11 +235,7 @@ fn edit(w: &Work, p: &Plan, m: &Model) -> Option<Patch> {
         }
         let val = &w.vals[wv as usize];
         let (t, constant) = weight_tensor(w, m, wv)?;
-        let axis = if axis < 0 {
-            t.dims.len().checked_sub(axis.unsigned_abs())?
-        } else {
-            axis as usize
-        };
+        let axis = norm_axis(axis as i64, t.dims.len()).ok()?;
         let resized = resize_axis(&t, axis, size)?;
         let private = val.outs == 0 && w.reads(wv).all(|(q, _)| q == r || dead.contains(&q));
         match (private, constant) {

@@ -5,6 +5,7 @@ use super::window::{Window, kernel_of, list_attr, same_pad_negative};
 use super::{MAX, known, shape_of};
 use crate::attr::{AttrKind, AttrLookup};
 use crate::dtype::sets::*;
+use crate::ops::auto_pad::is_same;
 use crate::ops::common::*;
 use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
@@ -110,7 +111,7 @@ fn conv_transpose_shape(ctx: &InferCtx) -> Result<Option<Vec<Dim>>, InferError> 
         };
         let s = win.strides[i];
         let v = match win.auto_pad.as_str() {
-            "SAME_UPPER" | "SAME_LOWER" => x * s,
+            a if is_same(a) => x * s,
             ap => {
                 let (pb, pe) = if ap == "VALID" {
                     (0, 0)

@@ -9,6 +9,7 @@ use super::{MAX, Q8, ceil_div, concat, flag, known, shape_of};
 use crate::attr::AttrLookup;
 use crate::dtype::DType;
 use crate::dtype::sets::*;
+use crate::ops::auto_pad::{axis_pads, ceil_output_len, ceil_window_past_input, same_output_len};
 use crate::ops::common::*;
 use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
@@ -65,33 +66,21 @@ fn pool_ambiguous(ctx: &InferCtx) -> Result<(), InferError> {
             continue;
         };
         let (ek, s, d) = (win.effective(i), win.strides[i], win.dilations[i]);
-        let (pb, pe) = match win.auto_pad.as_str() {
-            "VALID" => (0, 0),
-            "SAME_UPPER" | "SAME_LOWER" => {
-                let total = ((ceil_div(x, s) - 1) * s + ek - x).max(0);
-                if win.auto_pad == "SAME_UPPER" {
-                    (total / 2, total - total / 2)
-                } else {
-                    (total - total / 2, total / 2)
-                }
-            }
-            _ => (win.pads[i], win.pads[i + n]),
-        };
+        let (pb, pe) = axis_pads(&win.auto_pad, x, ek, s, (win.pads[i], win.pads[i + n]));
         let span = x + pb + pe - ek;
         if span < 0 {
             continue;
         }
         let count = if win.ceil && win.auto_pad == "NOTSET" {
-            let o = ceil_div(span, s) + 1;
-            if (o - 1) * s >= x + pb {
+            if ceil_window_past_input(x, pb, span, s) {
                 return Err(rule!(
                     "axis {i}: with ceil_mode the last window would start past the input; \
                      ONNX's shape inference and its reference disagree on counting it"
                 ));
             }
-            o
+            ceil_output_len(x, pb, span, s)
         } else if win.auto_pad.starts_with("SAME") {
-            ceil_div(x, s)
+            same_output_len(x, s)
         } else {
             span / s + 1
         };

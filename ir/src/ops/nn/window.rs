@@ -1,7 +1,10 @@
 //! The window geometry shared by the convolutions and the pools: the attributes `kernel_shape`,
 //! `pads`, `strides`, `dilations` and `auto_pad`, and the output size they give.
-use super::{MAX, ceil_div, known, shape_of};
+use super::{MAX, known, shape_of};
 use crate::attr::{AttrKind, AttrLookup};
+use crate::ops::auto_pad::{
+    ceil_output_len, effective_kernel, is_same, same_output_len, same_total_pad,
+};
 use crate::ops::common::{InferError, rule};
 use crate::registry::{AttrSpec, InferCtx};
 use crate::types::Dim;
@@ -32,7 +35,7 @@ pub(super) fn dilations_attr() -> AttrSpec {
 /// disagree: ONNX Runtime refuses such pools, ConvTranspose sizes differ).
 pub(super) fn same_pad_negative(ctx: &InferCtx) -> Result<(), InferError> {
     let auto = ctx.string("auto_pad", "NOTSET");
-    if auto != "SAME_UPPER" && auto != "SAME_LOWER" {
+    if !is_same(&auto) {
         return Ok(());
     }
     let Some(xs) = shape_of(ctx, 0) else {
@@ -65,11 +68,11 @@ pub(super) fn same_pad_negative(ctx: &InferCtx) -> Result<(), InferError> {
         let Some(x) = known(xs.get(2 + i)) else {
             continue;
         };
-        let (s, ek) = (strides[i], (kernel[i] - 1) * dil[i] + 1);
+        let (s, ek) = (strides[i], effective_kernel(kernel[i], dil[i]));
         let total = if transpose {
             ek + out_pad[i] - s
         } else {
-            (ceil_div(x, s) - 1) * s + ek - x
+            same_total_pad(x, ek, s)
         };
         if total < 0 {
             return Err(rule!(
@@ -139,7 +142,7 @@ impl Window {
     }
 
     pub(super) fn effective(&self, i: usize) -> i64 {
-        (self.kernel[i] - 1) * self.dilations[i] + 1
+        effective_kernel(self.kernel[i], self.dilations[i])
     }
 
     /// Output size of spatial axis `i` for an input of size `input`.
@@ -147,8 +150,8 @@ impl Window {
         let n = self.kernel.len();
         let (k, s) = (self.effective(i), self.strides[i]);
         match self.auto_pad.as_str() {
-            "SAME_UPPER" | "SAME_LOWER" => Ok(match input {
-                Dim::Known(x) => Dim::Known(ceil_div(*x, s)),
+            a if is_same(a) => Ok(match input {
+                Dim::Known(x) => Dim::Known(same_output_len(*x, s)),
                 d if s == 1 => d.clone(),
                 _ => Dim::Unknown,
             }),
@@ -168,16 +171,11 @@ impl Window {
                     ));
                 }
                 let span = total - k;
-                if self.ceil {
-                    let mut o = ceil_div(span, s) + 1;
-                    // The last window must start inside the input or its begin padding.
-                    if (o - 1) * s >= x + pb {
-                        o -= 1;
-                    }
-                    Ok(Dim::Known(o))
+                Ok(Dim::Known(if self.ceil {
+                    ceil_output_len(*x, pb, span, s)
                 } else {
-                    Ok(Dim::Known(span / s + 1))
-                }
+                    span / s + 1
+                }))
             }
         }
     }

@@ -4,6 +4,7 @@ use super::window::window;
 use super::{LIMIT, group_of, per_group, weight};
 use crate::builder::SplitMix64;
 use crate::error::BuildError;
+use crate::ir::ops::auto_pad::{effective_kernel, is_same};
 use crate::ir::types::TensorType;
 use crate::recipes::util::*;
 use crate::site::Site;
@@ -24,10 +25,10 @@ pub(super) fn conv(
     let mut w = window(rng, spatial, true);
     let transpose = op == "ConvTranspose";
     if transpose && chance(rng, 0.3) {
-        let same = matches!(w.auto_pad, Some("SAME_UPPER" | "SAME_LOWER"));
+        let same = w.auto_pad.is_some_and(is_same);
         for i in 0..w.strides.len() {
             // Under SAME the stride stays within the window (see `window`).
-            let eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
+            let eff = effective_kernel(w.kernel[i], w.dilations[i]);
             w.strides[i] = if same { eff.min(2) } else { 2 };
         }
     }

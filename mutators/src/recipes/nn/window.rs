@@ -1,6 +1,7 @@
 //! The spatial window of a convolution or pooling node (kernel, strides, dilations, pads or
 //! `auto_pad`), drawn over its parameter buckets.
 use crate::builder::SplitMix64;
+use crate::ir::ops::auto_pad::{ceil_window_past_input, effective_kernel, is_same};
 use crate::recipes::util::*;
 
 /// Spatial window parameters drawn for one conv / pool node.
@@ -67,10 +68,9 @@ pub(super) fn window(rng: &mut SplitMix64, spatial: &[i64], dil: bool) -> Window
     };
     // SAME with a window shorter than the stride needs negative padding, which ONNX leaves
     // undefined: the stride stays within the window there.
-    if matches!(auto_pad, Some("SAME_UPPER" | "SAME_LOWER")) {
+    if auto_pad.is_some_and(is_same) {
         for i in 0..strides.len() {
-            let eff = (kernel[i] - 1) * dilations[i] + 1;
-            strides[i] = strides[i].min(eff);
+            strides[i] = strides[i].min(effective_kernel(kernel[i], dilations[i]));
         }
     }
     Window {
@@ -90,10 +90,9 @@ impl Window {
         let n = spatial.len();
         (0..n).any(|i| {
             let (pb, pe) = self.pads.as_ref().map_or((0, 0), |p| (p[i], p[i + n]));
-            let eff = (self.kernel[i] - 1) * self.dilations[i] + 1;
+            let eff = effective_kernel(self.kernel[i], self.dilations[i]);
             let span = spatial[i] + pb + pe - eff;
-            let s = self.strides[i];
-            span >= 0 && ((span + s - 1) / s) * s >= spatial[i] + pb
+            span >= 0 && ceil_window_past_input(spatial[i], pb, span, self.strides[i])
         })
     }
 
