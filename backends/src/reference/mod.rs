@@ -2,9 +2,9 @@
 //!
 //! A plain tree-walking interpreter: every floating-point value is held and computed as f64
 //! whatever its ONNX type, integers as i64 (wrapped to their declared width where ONNX says so),
-//! booleans as bool and strings as bytes. Each op family lives in its own module and registers
-//! its ops in one table (`name -> fn`); an op missing from the table makes `prepare` answer
-//! `unsupported`.
+//! booleans as bool and strings as bytes. The ops live under [`ops`], one file per op or small
+//! family, and are found by name in one table ([`ops::OPS`], `name -> fn`); an op missing from
+//! the table makes `prepare` answer `unsupported`.
 // Kernels index several arrays with one loop variable; iterator chains would hide the math.
 #![allow(clippy::needless_range_loop)]
 use crate::backend::{Backend, BackendError, Capabilities, Prepared, Stage};
@@ -15,25 +15,16 @@ use mutagraph_ir::model::Model;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
-mod control;
-mod elementwise;
-mod extra;
 mod gemm;
-mod linalg;
-mod misc;
 mod native;
-mod nn;
-mod reduce;
-mod resize;
-mod rnn;
-mod shape;
+mod ops;
 pub mod tensor;
 
 use tensor::{Buf, R, T, err, kind, unsup};
 
 /// Window geometry of a conv or pool (for variants of the interpreter that reuse it).
 pub use gemm::set_threads;
-pub use nn::{Geo, geometry};
+pub use ops::{Geo, geometry};
 
 /// A run-time value of the interpreter.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,23 +73,10 @@ impl<'a> Scope<'a> {
     }
 }
 
-/// The op table.
+/// The op table: [`ops::OPS`] by key.
 pub fn table() -> &'static OpTable {
     static TABLE: OnceLock<OpTable> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut t = BTreeMap::new();
-        elementwise::register(&mut t);
-        shape::register(&mut t);
-        reduce::register(&mut t);
-        nn::register(&mut t);
-        linalg::register(&mut t);
-        control::register(&mut t);
-        rnn::register(&mut t);
-        resize::register(&mut t);
-        misc::register(&mut t);
-        extra::register(&mut t);
-        t
-    })
+    TABLE.get_or_init(|| ops::OPS.iter().copied().collect())
 }
 
 /// Names of the implemented ops (`Op`, or `domain::Op` outside the default domain).

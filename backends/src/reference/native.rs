@@ -140,7 +140,7 @@ fn plain(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
 /// Reduction axes of `n` (attribute before opset 18 / input from 18; ReduceSum from 13), as
 /// given, and whether an empty list means "none" (`noop_with_empty_axes`).
 fn reduce_axes(cx: &Cx, n: &Node, ins: &[Option<&V>], since: i64) -> R<Option<Vec<i64>>> {
-    let axes = super::shape::attr_or_input(cx, n, ins, "axes", 1, since)?;
+    let axes = super::ops::attr_or_input(cx, n, ins, "axes", 1, since)?;
     match axes {
         Some(a) if a.is_empty() => Ok(if n.int("noop_with_empty_axes", 0) != 0 {
             Some(Vec::new())

@@ -1,16 +1,14 @@
 //! Resize and Upsample: separable interpolation, one list of (input index, weight) taps per
 //! output coordinate of each axis.
-use super::tensor::*;
-use super::{Cx, OpFn, V, inp, one, opt};
+use crate::reference::tensor::*;
+use crate::reference::{Cx, V, inp, one, opt};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
 /// Taps of one output coordinate: (input index, weight); `None` = extrapolated.
 type Taps = Option<Vec<(usize, f64)>>;
-
 /// How one axis is resampled.
 struct Axis {
     in_len: usize,
@@ -20,7 +18,6 @@ struct Axis {
     out_f: f64,
     roi: (f64, f64),
 }
-
 struct Opts {
     mode: String,
     coord: String,
@@ -29,7 +26,6 @@ struct Opts {
     exclude_outside: bool,
     antialias: bool,
 }
-
 fn to_input_coord(ax: &Axis, x: usize, coord: &str) -> R<f64> {
     let x = x as f64;
     let (inl, outl, s) = (ax.in_len as f64, ax.out_len as f64, ax.scale);
@@ -68,7 +64,6 @@ fn to_input_coord(ax: &Axis, x: usize, coord: &str) -> R<f64> {
         c => return Err(unsup(format!("coordinate_transformation_mode {c}"))),
     })
 }
-
 fn cubic(x: f64, a: f64) -> f64 {
     let x = x.abs();
     if x <= 1.0 {
@@ -79,7 +74,6 @@ fn cubic(x: f64, a: f64) -> f64 {
         0.0
     }
 }
-
 /// Taps of every output coordinate of one axis (`None` = extrapolated).
 fn taps(ax: &Axis, o: &Opts) -> R<Vec<Taps>> {
     let n = ax.in_len as i64;
@@ -163,7 +157,6 @@ fn taps(ax: &Axis, o: &Opts) -> R<Vec<Taps>> {
     }
     Ok(all)
 }
-
 fn resample(x: &T, axes: &[Axis], o: &Opts, extrapolation: f64) -> R<T> {
     check_size(&axes.iter().map(|a| a.out_len).collect::<Vec<_>>())?;
     let plans: Vec<Vec<Taps>> = axes.iter().map(|a| taps(a, o)).collect::<R<_>>()?;
@@ -200,8 +193,7 @@ fn resample(x: &T, axes: &[Axis], o: &Opts, extrapolation: f64) -> R<T> {
     }
     T::from_f64s(x.dt, oshape, out)
 }
-
-fn op_resize(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_resize(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let r = x.rank();
     let old = cx.opset < 11;
@@ -217,7 +209,7 @@ fn op_resize(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         (nz(opt(ins, 1)?)?, nz(opt(ins, 2)?)?, nz(opt(ins, 3)?)?)
     };
     let axes: Vec<usize> = match n.ints("axes") {
-        Some(a) => super::shape::norm_axes(a, r)?,
+        Some(a) => super::norm_axes(a, r)?,
         None => (0..r).collect(),
     };
     let k = axes.len();
@@ -322,8 +314,7 @@ fn op_resize(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         n.float("extrapolation_value", 0.0) as f64,
     )?)
 }
-
-fn op_upsample(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_upsample(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let scales = if cx.opset < 9 {
         n.floats("scales")
@@ -358,9 +349,4 @@ fn op_upsample(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         })
         .collect();
     one(resample(x, &ax, &o, 0.0)?)
-}
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    t.insert("Resize", op_resize as OpFn);
-    t.insert("Upsample", op_upsample as OpFn);
 }

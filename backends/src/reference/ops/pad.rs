@@ -1,14 +1,54 @@
-//! Pad (constant, reflect, edge and wrap modes).
+//! Pad and CenterCropPad.
 use super::norm_axes;
 use crate::reference::tensor::*;
-use crate::reference::{Cx, OpFn, V, inp, one, opt};
+use crate::reference::{Cx, V, inp, one, opt};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
-fn op_pad(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_center_crop_pad(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let x = inp(ins, 0)?;
+    let target = dims(&inp(ins, 1)?.ints()?)?;
+    let axes = match n.ints("axes") {
+        Some(a) => norm_axes(a, x.rank())?,
+        None => (0..x.rank()).collect(),
+    };
+    if axes.len() != target.len() {
+        return Err(err("CenterCropPad shape length"));
+    }
+    let mut shape = x.shape.clone();
+    for (j, &a) in axes.iter().enumerate() {
+        shape[a] = target[j];
+    }
+    let total = check_size(&shape)?;
+    let st = strides(&x.shape);
+    let mut buf = x.buf.zeros_like(total);
+    for p in 0..total {
+        let mi = unravel(p, &shape);
+        let mut flat = 0;
+        let mut inside = true;
+        for d in 0..x.rank() {
+            let (i, o) = (x.shape[d] as i64, shape[d] as i64);
+            // Crop: start (i - o) / 2 in the input; pad: start (o - i) / 2 in the output.
+            let src = if o <= i {
+                mi[d] as i64 + (i - o) / 2
+            } else {
+                mi[d] as i64 - (o - i) / 2
+            };
+            if src < 0 || src >= i {
+                inside = false;
+                break;
+            }
+            flat += src as usize * st[d];
+        }
+        if inside {
+            buf.set_from(p, &x.buf, flat)?;
+        }
+    }
+    one(x.with(shape, buf))
+}
+pub(super) fn op_pad(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let r = t.rank();
     let mode = n.string("mode", "constant");
@@ -106,11 +146,4 @@ fn op_pad(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         }
     }
     one(t.with(shape, buf))
-}
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    let ops: &[(&'static str, OpFn)] = &[("Pad", op_pad)];
-    for (k, f) in ops {
-        t.insert(k, *f);
-    }
 }

@@ -2,11 +2,10 @@
 //! ops (BitwiseAnd, BitwiseOr, BitwiseXor, BitShift, BitwiseNot) and Where.
 use super::binary::{arith, bcast2};
 use crate::reference::tensor::*;
-use crate::reference::{Cx, OpFn, V, inp, one};
+use crate::reference::{Cx, V, inp, one};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
@@ -52,23 +51,21 @@ fn compare(a: &T, b: &T, f: impl Fn(std::cmp::Ordering) -> bool, eq_only: bool) 
     };
     Ok(T::b(shape, out))
 }
-
-fn op_equal(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_equal(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(compare(inp(ins, 0)?, inp(ins, 1)?, |o| o.is_eq(), true)?)
 }
-fn op_less(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_less(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(compare(inp(ins, 0)?, inp(ins, 1)?, |o| o.is_lt(), false)?)
 }
-fn op_less_eq(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_less_eq(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(compare(inp(ins, 0)?, inp(ins, 1)?, |o| o.is_le(), false)?)
 }
-fn op_greater(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_greater(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(compare(inp(ins, 0)?, inp(ins, 1)?, |o| o.is_gt(), false)?)
 }
-fn op_greater_eq(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_greater_eq(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(compare(inp(ins, 0)?, inp(ins, 1)?, |o| o.is_ge(), false)?)
 }
-
 fn logic(ins: &[Option<&V>], f: impl Fn(bool, bool) -> bool) -> Out {
     let a = inp(ins, 0)?;
     let b = inp(ins, 1)?;
@@ -79,17 +76,15 @@ fn logic(ins: &[Option<&V>], f: impl Fn(bool, bool) -> bool) -> Out {
         ia.iter().zip(&ib).map(|(&i, &j)| f(x[i], y[j])).collect(),
     ))
 }
-
-fn op_and(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_and(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     logic(ins, |x, y| x && y)
 }
-fn op_or(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_or(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     logic(ins, |x, y| x || y)
 }
-fn op_xor(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_xor(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     logic(ins, |x, y| x != y)
 }
-
 fn bitwise(ins: &[Option<&V>], f: impl Fn(i64, i64) -> i64) -> Out {
     let a = inp(ins, 0)?;
     let b = inp(ins, 1)?;
@@ -99,18 +94,16 @@ fn bitwise(ins: &[Option<&V>], f: impl Fn(i64, i64) -> i64) -> Out {
     a.is()?;
     one(arith(a, b, |_, _| 0.0, |x, y| Ok(f(x, y)))?)
 }
-
-fn op_bitwise_and(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_bitwise_and(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     bitwise(ins, |x, y| x & y)
 }
-fn op_bitwise_or(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_bitwise_or(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     bitwise(ins, |x, y| x | y)
 }
-fn op_bitwise_xor(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_bitwise_xor(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     bitwise(ins, |x, y| x ^ y)
 }
-
-fn op_bitshift(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_bitshift(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let left = match n.string("direction", "").as_str() {
         "LEFT" => true,
         "RIGHT" => false,
@@ -129,8 +122,7 @@ fn op_bitshift(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         }
     })
 }
-
-fn op_bitwise_not(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_bitwise_not(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(T::i(
         t.dt,
@@ -138,8 +130,7 @@ fn op_bitwise_not(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         t.is()?.iter().map(|&x| wrap_dt(t.dt, !x)).collect(),
     ))
 }
-
-fn op_where(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_where(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let c = inp(ins, 0)?;
     let x = inp(ins, 1)?;
     let y = inp(ins, 2)?;
@@ -158,26 +149,4 @@ fn op_where(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         }
     }
     one(x.with(shape, buf))
-}
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    let ops: &[(&'static str, OpFn)] = &[
-        ("Equal", op_equal),
-        ("Less", op_less),
-        ("LessOrEqual", op_less_eq),
-        ("Greater", op_greater),
-        ("GreaterOrEqual", op_greater_eq),
-        ("And", op_and),
-        ("Or", op_or),
-        ("Xor", op_xor),
-        ("BitwiseAnd", op_bitwise_and),
-        ("BitwiseOr", op_bitwise_or),
-        ("BitwiseXor", op_bitwise_xor),
-        ("BitShift", op_bitshift),
-        ("BitwiseNot", op_bitwise_not),
-        ("Where", op_where),
-    ];
-    for (k, f) in ops {
-        t.insert(k, *f);
-    }
 }

@@ -2,11 +2,10 @@
 //! NonZero, Unique.
 use super::slice::{concat, slice_axis};
 use crate::reference::tensor::*;
-use crate::reference::{Cx, OpFn, V, inp, one};
+use crate::reference::{Cx, V, inp, one};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
@@ -18,8 +17,7 @@ pub(super) fn fix_index(i: i64, dim: usize) -> R<usize> {
     }
     Ok(j as usize)
 }
-
-fn op_gather(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_gather(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let ind = inp(ins, 1)?;
     let axis = norm_axis(n.int("axis", 0), t.rank())?;
@@ -38,7 +36,6 @@ fn op_gather(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     shape.extend(&t.shape[axis + 1..]);
     one(t.take(shape, &idx))
 }
-
 /// GatherElements / ScatterElements: the flat position in `t` (of strides `st`) of element `p`
 /// of indices of shape `ind_shape`, which holds index `i` along `axis` (on the other axes the
 /// element's own coordinates).
@@ -66,8 +63,7 @@ pub(super) fn element_position(
     }
     Ok(flat)
 }
-
-fn op_gather_elements(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_gather_elements(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let ind = inp(ins, 1)?;
     let axis = norm_axis(n.int("axis", 0), t.rank())?;
@@ -90,8 +86,7 @@ fn op_gather_elements(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(t.take(ind.shape.clone(), &idx))
 }
-
-fn op_gather_nd(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_gather_nd(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let ind = inp(ins, 1)?;
     let b = n.int("batch_dims", 0) as usize;
@@ -125,8 +120,7 @@ fn op_gather_nd(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     shape.extend(slice_shape);
     one(t.take(shape, &idx))
 }
-
-fn op_compress(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_compress(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let c = inp(ins, 1)?.ints()?;
     match n.int_opt("axis") {
@@ -155,8 +149,7 @@ fn op_compress(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         }
     }
 }
-
-fn op_nonzero(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_nonzero(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let nz: Vec<usize> = match &t.buf {
         Buf::F(v) => (0..v.len()).filter(|&i| v[i] != 0.0).collect(),
@@ -174,12 +167,11 @@ fn op_nonzero(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::i(DType::I64, vec![r, nz.len()], out))
 }
-
 fn cmp_elems(buf: &Buf, a: &[usize], b: &[usize]) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     for (&i, &j) in a.iter().zip(b) {
         let o = match buf {
-            Buf::F(v) => crate::reference::reduce::nan_last(v[i], v[j]),
+            Buf::F(v) => super::reduce::nan_last(v[i], v[j]),
             Buf::I(v) => v[i].cmp(&v[j]),
             Buf::B(v) => v[i].cmp(&v[j]),
             Buf::S(v) => v[i].cmp(&v[j]),
@@ -190,8 +182,7 @@ fn cmp_elems(buf: &Buf, a: &[usize], b: &[usize]) -> std::cmp::Ordering {
     }
     Ordering::Equal
 }
-
-fn op_unique(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_unique(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let sorted = n.int("sorted", 1) != 0;
     // Each "item" is a list of flat positions (one element, or one slice along axis).
@@ -267,18 +258,4 @@ fn op_unique(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         V::T(T::vec_i64(inv_out)),
         V::T(T::vec_i64(counts)),
     ])
-}
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    let ops: &[(&'static str, OpFn)] = &[
-        ("Gather", op_gather),
-        ("GatherElements", op_gather_elements),
-        ("GatherND", op_gather_nd),
-        ("Compress", op_compress),
-        ("NonZero", op_nonzero),
-        ("Unique", op_unique),
-    ];
-    for (k, f) in ops {
-        t.insert(k, *f);
-    }
 }

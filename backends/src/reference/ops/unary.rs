@@ -1,11 +1,10 @@
 //! Element-wise ops of one input: the float math functions, Abs, Neg, Sign, the activations,
 //! IsNaN, IsInf, Not, and Clip.
 use crate::reference::tensor::*;
-use crate::reference::{Cx, OpFn, V, inp, one, opt};
+use crate::reference::{Cx, V, inp, one, opt};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
@@ -18,22 +17,17 @@ pub fn map_f(t: &T, f: impl Fn(f64) -> f64) -> R<T> {
         v.iter().map(|&x| f(x)).collect(),
     ))
 }
-
 macro_rules! unary_float {
     ($($name:ident => $f:expr),* $(,)?) => {
         $(
             #[allow(non_snake_case)]
-            fn $name(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+            pub(super) fn $name(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
                 let f: fn(f64) -> f64 = $f;
                 one(map_f(inp(ins, 0)?, f)?)
             }
         )*
-        fn register_unary(t: &mut BTreeMap<&'static str, OpFn>) {
-            $( t.insert(stringify!($name), $name as OpFn); )*
-        }
     };
 }
-
 unary_float! {
     Reciprocal => |x| 1.0 / x,
     Sqrt => f64::sqrt,
@@ -61,7 +55,6 @@ unary_float! {
     Mish => |x| x * softplus(x).tanh(),
     HardSwish => |x| x * (x / 6.0 + 0.5).clamp(0.0, 1.0),
 }
-
 /// The logistic function.
 pub fn sigmoid(x: f64) -> f64 {
     if x >= 0.0 {
@@ -71,7 +64,6 @@ pub fn sigmoid(x: f64) -> f64 {
         e / (1.0 + e)
     }
 }
-
 /// `ln(1 + e^x)`, computed without overflow.
 pub fn softplus(x: f64) -> f64 {
     if x > 30.0 {
@@ -80,7 +72,6 @@ pub fn softplus(x: f64) -> f64 {
         x.exp().ln_1p()
     }
 }
-
 /// The error function (power series near zero, continued fraction of erfc beyond).
 pub fn erf(x: f64) -> f64 {
     if x.is_nan() {
@@ -114,12 +105,10 @@ pub fn erf(x: f64) -> f64 {
     };
     if x < 0.0 { -r } else { r }
 }
-
 fn alpha(node: &Node, d: f32) -> f64 {
     node.float("alpha", d) as f64
 }
-
-fn op_abs(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_abs(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(match &t.buf {
         Buf::I(v) => T::i(
@@ -130,8 +119,7 @@ fn op_abs(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         _ => map_f(t, f64::abs)?,
     })
 }
-
-fn op_neg(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_neg(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(match &t.buf {
         Buf::I(v) => T::i(
@@ -142,8 +130,7 @@ fn op_neg(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         _ => map_f(t, |x| -x)?,
     })
 }
-
-fn op_sign(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_sign(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(match &t.buf {
         Buf::I(v) => T::i(
@@ -172,28 +159,24 @@ fn op_sign(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         })?,
     })
 }
-
-fn op_relu(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_relu(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(match &t.buf {
         Buf::I(v) => T::i(t.dt, t.shape.clone(), v.iter().map(|&x| x.max(0)).collect()),
         _ => map_f(t, |x| if x < 0.0 { 0.0 } else { x })?,
     })
 }
-
-fn op_leaky_relu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_leaky_relu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 0.01);
     one(map_f(inp(ins, 0)?, |x| if x < 0.0 { a * x } else { x })?)
 }
-
-fn op_elu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_elu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 1.0);
     one(map_f(inp(ins, 0)?, |x| {
         if x < 0.0 { a * (x.exp() - 1.0) } else { x }
     })?)
 }
-
-fn op_selu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_selu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 1.673_263_2);
     let g = n.float("gamma", 1.050_701) as f64;
     one(map_f(inp(ins, 0)?, |x| {
@@ -204,32 +187,27 @@ fn op_selu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         }
     })?)
 }
-
-fn op_celu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_celu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 1.0);
     one(map_f(inp(ins, 0)?, |x| {
         x.max(0.0) + (a * ((x / a).exp() - 1.0)).min(0.0)
     })?)
 }
-
-fn op_hard_sigmoid(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_hard_sigmoid(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 0.2);
     let b = n.float("beta", 0.5) as f64;
     one(map_f(inp(ins, 0)?, |x| (a * x + b).clamp(0.0, 1.0))?)
 }
-
-fn op_thresholded_relu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_thresholded_relu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 1.0);
     one(map_f(inp(ins, 0)?, |x| if x > a { x } else { 0.0 })?)
 }
-
 /// Swish (opset 24): `x * sigmoid(alpha * x)`.
-fn op_swish(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_swish(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 1.0);
     one(map_f(inp(ins, 0)?, |x| x * sigmoid(a * x))?)
 }
-
-fn op_shrink(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_shrink(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let bias = n.float("bias", 0.0) as f64;
     let l = n.float("lambd", 0.5) as f64;
     let t = inp(ins, 0)?;
@@ -251,8 +229,7 @@ fn op_shrink(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         _ => map_f(t, f)?,
     })
 }
-
-fn op_gelu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_gelu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let approx = n.string("approximate", "none");
     let t = inp(ins, 0)?;
     match approx.as_str() {
@@ -266,16 +243,14 @@ fn op_gelu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         a => Err(unsup(format!("Gelu approximate={a}"))),
     }
 }
-
-fn op_isnan(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_isnan(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(T::b(
         t.shape.clone(),
         t.fs()?.iter().map(|x| x.is_nan()).collect(),
     ))
 }
-
-fn op_isinf(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_isinf(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let neg = n.int("detect_negative", 1) != 0;
     let pos = n.int("detect_positive", 1) != 0;
@@ -287,13 +262,11 @@ fn op_isinf(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
             .collect(),
     ))
 }
-
-fn op_not(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_not(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(T::b(t.shape.clone(), t.bs()?.iter().map(|x| !x).collect()))
 }
-
-fn op_clip(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_clip(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let (lo, hi) = if cx.opset < 11 {
         (
@@ -331,33 +304,6 @@ fn op_clip(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         _ => map_f(t, |x| if x.is_nan() { x } else { x.max(lo).min(hi) })?,
     })
 }
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    register_unary(t);
-    let ops: &[(&'static str, OpFn)] = &[
-        ("Abs", op_abs),
-        ("Neg", op_neg),
-        ("Sign", op_sign),
-        ("Relu", op_relu),
-        ("LeakyRelu", op_leaky_relu),
-        ("Elu", op_elu),
-        ("Selu", op_selu),
-        ("Celu", op_celu),
-        ("HardSigmoid", op_hard_sigmoid),
-        ("ThresholdedRelu", op_thresholded_relu),
-        ("Shrink", op_shrink),
-        ("Swish", op_swish),
-        ("Gelu", op_gelu),
-        ("IsNaN", op_isnan),
-        ("IsInf", op_isinf),
-        ("Not", op_not),
-        ("Clip", op_clip),
-    ];
-    for (k, f) in ops {
-        t.insert(k, *f);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,10 +2,9 @@
 //! OneHot (the on value written at each index along a new axis).
 use super::gather::{element_position, fix_index};
 use crate::reference::tensor::*;
-use crate::reference::{Cx, OpFn, V, inp, one};
+use crate::reference::{Cx, V, inp, one};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
@@ -27,7 +26,6 @@ fn scatter_elements(n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(out)
 }
-
 fn reduce_into(dst: &mut Buf, i: usize, src: &Buf, j: usize, red: &str) -> R<()> {
     match red {
         "none" => dst.set_from(i, src, j),
@@ -56,12 +54,10 @@ fn reduce_into(dst: &mut Buf, i: usize, src: &Buf, j: usize, red: &str) -> R<()>
         },
     }
 }
-
-fn op_scatter_elements(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_scatter_elements(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     scatter_elements(n, ins)
 }
-
-fn op_scatter_nd(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_scatter_nd(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let ind = inp(ins, 1)?;
     let upd = inp(ins, 2)?;
@@ -93,8 +89,7 @@ fn op_scatter_nd(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(out)
 }
-
-fn op_one_hot(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_one_hot(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let ind = inp(ins, 0)?;
     let depth = inp(ins, 1)?.scalar_f()? as i64;
     let vals = inp(ins, 2)?;
@@ -122,16 +117,4 @@ fn op_one_hot(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         }
     }
     one(vals.take(shape, &idx))
-}
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    let ops: &[(&'static str, OpFn)] = &[
-        ("ScatterElements", op_scatter_elements),
-        ("Scatter", op_scatter_elements),
-        ("ScatterND", op_scatter_nd),
-        ("OneHot", op_one_hot),
-    ];
-    for (k, f) in ops {
-        t.insert(k, *f);
-    }
 }

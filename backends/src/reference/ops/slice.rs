@@ -1,10 +1,9 @@
 //! Cutting, joining and reversing along axes: Slice, Split, Concat, ReverseSequence.
 use super::{attr_or_input, norm_axes};
 use crate::reference::tensor::*;
-use crate::reference::{Cx, OpFn, V, inp, one, opt};
+use crate::reference::{Cx, V, inp, one, opt};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
@@ -32,8 +31,7 @@ pub fn slice_range(start: i64, end: i64, step: i64, dim: usize) -> R<(i64, usize
         Ok((s, n as usize))
     }
 }
-
-fn op_slice(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_slice(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let (starts, ends, axes, steps) = if cx.opset < 10 {
         (
@@ -80,7 +78,6 @@ fn op_slice(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(t.take(shape.clone(), &strided_index(&shape, &s, base)))
 }
-
 /// Slices `t` along `axis` to `[lo, lo+len)`.
 pub fn slice_axis(t: &T, axis: usize, lo: usize, len: usize) -> T {
     let (outer, dim, inner) = split_at_axis(&t.shape, axis);
@@ -95,8 +92,7 @@ pub fn slice_axis(t: &T, axis: usize, lo: usize, len: usize) -> T {
     shape[axis] = len;
     t.take(shape, &idx)
 }
-
-fn op_split(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_split(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let axis = norm_axis(n.int("axis", 0), t.rank())?;
     let dim = t.shape[axis];
@@ -129,7 +125,6 @@ fn op_split(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     Ok(out)
 }
-
 /// Concatenates tensors along `axis`.
 pub fn concat(ts: &[&T], axis: usize) -> R<T> {
     let first = ts.first().ok_or_else(|| err("Concat of nothing"))?;
@@ -166,8 +161,7 @@ pub fn concat(ts: &[&T], axis: usize) -> R<T> {
     }
     Ok(first.with(shape, buf))
 }
-
-fn op_concat(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_concat(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let ts: Vec<&T> = (0..ins.len()).map(|i| inp(ins, i)).collect::<R<_>>()?;
     let r = ts.first().map(|t| t.rank()).unwrap_or(0);
     let axis = norm_axis(
@@ -177,8 +171,7 @@ fn op_concat(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     )?;
     one(concat(&ts, axis)?)
 }
-
-fn op_reverse_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_reverse_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let lens = inp(ins, 1)?.ints()?;
     let ba = n.int("batch_axis", 1) as usize;
@@ -215,19 +208,6 @@ fn op_reverse_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(t.take(t.shape.clone(), &idx))
 }
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    let ops: &[(&'static str, OpFn)] = &[
-        ("Slice", op_slice),
-        ("Split", op_split),
-        ("Concat", op_concat),
-        ("ReverseSequence", op_reverse_sequence),
-    ];
-    for (k, f) in ops {
-        t.insert(k, *f);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

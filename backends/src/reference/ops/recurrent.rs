@@ -1,10 +1,9 @@
 //! Recurrent ops: RNN, GRU, LSTM (forward, reverse, bidirectional; both layouts).
-use super::elementwise::{sigmoid, softplus};
-use super::tensor::*;
-use super::{Cx, OpFn, V, inp, opt};
+use super::unary::{sigmoid, softplus};
+use crate::reference::tensor::*;
+use crate::reference::{Cx, V, inp, opt};
 use crate::semantics::rnn::{Act, Cell, Dims, Spec};
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
@@ -42,7 +41,6 @@ fn apply(a: Act, x: f64) -> f64 {
         Act::Softplus => softplus(x),
     }
 }
-
 /// `out[j] = sum_k m[(row0 + j) * cols + k] * v[k]` for `rows` rows.
 fn matvec(m: &[f64], row0: usize, rows: usize, cols: usize, v: &[f64]) -> Vec<f64> {
     (0..rows)
@@ -52,7 +50,6 @@ fn matvec(m: &[f64], row0: usize, rows: usize, cols: usize, v: &[f64]) -> Vec<f6
         })
         .collect()
 }
-
 fn recurrent(n: &Node, ins: &[Option<&V>]) -> Out {
     let spec = Spec::parse(n)?;
     let kind = spec.cell;
@@ -73,9 +70,7 @@ fn recurrent(n: &Node, ins: &[Option<&V>]) -> Out {
     let state = |i: usize| -> R<Option<Vec<f64>>> {
         match opt(ins, i)? {
             None => Ok(None),
-            Some(t) if spec.batch_first => {
-                Ok(Some(super::shape::transpose(t, &[1, 0, 2])?.floats()?))
-            }
+            Some(t) if spec.batch_first => Ok(Some(super::transpose(t, &[1, 0, 2])?.floats()?)),
             Some(t) => Ok(Some(t.floats()?)),
         }
     };
@@ -206,7 +201,7 @@ fn recurrent(n: &Node, ins: &[Option<&V>]) -> Out {
         (y, vec![seq, dirs, batch, hs])
     } else {
         let t = T::f(dt, vec![seq, dirs, batch, hs], y);
-        let t = super::shape::transpose(&t, &[2, 0, 1, 3])?;
+        let t = super::transpose(&t, &[2, 0, 1, 3])?;
         (t.fs()?.to_vec(), vec![batch, seq, dirs, hs])
     };
     let state = |v: Vec<f64>| -> R<T> {
@@ -214,7 +209,7 @@ fn recurrent(n: &Node, ins: &[Option<&V>]) -> Out {
         if !spec.batch_first {
             Ok(t)
         } else {
-            super::shape::transpose(&t, &[1, 0, 2])
+            super::transpose(&t, &[1, 0, 2])
         }
     };
     let mut out = vec![V::T(T::f(dt, yshape, y)), V::T(state(yh)?)];
@@ -223,13 +218,6 @@ fn recurrent(n: &Node, ins: &[Option<&V>]) -> Out {
     }
     Ok(out)
 }
-
-fn op_recurrent(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_recurrent(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     recurrent(n, ins)
-}
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    t.insert("RNN", op_recurrent as OpFn);
-    t.insert("GRU", op_recurrent as OpFn);
-    t.insert("LSTM", op_recurrent as OpFn);
 }

@@ -1,10 +1,9 @@
 //! Cast and CastLike.
 use crate::reference::tensor::*;
-use crate::reference::{Cx, OpFn, V, inp, one};
+use crate::reference::{Cx, V, inp, one};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
@@ -18,7 +17,6 @@ fn parse_float(s: &[u8]) -> f64 {
         _ => t.parse::<f64>().unwrap_or(f64::NAN),
     }
 }
-
 /// Converts `t` to element type `to`.
 pub fn cast(t: &T, to: DType) -> R<T> {
     let tk = kind(to)?;
@@ -87,19 +85,10 @@ pub fn cast(t: &T, to: DType) -> R<T> {
         (Buf::S(_), Kind::Bool) => return Err(unsup("Cast from strings to bool")),
     })
 }
-
-fn op_cast(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_cast(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let to = DType::from_code(n.int("to", 0) as i32);
     one(cast(inp(ins, 0)?, to)?)
 }
-
-fn op_cast_like(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_cast_like(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(cast(inp(ins, 0)?, inp(ins, 1)?.dt)?)
-}
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    let ops: &[(&'static str, OpFn)] = &[("Cast", op_cast), ("CastLike", op_cast_like)];
-    for (k, f) in ops {
-        t.insert(k, *f);
-    }
 }

@@ -1,11 +1,10 @@
 //! Values made from attributes and shapes: Constant, ConstantOfShape, Range, EyeLike; and Trilu
 //! (its input under a triangular mask).
 use crate::reference::tensor::*;
-use crate::reference::{Cx, OpFn, V, inp, one, opt};
+use crate::reference::{Cx, V, inp, one, opt};
 use mutagraph_ir::attr::{AttrLookup, AttrValue};
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
@@ -13,8 +12,7 @@ fn proto_to_t(p: &mutagraph_ir::tensor::Tensor) -> R<T> {
     let h = crate::value::HostTensor::from_proto(p).map_err(|e| err(e.to_string()))?;
     crate::reference::host_to_t(&h)
 }
-
-fn op_constant_of_shape(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_constant_of_shape(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let shape = dims(&inp(ins, 0)?.ints()?)?;
     let total = check_size(&shape)?;
     let v = match n.tensor("value") {
@@ -26,8 +24,7 @@ fn op_constant_of_shape(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(v.take(shape, &vec![0; total]))
 }
-
-fn op_constant(_: &Cx, n: &Node, _: &[Option<&V>]) -> Out {
+pub(super) fn op_constant(_: &Cx, n: &Node, _: &[Option<&V>]) -> Out {
     let a = n
         .attributes
         .first()
@@ -55,8 +52,7 @@ fn op_constant(_: &Cx, n: &Node, _: &[Option<&V>]) -> Out {
         (name, _) => return Err(unsup(format!("Constant attribute {name}"))),
     })
 }
-
-fn op_range(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_range(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let s = inp(ins, 0)?;
     let l = inp(ins, 1)?;
     let d = inp(ins, 2)?;
@@ -89,8 +85,7 @@ fn op_range(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         }
     }
 }
-
-fn op_eye_like(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_eye_like(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     if t.rank() != 2 {
         return Err(err("EyeLike needs a 2-D input"));
@@ -110,8 +105,7 @@ fn op_eye_like(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::from_f64s(dt, vec![h, w], v)?)
 }
-
-fn op_trilu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_trilu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let k = match opt(ins, 1)? {
         Some(k) => k.scalar_i()?,
@@ -133,17 +127,4 @@ fn op_trilu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         }
     }
     one(out)
-}
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    let ops: &[(&'static str, OpFn)] = &[
-        ("ConstantOfShape", op_constant_of_shape),
-        ("Constant", op_constant),
-        ("Range", op_range),
-        ("EyeLike", op_eye_like),
-        ("Trilu", op_trilu),
-    ];
-    for (k, f) in ops {
-        t.insert(k, *f);
-    }
 }

@@ -2,11 +2,10 @@
 //! PRelu, Max, Min, Sum, Mean.
 use super::unary::map_f;
 use crate::reference::tensor::*;
-use crate::reference::{Cx, OpFn, V, inp, one};
+use crate::reference::{Cx, V, inp, one};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
@@ -18,7 +17,6 @@ pub fn bcast2(a: &T, b: &T) -> R<(Vec<usize>, Vec<usize>, Vec<usize>)> {
     let ib = bcast_index(&b.shape, &out);
     Ok((out, ia, ib))
 }
-
 /// Numeric binary op of two tensors of the same kind; the result keeps `a`'s type.
 pub(super) fn arith(
     a: &T,
@@ -43,8 +41,7 @@ pub(super) fn arith(
         _ => Err(err(format!("operands of types {} and {}", a.dt, b.dt))),
     }
 }
-
-fn op_add(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_add(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(arith(
         inp(ins, 0)?,
         inp(ins, 1)?,
@@ -52,8 +49,7 @@ fn op_add(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         |x, y| Ok(x.wrapping_add(y)),
     )?)
 }
-
-fn op_sub(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_sub(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(arith(
         inp(ins, 0)?,
         inp(ins, 1)?,
@@ -61,8 +57,7 @@ fn op_sub(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         |x, y| Ok(x.wrapping_sub(y)),
     )?)
 }
-
-fn op_mul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_mul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(arith(
         inp(ins, 0)?,
         inp(ins, 1)?,
@@ -70,7 +65,6 @@ fn op_mul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         |x, y| Ok(x.wrapping_mul(y)),
     )?)
 }
-
 /// Integer division truncating toward zero (u64 compared as unsigned).
 pub fn int_div(dt: DType, x: i64, y: i64) -> R<i64> {
     if y == 0 {
@@ -81,8 +75,7 @@ pub fn int_div(dt: DType, x: i64, y: i64) -> R<i64> {
     }
     Ok(x.wrapping_div(y))
 }
-
-fn op_div(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_div(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let dt = a.dt;
     one(arith(
@@ -92,7 +85,6 @@ fn op_div(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         |x, y| int_div(dt, x, y),
     )?)
 }
-
 /// Integer modulo: `fmod` false takes the divisor's sign (Python), true the dividend's (C).
 pub fn int_mod(dt: DType, x: i64, y: i64, fmod: bool) -> R<i64> {
     if y == 0 {
@@ -108,7 +100,6 @@ pub fn int_mod(dt: DType, x: i64, y: i64, fmod: bool) -> R<i64> {
         Ok(r)
     }
 }
-
 /// Float modulo with the same sign rules as [`int_mod`].
 pub fn float_mod(x: f64, y: f64, fmod: bool) -> f64 {
     let r = x % y;
@@ -118,8 +109,7 @@ pub fn float_mod(x: f64, y: f64, fmod: bool) -> f64 {
         r
     }
 }
-
-fn op_mod(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_mod(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let fmod = n.int("fmod", 0) != 0;
     let a = inp(ins, 0)?;
     let dt = a.dt;
@@ -130,8 +120,7 @@ fn op_mod(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         |x, y| int_mod(dt, x, y, fmod),
     )?)
 }
-
-fn op_pow(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_pow(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let b = inp(ins, 1)?;
     let (shape, ia, ib) = bcast2(a, b)?;
@@ -170,8 +159,7 @@ fn op_pow(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         _ => Err(err(format!("Pow of {}", a.dt))),
     }
 }
-
-fn op_prelu(cx: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_prelu(cx: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let mut b = inp(ins, 1)?.clone();
     // Before opset 7 a 1-D slope of C values applies per channel (axis 1).
@@ -188,7 +176,6 @@ fn op_prelu(cx: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         |x, s| Ok(if x < 0 { x.wrapping_mul(s) } else { x }),
     )?)
 }
-
 fn variadic(ins: &[Option<&V>], f: impl Fn(&T, &T) -> R<T>) -> R<T> {
     let mut acc = inp(ins, 0)?.clone();
     for i in 1..ins.len() {
@@ -196,7 +183,6 @@ fn variadic(ins: &[Option<&V>], f: impl Fn(&T, &T) -> R<T>) -> R<T> {
     }
     Ok(acc)
 }
-
 fn fmax(x: f64, y: f64) -> f64 {
     if x.is_nan() || y.is_nan() {
         f64::NAN
@@ -204,7 +190,6 @@ fn fmax(x: f64, y: f64) -> f64 {
         x.max(y)
     }
 }
-
 fn fmin(x: f64, y: f64) -> f64 {
     if x.is_nan() || y.is_nan() {
         f64::NAN
@@ -212,8 +197,7 @@ fn fmin(x: f64, y: f64) -> f64 {
         x.min(y)
     }
 }
-
-fn op_max(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_max(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let u = inp(ins, 0)?.dt == DType::U64;
     one(variadic(ins, |a, b| {
         arith(a, b, fmax, |x, y| {
@@ -225,8 +209,7 @@ fn op_max(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         })
     })?)
 }
-
-fn op_min(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_min(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let u = inp(ins, 0)?.dt == DType::U64;
     one(variadic(ins, |a, b| {
         arith(a, b, fmin, |x, y| {
@@ -238,40 +221,18 @@ fn op_min(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         })
     })?)
 }
-
-fn op_sum(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_sum(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(variadic(ins, |a, b| {
         arith(a, b, |x, y| x + y, |x, y| Ok(x.wrapping_add(y)))
     })?)
 }
-
-fn op_mean(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_mean(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let s = variadic(ins, |a, b| {
         arith(a, b, |x, y| x + y, |x, y| Ok(x.wrapping_add(y)))
     })?;
     let n = ins.len() as f64;
     one(map_f(&s, |x| x / n)?)
 }
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    let ops: &[(&'static str, OpFn)] = &[
-        ("Add", op_add),
-        ("Sub", op_sub),
-        ("Mul", op_mul),
-        ("Div", op_div),
-        ("Mod", op_mod),
-        ("Pow", op_pow),
-        ("PRelu", op_prelu),
-        ("Max", op_max),
-        ("Min", op_min),
-        ("Sum", op_sum),
-        ("Mean", op_mean),
-    ];
-    for (k, f) in ops {
-        t.insert(k, *f);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,12 +1,10 @@
-//! Reductions and ops along one axis: Reduce*, ArgMax/ArgMin, Softmax / LogSoftmax / Hardmax,
-//! CumSum, TopK, and the two classification losses.
-use super::shape::{attr_or_input, norm_axes};
-use super::tensor::*;
-use super::{Cx, OpFn, V, inp, one, opt};
+//! Reductions and ops along one axis: Reduce*, ArgMax / ArgMin, CumSum, TopK.
+use super::{attr_or_input, norm_axes};
+use crate::reference::tensor::*;
+use crate::reference::{Cx, V, inp, one};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
@@ -23,10 +21,9 @@ enum Red {
     LogSumExp,
     SumSquare,
 }
-
 /// For each input element, the flat index of its output element (reducing `axes`), and the
 /// output shape with the reduced axes kept as 1.
-fn reduce_plan(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Vec<usize>) {
+pub(super) fn reduce_plan(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Vec<usize>) {
     let mut kept = shape.to_vec();
     for &a in axes {
         kept[a] = 1;
@@ -43,7 +40,6 @@ fn reduce_plan(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Vec<usize>) {
         .collect();
     (kept, strided_index(shape, &s, 0))
 }
-
 fn reduce(cx: &Cx, n: &Node, ins: &[Option<&V>], red: Red) -> Out {
     let t = inp(ins, 0)?;
     let since = if matches!(red, Red::Sum) { 13 } else { 18 };
@@ -155,7 +151,6 @@ fn reduce(cx: &Cx, n: &Node, ins: &[Option<&V>], red: Red) -> Out {
     }
     one(T::from_f64s(t.dt, out_shape, acc)?)
 }
-
 fn int_min(dt: DType) -> i64 {
     match dt {
         DType::I8 => i8::MIN as i64,
@@ -165,7 +160,6 @@ fn int_min(dt: DType) -> i64 {
         _ => 0,
     }
 }
-
 fn int_max(dt: DType) -> i64 {
     match dt {
         DType::I8 => i8::MAX as i64,
@@ -178,21 +172,16 @@ fn int_max(dt: DType) -> i64 {
         _ => i64::MAX,
     }
 }
-
 macro_rules! reducers {
     ($($name:ident => $red:expr),* $(,)?) => {
         $(
             #[allow(non_snake_case)]
-            fn $name(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+            pub(super) fn $name(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
                 reduce(cx, n, ins, $red)
             }
         )*
-        fn register_reducers(t: &mut BTreeMap<&'static str, OpFn>) {
-            $( t.insert(stringify!($name), $name as OpFn); )*
-        }
     };
 }
-
 reducers! {
     ReduceSum => Red::Sum,
     ReduceMean => Red::Mean,
@@ -205,7 +194,6 @@ reducers! {
     ReduceLogSumExp => Red::LogSumExp,
     ReduceSumSquare => Red::SumSquare,
 }
-
 fn arg_extreme(n: &Node, ins: &[Option<&V>], max: bool) -> Out {
     let t = inp(ins, 0)?;
     let axis = norm_axis(n.int("axis", 0), t.rank())?;
@@ -240,95 +228,13 @@ fn arg_extreme(n: &Node, ins: &[Option<&V>], max: bool) -> Out {
     }
     one(T::i(DType::I64, shape, out))
 }
-
-fn op_argmax(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_argmax(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     arg_extreme(n, ins, true)
 }
-
-fn op_argmin(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_argmin(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     arg_extreme(n, ins, false)
 }
-
-#[derive(Clone, Copy, PartialEq)]
-enum SoftKind {
-    Softmax,
-    LogSoftmax,
-    Hardmax,
-}
-
-/// Softmax-like op over groups `(outer, len, inner)`.
-fn softmax_groups(v: &[f64], outer: usize, len: usize, inner: usize, kind: SoftKind) -> Vec<f64> {
-    let mut out = vec![0.0; v.len()];
-    for o in 0..outer {
-        for i in 0..inner {
-            let at = |k: usize| (o * len + k) * inner + i;
-            let mut m = f64::NEG_INFINITY;
-            let mut arg = 0;
-            for k in 0..len {
-                if v[at(k)] > m {
-                    m = v[at(k)];
-                    arg = k;
-                }
-            }
-            match kind {
-                SoftKind::Hardmax => {
-                    if len > 0 {
-                        out[at(arg)] = 1.0;
-                    }
-                }
-                _ => {
-                    let s: f64 = (0..len).map(|k| (v[at(k)] - m).exp()).sum();
-                    for k in 0..len {
-                        out[at(k)] = if kind == SoftKind::Softmax {
-                            (v[at(k)] - m).exp() / s
-                        } else {
-                            v[at(k)] - m - s.ln()
-                        };
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Softmax / LogSoftmax / Hardmax: before opset 13 the input is coerced to 2-D at `axis`
-/// (default 1) and the op runs over the whole second dimension; from 13 it runs along `axis`
-/// (default -1).
-fn softmax_like(cx: &Cx, n: &Node, ins: &[Option<&V>], kind: SoftKind) -> Out {
-    let t = inp(ins, 0)?;
-    let v = t.fs()?;
-    let r = t.rank();
-    let (outer, len, inner) = if cx.opset < 13 {
-        let a = n.int("axis", 1);
-        let a = if a < 0 { a + r as i64 } else { a };
-        if a < 0 || a as usize > r {
-            return Err(err(format!("axis {a} for rank {r}")));
-        }
-        let a = a as usize;
-        (numel(&t.shape[..a]), numel(&t.shape[a..]), 1)
-    } else {
-        let a = norm_axis(n.int("axis", -1), r)?;
-        split_at_axis(&t.shape, a)
-    };
-    one(T::f(
-        t.dt,
-        t.shape.clone(),
-        softmax_groups(v, outer, len, inner, kind),
-    ))
-}
-
-fn op_softmax(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    softmax_like(cx, n, ins, SoftKind::Softmax)
-}
-fn op_log_softmax(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    softmax_like(cx, n, ins, SoftKind::LogSoftmax)
-}
-fn op_hardmax(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    softmax_like(cx, n, ins, SoftKind::Hardmax)
-}
-
-fn op_cumsum(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_cumsum(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let axis = norm_axis(inp(ins, 1)?.scalar_i()?, t.rank())?;
     let excl = n.int("exclusive", 0) != 0;
@@ -379,8 +285,7 @@ fn op_cumsum(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(out)
 }
-
-fn op_topk(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_topk(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let k = if cx.opset < 10 {
         n.int("k", -1)
@@ -426,109 +331,6 @@ fn op_topk(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         V::T(T::i(DType::I64, shape, idx_out)),
     ])
 }
-
-/// Negative log-likelihood of `logp` (N, C, d...) at `target` (N, d...).
-fn nll(
-    logp: &[f64],
-    shape: &[usize],
-    target: &[i64],
-    weight: Option<&[f64]>,
-    ignore: Option<i64>,
-    reduction: &str,
-) -> R<(Vec<usize>, Vec<f64>)> {
-    if shape.len() < 2 {
-        return Err(err("loss input needs rank >= 2"));
-    }
-    let (nb, c) = (shape[0], shape[1]);
-    let inner = numel(&shape[2..]);
-    if target.len() != nb * inner {
-        return Err(err("loss target shape"));
-    }
-    let mut loss = vec![0.0; nb * inner];
-    let mut wsum = 0.0;
-    for b in 0..nb {
-        for i in 0..inner {
-            let t = target[b * inner + i];
-            if Some(t) == ignore {
-                continue;
-            }
-            if t < 0 || t as usize >= c {
-                return Err(err(format!("target {t} out of range for {c} classes")));
-            }
-            let w = weight.map(|w| w[t as usize]).unwrap_or(1.0);
-            loss[b * inner + i] = -logp[(b * c + t as usize) * inner + i] * w;
-            wsum += w;
-        }
-    }
-    match reduction {
-        "none" => {
-            let mut s = vec![nb];
-            s.extend(&shape[2..]);
-            Ok((s, loss))
-        }
-        "sum" => Ok((vec![], vec![loss.iter().sum()])),
-        "mean" => Ok((vec![], vec![loss.iter().sum::<f64>() / wsum])),
-        r => Err(unsup(format!("reduction {r}"))),
-    }
-}
-
-fn op_nll_loss(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    let x = inp(ins, 0)?;
-    let target = inp(ins, 1)?.ints()?;
-    let w = opt(ins, 2)?.map(|w| w.floats()).transpose()?;
-    let (shape, v) = nll(
-        x.fs()?,
-        &x.shape,
-        &target,
-        w.as_deref(),
-        n.int_opt("ignore_index"),
-        &n.string("reduction", "mean"),
-    )?;
-    one(T::f(x.dt, shape, v))
-}
-
-fn op_sce_loss(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    let x = inp(ins, 0)?;
-    if x.rank() < 2 {
-        return Err(err("SoftmaxCrossEntropyLoss needs rank >= 2"));
-    }
-    let target = inp(ins, 1)?.ints()?;
-    let w = opt(ins, 2)?.map(|w| w.floats()).transpose()?;
-    let (nb, c) = (x.shape[0], x.shape[1]);
-    let inner = numel(&x.shape[2..]);
-    let logp = softmax_groups(x.fs()?, nb, c, inner, SoftKind::LogSoftmax);
-    let (shape, v) = nll(
-        &logp,
-        &x.shape,
-        &target,
-        w.as_deref(),
-        n.int_opt("ignore_index"),
-        &n.string("reduction", "mean"),
-    )?;
-    Ok(vec![
-        V::T(T::f(x.dt, shape, v)),
-        V::T(T::f(x.dt, x.shape.clone(), logp)),
-    ])
-}
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    register_reducers(t);
-    let ops: &[(&'static str, OpFn)] = &[
-        ("ArgMax", op_argmax),
-        ("ArgMin", op_argmin),
-        ("Softmax", op_softmax),
-        ("LogSoftmax", op_log_softmax),
-        ("Hardmax", op_hardmax),
-        ("CumSum", op_cumsum),
-        ("TopK", op_topk),
-        ("NegativeLogLikelihoodLoss", op_nll_loss),
-        ("SoftmaxCrossEntropyLoss", op_sce_loss),
-    ];
-    for (k, f) in ops {
-        t.insert(k, *f);
-    }
-}
-
 /// Compares floats with NaN greater than every number and equal to NaN: a total order.
 pub(super) fn nan_last(x: f64, y: f64) -> std::cmp::Ordering {
     x.partial_cmp(&y)
@@ -538,20 +340,6 @@ pub(super) fn nan_last(x: f64, y: f64) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn softmax_axis_semantics_change_at_13() {
-        // x of shape [2, 2]: [[0, ln 3], [0, 0]]
-        let x = [0.0, 3f64.ln(), 0.0, 0.0];
-        // opset >= 13, axis -1: per row.
-        let per_row = softmax_groups(&x, 2, 2, 1, SoftKind::Softmax);
-        assert!((per_row[0] - 0.25).abs() < 1e-12 && (per_row[1] - 0.75).abs() < 1e-12);
-        assert!((per_row[2] - 0.5).abs() < 1e-12);
-        // opset < 13, axis 0: the whole tensor is one group (coerced to [1, 4]).
-        let whole = softmax_groups(&x, 1, 4, 1, SoftKind::Softmax);
-        assert!((whole[1] - 3.0 / 6.0).abs() < 1e-12);
-        assert!((whole[0] - 1.0 / 6.0).abs() < 1e-12);
-    }
 
     #[test]
     fn reduce_plan_maps_to_outputs() {

@@ -3,21 +3,19 @@
 //! read it.
 use super::{attr_or_input, norm_axes};
 use crate::reference::tensor::*;
-use crate::reference::{Cx, OpFn, V, inp, one};
+use crate::reference::{Cx, V, inp, one};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::Node;
-use std::collections::BTreeMap;
 
 type Out = R<Vec<V>>;
 
-fn op_identity(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_identity(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     match ins.first().copied().flatten() {
         Some(v) => Ok(vec![v.clone()]),
         None => Err(err("missing input")),
     }
 }
-
-fn op_reshape(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_reshape(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let spec = if cx.opset < 5 {
         n.ints("shape").unwrap_or(&[]).to_vec()
@@ -58,8 +56,7 @@ fn op_reshape(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(t.reshaped(shape)?)
 }
-
-fn op_flatten(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_flatten(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let r = t.rank() as i64;
     let mut a = n.int("axis", 1);
@@ -72,8 +69,7 @@ fn op_flatten(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = a as usize;
     one(t.reshaped(vec![numel(&t.shape[..a]), numel(&t.shape[a..])])?)
 }
-
-fn op_squeeze(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_squeeze(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let axes = attr_or_input(cx, n, ins, "axes", 1, 13)?;
     let shape: Vec<usize> = match axes {
@@ -95,8 +91,7 @@ fn op_squeeze(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     };
     one(t.reshaped(shape)?)
 }
-
-fn op_unsqueeze(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_unsqueeze(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let axes =
         attr_or_input(cx, n, ins, "axes", 1, 13)?.ok_or_else(|| err("Unsqueeze without axes"))?;
@@ -113,7 +108,6 @@ fn op_unsqueeze(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(t.reshaped(shape)?)
 }
-
 /// Transposes `t` by `perm`.
 pub fn transpose(t: &T, perm: &[usize]) -> R<T> {
     let r = t.rank();
@@ -132,8 +126,7 @@ pub fn transpose(t: &T, perm: &[usize]) -> R<T> {
     let s: Vec<isize> = perm.iter().map(|&p| st[p] as isize).collect();
     Ok(t.take(shape.clone(), &strided_index(&shape, &s, 0)))
 }
-
-fn op_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let perm: Vec<usize> = match n.ints("perm") {
         Some(p) => p
@@ -150,16 +143,14 @@ fn op_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     };
     one(transpose(t, &perm)?)
 }
-
-fn op_expand(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_expand(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let s = dims(&inp(ins, 1)?.ints()?)?;
     let out = bcast_shapes(&[&t.shape, &s])?;
     check_size(&out)?;
     one(expand_to(t, &out)?)
 }
-
-fn op_tile(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_tile(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let reps = dims(&inp(ins, 1)?.ints()?)?;
     if reps.len() != t.rank() {
@@ -181,8 +172,7 @@ fn op_tile(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(t.take(shape, &idx))
 }
-
-fn op_depth_to_space(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_depth_to_space(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let b = n.int("blocksize", 0);
     if t.rank() != 4 || b <= 0 {
@@ -207,8 +197,7 @@ fn op_depth_to_space(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     };
     one(transpose(&r, perm)?.reshaped(vec![nn, co, h * b, w * b])?)
 }
-
-fn op_space_to_depth(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_space_to_depth(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let b = n.int("blocksize", 0);
     if t.rank() != 4 || b <= 0 {
@@ -222,8 +211,7 @@ fn op_space_to_depth(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let r = t.reshaped(vec![nn, c, h / b, b, w / b, b])?;
     one(transpose(&r, &[0, 3, 5, 1, 2, 4])?.reshaped(vec![nn, c * b * b, h / b, w / b])?)
 }
-
-fn op_shape(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_shape(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let r = t.rank() as i64;
     let fix = |x: i64| (if x < 0 { x + r } else { x }).clamp(0, r) as usize;
@@ -236,31 +224,9 @@ fn op_shape(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     };
     one(T::vec_i64(v))
 }
-
-fn op_size(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_size(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(T::scalar_i64(inp(ins, 0)?.len() as i64))
 }
-
-pub(super) fn register(t: &mut BTreeMap<&'static str, OpFn>) {
-    let ops: &[(&'static str, OpFn)] = &[
-        ("Identity", op_identity),
-        ("Reshape", op_reshape),
-        ("Flatten", op_flatten),
-        ("Squeeze", op_squeeze),
-        ("Unsqueeze", op_unsqueeze),
-        ("Transpose", op_transpose),
-        ("Expand", op_expand),
-        ("Tile", op_tile),
-        ("DepthToSpace", op_depth_to_space),
-        ("SpaceToDepth", op_space_to_depth),
-        ("Shape", op_shape),
-        ("Size", op_size),
-    ];
-    for (k, f) in ops {
-        t.insert(k, *f);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,188 @@
+//! Quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearMatMul,
+//! QLinearConv.
+use super::linalg::matmul;
+use crate::reference::tensor::*;
+use crate::reference::{Cx, V, inp, one, opt};
+use mutagraph_ir::attr::AttrLookup;
+use mutagraph_ir::dtype::DType;
+use mutagraph_ir::graph::Node;
+
+type Out = R<Vec<V>>;
+
+fn qrange(dt: DType) -> R<(f64, f64)> {
+    Ok(match dt {
+        DType::U8 => (0.0, 255.0),
+        DType::I8 => (-128.0, 127.0),
+        DType::U16 => (0.0, 65535.0),
+        DType::I16 => (-32768.0, 32767.0),
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+        d => return Err(unsup(format!("quantization to {d}"))),
+    })
+}
+/// Checks the lengths of per-tensor (1) or per-axis (`shape[axis]`) scale and zero point.
+fn check_params(shape: &[usize], axis: usize, scales: usize, zeros: usize) -> R<()> {
+    let want = if scales == 1 { 1 } else { shape[axis] };
+    if scales != want || (zeros != 1 && zeros != scales) {
+        return Err(err(format!(
+            "{scales} scales and {zeros} zero points for shape {shape:?}, axis {axis}"
+        )));
+    }
+    Ok(())
+}
+/// Per-element parameter index for per-axis quantization.
+fn param_index(shape: &[usize], axis: usize, plen: usize, i: usize) -> usize {
+    if plen == 1 {
+        0
+    } else {
+        let (_, len, inner) = split_at_axis(shape, axis);
+        (i / inner) % len
+    }
+}
+pub(super) fn op_quantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let x = inp(ins, 0)?;
+    let s = inp(ins, 1)?.floats()?;
+    let zt = opt(ins, 2)?;
+    let dt = zt.map(|z| z.dt).unwrap_or(DType::U8);
+    let z = match zt {
+        Some(z) => z.floats()?,
+        None => vec![0.0],
+    };
+    if n.int_opt("block_size").is_some_and(|b| b != 0) {
+        return Err(unsup("blocked quantization"));
+    }
+    let axis = if s.len() == 1 {
+        0
+    } else {
+        norm_axis(n.int("axis", 1), x.rank())?
+    };
+    check_params(&x.shape, axis, s.len(), z.len())?;
+    let (lo, hi) = qrange(dt)?;
+    let xv = x.floats()?;
+    let out = xv
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let k = param_index(&x.shape, axis, s.len(), i);
+            let zk = if z.len() == 1 { z[0] } else { z[k] };
+            // The quotient is formed in the input's precision, as the op is defined.
+            (round_dt(x.dt, v / s[k]).round_ties_even() + zk).clamp(lo, hi)
+        })
+        .collect();
+    one(T::from_f64s(dt, x.shape.clone(), out)?)
+}
+pub(super) fn op_dequantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let x = inp(ins, 0)?;
+    let st = inp(ins, 1)?;
+    let s = st.floats()?;
+    let z = match opt(ins, 2)? {
+        Some(z) => z.floats()?,
+        None => vec![0.0],
+    };
+    let axis = if s.len() == 1 {
+        0
+    } else {
+        norm_axis(n.int("axis", 1), x.rank())?
+    };
+    check_params(&x.shape, axis, s.len(), z.len())?;
+    let xv = x.floats()?;
+    let out = xv
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let k = param_index(&x.shape, axis, s.len(), i);
+            let zk = if z.len() == 1 { z[0] } else { z[k] };
+            (v - zk) * s[k]
+        })
+        .collect();
+    one(T::f(st.dt, x.shape.clone(), out))
+}
+pub(super) fn op_dynamic_quantize(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let x = inp(ins, 0)?;
+    let v = x.fs()?;
+    let mx = v.iter().copied().fold(0.0f64, f64::max);
+    let mn = v.iter().copied().fold(0.0f64, f64::min);
+    let scale = round_dt(DType::F32, (mx - mn) / 255.0);
+    let zp = if scale == 0.0 {
+        0.0
+    } else {
+        round_dt(x.dt, 0.0 - mn / scale)
+            .round_ties_even()
+            .clamp(0.0, 255.0)
+    };
+    let y = v
+        .iter()
+        .map(|&a| {
+            if scale == 0.0 {
+                zp
+            } else {
+                (round_dt(x.dt, a / scale).round_ties_even() + zp).clamp(0.0, 255.0)
+            }
+        })
+        .collect();
+    Ok(vec![
+        V::T(T::from_f64s(DType::U8, x.shape.clone(), y)?),
+        V::T(T::f(DType::F32, vec![], vec![scale])),
+        V::T(T::i(DType::U8, vec![], vec![zp as i64])),
+    ])
+}
+pub(super) fn op_qlinear_matmul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let a = inp(ins, 0)?;
+    let asc = inp(ins, 1)?.scalar_f()?;
+    let azp = inp(ins, 2)?.scalar_f()?;
+    let b = inp(ins, 3)?;
+    let bsc = inp(ins, 4)?.floats()?;
+    let bzp = inp(ins, 5)?.floats()?;
+    let ysc = inp(ins, 6)?.scalar_f()?;
+    let yz = inp(ins, 7)?;
+    if bsc.len() != 1 || bzp.len() != 1 {
+        return Err(unsup("QLinearMatMul per-column parameters"));
+    }
+    let av: Vec<f64> = a.floats()?.iter().map(|&x| x - azp).collect();
+    let bv: Vec<f64> = b.floats()?.iter().map(|&x| x - bzp[0]).collect();
+    let (s, v) = matmul(&av, &a.shape, &bv, &b.shape)?;
+    let (lo, hi) = qrange(yz.dt)?;
+    let zp = yz.scalar_f()?;
+    let out = v
+        .iter()
+        .map(|&x| ((x * asc * bsc[0] / ysc).round_ties_even() + zp).clamp(lo, hi))
+        .collect();
+    one(T::from_f64s(yz.dt, s, out)?)
+}
+pub(super) fn op_qlinear_conv(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let x = inp(ins, 0)?;
+    let xs = inp(ins, 1)?.scalar_f()?;
+    let xz = inp(ins, 2)?.scalar_f()?;
+    let w = inp(ins, 3)?;
+    let ws = inp(ins, 4)?.floats()?;
+    let wz = inp(ins, 5)?.floats()?;
+    let ys = inp(ins, 6)?.scalar_f()?;
+    let yz = inp(ins, 7)?;
+    let bias = opt(ins, 8)?.map(|b| b.floats()).transpose()?;
+    let m = w.shape.first().copied().unwrap_or(0);
+    let per = numel(w.shape.get(1..).unwrap_or(&[]));
+    let pick = |v: &[f64], i: usize| if v.len() == 1 { v[0] } else { v[i] };
+    if (ws.len() != 1 && ws.len() != m) || (wz.len() != 1 && wz.len() != m) {
+        return Err(err("QLinearConv weight parameters"));
+    }
+    let xv: Vec<f64> = x.floats()?.iter().map(|&a| a - xz).collect();
+    let wv: Vec<f64> = w
+        .floats()?
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| a - pick(&wz, i / per.max(1)))
+        .collect();
+    let (shape, acc) = super::conv::conv_core(n, &xv, &x.shape, &wv, &w.shape, None, true)?;
+    let osz = numel(&shape[2..]);
+    let (lo, hi) = qrange(yz.dt)?;
+    let zp = yz.scalar_f()?;
+    let out = acc
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| {
+            let oc = (i / osz.max(1)) % m.max(1);
+            let a = a + bias.as_ref().map(|b| b[oc]).unwrap_or(0.0);
+            ((a * xs * pick(&ws, oc) / ys).round_ties_even() + zp).clamp(lo, hi)
+        })
+        .collect();
+    one(T::from_f64s(yz.dt, shape, out)?)
+}
