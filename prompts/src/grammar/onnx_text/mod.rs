@@ -17,17 +17,18 @@
 //!   (small ordinary numbers and the task's [`Literal`]s: NaN, infinities, huge values), in the
 //!   `<...>` list after the graph's outputs;
 //! - each attribute that exists at the opset, optional unless required, with the values that
-//!   validate with the instance (legal values from its [`Legal`], the op's default first) and
-//!   the task's literals where the attribute's kind and legal values take them.
+//!   validate with the instance (legal values from its
+//!   [`Legal`](mutagraph_ir::registry::Legal), the op's default first) and the task's
+//!   literals where the attribute's kind and legal values take them.
 //!
 //! Graph outputs are written without a type (`=> (Y)`; inference types them). Value names are
 //! fixed (the schema's port names). Sentences stay short: at most four dims of at most six,
 //! initializers of at most [`MAX_INIT_VALUES`] values.
 //!
-//! The module's parts: [`search`] finds the instances per op (with [`candidates`] the shapes,
-//! layouts and attribute values it tries, [`instance`] what it builds and validates),
-//! [`rules`] assembles the grammar's rules from them, [`literals`] writes the literal
-//! values and initializers, [`values`] formats dtypes, numbers and attributes.
+//! The module's parts: `search` finds the instances per op (with `candidates` the shapes,
+//! layouts and attribute values it tries, `instance` what it builds and validates),
+//! `rules` assembles the grammar's rules from them, `literals` writes the literal
+//! values and initializers, `values` formats dtypes, numbers and attributes.
 
 mod candidates;
 mod instance;
