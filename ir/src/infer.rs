@@ -11,7 +11,7 @@
 //! functions (no copy of a weight per node), names are borrowed from the graph until results
 //! are stored, and subgraphs nest at most [`MAX_SUBGRAPH_DEPTH`] levels.
 use crate::attr::AttrValue;
-use crate::graph::{Graph, NodeId};
+use crate::graph::{Graph, Node, NodeId};
 use crate::model::Model;
 use crate::registry::{InferCtx, Registry};
 use crate::tensor::{Tensor, TensorExt};
@@ -233,28 +233,9 @@ fn run<'g>(
     report: &mut Report,
 ) -> Inferred<'g> {
     let reg = Registry::global();
-    let mut types: HashMap<&'g str, ValueType> =
-        HashMap::with_capacity(g.initializers.len() + g.inputs.len() + g.node_count());
+    let mut types = input_types(g, env, inputs);
     // Constants folded from this graph's nodes (initializers are read where they are).
     let mut consts: HashMap<&str, Tensor> = HashMap::new();
-    for (name, t) in &g.initializers {
-        types.insert(name, ValueType::Tensor(t.tensor_type()));
-    }
-    for (i, v) in g.inputs.iter().enumerate() {
-        let name = v.name.as_deref().unwrap_or("");
-        let declared = match inputs.get(i).and_then(Option::as_ref) {
-            Some(t) => Some(ValueType::from_proto(&t.to_proto())),
-            None => v.r#type.as_ref().map(ValueType::from_proto),
-        };
-        let existing = types.get(name).or_else(|| env.ty(name));
-        let t = match (declared, existing) {
-            (Some(d), Some(e)) => refine(&d, e),
-            (Some(d), None) => d,
-            (None, Some(e)) => e.clone(),
-            (None, None) => ValueType::Unknown,
-        };
-        types.insert(name, t);
-    }
     let order = match g.topo_order() {
         Ok(o) => o,
         Err(e) => {
@@ -264,63 +245,22 @@ fn run<'g>(
             g.node_ids()
         }
     };
-    let declared: HashMap<&str, ValueType> = if opts.use_declared {
-        g.value_info
-            .iter()
-            .chain(&g.outputs)
-            .filter_map(|v| {
-                Some((
-                    v.name.as_deref()?,
-                    ValueType::from_proto(v.r#type.as_ref()?),
-                ))
-            })
-            .collect()
-    } else {
-        HashMap::new()
-    };
+    let declared = declared_types(g, opts);
     let mut subs: HashMap<NodeId, Vec<(usize, usize, Inferred<'g>)>> = HashMap::new();
     let mut folded = HashSet::new();
     for id in order {
         let node = g.node(id).unwrap();
         // Subgraphs first, with the current scope visible.
-        let mut subgraph_outputs: HashMap<String, Vec<Vec<ValueType>>> = HashMap::new();
-        if node.subgraphs().next().is_some() {
-            if depth >= MAX_SUBGRAPH_DEPTH {
-                report.errors.push((
-                    node.label(),
-                    format!("subgraphs nest deeper than {MAX_SUBGRAPH_DEPTH} levels: not inferred"),
-                ));
-            } else {
-                let frame = Env::Frame {
-                    parent: env,
-                    types: &types,
-                    folded: &consts,
-                    initializers: &g.initializers,
-                };
-                let mut inferred_subs = Vec::new();
-                for (pos, idx, name, sub) in node.subgraphs_at() {
-                    let seeds = subgraph_input_types(sub, node, &frame);
-                    let r = run(sub, opset, &frame, opts, &seeds, depth + 1, report);
-                    let outs: Vec<ValueType> = sub
-                        .outputs
-                        .iter()
-                        .map(|o| {
-                            r.types
-                                .get(o.name.as_deref().unwrap_or(""))
-                                .cloned()
-                                .unwrap_or(ValueType::Unknown)
-                        })
-                        .collect();
-                    subgraph_outputs
-                        .entry(name.to_string())
-                        .or_default()
-                        .push(outs);
-                    inferred_subs.push((pos, idx, r));
-                }
-                if !inferred_subs.is_empty() {
-                    subs.insert(id, inferred_subs);
-                }
-            }
+        let frame = Env::Frame {
+            parent: env,
+            types: &types,
+            folded: &consts,
+            initializers: &g.initializers,
+        };
+        let (subgraph_outputs, inferred_subs) =
+            infer_subgraphs(node, opset, &frame, opts, depth, report);
+        if !inferred_subs.is_empty() {
+            subs.insert(id, inferred_subs);
         }
         let lookup = |i: &str| types.get(i).or_else(|| env.ty(i));
         const UNKNOWN: ValueType = ValueType::Unknown;
@@ -356,45 +296,11 @@ fn run<'g>(
             consts: input_consts,
             subgraph_outputs,
         };
-        let mut outs: Vec<ValueType> = vec![ValueType::Unknown; node.outputs.len()];
-        match reg.for_node(node) {
-            None => {
-                let key = if node.domain().is_empty() {
-                    node.op_type.clone()
-                } else {
-                    format!("{}.{}", node.domain(), node.op_type)
-                };
-                *report.unknown_ops.entry(key).or_default() += 1;
-            }
-            Some(spec) => {
-                if let Some(requires) = spec.requires
-                    && let Err(e) = requires(&ctx)
-                {
-                    report.errors.push((node.label(), e.to_string()));
-                }
-                if let Some(ambiguous) = spec.ambiguous
-                    && let Err(e) = ambiguous(&ctx)
-                {
-                    report.ambiguous.push((node.label(), e.to_string()));
-                }
-                match (spec.infer)(&ctx) {
-                    Ok(v) => {
-                        for (o, t) in outs.iter_mut().zip(v) {
-                            *o = t;
-                        }
-                    }
-                    Err(e) => report.errors.push((node.label(), e.to_string())),
-                }
-                if let Some(fold) = spec.fold
-                    && let Some(vals) = fold(&ctx)
-                {
-                    for (name, t) in node.outputs.iter().zip(vals) {
-                        if !name.is_empty() && t.num_elements() <= MAX_FOLD_ELEMENTS {
-                            folded.insert(name.as_str());
-                            consts.insert(name.as_str(), t);
-                        }
-                    }
-                }
+        let (outs, vals) = infer_node(reg, &ctx, report);
+        for (name, t) in node.outputs.iter().zip(vals.into_iter().flatten()) {
+            if !name.is_empty() && t.num_elements() <= MAX_FOLD_ELEMENTS {
+                folded.insert(name.as_str());
+                consts.insert(name.as_str(), t);
             }
         }
         for (name, t) in node.outputs.iter().zip(outs) {
@@ -413,6 +319,141 @@ fn run<'g>(
         folded,
         subs,
     }
+}
+
+/// The types of `g`'s initializers and inputs: declared (or as `inputs` overrides them by
+/// position), refined by what the graph or its outer scopes know of the same name.
+fn input_types<'g>(
+    g: &'g Graph,
+    env: &Env<'_>,
+    inputs: &[Option<ValueType>],
+) -> HashMap<&'g str, ValueType> {
+    let mut types: HashMap<&'g str, ValueType> =
+        HashMap::with_capacity(g.initializers.len() + g.inputs.len() + g.node_count());
+    for (name, t) in &g.initializers {
+        types.insert(name, ValueType::Tensor(t.tensor_type()));
+    }
+    for (i, v) in g.inputs.iter().enumerate() {
+        let name = v.name.as_deref().unwrap_or("");
+        let declared = match inputs.get(i).and_then(Option::as_ref) {
+            Some(t) => Some(ValueType::from_proto(&t.to_proto())),
+            None => v.r#type.as_ref().map(ValueType::from_proto),
+        };
+        let existing = types.get(name).or_else(|| env.ty(name));
+        let t = match (declared, existing) {
+            (Some(d), Some(e)) => refine(&d, e),
+            (Some(d), None) => d,
+            (None, Some(e)) => e.clone(),
+            (None, None) => ValueType::Unknown,
+        };
+        types.insert(name, t);
+    }
+    types
+}
+
+/// The types `g` declares for its values and outputs (what inference refines), when
+/// `opts.use_declared`.
+fn declared_types(g: &Graph, opts: Options) -> HashMap<&str, ValueType> {
+    if !opts.use_declared {
+        return HashMap::new();
+    }
+    g.value_info
+        .iter()
+        .chain(&g.outputs)
+        .filter_map(|v| {
+            Some((
+                v.name.as_deref()?,
+                ValueType::from_proto(v.r#type.as_ref()?),
+            ))
+        })
+        .collect()
+}
+
+/// The output types of each subgraph of a node, by attribute name.
+type SubgraphOutputs = HashMap<String, Vec<Vec<ValueType>>>;
+
+/// Infers the subgraphs of `node` with the scope `frame` visible (none beyond
+/// [`MAX_SUBGRAPH_DEPTH`]): their output types, and each one's inference by position.
+fn infer_subgraphs<'g>(
+    node: &'g Node,
+    opset: i64,
+    frame: &Env<'_>,
+    opts: Options,
+    depth: usize,
+    report: &mut Report,
+) -> (SubgraphOutputs, Vec<(usize, usize, Inferred<'g>)>) {
+    let mut subgraph_outputs = SubgraphOutputs::new();
+    let mut inferred_subs = Vec::new();
+    if node.subgraphs().next().is_none() {
+        return (subgraph_outputs, inferred_subs);
+    }
+    if depth >= MAX_SUBGRAPH_DEPTH {
+        report.errors.push((
+            node.label(),
+            format!("subgraphs nest deeper than {MAX_SUBGRAPH_DEPTH} levels: not inferred"),
+        ));
+        return (subgraph_outputs, inferred_subs);
+    }
+    for (pos, idx, name, sub) in node.subgraphs_at() {
+        let seeds = subgraph_input_types(sub, node, frame);
+        let r = run(sub, opset, frame, opts, &seeds, depth + 1, report);
+        let outs: Vec<ValueType> = sub
+            .outputs
+            .iter()
+            .map(|o| {
+                r.types
+                    .get(o.name.as_deref().unwrap_or(""))
+                    .cloned()
+                    .unwrap_or(ValueType::Unknown)
+            })
+            .collect();
+        subgraph_outputs
+            .entry(name.to_string())
+            .or_default()
+            .push(outs);
+        inferred_subs.push((pos, idx, r));
+    }
+    (subgraph_outputs, inferred_subs)
+}
+
+/// What the registry says of one node: its output types (unknown where the op has no spec
+/// or its inference fails) and the values its folder computes; `requires` and `ambiguous`
+/// findings go to `report`.
+fn infer_node(
+    reg: &Registry,
+    ctx: &InferCtx,
+    report: &mut Report,
+) -> (Vec<ValueType>, Option<Vec<Tensor>>) {
+    let node = ctx.node;
+    let mut outs: Vec<ValueType> = vec![ValueType::Unknown; node.outputs.len()];
+    let Some(spec) = reg.for_node(node) else {
+        let key = if node.domain().is_empty() {
+            node.op_type.clone()
+        } else {
+            format!("{}.{}", node.domain(), node.op_type)
+        };
+        *report.unknown_ops.entry(key).or_default() += 1;
+        return (outs, None);
+    };
+    if let Some(requires) = spec.requires
+        && let Err(e) = requires(ctx)
+    {
+        report.errors.push((node.label(), e.to_string()));
+    }
+    if let Some(ambiguous) = spec.ambiguous
+        && let Err(e) = ambiguous(ctx)
+    {
+        report.ambiguous.push((node.label(), e.to_string()));
+    }
+    match (spec.infer)(ctx) {
+        Ok(v) => {
+            for (o, t) in outs.iter_mut().zip(v) {
+                *o = t;
+            }
+        }
+        Err(e) => report.errors.push((node.label(), e.to_string())),
+    }
+    (outs, spec.fold.and_then(|fold| fold(ctx)))
 }
 
 /// Infers the model's main graph (and subgraphs) without changing the model.

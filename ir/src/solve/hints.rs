@@ -132,21 +132,20 @@ pub(super) fn selector_hints(g: &Graph, inputs: &[Input], plan: &mut Plan) {
                                 _ => None,
                             })
                             .unwrap_or(0);
-                        if let Some(t) = consts.get(n.inputs[0].as_str()) {
-                            if let Ok(ax) = crate::ops::common::norm_axis(axis, t.dims.len())
-                                && let Some(&len) = t.dims.get(ax)
-                                && len > 0
-                            {
-                                plan.ranges.insert(inp.name.clone(), (0, len));
-                                plan.why.push(format!(
-                                    "{} in [0, {len}): indices into axis {ax} of '{}' by node {}",
-                                    inp.name,
-                                    n.inputs[0],
-                                    n.label()
-                                ));
-                                found = true;
-                                break;
-                            }
+                        if let Some(t) = consts.get(n.inputs[0].as_str())
+                            && let Ok(ax) = crate::ops::common::norm_axis(axis, t.dims.len())
+                            && let Some(&len) = t.dims.get(ax)
+                            && len > 0
+                        {
+                            plan.ranges.insert(inp.name.clone(), (0, len));
+                            plan.why.push(format!(
+                                "{} in [0, {len}): indices into axis {ax} of '{}' by node {}",
+                                inp.name,
+                                n.inputs[0],
+                                n.label()
+                            ));
+                            found = true;
+                            break;
                         }
                     }
                     _ => {}

@@ -139,7 +139,7 @@ pub(super) fn find_sizes(search: &mut Search, symbols: &[Symbol], no_values: boo
     }
 }
 
-/// 0. The sizes the model's metadata names, the other symbols at their floors (tried when
+/// Step 0: the sizes the model's metadata names, the other symbols at their floors (tried when
 /// the metadata names any).
 fn metadata_sizes(
     search: &mut Search,
@@ -156,7 +156,7 @@ fn metadata_sizes(
     search.check(sizes).is_ok()
 }
 
-/// 1. One size for every free symbol that is not a batch (at least its floor); batches at 1.
+/// Step 1: one size for every free symbol that is not a batch (at least its floor); batches at 1.
 /// Then, should no size fit, batches too.
 fn uniform_size(
     search: &mut Search,
@@ -198,7 +198,7 @@ fn uniform_size(
     false
 }
 
-/// 2. Each symbol on its own, down to the smallest valid size (within a budget of trials:
+/// Step 2: each symbol on its own, down to the smallest valid size (within a budget of trials:
 /// each infers the whole graph). Returns why each symbol has its size.
 fn lower_each(
     search: &mut Search,

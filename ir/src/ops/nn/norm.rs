@@ -136,33 +136,7 @@ pub(super) fn register(r: &mut Registry) {
             .types("T1", FLOAT)
             .types("T2", FLOAT)
             .infer(batch_norm)
-            .requires(|c| {
-                if shape_of(c, 0).is_some_and(|s| s.len() < 2) {
-                    return Err(rule!("BatchNormalization input must have rank 2 or more"));
-                }
-                if c.opset >= 9 || c.int("spatial", 1) == 1 {
-                    channel_params_check(c, &[1, 2, 3, 4])?;
-                }
-                if c.opset >= 14 {
-                    // Training mode outputs the running statistics; inference mode only Y.
-                    let outs = c.node.outputs.iter().filter(|o| !o.is_empty()).count();
-                    match (c.int("training_mode", 0), outs) {
-                        (0, n) if n > 1 => {
-                            return Err(rule!(
-                                "BatchNormalization with training_mode 0 has 1 output, not {n}"
-                            ));
-                        }
-                        (1, 1) => {
-                            return Err(rule!(
-                                "BatchNormalization with training_mode 1 outputs \
-                                 running_mean and running_var too"
-                            ));
-                        }
-                        _ => {}
-                    }
-                }
-                Ok(())
-            }),
+            .requires(batch_norm_check),
     );
     r.add(
         OpSpec::new("InstanceNormalization", &[1, 6, 22], Category::Norm)
@@ -208,28 +182,7 @@ pub(super) fn register(r: &mut Registry) {
             .types("T", FLOAT)
             .types("U", &[DType::F32, DType::BF16])
             .infer(layer_norm)
-            .requires(|c| {
-                let Some(x) = shape_of(c, 0) else {
-                    return Ok(());
-                };
-                let a = norm_axis(c.int("axis", -1), x.len())?;
-                for i in [1, 2] {
-                    if let Some(s) = shape_of(c, i) {
-                        broadcast_shapes(&[Some(x[a..].to_vec()), Some(s.clone())]).and_then(
-                            |b| {
-                                if b == Some(x[a..].to_vec()) {
-                                    Ok(())
-                                } else {
-                                    Err(rule!(
-                                        "input {i} does not broadcast to the normalized shape"
-                                    ))
-                                }
-                            },
-                        )?;
-                    }
-                }
-                Ok(())
-            }),
+            .requires(layer_norm_check),
     );
     r.add(
         OpSpec::new("GroupNormalization", &[18, 21], Category::Norm)
@@ -334,4 +287,57 @@ pub(super) fn register(r: &mut Registry) {
                 Ok(())
             }),
     );
+}
+
+/// BatchNormalization: rank 2 or more, per-channel parameters, and (from opset 14) the
+/// outputs `training_mode` asks for.
+fn batch_norm_check(c: &InferCtx) -> Result<(), InferError> {
+    if shape_of(c, 0).is_some_and(|s| s.len() < 2) {
+        return Err(rule!("BatchNormalization input must have rank 2 or more"));
+    }
+    if c.opset >= 9 || c.int("spatial", 1) == 1 {
+        channel_params_check(c, &[1, 2, 3, 4])?;
+    }
+    if c.opset >= 14 {
+        // Training mode outputs the running statistics; inference mode only Y.
+        let outs = c.node.outputs.iter().filter(|o| !o.is_empty()).count();
+        match (c.int("training_mode", 0), outs) {
+            (0, n) if n > 1 => {
+                return Err(rule!(
+                    "BatchNormalization with training_mode 0 has 1 output, not {n}"
+                ));
+            }
+            (1, 1) => {
+                return Err(rule!(
+                    "BatchNormalization with training_mode 1 outputs \
+                     running_mean and running_var too"
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// LayerNormalization: `Scale` and `B` broadcast to the normalized shape (the axes from
+/// `axis` on).
+fn layer_norm_check(c: &InferCtx) -> Result<(), InferError> {
+    let Some(x) = shape_of(c, 0) else {
+        return Ok(());
+    };
+    let a = norm_axis(c.int("axis", -1), x.len())?;
+    for i in [1, 2] {
+        if let Some(s) = shape_of(c, i) {
+            broadcast_shapes(&[Some(x[a..].to_vec()), Some(s.clone())]).and_then(|b| {
+                if b == Some(x[a..].to_vec()) {
+                    Ok(())
+                } else {
+                    Err(rule!(
+                        "input {i} does not broadcast to the normalized shape"
+                    ))
+                }
+            })?;
+        }
+    }
+    Ok(())
 }
