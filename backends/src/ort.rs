@@ -43,7 +43,7 @@
 //! returned as what ONNX Runtime hands back (its content). Maps and anything else are
 //! `unsupported`.
 use crate::backend::{Backend, BackendError, Capabilities, Prepared, Stage};
-use crate::catalog::{Config, CreateError};
+use crate::catalog::{self, BackendInfo, Config, CreateError, Library};
 use crate::value::{Data, HostTensor, NamedValues, Value};
 use ort::environment::Environment;
 use ort::session::Session;
@@ -325,9 +325,10 @@ fn runtime(config: &Config) -> Result<Arc<Runtime>, OrtError> {
     Ok(rt)
 }
 
-/// ONNX Runtime in one configuration.
+/// ONNX Runtime in one configuration: its catalog row says which (graph optimizer on when
+/// `optimized`, the CUDA execution provider when `gpu`).
 pub struct OrtBackend {
-    name: String,
+    info: &'static BackendInfo,
     runtime: Arc<Runtime>,
     threads: usize,
 }
@@ -340,25 +341,22 @@ impl OrtBackend {
             name: name.to_string(),
             problem,
         };
-        match name {
-            "ort" | "ort-noopt" => {}
-            "ort-cuda" => {
-                if !cfg!(feature = "ort-cuda") {
-                    return Err(CreateError::NotCompiled {
-                        name: name.into(),
-                        feature: "ort-cuda",
-                    });
-                }
-            }
-            other => return Err(CreateError::Unknown(other.into())),
+        let info = catalog::info(name)
+            .filter(|b| b.library == Library::OnnxRuntime)
+            .ok_or_else(|| CreateError::Unknown(name.into()))?;
+        if !catalog::is_compiled(name) {
+            return Err(CreateError::NotCompiled {
+                name: name.into(),
+                feature: info.feature.unwrap_or("ort"),
+            });
         }
         let runtime = runtime(config).map_err(|e| init(e.to_string()))?;
         let backend = OrtBackend {
-            name: name.into(),
+            info,
             runtime,
             threads: config.threads.unwrap_or(1).max(1),
         };
-        if name == "ort-cuda" {
+        if info.gpu {
             // Registering the execution provider fails without the CUDA build of ONNX Runtime
             // (the `onnxruntime-gpu` wheel), the CUDA libraries or a GPU: say so now rather than
             // on every model.
@@ -377,17 +375,17 @@ impl OrtBackend {
     }
 
     fn builder(&self) -> ort::Result<ort::session::builder::SessionBuilder> {
-        let level = if self.name == "ort-noopt" {
-            GraphOptimizationLevel::Disable
-        } else {
+        let level = if self.info.optimized {
             GraphOptimizationLevel::All
+        } else {
+            GraphOptimizationLevel::Disable
         };
         let b = Session::builder(&self.runtime.env)?
             .with_optimization_level(level)?
             .with_intra_threads(self.threads)?
             .with_log_level(ort::logging::LogLevel::Fatal)?;
         #[cfg(feature = "ort-cuda")]
-        let b = if self.name == "ort-cuda" {
+        let b = if self.info.gpu {
             b.with_execution_providers([ort::ep::CUDA::default().build().error_on_failure()])?
         } else {
             b
@@ -398,7 +396,7 @@ impl OrtBackend {
 
 impl Backend for OrtBackend {
     fn name(&self) -> &str {
-        &self.name
+        self.info.name
     }
 
     fn version(&self) -> String {

@@ -683,3 +683,13 @@ pub fn input_or_weight(
                 .and_then(|t| HostTensor::from_proto(t).ok())
         })
 }
+/// The numpy broadcast of concrete shapes (`None` where they do not broadcast): the backends'
+/// one adapter of [`mutagraph_ir::ops::common::broadcast_dims`], for the reference and burn.
+pub fn broadcast_all(shapes: &[&[usize]]) -> Option<Vec<usize>> {
+    let mut out: Vec<i64> = Vec::new();
+    for s in shapes {
+        let s: Vec<i64> = s.iter().map(|&d| d as i64).collect();
+        out = mutagraph_ir::ops::common::broadcast_dims(&out, &s)?;
+    }
+    Some(out.into_iter().map(|d| d as usize).collect())
+}

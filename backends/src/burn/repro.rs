@@ -120,6 +120,20 @@ fn input(model: &Model, inputs: &NamedValues, node: &Node, i: usize) -> Option<H
 /// The statements computing `y` from `x` (and `z`, the second input) for `node`, the rank of
 /// `y` as burn holds it, and the ONNX rank of the result.
 fn body(node: &Node, x: &HostTensor, second: Option<&HostTensor>) -> Option<(String, usize)> {
+    match node.op_type.as_str() {
+        "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL1"
+        | "ReduceL2" | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => {
+            reduce_body(node, x, second)
+        }
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" => binary_body(node, x, second),
+        "Trilu" => trilu_body(node, x, second),
+        "MaxPool" | "AveragePool" => pool_body(node, x),
+        _ => unary_body(node, x),
+    }
+}
+
+/// [`body`] of the one-input element-wise ops and Softmax / LogSoftmax.
+fn unary_body(node: &Node, x: &HostTensor) -> Option<(String, usize)> {
     let a = &node.attributes;
     let r = x.shape.len();
     let op = node.op_type.as_str();
@@ -167,173 +181,197 @@ fn body(node: &Node, x: &HostTensor, second: Option<&HostTensor>) -> Option<(Str
             };
             unary(&format!("act::{f}(x, {})", bax(r, axis)))
         }
-        "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL1"
-        | "ReduceL2" | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => {
-            let axes: Vec<usize> = match (a.ints("axes"), second) {
-                (Some(v), _) => v.to_vec(),
-                (None, Some(t)) => t.to_i64s()?,
-                (None, None) => (0..r as i64).collect(),
-            }
-            .into_iter()
-            .map(|v| if v < 0 { v + r as i64 } else { v } as usize)
-            .collect();
-            if axes.iter().any(|&v| v >= r) || x.num_elements() == 0 {
-                return None;
-            }
-            let mut s = String::from("    let mut t = x;\n");
-            match op {
-                "ReduceL1" => s.push_str("    t = t.abs();\n"),
-                "ReduceL2" | "ReduceSumSquare" => s.push_str("    t = t.clone().mul(t);\n"),
-                "ReduceLogSumExp" => s.push_str("    t = t.exp();\n"),
-                _ => {}
-            }
-            let call = match op {
-                "ReduceMean" => "mean_dim",
-                "ReduceMax" => "max_dim",
-                "ReduceMin" => "min_dim",
-                "ReduceProd" => "prod_dim",
-                _ => "sum_dim",
-            };
-            for &d in &axes {
-                s.push_str(&format!("    t = t.{call}({});\n", bax(r, d)));
-            }
-            match op {
-                "ReduceL2" => s.push_str("    t = t.sqrt();\n"),
-                "ReduceLogSum" | "ReduceLogSumExp" => s.push_str("    t = t.log();\n"),
-                _ => {}
-            }
-            // The reduced axes are kept as ones; without keepdims they go (a reshape).
-            let out: Vec<usize> = if a.int("keepdims", 1) != 0 {
-                (0..r)
-                    .map(|i| if axes.contains(&i) { 1 } else { x.shape[i] })
-                    .collect()
-            } else {
-                (0..r)
-                    .filter(|i| !axes.contains(i))
-                    .map(|i| x.shape[i])
-                    .collect()
-            };
-            s.push_str(&format!(
-                "    let y = t.reshape([{}]);\n",
-                padded(&out)
-                    .iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-            Some((s, R))
-        }
-        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" => {
-            let z = second?;
-            if z.shape.len() > R || (op == "Pow" && x.dtype.is_int()) {
-                return None;
-            }
-            let fmod = a.int("fmod", 0) != 0;
-            let call = match op {
-                "Add" => "x.add(z)",
-                "Sub" => "x.sub(z)",
-                "Mul" => "x.mul(z)",
-                "Div" => "x.div(z)",
-                "Pow" => "x.powf(z)",
-                // the interpreter's Mod: burn's remainder (sign of the divisor), or for fmod
-                // on integers x - trunc(x / z) * z
-                _ if !fmod => "x.remainder(z)",
-                _ if x.dtype.is_int() => "x.clone().sub(x.div(z.clone()).mul(z))",
-                _ => "x.fmod(z)",
-            };
-            Some((format!("    let y = {call};\n"), R))
-        }
-        "Trilu" => {
-            if r < 2 {
-                return None;
-            }
-            let k = second
-                .and_then(|t| t.to_i64s())
-                .and_then(|v| v.first().copied());
-            let f = if a.int("upper", 1) != 0 {
-                "triu"
-            } else {
-                "tril"
-            };
-            Some((format!("    let y = x.{f}({});\n", k.unwrap_or(0)), R))
-        }
-        "MaxPool" | "AveragePool" => {
-            let n = r.checked_sub(2)?;
-            if !(1..=2).contains(&n) || a.string("auto_pad", "NOTSET") != "NOTSET" {
-                return None;
-            }
-            if node.outputs.len() > 1 && !node.outputs[1].is_empty() {
-                return None;
-            }
-            let list = |name: &str, default: i64| -> Option<Vec<usize>> {
-                let v = a.ints(name).map(|v| v.to_vec()).unwrap_or(vec![default; n]);
-                (v.len() == n && v.iter().all(|&x| x >= 0))
-                    .then(|| v.iter().map(|&x| x as usize).collect())
-            };
-            let kernel = list("kernel_shape", 0)?;
-            let strides = list("strides", 1)?;
-            let dils = list("dilations", 1)?;
-            let pads = a.ints("pads").map(|v| v.to_vec()).unwrap_or(vec![0; 2 * n]);
-            if pads.len() != 2 * n || pads[..n] != pads[n..] || pads.iter().any(|&p| p < 0) {
-                return None;
-            }
-            let pads: Vec<usize> = pads[..n].iter().map(|&p| p as usize).collect();
-            let ceil = a.int("ceil_mode", 0) != 0;
-            let include = a.int("count_include_pad", 0) != 0;
-            let max = op == "MaxPool";
-            let shape = &x.shape;
-            let arr = |v: &[usize]| {
-                format!(
-                    "[{}]",
-                    v.iter()
-                        .map(usize::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            let (reshape, call) = if n == 1 {
-                (
-                    format!("let x3: Tensor<B, 3> = x.reshape({});", arr(shape)),
-                    if max {
-                        format!(
-                            "module::max_pool1d(x3, {}, {}, {}, {}, {ceil})",
-                            kernel[0], strides[0], pads[0], dils[0]
-                        )
-                    } else {
-                        format!(
-                            "module::avg_pool1d(x3, {}, {}, {}, {include}, {ceil})",
-                            kernel[0], strides[0], pads[0]
-                        )
-                    },
-                )
-            } else {
-                (
-                    format!("let x4: Tensor<B, 4> = x.reshape({});", arr(shape)),
-                    if max {
-                        format!(
-                            "module::max_pool2d(x4, {}, {}, {}, {}, {ceil})",
-                            arr(&kernel),
-                            arr(&strides),
-                            arr(&pads),
-                            arr(&dils)
-                        )
-                    } else {
-                        if dils.iter().any(|&d| d != 1) {
-                            return None;
-                        }
-                        format!(
-                            "module::avg_pool2d(x4, {}, {}, {}, {include}, {ceil})",
-                            arr(&kernel),
-                            arr(&strides),
-                            arr(&pads)
-                        )
-                    },
-                )
-            };
-            Some((format!("    {reshape}\n    let y = {call};\n"), r))
-        }
         _ => None,
     }
+}
+
+/// [`body`] of the Reduce* ops.
+fn reduce_body(
+    node: &Node,
+    x: &HostTensor,
+    second: Option<&HostTensor>,
+) -> Option<(String, usize)> {
+    let a = &node.attributes;
+    let r = x.shape.len();
+    let op = node.op_type.as_str();
+    let axes: Vec<usize> = match (a.ints("axes"), second) {
+        (Some(v), _) => v.to_vec(),
+        (None, Some(t)) => t.to_i64s()?,
+        (None, None) => (0..r as i64).collect(),
+    }
+    .into_iter()
+    .map(|v| if v < 0 { v + r as i64 } else { v } as usize)
+    .collect();
+    if axes.iter().any(|&v| v >= r) || x.num_elements() == 0 {
+        return None;
+    }
+    let mut s = String::from("    let mut t = x;\n");
+    match op {
+        "ReduceL1" => s.push_str("    t = t.abs();\n"),
+        "ReduceL2" | "ReduceSumSquare" => s.push_str("    t = t.clone().mul(t);\n"),
+        "ReduceLogSumExp" => s.push_str("    t = t.exp();\n"),
+        _ => {}
+    }
+    let call = match op {
+        "ReduceMean" => "mean_dim",
+        "ReduceMax" => "max_dim",
+        "ReduceMin" => "min_dim",
+        "ReduceProd" => "prod_dim",
+        _ => "sum_dim",
+    };
+    for &d in &axes {
+        s.push_str(&format!("    t = t.{call}({});\n", bax(r, d)));
+    }
+    match op {
+        "ReduceL2" => s.push_str("    t = t.sqrt();\n"),
+        "ReduceLogSum" | "ReduceLogSumExp" => s.push_str("    t = t.log();\n"),
+        _ => {}
+    }
+    // The reduced axes are kept as ones; without keepdims they go (a reshape).
+    let out: Vec<usize> = if a.int("keepdims", 1) != 0 {
+        (0..r)
+            .map(|i| if axes.contains(&i) { 1 } else { x.shape[i] })
+            .collect()
+    } else {
+        (0..r)
+            .filter(|i| !axes.contains(i))
+            .map(|i| x.shape[i])
+            .collect()
+    };
+    s.push_str(&format!(
+        "    let y = t.reshape([{}]);\n",
+        padded(&out)
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    Some((s, R))
+}
+
+/// [`body`] of Add, Sub, Mul, Div, Pow and Mod.
+fn binary_body(
+    node: &Node,
+    x: &HostTensor,
+    second: Option<&HostTensor>,
+) -> Option<(String, usize)> {
+    let a = &node.attributes;
+    let op = node.op_type.as_str();
+    let z = second?;
+    if z.shape.len() > R || (op == "Pow" && x.dtype.is_int()) {
+        return None;
+    }
+    let fmod = a.int("fmod", 0) != 0;
+    let call = match op {
+        "Add" => "x.add(z)",
+        "Sub" => "x.sub(z)",
+        "Mul" => "x.mul(z)",
+        "Div" => "x.div(z)",
+        "Pow" => "x.powf(z)",
+        // the interpreter's Mod: burn's remainder (sign of the divisor), or for fmod
+        // on integers x - trunc(x / z) * z
+        _ if !fmod => "x.remainder(z)",
+        _ if x.dtype.is_int() => "x.clone().sub(x.div(z.clone()).mul(z))",
+        _ => "x.fmod(z)",
+    };
+    Some((format!("    let y = {call};\n"), R))
+}
+
+/// [`body`] of Trilu.
+fn trilu_body(node: &Node, x: &HostTensor, second: Option<&HostTensor>) -> Option<(String, usize)> {
+    let a = &node.attributes;
+    let r = x.shape.len();
+    if r < 2 {
+        return None;
+    }
+    let k = second
+        .and_then(|t| t.to_i64s())
+        .and_then(|v| v.first().copied());
+    let f = if a.int("upper", 1) != 0 {
+        "triu"
+    } else {
+        "tril"
+    };
+    Some((format!("    let y = x.{f}({});\n", k.unwrap_or(0)), R))
+}
+
+/// [`body`] of MaxPool and AveragePool (1-D and 2-D, explicit symmetric pads).
+fn pool_body(node: &Node, x: &HostTensor) -> Option<(String, usize)> {
+    let a = &node.attributes;
+    let r = x.shape.len();
+    let op = node.op_type.as_str();
+    let n = r.checked_sub(2)?;
+    if !(1..=2).contains(&n) || a.string("auto_pad", "NOTSET") != "NOTSET" {
+        return None;
+    }
+    if node.outputs.len() > 1 && !node.outputs[1].is_empty() {
+        return None;
+    }
+    let list = |name: &str, default: i64| -> Option<Vec<usize>> {
+        let v = a.ints(name).map(|v| v.to_vec()).unwrap_or(vec![default; n]);
+        (v.len() == n && v.iter().all(|&x| x >= 0)).then(|| v.iter().map(|&x| x as usize).collect())
+    };
+    let kernel = list("kernel_shape", 0)?;
+    let strides = list("strides", 1)?;
+    let dils = list("dilations", 1)?;
+    let pads = a.ints("pads").map(|v| v.to_vec()).unwrap_or(vec![0; 2 * n]);
+    if pads.len() != 2 * n || pads[..n] != pads[n..] || pads.iter().any(|&p| p < 0) {
+        return None;
+    }
+    let pads: Vec<usize> = pads[..n].iter().map(|&p| p as usize).collect();
+    let ceil = a.int("ceil_mode", 0) != 0;
+    let include = a.int("count_include_pad", 0) != 0;
+    let max = op == "MaxPool";
+    let shape = &x.shape;
+    let arr = |v: &[usize]| {
+        format!(
+            "[{}]",
+            v.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let (reshape, call) = if n == 1 {
+        (
+            format!("let x3: Tensor<B, 3> = x.reshape({});", arr(shape)),
+            if max {
+                format!(
+                    "module::max_pool1d(x3, {}, {}, {}, {}, {ceil})",
+                    kernel[0], strides[0], pads[0], dils[0]
+                )
+            } else {
+                format!(
+                    "module::avg_pool1d(x3, {}, {}, {}, {include}, {ceil})",
+                    kernel[0], strides[0], pads[0]
+                )
+            },
+        )
+    } else {
+        (
+            format!("let x4: Tensor<B, 4> = x.reshape({});", arr(shape)),
+            if max {
+                format!(
+                    "module::max_pool2d(x4, {}, {}, {}, {}, {ceil})",
+                    arr(&kernel),
+                    arr(&strides),
+                    arr(&pads),
+                    arr(&dils)
+                )
+            } else {
+                if dils.iter().any(|&d| d != 1) {
+                    return None;
+                }
+                format!(
+                    "module::avg_pool2d(x4, {}, {}, {}, {include}, {ceil})",
+                    arr(&kernel),
+                    arr(&strides),
+                    arr(&pads)
+                )
+            },
+        )
+    };
+    Some((format!("    {reshape}\n    let y = {call};\n"), r))
 }
 
 /// The project reproducing `expect` on the model's one node, when the node is one of the ops
@@ -378,22 +416,7 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
     };
     let crash = !matches!(expect.symptom, "values" | "shape" | "nan" | "dtype");
     let mut main = String::new();
-    main.push_str(&format!(
-        "//! {}\n//!\n\
-         //! Written by mutagraph (a fuzzer of ONNX inference libraries): burn's tensor API called\n\
-         //! the way mutagraph's interpreter of ONNX models ran the `{}` node of minimized.onnx.\n\
-         //! Every tensor is held at rank {R}, its ONNX shape padded on the left with ones, so that\n\
-         //! ONNX broadcasting maps onto burn's. Run: cargo run --release\n\
-         use burn::backend::NdArray;\n\
-         #[allow(unused_imports)]\n\
-         use burn::tensor::{{Int, Tensor, TensorData, activation as act, module}};\n\n\
-         type B = NdArray<{float}>;\n\n\
-         fn tensor(values: Vec<{elem}>, shape: [usize; {R}]) -> Tensor<B, {R}{kind}> {{\n    \
-         Tensor::from_data(TensorData::new(values, shape), &Default::default())\n}}\n\n\
-         fn main() {{\n",
-        expect.title.replace('\n', " "),
-        node.op_type
-    ));
+    main.push_str(&preamble(expect, node, float, elem, kind));
     main.push_str(&format!(
         "    // input '{}': {}{:?}\n    let x = tensor(vec![{}], [{}]);\n",
         node.inputs[0],
@@ -412,42 +435,11 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
             shape_list(&padded(&z.shape))
         ));
     }
-    main.push_str(
-        "    // a panic inside burn is the finding (or stands in its way): caught and printed\n    \
-         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {\n",
-    );
-    for line in stmts.lines() {
-        main.push_str(&format!("    {line}\n"));
-    }
-    main.push_str(
-        "        let dims = y.dims().to_vec();\n        \
-         let got: Vec<f64> = y.into_data().iter::<f64>().collect();\n        \
-         (dims, got)\n    }));\n",
-    );
-    let (on_panic, on_value) = if crash {
-        (
-            "REPRODUCED: burn panics",
-            "NOT REPRODUCED: burn runs the node",
-        )
-    } else {
-        ("NOT REPRODUCED: burn panics instead", "")
-    };
-    main.push_str(&format!(
-        "    let (dims, got) = match run {{\n        \
-         Ok(r) => r,\n        \
-         Err(p) => {{\n            \
-         let why = p\n                \
-         .downcast_ref::<String>()\n                \
-         .cloned()\n                \
-         .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))\n                \
-         .unwrap_or_default();\n            \
-         println!(\"{on_panic}: {{why}}\");\n            \
-         return;\n        }}\n    }};\n"
-    ));
+    main.push_str(&run_block(&stmts, crash));
     if crash {
-        main.push_str(&format!(
-            "    println!(\"{on_value} (shape {{:?}}): {{:?}}\", dims, &got[..got.len().min(10)]);\n}}\n"
-        ));
+        main.push_str(
+            "    println!(\"NOT REPRODUCED: burn runs the node (shape {:?}): {:?}\", dims, &got[..got.len().min(10)]);\n}\n",
+        );
         let cargo_toml = cargo_toml();
         return Some(Project {
             cargo_toml,
@@ -466,8 +458,71 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
         expect.tolerance.1,
         expect.symptom
     ));
+    main.push_str(CHECK_FN);
+    Some(Project {
+        cargo_toml: cargo_toml(),
+        main_rs: main,
+    })
+}
+
+/// The `main` of a project up to its inputs: what it is, the imports and `tensor`.
+fn preamble(expect: &Expect, node: &Node, float: &str, elem: &str, kind: &str) -> String {
+    format!(
+        "//! {}\n//!\n\
+         //! Written by mutagraph (a fuzzer of ONNX inference libraries): burn's tensor API called\n\
+         //! the way mutagraph's interpreter of ONNX models ran the `{}` node of minimized.onnx.\n\
+         //! Every tensor is held at rank {R}, its ONNX shape padded on the left with ones, so that\n\
+         //! ONNX broadcasting maps onto burn's. Run: cargo run --release\n\
+         use burn::backend::NdArray;\n\
+         #[allow(unused_imports)]\n\
+         use burn::tensor::{{Int, Tensor, TensorData, activation as act, module}};\n\n\
+         type B = NdArray<{float}>;\n\n\
+         fn tensor(values: Vec<{elem}>, shape: [usize; {R}]) -> Tensor<B, {R}{kind}> {{\n    \
+         Tensor::from_data(TensorData::new(values, shape), &Default::default())\n}}\n\n\
+         fn main() {{\n",
+        expect.title.replace('\n', " "),
+        node.op_type
+    )
+}
+
+/// The statements of `main` running `stmts` with a panic caught, and what is printed for a
+/// panic (a reproduced crash, or what stands in the way of a wrong value).
+fn run_block(stmts: &str, crash: bool) -> String {
+    let mut main = String::new();
     main.push_str(
-        "/// Prints the result beside the expected one and the verdict: an element is wrong when\n\
+        "    // a panic inside burn is the finding (or stands in its way): caught and printed\n    \
+         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {\n",
+    );
+    for line in stmts.lines() {
+        main.push_str(&format!("    {line}\n"));
+    }
+    main.push_str(
+        "        let dims = y.dims().to_vec();\n        \
+         let got: Vec<f64> = y.into_data().iter::<f64>().collect();\n        \
+         (dims, got)\n    }));\n",
+    );
+    let on_panic = if crash {
+        "REPRODUCED: burn panics"
+    } else {
+        "NOT REPRODUCED: burn panics instead"
+    };
+    main.push_str(&format!(
+        "    let (dims, got) = match run {{\n        \
+         Ok(r) => r,\n        \
+         Err(p) => {{\n            \
+         let why = p\n                \
+         .downcast_ref::<String>()\n                \
+         .cloned()\n                \
+         .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))\n                \
+         .unwrap_or_default();\n            \
+         println!(\"{on_panic}: {{why}}\");\n            \
+         return;\n        }}\n    }};\n"
+    ));
+    main
+}
+
+/// The project's `check`: prints the result beside the expected one and the verdict.
+const CHECK_FN: &str = "/// Prints the result beside the expected one and the verdict: an element is wrong when\n\
          /// |got - expected| > atol + rtol * |expected| (NaN equals NaN).\n\
          fn check(\n    got_shape: &[usize],\n    got: &[f64],\n    expected_shape: &[usize],\n    \
          expected: &[f64],\n    rtol: f64,\n    atol: f64,\n    symptom: &str,\n) {\n    \
@@ -487,13 +542,7 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
          Some(&i) => println!(\n            \
          \"REPRODUCED: {} of {} elements differ; [{i}] expected {} got {}\",\n            \
          wrong.len(),\n            expected.len(),\n            expected[i],\n            got[i]\n        ),\n        \
-         None => println!(\"NOT REPRODUCED: every element matches\"),\n    }\n}\n",
-    );
-    Some(Project {
-        cargo_toml: cargo_toml(),
-        main_rs: main,
-    })
-}
+         None => println!(\"NOT REPRODUCED: every element matches\"),\n    }\n}\n";
 
 /// `Cargo.toml` of a project: burn at the interpreter's version, NdArray only.
 fn cargo_toml() -> String {

@@ -9,6 +9,7 @@ use crate::semantics::rnn::{Act, Cell, Dims, Spec};
 use burn::tensor::activation as act;
 use burn::tensor::backend::Backend as BurnBackend;
 use burn::tensor::{Bool, Tensor, TensorData};
+use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
 
 /// Activation function `a` on `t`, with burn's functions.
@@ -128,6 +129,93 @@ impl<B: BurnBackend> Step<'_, B> {
     }
 }
 
+/// `sequence_lens` as a mask [seq, batch, 1]: step t of batch entry b runs when t < lens[b]; the
+/// others keep the state and give zeros in Y. `None` when no entry is short.
+fn step_masks<B: BurnBackend>(
+    lens: Option<&Val<B>>,
+    seq: usize,
+    batch: usize,
+    dev: &B::Device,
+) -> Option<Tensor<B, 3, Bool>> {
+    match lens {
+        Some(l) => {
+            let lens: Vec<usize> = l
+                .host_i64()
+                .iter()
+                .map(|&v| v.clamp(0, seq as i64) as usize)
+                .collect();
+            if lens.iter().all(|&l| l == seq) {
+                None
+            } else {
+                let m: Vec<bool> = (0..seq)
+                    .flat_map(|t| lens.iter().map(move |&l| t < l))
+                    .collect();
+                Some(Tensor::from_data(TensorData::new(m, [seq, batch, 1]), dev))
+            }
+        }
+        None => None,
+    }
+}
+
+/// Runs the steps of direction `d` over the input projection `xw` [seq, batch, gates * hidden]
+/// from the state (`h`, `c`): each step's output, and the final state.
+fn run_steps<B: BurnBackend>(
+    step: &Step<'_, B>,
+    xw: &Tensor<B, 3>,
+    masks: Option<&Tensor<B, 3, Bool>>,
+    d: usize,
+    (mut h, mut c): (Tensor<B, 2>, Tensor<B, 2>),
+) -> (Vec<Option<Tensor<B, 2>>>, Tensor<B, 2>, Tensor<B, 2>) {
+    let [seq, batch, gh] = xw.dims();
+    let hs = h.dims()[1];
+    let mut y: Vec<Option<Tensor<B, 2>>> = vec![None; seq];
+    for s in 0..seq {
+        let t = if step.spec.reverse(d) { seq - 1 - s } else { s };
+        let xt = xw.clone().narrow(0, t, 1).reshape([batch, gh]);
+        let (hn, cn) = step.run(xt, h.clone(), c.clone());
+        match masks {
+            Some(m) => {
+                let m = m
+                    .clone()
+                    .narrow(0, t, 1)
+                    .reshape([batch, 1])
+                    .expand([batch, hs]);
+                y[t] = Some(hn.zeros_like().mask_where(m.clone(), hn.clone()));
+                h = h.mask_where(m.clone(), hn);
+                c = c.mask_where(m, cn);
+            }
+            None => {
+                y[t] = Some(hn.clone());
+                h = hn;
+                c = cn;
+            }
+        }
+    }
+    (y, h, c)
+}
+
+/// Y from the outputs of each direction ([seq, batch, hidden] each; none when `seq` is 0).
+fn stack_y<B: BurnBackend>(
+    ys: Vec<Tensor<B, 3>>,
+    y_shape: Vec<usize>,
+    batch_first: bool,
+    dt: DType,
+    cx: &Cx<B>,
+) -> Res<Val<B>> {
+    Ok(if ys.is_empty() {
+        full(y_shape, 0.0, dt, cx.dev)?
+    } else {
+        // [seq, dirs, batch, hidden]
+        let y: Tensor<B, 4> = Tensor::stack(ys, 1);
+        let y = if batch_first {
+            y.permute([2, 0, 1, 3])
+        } else {
+            y
+        };
+        Val::float(y.reshape(pad(&y_shape)), y_shape, dt)
+    })
+}
+
 /// `RNN`, `GRU` or `LSTM`: outputs Y, Y_h (and Y_c).
 pub(crate) fn recurrent<B: BurnBackend>(
     node: &Node,
@@ -205,27 +293,7 @@ pub(crate) fn recurrent<B: BurnBackend>(
     };
     // sequence_lens: step t of batch entry b runs when t < lens[b]; the others keep the
     // state and give zeros in Y. One mask [seq, batch, 1], only when some entry is short.
-    let masks: Option<Tensor<B, 3, Bool>> = match opt(ins, 4) {
-        Some(l) => {
-            let lens: Vec<usize> = l
-                .host_i64()
-                .iter()
-                .map(|&v| v.clamp(0, seq as i64) as usize)
-                .collect();
-            if lens.iter().all(|&l| l == seq) {
-                None
-            } else {
-                let m: Vec<bool> = (0..seq)
-                    .flat_map(|t| lens.iter().map(move |&l| t < l))
-                    .collect();
-                Some(Tensor::from_data(
-                    TensorData::new(m, [seq, batch, 1]),
-                    cx.dev,
-                ))
-            }
-        }
-        None => None,
-    };
+    let masks = step_masks(opt(ins, 4), seq, batch, cx.dev);
     let (mut ys, mut yhs, mut ycs) = (Vec::new(), Vec::new(), Vec::new());
     for d in 0..dirs {
         let pick3 = |t: &Tensor<B, 3>, rows: usize, cols: usize| -> Tensor<B, 2> {
@@ -265,32 +333,10 @@ pub(crate) fn recurrent<B: BurnBackend>(
                 None => Tensor::zeros([batch, hs], cx.dev),
             }
         };
-        let (mut h, mut c) = (init(&h0), init(&c0));
-        let mut y: Vec<Option<Tensor<B, 2>>> = vec![None; seq];
-        if let Some(xw) = &xw {
-            for s in 0..seq {
-                let t = if spec.reverse(d) { seq - 1 - s } else { s };
-                let xt = xw.clone().narrow(0, t, 1).reshape([batch, g * hs]);
-                let (hn, cn) = step.run(xt, h.clone(), c.clone());
-                match &masks {
-                    Some(m) => {
-                        let m = m
-                            .clone()
-                            .narrow(0, t, 1)
-                            .reshape([batch, 1])
-                            .expand([batch, hs]);
-                        y[t] = Some(hn.zeros_like().mask_where(m.clone(), hn.clone()));
-                        h = h.mask_where(m.clone(), hn);
-                        c = c.mask_where(m, cn);
-                    }
-                    None => {
-                        y[t] = Some(hn.clone());
-                        h = hn;
-                        c = cn;
-                    }
-                }
-            }
-        }
+        let (y, h, c) = match &xw {
+            Some(xw) => run_steps(&step, xw, masks.as_ref(), d, (init(&h0), init(&c0))),
+            None => (Vec::new(), init(&h0), init(&c0)),
+        };
         let y: Vec<Tensor<B, 2>> = y.into_iter().flatten().collect();
         if seq > 0 {
             ys.push(Tensor::stack::<3>(y, 0));
@@ -298,18 +344,7 @@ pub(crate) fn recurrent<B: BurnBackend>(
         yhs.push(h);
         ycs.push(c);
     }
-    let yv = if seq == 0 {
-        full(y_shape, 0.0, dt, cx.dev)?
-    } else {
-        // [seq, dirs, batch, hidden]
-        let y: Tensor<B, 4> = Tensor::stack(ys, 1);
-        let y = if spec.batch_first {
-            y.permute([2, 0, 1, 3])
-        } else {
-            y
-        };
-        Val::float(y.reshape(pad(&y_shape)), y_shape, dt)
-    };
+    let yv = stack_y(ys, y_shape, spec.batch_first, dt, cx)?;
     let states = |v: Vec<Tensor<B, 2>>| -> Val<B> {
         let t: Tensor<B, 3> = Tensor::stack(v, 0);
         let t = if spec.batch_first {

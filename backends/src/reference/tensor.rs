@@ -403,20 +403,8 @@ pub fn strided_index(shape: &[usize], st: &[isize], base: isize) -> Vec<usize> {
 
 /// Multidirectional (numpy) broadcast of shapes.
 pub fn bcast_shapes(shapes: &[&[usize]]) -> R<Vec<usize>> {
-    let r = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
-    let mut out = vec![1usize; r];
-    for s in shapes {
-        let off = r - s.len();
-        for (i, &d) in s.iter().enumerate() {
-            let o = &mut out[off + i];
-            if *o == 1 {
-                *o = d;
-            } else if d != 1 && d != *o {
-                return Err(err(format!("shapes {shapes:?} do not broadcast")));
-            }
-        }
-    }
-    Ok(out)
+    crate::value::broadcast_all(shapes)
+        .ok_or_else(|| err(format!("shapes {shapes:?} do not broadcast")))
 }
 
 /// For each element of `out` (a broadcast of `ins`), the flat position in a tensor of shape `ins`.
@@ -444,14 +432,14 @@ pub fn expand_to(t: &T, out: &[usize]) -> R<T> {
     Ok(t.take(out.to_vec(), &bcast_index(&t.shape, out)))
 }
 
-/// Normalizes a possibly negative axis for a tensor of rank `rank` (`0 <= axis < rank`).
+/// Normalizes a possibly negative axis for a tensor of rank `rank` (`0 <= axis < rank`): ONNX's
+/// rule ([`mutagraph_ir::ops::common::norm_axis`]), except that a scalar has no axis here (the
+/// inference lets axis 0 of a rank-0 tensor through; no kernel of the interpreter has one).
 pub fn norm_axis(axis: i64, rank: usize) -> R<usize> {
-    let r = rank as i64;
-    let a = if axis < 0 { axis + r } else { axis };
-    if a < 0 || a >= r {
-        return Err(err(format!("axis {axis} out of range for rank {rank}")));
+    match mutagraph_ir::ops::common::norm_axis(axis, rank) {
+        Ok(a) if rank > 0 => Ok(a),
+        _ => Err(err(format!("axis {axis} out of range for rank {rank}"))),
     }
-    Ok(a as usize)
 }
 
 /// `(outer, len, inner)` sizes around `axis`.

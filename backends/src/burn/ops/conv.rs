@@ -10,6 +10,7 @@ use burn::tensor::module::{
 use burn::tensor::ops::{ConvTransposeOptions, PadMode, PaddedConvOptions};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::Node;
+use mutagraph_ir::ops::auto_pad::{is_same, split_same_pad};
 
 pub(super) fn conv<B: BurnBackend>(
     node: &Node,
@@ -129,6 +130,49 @@ pub(super) fn conv<B: BurnBackend>(
     Ok(vec![Some(y)])
 }
 
+/// ConvTranspose's begin pad and output size per spatial dim, from `output_shape`, `auto_pad`
+/// or the explicit pads (`full`: the output size before any pad is taken off).
+fn transpose_pads(
+    node: &Node,
+    full: &[i64],
+    opad: &[usize],
+    inp: &[usize],
+    strides: &[usize],
+) -> Res<(Vec<i64>, Vec<i64>)> {
+    let a = &node.attributes;
+    let n = inp.len();
+    let auto = a.string("auto_pad", "NOTSET");
+    let out_shape = ints_attr(a, "output_shape");
+    Ok(if out_shape.is_some() || is_same(&auto) {
+        let target: Vec<i64> = match &out_shape {
+            Some(s) => {
+                let s = if s.len() == n + 2 {
+                    s[2..].to_vec()
+                } else {
+                    s.clone()
+                };
+                if s.len() != n {
+                    return Err(run_err("ConvTranspose: output_shape of the wrong length"));
+                }
+                s
+            }
+            None => (0..n).map(|i| (inp[i] * strides[i]) as i64).collect(),
+        };
+        let mut b = Vec::new();
+        for i in 0..n {
+            b.push(split_same_pad(&auto, full[i] + opad[i] as i64 - target[i]).0);
+        }
+        (b, target)
+    } else {
+        let p = list(node, "pads", 2 * n, 0)?;
+        let b: Vec<i64> = p[..n].iter().map(|&v| v as i64).collect();
+        let s: Vec<i64> = (0..n)
+            .map(|i| full[i] + opad[i] as i64 - p[i] as i64 - p[n + i] as i64)
+            .collect();
+        (b, s)
+    })
+}
+
 pub(super) fn conv_transpose<B: BurnBackend>(
     node: &Node,
     ins: &[Option<Val<B>>],
@@ -165,43 +209,7 @@ pub(super) fn conv_transpose<B: BurnBackend>(
     let full: Vec<i64> = (0..n)
         .map(|i| ((inp[i] - 1) * strides[i] + (kernel[i] - 1) * dils[i] + 1) as i64)
         .collect();
-    let auto = a.string("auto_pad", "NOTSET");
-    let out_shape = ints_attr(a, "output_shape");
-    // begin pad and output size per spatial dim
-    let (begin, size): (Vec<i64>, Vec<i64>) = if out_shape.is_some() || auto.starts_with("SAME") {
-        let target: Vec<i64> = match &out_shape {
-            Some(s) => {
-                let s = if s.len() == n + 2 {
-                    s[2..].to_vec()
-                } else {
-                    s.clone()
-                };
-                if s.len() != n {
-                    return Err(run_err("ConvTranspose: output_shape of the wrong length"));
-                }
-                s
-            }
-            None => (0..n).map(|i| (inp[i] * strides[i]) as i64).collect(),
-        };
-        let mut b = Vec::new();
-        for i in 0..n {
-            let total = full[i] + opad[i] as i64 - target[i];
-            let half = total.div_euclid(2);
-            b.push(if auto == "SAME_UPPER" {
-                half
-            } else {
-                total - half
-            });
-        }
-        (b, target)
-    } else {
-        let p = list(node, "pads", 2 * n, 0)?;
-        let b: Vec<i64> = p[..n].iter().map(|&v| v as i64).collect();
-        let s: Vec<i64> = (0..n)
-            .map(|i| full[i] + opad[i] as i64 - p[i] as i64 - p[n + i] as i64)
-            .collect();
-        (b, s)
-    };
+    let (begin, size) = transpose_pads(node, &full, &opad, inp, &strides)?;
     if size.iter().any(|&s| s <= 0) {
         return Err(run_err("ConvTranspose: empty output"));
     }

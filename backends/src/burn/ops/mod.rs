@@ -117,13 +117,10 @@ fn one<B: BurnBackend>(v: Val<B>) -> Res<Outs<B>> {
 }
 
 /// Normalizes a possibly negative axis against `rank`.
+/// ONNX's rule ([`mutagraph_ir::ops::common::norm_axis`]; axis 0 of a scalar allowed).
 pub(crate) fn norm_axis(axis: i64, rank: usize) -> Res<usize> {
-    let r = rank as i64;
-    let a = if axis < 0 { axis + r } else { axis };
-    if a < 0 || a >= r.max(1) && !(r == 0 && a == 0) {
-        return Err(run_err(format!("axis {axis} out of range for rank {rank}")));
-    }
-    Ok(a as usize)
+    mutagraph_ir::ops::common::norm_axis(axis, rank)
+        .map_err(|_| run_err(format!("axis {axis} out of range for rank {rank}")))
 }
 
 fn norm_axes(axes: &[i64], rank: usize) -> Res<Vec<usize>> {
@@ -140,28 +137,8 @@ fn norm_axes(axes: &[i64], rank: usize) -> Res<Vec<usize>> {
 
 /// Numpy broadcasting of two shapes.
 pub(crate) fn bshape(a: &[usize], b: &[usize]) -> Res<Vec<usize>> {
-    let n = a.len().max(b.len());
-    let mut out = vec![0; n];
-    for i in 0..n {
-        let x = if i + a.len() >= n {
-            a[i + a.len() - n]
-        } else {
-            1
-        };
-        let y = if i + b.len() >= n {
-            b[i + b.len() - n]
-        } else {
-            1
-        };
-        out[i] = if x == y || y == 1 {
-            x
-        } else if x == 1 {
-            y
-        } else {
-            return Err(run_err(format!("shapes {a:?} and {b:?} do not broadcast")));
-        };
-    }
-    Ok(out)
+    crate::value::broadcast_all(&[a, b])
+        .ok_or_else(|| run_err(format!("shapes {a:?} and {b:?} do not broadcast")))
 }
 
 pub(crate) fn need_float<B: BurnBackend>(v: &Val<B>, op: &str) -> Res<Tensor<B, R>> {

@@ -7,6 +7,7 @@ use burn::tensor::backend::Backend as BurnBackend;
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
+use mutagraph_ir::ops::auto_pad::{axis_pads, effective_kernel, is_same};
 
 pub(super) fn arr<const N: usize>(v: &[usize]) -> [usize; N] {
     let mut a = [0usize; N];
@@ -51,24 +52,13 @@ pub(super) fn window_pads(
     let n = input.len();
     let auto = node.attributes.string("auto_pad", "NOTSET");
     match auto.as_str() {
-        "SAME_UPPER" | "SAME_LOWER" => {
-            let mut b = vec![0; n];
-            let mut e = vec![0; n];
-            for i in 0..n {
-                let out = input[i].div_ceil(strides[i]);
-                let eff = (kernel[i] - 1) * dils[i] + 1;
-                let total = ((out.max(1) - 1) * strides[i] + eff).saturating_sub(input[i]);
-                let small = total / 2;
-                if auto == "SAME_UPPER" {
-                    b[i] = small;
-                    e[i] = total - small;
-                } else {
-                    b[i] = total - small;
-                    e[i] = small;
-                }
-            }
-            Ok((b, e))
-        }
+        a if is_same(a) => Ok((0..n)
+            .map(|i| {
+                let eff = effective_kernel(kernel[i] as i64, dils[i] as i64);
+                let (b, e) = axis_pads(a, input[i] as i64, eff, strides[i] as i64, (0, 0));
+                (b as usize, e as usize)
+            })
+            .unzip()),
         "VALID" => Ok((vec![0; n], vec![0; n])),
         _ => {
             let p = list(node, "pads", 2 * n, 0)?;

@@ -6,6 +6,7 @@ use crate::reference::{Cx, V, inp, one, opt};
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
+use mutagraph_ir::ops::auto_pad::{effective_kernel, is_same, split_same_pad};
 
 type Out = R<Vec<V>>;
 
@@ -187,26 +188,20 @@ pub(super) fn op_conv_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     for d in 0..r {
         let i = xs[2 + d] as i64;
         let s = stv[d] as i64;
-        let ek = (kernel[d] as i64 - 1) * dil[d] as i64 + 1;
+        let ek = effective_kernel(kernel[d] as i64, dil[d] as i64);
         let full = s * (i - 1) + opad[d] + ek;
         let want = match &oshape {
             Some(o) => Some(
                 *o.get(o.len().saturating_sub(r) + d)
                     .ok_or_else(|| err("output_shape"))?,
             ),
-            None if auto == "SAME_UPPER" || auto == "SAME_LOWER" => Some(i * s),
+            None if is_same(&auto) => Some(i * s),
             None => None,
         };
         match want {
             Some(o) => {
-                let total = full - o;
-                // Floor division, so that a negative total pads at the end.
-                let half = total.div_euclid(2);
-                pb[d] = if auto == "SAME_UPPER" {
-                    half
-                } else {
-                    total - half
-                };
+                // A negative total (cropping) crops its odd one at the end under SAME_UPPER.
+                pb[d] = split_same_pad(&auto, full - o).0;
                 out_sp[d] = o.max(0) as usize;
             }
             None => {

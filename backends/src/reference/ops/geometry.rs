@@ -3,6 +3,9 @@
 use crate::reference::tensor::*;
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::Node;
+use mutagraph_ir::ops::auto_pad::{
+    axis_pads, ceil_output_len, effective_kernel, is_same, same_output_len,
+};
 
 /// Window geometry of a conv or pool over the spatial dims.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,22 +57,18 @@ pub fn geometry(n: &Node, input: &[usize], kernel: &[usize], ceil_mode: bool) ->
     for d in 0..r {
         let i = input[d] as i64;
         let s = strides[d] as i64;
-        let ek = (kernel[d] as i64 - 1) * dil[d] as i64 + 1;
+        let ek = effective_kernel(kernel[d] as i64, dil[d] as i64);
         let o = match auto.as_str() {
             "NOTSET" | "" => {
                 let span = i + pb[d] + pe[d] - ek;
                 if span < 0 {
                     return Err(err(format!("kernel larger than padded input on dim {d}")));
                 }
-                let mut o = if ceil_mode {
-                    (span + s - 1) / s + 1
+                if ceil_mode {
+                    ceil_output_len(i, pb[d], span, s)
                 } else {
                     span / s + 1
-                };
-                if ceil_mode && (o - 1) * s >= i + pb[d] {
-                    o -= 1;
                 }
-                o
             }
             "VALID" => {
                 pb[d] = 0;
@@ -84,17 +83,9 @@ pub fn geometry(n: &Node, input: &[usize], kernel: &[usize], ceil_mode: bool) ->
                     span / s + 1
                 }
             }
-            "SAME_UPPER" | "SAME_LOWER" => {
-                let o = (i + s - 1) / s;
-                let total = ((o - 1) * s + ek - i).max(0);
-                if auto == "SAME_UPPER" {
-                    pb[d] = total / 2;
-                    pe[d] = total - pb[d];
-                } else {
-                    pe[d] = total / 2;
-                    pb[d] = total - pe[d];
-                }
-                o
+            a if is_same(a) => {
+                (pb[d], pe[d]) = axis_pads(a, i, ek, s, (pb[d], pe[d]));
+                same_output_len(i, s)
             }
             a => return Err(err(format!("auto_pad {a}"))),
         };
