@@ -15,7 +15,7 @@
 //! | [`REDUCE_MEAN`] | `ReduceMean` | a negative axis `a` is normalized to `a + rank - 1` |
 //! | [`MAXPOOL_SAME`] | `MaxPool` | `auto_pad = SAME_*` pads computed from the undilated kernel (wrong output shape) |
 //! | [`RNN_CLIP`] | `RNN`, `GRU`, `LSTM` | the `clip` attribute is ignored (one bug in three ops) |
-use crate::reference::tensor::{R, T, err, norm_axis, numel, split_at_axis};
+use crate::reference::tensor::{R, T, err};
 use crate::reference::{Cx, OpFn, OpTable, Reference, V, geometry, inp, one, opt, table};
 use mutagraph_ir::attr::{AttrLookup, AttrValue};
 use mutagraph_ir::graph::Node;
@@ -113,18 +113,7 @@ pub fn softmax() -> Reference {
 pub fn softmax_unstable(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
     let t = inp(ins, 0)?;
     let v = t.fs()?;
-    let r = t.rank();
-    let (outer, len, inner) = if cx.opset < 13 {
-        let a = n.int("axis", 1);
-        let a = if a < 0 { a + r as i64 } else { a };
-        if a < 0 || a as usize > r {
-            return Err(err(format!("axis {a} for rank {r}")));
-        }
-        let a = a as usize;
-        (numel(&t.shape[..a]), numel(&t.shape[a..]), 1)
-    } else {
-        split_at_axis(&t.shape, norm_axis(n.int("axis", -1), r)?)
-    };
+    let (outer, len, inner) = crate::reference::softmax_groups_of(cx, n, t)?;
     let mut out = vec![0.0; v.len()];
     let mut e = vec![0f32; len];
     for o in 0..outer {

@@ -50,6 +50,86 @@ fn matvec(m: &[f64], row0: usize, rows: usize, cols: usize, v: &[f64]) -> Vec<f6
         })
         .collect()
 }
+/// `v` clipped to [-clip, clip] when the node has a clip.
+fn clipped(clip: Option<f64>, v: f64) -> f64 {
+    match clip {
+        Some(c) => v.max(-c).min(c),
+        None => v,
+    }
+}
+
+/// One GRU step of one batch entry: `h` from the gate pre-activations `gx` = W x and
+/// `gh` = R h, the biases (Wb, Rb) and the direction's R `rd`.
+fn gru_step(
+    spec: &Spec,
+    [f, gact]: [Act; 2],
+    (gx, gh): (&[f64], &[f64]),
+    (wb, rb): (&[f64], &[f64]),
+    rd: &[f64],
+    h: &mut [f64],
+) {
+    let hs = spec.hidden;
+    let lbr = spec.linear_before_reset;
+    let cl = |v: f64| clipped(spec.clip, v);
+    let z: Vec<f64> = (0..hs)
+        .map(|j| apply(f, cl(gx[j] + gh[j] + wb[j] + rb[j])))
+        .collect();
+    let rr: Vec<f64> = (0..hs)
+        .map(|j| {
+            let k = hs + j;
+            apply(f, cl(gx[k] + gh[k] + wb[k] + rb[k]))
+        })
+        .collect();
+    let hh: Vec<f64> = if lbr {
+        (0..hs)
+            .map(|j| {
+                let k = 2 * hs + j;
+                apply(gact, cl(gx[k] + rr[j] * (gh[k] + rb[k]) + wb[k]))
+            })
+            .collect()
+    } else {
+        let rh: Vec<f64> = (0..hs).map(|j| rr[j] * h[j]).collect();
+        let ghr = matvec(rd, 2 * hs, hs, hs, &rh);
+        (0..hs)
+            .map(|j| {
+                let k = 2 * hs + j;
+                apply(gact, cl(gx[k] + ghr[j] + rb[k] + wb[k]))
+            })
+            .collect()
+    };
+    for j in 0..hs {
+        h[j] = (1.0 - z[j]) * hh[j] + z[j] * h[j];
+    }
+}
+
+/// One LSTM step of one batch entry: (`h`, `c`) from the gate pre-activations `gx` = W x and
+/// `gh` = R h, the biases (Wb, Rb) and the direction's peepholes `pd`.
+fn lstm_step(
+    spec: &Spec,
+    [f, gact, hact]: [Act; 3],
+    (gx, gh): (&[f64], &[f64]),
+    (wb, rb): (&[f64], &[f64]),
+    pd: Option<&[f64]>,
+    (h, c): (&mut [f64], &mut [f64]),
+) {
+    let hs = spec.hidden;
+    let cl = |v: f64| clipped(spec.clip, v);
+    let pre = |gate: usize, j: usize| {
+        let k = gate * hs + j;
+        gx[k] + gh[k] + wb[k] + rb[k]
+    };
+    let peep = |which: usize, j: usize, cv: f64| pd.map(|p| p[which * hs + j] * cv).unwrap_or(0.0);
+    for j in 0..hs {
+        let i = apply(f, cl(pre(0, j) + peep(0, j, c[j])));
+        let fg = apply(f, cl(pre(2, j) + peep(2, j, c[j])));
+        let cc = apply(gact, cl(pre(3, j)));
+        let cn = fg * c[j] + i * cc;
+        let o = apply(f, cl(pre(1, j) + peep(1, j, cn)));
+        c[j] = cn;
+        h[j] = o * apply(hact, cn);
+    }
+}
+
 fn recurrent(n: &Node, ins: &[Option<&V>]) -> Out {
     let spec = Spec::parse(n)?;
     let kind = spec.cell;
@@ -84,7 +164,6 @@ fn recurrent(n: &Node, ins: &[Option<&V>]) -> Out {
     let dirs = spec.dirs();
     let g = kind.gates();
     let clip = spec.clip;
-    let lbr = spec.linear_before_reset;
     let xv = x.fs()?;
     let xat = |t: usize, bi: usize| -> &[f64] {
         let off = if spec.batch_first {
@@ -108,10 +187,7 @@ fn recurrent(n: &Node, ins: &[Option<&V>]) -> Out {
             .unwrap_or(&zero);
         let (wb, rb) = bd.split_at(g * hs);
         let [f, gact, hact] = spec.functions(d);
-        let cl = |v: f64| match clip {
-            Some(c) => v.max(-c).min(c),
-            None => v,
-        };
+        let cl = |v: f64| clipped(clip, v);
         for bi in 0..batch {
             let len = match &lens {
                 Some(l) => (*l.get(bi).ok_or_else(|| err("sequence_lens length"))?)
@@ -137,55 +213,17 @@ fn recurrent(n: &Node, ins: &[Option<&V>]) -> Out {
                             h[j] = apply(f, cl(gx[j] + gh[j] + wb[j] + rb[j]));
                         }
                     }
-                    Cell::Gru => {
-                        let z: Vec<f64> = (0..hs)
-                            .map(|j| apply(f, cl(gx[j] + gh[j] + wb[j] + rb[j])))
-                            .collect();
-                        let rr: Vec<f64> = (0..hs)
-                            .map(|j| {
-                                let k = hs + j;
-                                apply(f, cl(gx[k] + gh[k] + wb[k] + rb[k]))
-                            })
-                            .collect();
-                        let hh: Vec<f64> = if lbr {
-                            (0..hs)
-                                .map(|j| {
-                                    let k = 2 * hs + j;
-                                    apply(gact, cl(gx[k] + rr[j] * (gh[k] + rb[k]) + wb[k]))
-                                })
-                                .collect()
-                        } else {
-                            let rh: Vec<f64> = (0..hs).map(|j| rr[j] * h[j]).collect();
-                            let ghr = matvec(rd, 2 * hs, hs, hs, &rh);
-                            (0..hs)
-                                .map(|j| {
-                                    let k = 2 * hs + j;
-                                    apply(gact, cl(gx[k] + ghr[j] + rb[k] + wb[k]))
-                                })
-                                .collect()
-                        };
-                        for j in 0..hs {
-                            h[j] = (1.0 - z[j]) * hh[j] + z[j] * h[j];
-                        }
-                    }
+                    Cell::Gru => gru_step(&spec, [f, gact], (&gx, &gh), (wb, rb), rd, &mut h),
                     Cell::Lstm => {
-                        let pre = |gate: usize, j: usize| {
-                            let k = gate * hs + j;
-                            gx[k] + gh[k] + wb[k] + rb[k]
-                        };
                         let pd = p.as_ref().map(|p| &p[d * 3 * hs..(d + 1) * 3 * hs]);
-                        let peep = |which: usize, j: usize, cv: f64| {
-                            pd.map(|p| p[which * hs + j] * cv).unwrap_or(0.0)
-                        };
-                        for j in 0..hs {
-                            let i = apply(f, cl(pre(0, j) + peep(0, j, c[j])));
-                            let fg = apply(f, cl(pre(2, j) + peep(2, j, c[j])));
-                            let cc = apply(gact, cl(pre(3, j)));
-                            let cn = fg * c[j] + i * cc;
-                            let o = apply(f, cl(pre(1, j) + peep(1, j, cn)));
-                            c[j] = cn;
-                            h[j] = o * apply(hact, cn);
-                        }
+                        lstm_step(
+                            &spec,
+                            [f, gact, hact],
+                            (&gx, &gh),
+                            (wb, rb),
+                            pd,
+                            (&mut h, &mut c),
+                        )
                     }
                 }
                 for j in 0..hs {

@@ -53,14 +53,11 @@ pub(super) fn softmax_groups(
     }
     out
 }
-/// Softmax / LogSoftmax / Hardmax: before opset 13 the input is coerced to 2-D at `axis`
-/// (default 1) and the op runs over the whole second dimension; from 13 it runs along `axis`
-/// (default -1).
-fn softmax_like(cx: &Cx, n: &Node, ins: &[Option<&V>], kind: SoftKind) -> Out {
-    let t = inp(ins, 0)?;
-    let v = t.fs()?;
+/// The (outer, len, inner) groups Softmax / LogSoftmax / Hardmax run over: before opset 13 the
+/// input coerced to 2-D at `axis` (default 1), from 13 along `axis` (default -1).
+pub fn softmax_groups_of(cx: &Cx, n: &Node, t: &T) -> R<(usize, usize, usize)> {
     let r = t.rank();
-    let (outer, len, inner) = if cx.opset < 13 {
+    Ok(if cx.opset < 13 {
         let a = n.int("axis", 1);
         let a = if a < 0 { a + r as i64 } else { a };
         if a < 0 || a as usize > r {
@@ -71,7 +68,16 @@ fn softmax_like(cx: &Cx, n: &Node, ins: &[Option<&V>], kind: SoftKind) -> Out {
     } else {
         let a = norm_axis(n.int("axis", -1), r)?;
         split_at_axis(&t.shape, a)
-    };
+    })
+}
+
+/// Softmax / LogSoftmax / Hardmax: before opset 13 the input is coerced to 2-D at `axis`
+/// (default 1) and the op runs over the whole second dimension; from 13 it runs along `axis`
+/// (default -1).
+fn softmax_like(cx: &Cx, n: &Node, ins: &[Option<&V>], kind: SoftKind) -> Out {
+    let t = inp(ins, 0)?;
+    let v = t.fs()?;
+    let (outer, len, inner) = softmax_groups_of(cx, n, t)?;
     one(T::f(
         t.dt,
         t.shape.clone(),
