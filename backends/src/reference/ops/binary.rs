@@ -17,6 +17,7 @@ pub fn bcast2(a: &T, b: &T) -> R<(Vec<usize>, Vec<usize>, Vec<usize>)> {
     let ib = bcast_index(&b.shape, &out);
     Ok((out, ia, ib))
 }
+
 /// Numeric binary op of two tensors of the same kind; the result keeps `a`'s type.
 pub(super) fn arith(
     a: &T,
@@ -41,6 +42,7 @@ pub(super) fn arith(
         _ => Err(err(format!("operands of types {} and {}", a.dt, b.dt))),
     }
 }
+
 pub(super) fn op_add(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(arith(
         inp(ins, 0)?,
@@ -49,6 +51,7 @@ pub(super) fn op_add(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         |x, y| Ok(x.wrapping_add(y)),
     )?)
 }
+
 pub(super) fn op_sub(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(arith(
         inp(ins, 0)?,
@@ -57,6 +60,7 @@ pub(super) fn op_sub(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         |x, y| Ok(x.wrapping_sub(y)),
     )?)
 }
+
 pub(super) fn op_mul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(arith(
         inp(ins, 0)?,
@@ -65,6 +69,7 @@ pub(super) fn op_mul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         |x, y| Ok(x.wrapping_mul(y)),
     )?)
 }
+
 /// Integer division truncating toward zero (u64 compared as unsigned).
 pub fn int_div(dt: DType, x: i64, y: i64) -> R<i64> {
     if y == 0 {
@@ -75,6 +80,7 @@ pub fn int_div(dt: DType, x: i64, y: i64) -> R<i64> {
     }
     Ok(x.wrapping_div(y))
 }
+
 pub(super) fn op_div(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let dt = a.dt;
@@ -85,6 +91,7 @@ pub(super) fn op_div(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         |x, y| int_div(dt, x, y),
     )?)
 }
+
 /// Integer modulo: `fmod` false takes the divisor's sign (Python), true the dividend's (C).
 pub fn int_mod(dt: DType, x: i64, y: i64, fmod: bool) -> R<i64> {
     if y == 0 {
@@ -100,6 +107,7 @@ pub fn int_mod(dt: DType, x: i64, y: i64, fmod: bool) -> R<i64> {
         Ok(r)
     }
 }
+
 /// Float modulo with the same sign rules as [`int_mod`].
 pub fn float_mod(x: f64, y: f64, fmod: bool) -> f64 {
     let r = x % y;
@@ -109,6 +117,7 @@ pub fn float_mod(x: f64, y: f64, fmod: bool) -> f64 {
         r
     }
 }
+
 pub(super) fn op_mod(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let fmod = n.int("fmod", 0) != 0;
     let a = inp(ins, 0)?;
@@ -120,6 +129,7 @@ pub(super) fn op_mod(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         |x, y| int_mod(dt, x, y, fmod),
     )?)
 }
+
 pub(super) fn op_pow(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let b = inp(ins, 1)?;
@@ -159,6 +169,7 @@ pub(super) fn op_pow(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         _ => Err(err(format!("Pow of {}", a.dt))),
     }
 }
+
 pub(super) fn op_prelu(cx: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let mut b = inp(ins, 1)?.clone();
@@ -176,6 +187,7 @@ pub(super) fn op_prelu(cx: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         |x, s| Ok(if x < 0 { x.wrapping_mul(s) } else { x }),
     )?)
 }
+
 fn variadic(ins: &[Option<&V>], f: impl Fn(&T, &T) -> R<T>) -> R<T> {
     let mut acc = inp(ins, 0)?.clone();
     for i in 1..ins.len() {
@@ -183,6 +195,7 @@ fn variadic(ins: &[Option<&V>], f: impl Fn(&T, &T) -> R<T>) -> R<T> {
     }
     Ok(acc)
 }
+
 fn fmax(x: f64, y: f64) -> f64 {
     if x.is_nan() || y.is_nan() {
         f64::NAN
@@ -190,6 +203,7 @@ fn fmax(x: f64, y: f64) -> f64 {
         x.max(y)
     }
 }
+
 fn fmin(x: f64, y: f64) -> f64 {
     if x.is_nan() || y.is_nan() {
         f64::NAN
@@ -197,6 +211,7 @@ fn fmin(x: f64, y: f64) -> f64 {
         x.min(y)
     }
 }
+
 pub(super) fn op_max(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let u = inp(ins, 0)?.dt == DType::U64;
     one(variadic(ins, |a, b| {
@@ -209,6 +224,7 @@ pub(super) fn op_max(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         })
     })?)
 }
+
 pub(super) fn op_min(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let u = inp(ins, 0)?.dt == DType::U64;
     one(variadic(ins, |a, b| {
@@ -221,11 +237,13 @@ pub(super) fn op_min(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         })
     })?)
 }
+
 pub(super) fn op_sum(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(variadic(ins, |a, b| {
         arith(a, b, |x, y| x + y, |x, y| Ok(x.wrapping_add(y)))
     })?)
 }
+
 pub(super) fn op_mean(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let s = variadic(ins, |a, b| {
         arith(a, b, |x, y| x + y, |x, y| Ok(x.wrapping_add(y)))
@@ -233,6 +251,7 @@ pub(super) fn op_mean(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let n = ins.len() as f64;
     one(map_f(&s, |x| x / n)?)
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

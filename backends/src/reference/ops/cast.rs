@@ -17,6 +17,7 @@ fn parse_float(s: &[u8]) -> f64 {
         _ => t.parse::<f64>().unwrap_or(f64::NAN),
     }
 }
+
 /// Converts `t` to element type `to`.
 pub fn cast(t: &T, to: DType) -> R<T> {
     let tk = kind(to)?;
@@ -85,10 +86,12 @@ pub fn cast(t: &T, to: DType) -> R<T> {
         (Buf::S(_), Kind::Bool) => return Err(unsup("Cast from strings to bool")),
     })
 }
+
 pub(super) fn op_cast(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let to = DType::from_code(n.int("to", 0) as i32);
     one(cast(inp(ins, 0)?, to)?)
 }
+
 pub(super) fn op_cast_like(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(cast(inp(ins, 0)?, inp(ins, 1)?.dt)?)
 }

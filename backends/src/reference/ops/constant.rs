@@ -12,6 +12,7 @@ fn proto_to_t(p: &mutagraph_ir::tensor::Tensor) -> R<T> {
     let h = crate::value::HostTensor::from_proto(p).map_err(|e| err(e.to_string()))?;
     crate::reference::host_to_t(&h)
 }
+
 pub(super) fn op_constant_of_shape(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let shape = dims(&inp(ins, 0)?.ints()?)?;
     let total = check_size(&shape)?;
@@ -24,6 +25,7 @@ pub(super) fn op_constant_of_shape(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out 
     }
     one(v.take(shape, &vec![0; total]))
 }
+
 pub(super) fn op_constant(_: &Cx, n: &Node, _: &[Option<&V>]) -> Out {
     let a = n
         .attributes
@@ -52,6 +54,7 @@ pub(super) fn op_constant(_: &Cx, n: &Node, _: &[Option<&V>]) -> Out {
         (name, _) => return Err(unsup(format!("Constant attribute {name}"))),
     })
 }
+
 pub(super) fn op_range(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let s = inp(ins, 0)?;
     let l = inp(ins, 1)?;
@@ -85,6 +88,7 @@ pub(super) fn op_range(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         }
     }
 }
+
 pub(super) fn op_eye_like(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     if t.rank() != 2 {
@@ -105,6 +109,7 @@ pub(super) fn op_eye_like(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::from_f64s(dt, vec![h, w], v)?)
 }
+
 pub(super) fn op_trilu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let k = match opt(ins, 1)? {

@@ -21,6 +21,7 @@ fn empty_scan(g: &Graph, i: usize, axis: i64) -> R<T> {
         _ => T::from_f64s(dt, shape, vec![])?,
     })
 }
+
 pub(super) fn op_if(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let c = inp(ins, 0)?;
     let take = match &c.buf {
@@ -30,6 +31,7 @@ pub(super) fn op_if(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let g = body(n, if take { "then_branch" } else { "else_branch" })?;
     eval_subgraph(cx, g, vec![])
 }
+
 /// Stacks equally shaped tensors along a new axis at `axis`.
 pub(super) fn stack(items: &[T], axis: usize) -> R<T> {
     let first = items.first().ok_or_else(|| err("stack of nothing"))?;
@@ -47,12 +49,14 @@ pub(super) fn stack(items: &[T], axis: usize) -> R<T> {
     }
     concat(&parts.iter().collect::<Vec<_>>(), axis)
 }
+
 pub(super) fn as_tensor(v: V) -> R<T> {
     match v {
         V::T(t) => Ok(t),
         _ => Err(err("expected a tensor")),
     }
 }
+
 pub(super) fn op_loop(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let g = body(n, "body")?;
     let max_trip = match opt(ins, 0)? {
@@ -112,6 +116,7 @@ pub(super) fn op_loop(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     Ok(result)
 }
+
 pub(super) fn op_scan(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     if cx.opset < 9 {
         return scan8(cx, n, ins);
@@ -179,6 +184,7 @@ pub(super) fn op_scan(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     Ok(result)
 }
+
 /// Scan-8: a leading optional `sequence_lens`, then states and scan inputs that all carry a
 /// batch dimension first; the body runs per batch entry.
 fn scan8(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {

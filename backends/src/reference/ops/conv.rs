@@ -92,6 +92,7 @@ pub(super) fn conv_core(
     shape.extend(&geo.out);
     Ok((shape, out))
 }
+
 /// Conv without bias by the direct sum over the taps inside the input (padding skipped).
 fn conv_direct(x: &[f64], xs: &[usize], w: &[f64], ws: &[usize], g: usize, geo: &Geo) -> Vec<f64> {
     let taps = geo.taps();
@@ -122,6 +123,7 @@ fn conv_direct(x: &[f64], xs: &[usize], w: &[f64], ws: &[usize], g: usize, geo: 
     }
     out
 }
+
 pub(super) fn op_conv(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let w = inp(ins, 1)?;
@@ -138,6 +140,7 @@ pub(super) fn op_conv(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     )?;
     one(T::f(x.dt, shape, v))
 }
+
 pub(super) fn op_conv_integer(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let w = inp(ins, 1)?;
@@ -157,6 +160,7 @@ pub(super) fn op_conv_integer(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         v.iter().map(|&f| f as i64).collect(),
     ))
 }
+
 pub(super) fn op_conv_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let w = inp(ins, 1)?;

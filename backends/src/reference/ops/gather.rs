@@ -17,6 +17,7 @@ pub(super) fn fix_index(i: i64, dim: usize) -> R<usize> {
     }
     Ok(j as usize)
 }
+
 pub(super) fn op_gather(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let ind = inp(ins, 1)?;
@@ -36,6 +37,7 @@ pub(super) fn op_gather(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     shape.extend(&t.shape[axis + 1..]);
     one(t.take(shape, &idx))
 }
+
 /// GatherElements / ScatterElements: the flat position in `t` (of strides `st`) of element `p`
 /// of indices of shape `ind_shape`, which holds index `i` along `axis` (on the other axes the
 /// element's own coordinates).
@@ -63,6 +65,7 @@ pub(super) fn element_position(
     }
     Ok(flat)
 }
+
 pub(super) fn op_gather_elements(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let ind = inp(ins, 1)?;
@@ -86,6 +89,7 @@ pub(super) fn op_gather_elements(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(t.take(ind.shape.clone(), &idx))
 }
+
 pub(super) fn op_gather_nd(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let ind = inp(ins, 1)?;
@@ -120,6 +124,7 @@ pub(super) fn op_gather_nd(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     shape.extend(slice_shape);
     one(t.take(shape, &idx))
 }
+
 pub(super) fn op_compress(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let c = inp(ins, 1)?.ints()?;
@@ -149,6 +154,7 @@ pub(super) fn op_compress(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         }
     }
 }
+
 pub(super) fn op_nonzero(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let nz: Vec<usize> = match &t.buf {
@@ -167,6 +173,7 @@ pub(super) fn op_nonzero(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::i(DType::I64, vec![r, nz.len()], out))
 }
+
 fn cmp_elems(buf: &Buf, a: &[usize], b: &[usize]) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     for (&i, &j) in a.iter().zip(b) {
@@ -182,6 +189,7 @@ fn cmp_elems(buf: &Buf, a: &[usize], b: &[usize]) -> std::cmp::Ordering {
     }
     Ordering::Equal
 }
+
 pub(super) fn op_unique(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let sorted = n.int("sorted", 1) != 0;

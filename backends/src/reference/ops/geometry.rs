@@ -25,6 +25,7 @@ pub struct Geo {
     /// Output spatial size.
     pub out: Vec<usize>,
 }
+
 pub(super) fn ints_or(n: &Node, name: &str, len: usize, d: i64) -> R<Vec<i64>> {
     match n.ints(name) {
         Some(v) if v.len() == len => Ok(v.to_vec()),
@@ -33,12 +34,14 @@ pub(super) fn ints_or(n: &Node, name: &str, len: usize, d: i64) -> R<Vec<i64>> {
         None => Ok(vec![d; len]),
     }
 }
+
 pub(super) fn positive(v: Vec<i64>, what: &str) -> R<Vec<usize>> {
     if v.iter().any(|&x| x < 1) {
         return Err(err(format!("{what} {v:?} must be positive")));
     }
     Ok(v.into_iter().map(|x| x as usize).collect())
 }
+
 /// Computes the window geometry of a conv or pool from the node's attributes.
 pub fn geometry(n: &Node, input: &[usize], kernel: &[usize], ceil_mode: bool) -> R<Geo> {
     let r = input.len();
@@ -101,6 +104,7 @@ pub fn geometry(n: &Node, input: &[usize], kernel: &[usize], ceil_mode: bool) ->
         out,
     })
 }
+
 impl Geo {
     /// For each output position and kernel position: the input spatial position (flat), or
     /// `Err(inside_padding)` when it falls outside the input (`true` when it is within the

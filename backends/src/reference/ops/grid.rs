@@ -25,6 +25,7 @@ fn reflect(x: f64, lo: f64, hi: f64) -> f64 {
         x
     }
 }
+
 fn cubic_w(t: f64) -> [f64; 4] {
     let a = -0.75;
     let k = |x: f64| {
@@ -39,6 +40,7 @@ fn cubic_w(t: f64) -> [f64; 4] {
     };
     [k(t + 1.0), k(t), k(1.0 - t), k(2.0 - t)]
 }
+
 pub(super) fn op_grid_sample(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let grid = inp(ins, 1)?;
@@ -160,6 +162,7 @@ pub(super) fn op_grid_sample(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     shape.extend(osp);
     one(T::f(x.dt, shape, out))
 }
+
 pub(super) fn op_affine_grid(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let theta = inp(ins, 0)?;
     let size = dims(&inp(ins, 1)?.ints()?)?;

@@ -21,6 +21,7 @@ struct MatMulPlan {
     /// The output shape.
     shape: Vec<usize>,
 }
+
 impl MatMulPlan {
     fn new(ash: &[usize], bsh: &[usize]) -> R<MatMulPlan> {
         if ash.is_empty() || bsh.is_empty() {
@@ -115,6 +116,7 @@ impl MatMulPlan {
         Ok(out)
     }
 }
+
 /// numpy matmul of floats: 1-D operands promoted, batch dims broadcast.
 pub(super) fn matmul(
     a: &[f64],
@@ -126,12 +128,14 @@ pub(super) fn matmul(
     let out = plan.run_f64(a, b)?;
     Ok((plan.shape, out))
 }
+
 /// numpy matmul of integers (wrapping i64 arithmetic).
 fn matmul_i(a: &[i64], ash: &[usize], b: &[i64], bsh: &[usize]) -> R<(Vec<usize>, Vec<i64>)> {
     let plan = MatMulPlan::new(ash, bsh)?;
     let out = plan.run_i64(a, b)?;
     Ok((plan.shape, out))
 }
+
 pub(super) fn op_matmul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let b = inp(ins, 1)?;
@@ -146,6 +150,7 @@ pub(super) fn op_matmul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         }
     }
 }
+
 fn zero_point(t: Option<&T>, n: usize, what: &str) -> R<Vec<i64>> {
     match t {
         None => Ok(vec![0; n]),
@@ -154,6 +159,7 @@ fn zero_point(t: Option<&T>, n: usize, what: &str) -> R<Vec<i64>> {
         Some(t) => Err(err(format!("{what} zero point of shape {:?}", t.shape))),
     }
 }
+
 pub(super) fn op_matmul_integer(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let b = inp(ins, 1)?;
@@ -181,6 +187,7 @@ pub(super) fn op_matmul_integer(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let (s, v) = matmul_i(&av, &a.shape, &bv, &b.shape)?;
     one(T::from_i64s(DType::I32, s, v)?)
 }
+
 pub(super) fn op_gemm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let b = inp(ins, 1)?;
@@ -235,6 +242,7 @@ pub(super) fn op_gemm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::from_f64s(a.dt, vec![m, nn], out)?)
 }
+
 pub(super) fn op_det(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let r = t.rank();
@@ -275,6 +283,7 @@ pub(super) fn op_det(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::f(t.dt, t.shape[..r - 2].to_vec(), out))
 }
+
 /// Einsum by direct summation over every index combination.
 pub(super) fn op_einsum(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let eq: String = n
@@ -395,6 +404,7 @@ pub(super) fn op_einsum(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::from_f64s(ts[0].dt, oshape, res)?)
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

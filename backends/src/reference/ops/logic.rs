@@ -51,21 +51,27 @@ fn compare(a: &T, b: &T, f: impl Fn(std::cmp::Ordering) -> bool, eq_only: bool) 
     };
     Ok(T::b(shape, out))
 }
+
 pub(super) fn op_equal(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(compare(inp(ins, 0)?, inp(ins, 1)?, |o| o.is_eq(), true)?)
 }
+
 pub(super) fn op_less(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(compare(inp(ins, 0)?, inp(ins, 1)?, |o| o.is_lt(), false)?)
 }
+
 pub(super) fn op_less_eq(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(compare(inp(ins, 0)?, inp(ins, 1)?, |o| o.is_le(), false)?)
 }
+
 pub(super) fn op_greater(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(compare(inp(ins, 0)?, inp(ins, 1)?, |o| o.is_gt(), false)?)
 }
+
 pub(super) fn op_greater_eq(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(compare(inp(ins, 0)?, inp(ins, 1)?, |o| o.is_ge(), false)?)
 }
+
 fn logic(ins: &[Option<&V>], f: impl Fn(bool, bool) -> bool) -> Out {
     let a = inp(ins, 0)?;
     let b = inp(ins, 1)?;
@@ -76,15 +82,19 @@ fn logic(ins: &[Option<&V>], f: impl Fn(bool, bool) -> bool) -> Out {
         ia.iter().zip(&ib).map(|(&i, &j)| f(x[i], y[j])).collect(),
     ))
 }
+
 pub(super) fn op_and(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     logic(ins, |x, y| x && y)
 }
+
 pub(super) fn op_or(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     logic(ins, |x, y| x || y)
 }
+
 pub(super) fn op_xor(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     logic(ins, |x, y| x != y)
 }
+
 fn bitwise(ins: &[Option<&V>], f: impl Fn(i64, i64) -> i64) -> Out {
     let a = inp(ins, 0)?;
     let b = inp(ins, 1)?;
@@ -94,15 +104,19 @@ fn bitwise(ins: &[Option<&V>], f: impl Fn(i64, i64) -> i64) -> Out {
     a.is()?;
     one(arith(a, b, |_, _| 0.0, |x, y| Ok(f(x, y)))?)
 }
+
 pub(super) fn op_bitwise_and(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     bitwise(ins, |x, y| x & y)
 }
+
 pub(super) fn op_bitwise_or(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     bitwise(ins, |x, y| x | y)
 }
+
 pub(super) fn op_bitwise_xor(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     bitwise(ins, |x, y| x ^ y)
 }
+
 pub(super) fn op_bitshift(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let left = match n.string("direction", "").as_str() {
         "LEFT" => true,
@@ -122,6 +136,7 @@ pub(super) fn op_bitshift(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         }
     })
 }
+
 pub(super) fn op_bitwise_not(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(T::i(
@@ -130,6 +145,7 @@ pub(super) fn op_bitwise_not(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         t.is()?.iter().map(|&x| wrap_dt(t.dt, !x)).collect(),
     ))
 }
+
 pub(super) fn op_where(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let c = inp(ins, 0)?;
     let x = inp(ins, 1)?;

@@ -51,6 +51,7 @@ fn nll(
         r => Err(unsup(format!("reduction {r}"))),
     }
 }
+
 pub(super) fn op_nll_loss(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let target = inp(ins, 1)?.ints()?;
@@ -65,6 +66,7 @@ pub(super) fn op_nll_loss(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     )?;
     one(T::f(x.dt, shape, v))
 }
+
 pub(super) fn op_sce_loss(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     if x.rank() < 2 {

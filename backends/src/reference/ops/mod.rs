@@ -255,6 +255,7 @@ pub fn attr_or_input(
         })
     }
 }
+
 /// Normalized, deduplicated-checked axes.
 pub fn norm_axes(axes: &[i64], rank: usize) -> R<Vec<usize>> {
     let mut out = Vec::new();

@@ -18,6 +18,7 @@ fn per_channel(t: &T, c: usize, what: &str) -> R<Vec<f64>> {
     }
     Ok(v)
 }
+
 pub(super) fn op_batch_norm(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     if x.rank() < 2 {
@@ -88,6 +89,7 @@ pub(super) fn op_batch_norm(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     Ok(out)
 }
+
 pub(super) fn op_instance_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     if x.rank() < 2 {
@@ -112,6 +114,7 @@ pub(super) fn op_instance_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::f(x.dt, x.shape.clone(), y))
 }
+
 pub(super) fn op_layer_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let r = x.rank();
@@ -152,6 +155,7 @@ pub(super) fn op_layer_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         V::T(T::from_f64s(sdt, st, invs)?),
     ])
 }
+
 pub(super) fn op_group_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     if x.rank() < 2 {
@@ -188,6 +192,7 @@ pub(super) fn op_group_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::f(x.dt, x.shape.clone(), y))
 }
+
 pub(super) fn op_lrn(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     if x.rank() < 2 {
@@ -223,6 +228,7 @@ pub(super) fn op_lrn(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::f(x.dt, x.shape.clone(), y))
 }
+
 pub(super) fn op_mvn(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let axes: Vec<usize> = match n.ints("axes") {
@@ -265,6 +271,7 @@ pub(super) fn op_mvn(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         .collect();
     one(T::f(x.dt, x.shape.clone(), y))
 }
+
 pub(super) fn op_lp_normalization(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let axis = norm_axis(n.int("axis", -1), x.rank())?;

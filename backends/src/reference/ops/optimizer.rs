@@ -17,12 +17,14 @@ fn opt_groups<'v>(ins: &[Option<&'v V>], groups: usize) -> R<Vec<Vec<&'v T>>> {
         .map(|g| (0..k).map(|i| inp(ins, 2 + g * k + i)).collect())
         .collect()
 }
+
 fn same(a: &T, b: &T) -> R<()> {
     if a.shape != b.shape {
         return Err(err(format!("shapes {:?} and {:?}", a.shape, b.shape)));
     }
     Ok(())
 }
+
 pub(super) fn op_adagrad(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let r = inp(ins, 0)?.scalar_f()?;
     let t = inp(ins, 1)?.scalar_f()?;
@@ -52,6 +54,7 @@ pub(super) fn op_adagrad(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     xs.extend(hs);
     Ok(xs)
 }
+
 pub(super) fn op_momentum(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let r = inp(ins, 0)?.scalar_f()?;
     let t = inp(ins, 1)?.scalar_f()?;
@@ -90,6 +93,7 @@ pub(super) fn op_momentum(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     xs.extend(vs);
     Ok(xs)
 }
+
 pub(super) fn op_adam(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let r = inp(ins, 0)?.scalar_f()?;
     let t = inp(ins, 1)?.scalar_f()?;

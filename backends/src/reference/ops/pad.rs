@@ -48,6 +48,7 @@ pub(super) fn op_center_crop_pad(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(x.with(shape, buf))
 }
+
 pub(super) fn op_pad(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let r = t.rank();

@@ -14,6 +14,7 @@ enum Pool {
     Avg,
     Lp(f64),
 }
+
 fn pool(n: &Node, x: &T, kind: Pool, global: bool) -> Out {
     let xs = &x.shape;
     // Global pooling of [N, C] has no spatial axis: one tap per output (ONNX's shape inference
@@ -115,33 +116,40 @@ fn pool(n: &Node, x: &T, kind: Pool, global: bool) -> Out {
     let y = T::from_f64s(x.dt, shape.clone(), out)?;
     Ok(vec![V::T(y), V::T(T::i(DType::I64, shape, idx))])
 }
+
 pub(super) fn op_max_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     pool(n, inp(ins, 0)?, Pool::Max, false)
 }
+
 pub(super) fn op_avg_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     pool(n, inp(ins, 0)?, Pool::Avg, false)
 }
+
 pub(super) fn op_lp_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     pool(n, inp(ins, 0)?, Pool::Lp(n.int("p", 2) as f64), false)
 }
+
 pub(super) fn op_global_max_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     Ok(pool(n, inp(ins, 0)?, Pool::Max, true)?
         .into_iter()
         .take(1)
         .collect())
 }
+
 pub(super) fn op_global_avg_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     Ok(pool(n, inp(ins, 0)?, Pool::Avg, true)?
         .into_iter()
         .take(1)
         .collect())
 }
+
 pub(super) fn op_global_lp_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     Ok(pool(n, inp(ins, 0)?, Pool::Lp(n.int("p", 2) as f64), true)?
         .into_iter()
         .take(1)
         .collect())
 }
+
 pub(super) fn op_max_unpool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let ind = inp(ins, 1)?.ints()?;

@@ -19,6 +19,7 @@ fn qrange(dt: DType) -> R<(f64, f64)> {
         d => return Err(unsup(format!("quantization to {d}"))),
     })
 }
+
 /// Checks the lengths of per-tensor (1) or per-axis (`shape[axis]`) scale and zero point.
 fn check_params(shape: &[usize], axis: usize, scales: usize, zeros: usize) -> R<()> {
     let want = if scales == 1 { 1 } else { shape[axis] };
@@ -29,6 +30,7 @@ fn check_params(shape: &[usize], axis: usize, scales: usize, zeros: usize) -> R<
     }
     Ok(())
 }
+
 /// Per-element parameter index for per-axis quantization.
 fn param_index(shape: &[usize], axis: usize, plen: usize, i: usize) -> usize {
     if plen == 1 {
@@ -38,6 +40,7 @@ fn param_index(shape: &[usize], axis: usize, plen: usize, i: usize) -> usize {
         (i / inner) % len
     }
 }
+
 pub(super) fn op_quantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let s = inp(ins, 1)?.floats()?;
@@ -70,6 +73,7 @@ pub(super) fn op_quantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         .collect();
     one(T::from_f64s(dt, x.shape.clone(), out)?)
 }
+
 pub(super) fn op_dequantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let st = inp(ins, 1)?;
@@ -96,6 +100,7 @@ pub(super) fn op_dequantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         .collect();
     one(T::f(st.dt, x.shape.clone(), out))
 }
+
 pub(super) fn op_dynamic_quantize(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let v = x.fs()?;
@@ -125,6 +130,7 @@ pub(super) fn op_dynamic_quantize(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         V::T(T::i(DType::U8, vec![], vec![zp as i64])),
     ])
 }
+
 pub(super) fn op_qlinear_matmul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let asc = inp(ins, 1)?.scalar_f()?;
@@ -148,6 +154,7 @@ pub(super) fn op_qlinear_matmul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         .collect();
     one(T::from_f64s(yz.dt, s, out)?)
 }
+
 pub(super) fn op_qlinear_conv(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let xs = inp(ins, 1)?.scalar_f()?;

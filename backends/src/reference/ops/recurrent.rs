@@ -41,6 +41,7 @@ fn apply(a: Act, x: f64) -> f64 {
         Act::Softplus => softplus(x),
     }
 }
+
 /// `out[j] = sum_k m[(row0 + j) * cols + k] * v[k]` for `rows` rows.
 fn matvec(m: &[f64], row0: usize, rows: usize, cols: usize, v: &[f64]) -> Vec<f64> {
     (0..rows)
@@ -50,6 +51,7 @@ fn matvec(m: &[f64], row0: usize, rows: usize, cols: usize, v: &[f64]) -> Vec<f6
         })
         .collect()
 }
+
 /// `v` clipped to [-clip, clip] when the node has a clip.
 fn clipped(clip: Option<f64>, v: f64) -> f64 {
     match clip {
@@ -256,6 +258,7 @@ fn recurrent(n: &Node, ins: &[Option<&V>]) -> Out {
     }
     Ok(out)
 }
+
 pub(super) fn op_recurrent(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     recurrent(n, ins)
 }

@@ -21,6 +21,7 @@ enum Red {
     LogSumExp,
     SumSquare,
 }
+
 /// For each input element, the flat index of its output element (reducing `axes`), and the
 /// output shape with the reduced axes kept as 1.
 pub(super) fn reduce_plan(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Vec<usize>) {
@@ -40,6 +41,7 @@ pub(super) fn reduce_plan(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Vec<u
         .collect();
     (kept, strided_index(shape, &s, 0))
 }
+
 fn reduce(cx: &Cx, n: &Node, ins: &[Option<&V>], red: Red) -> Out {
     let t = inp(ins, 0)?;
     let since = if matches!(red, Red::Sum) { 13 } else { 18 };
@@ -151,6 +153,7 @@ fn reduce(cx: &Cx, n: &Node, ins: &[Option<&V>], red: Red) -> Out {
     }
     one(T::from_f64s(t.dt, out_shape, acc)?)
 }
+
 fn int_min(dt: DType) -> i64 {
     match dt {
         DType::I8 => i8::MIN as i64,
@@ -160,6 +163,7 @@ fn int_min(dt: DType) -> i64 {
         _ => 0,
     }
 }
+
 fn int_max(dt: DType) -> i64 {
     match dt {
         DType::I8 => i8::MAX as i64,
@@ -172,6 +176,7 @@ fn int_max(dt: DType) -> i64 {
         _ => i64::MAX,
     }
 }
+
 macro_rules! reducers {
     ($($name:ident => $red:expr),* $(,)?) => {
         $(
@@ -182,6 +187,7 @@ macro_rules! reducers {
         )*
     };
 }
+
 reducers! {
     ReduceSum => Red::Sum,
     ReduceMean => Red::Mean,
@@ -194,6 +200,7 @@ reducers! {
     ReduceLogSumExp => Red::LogSumExp,
     ReduceSumSquare => Red::SumSquare,
 }
+
 fn arg_extreme(n: &Node, ins: &[Option<&V>], max: bool) -> Out {
     let t = inp(ins, 0)?;
     let axis = norm_axis(n.int("axis", 0), t.rank())?;
@@ -228,12 +235,15 @@ fn arg_extreme(n: &Node, ins: &[Option<&V>], max: bool) -> Out {
     }
     one(T::i(DType::I64, shape, out))
 }
+
 pub(super) fn op_argmax(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     arg_extreme(n, ins, true)
 }
+
 pub(super) fn op_argmin(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     arg_extreme(n, ins, false)
 }
+
 pub(super) fn op_cumsum(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let axis = norm_axis(inp(ins, 1)?.scalar_i()?, t.rank())?;
@@ -285,6 +295,7 @@ pub(super) fn op_cumsum(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(out)
 }
+
 pub(super) fn op_topk(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let k = if cx.opset < 10 {
@@ -331,6 +342,7 @@ pub(super) fn op_topk(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         V::T(T::i(DType::I64, shape, idx_out)),
     ])
 }
+
 /// Compares floats with NaN greater than every number and equal to NaN: a total order.
 pub(super) fn nan_last(x: f64, y: f64) -> std::cmp::Ordering {
     x.partial_cmp(&y)

@@ -15,6 +15,7 @@ pub(super) fn op_identity(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         None => Err(err("missing input")),
     }
 }
+
 pub(super) fn op_reshape(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let spec = if cx.opset < 5 {
@@ -56,6 +57,7 @@ pub(super) fn op_reshape(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(t.reshaped(shape)?)
 }
+
 pub(super) fn op_flatten(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let r = t.rank() as i64;
@@ -69,6 +71,7 @@ pub(super) fn op_flatten(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = a as usize;
     one(t.reshaped(vec![numel(&t.shape[..a]), numel(&t.shape[a..])])?)
 }
+
 pub(super) fn op_squeeze(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let axes = attr_or_input(cx, n, ins, "axes", 1, 13)?;
@@ -91,6 +94,7 @@ pub(super) fn op_squeeze(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     };
     one(t.reshaped(shape)?)
 }
+
 pub(super) fn op_unsqueeze(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let axes =
@@ -108,6 +112,7 @@ pub(super) fn op_unsqueeze(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(t.reshaped(shape)?)
 }
+
 /// Transposes `t` by `perm`.
 pub fn transpose(t: &T, perm: &[usize]) -> R<T> {
     let r = t.rank();
@@ -126,6 +131,7 @@ pub fn transpose(t: &T, perm: &[usize]) -> R<T> {
     let s: Vec<isize> = perm.iter().map(|&p| st[p] as isize).collect();
     Ok(t.take(shape.clone(), &strided_index(&shape, &s, 0)))
 }
+
 pub(super) fn op_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let perm: Vec<usize> = match n.ints("perm") {
@@ -143,6 +149,7 @@ pub(super) fn op_transpose(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     };
     one(transpose(t, &perm)?)
 }
+
 pub(super) fn op_expand(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let s = dims(&inp(ins, 1)?.ints()?)?;
@@ -150,6 +157,7 @@ pub(super) fn op_expand(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     check_size(&out)?;
     one(expand_to(t, &out)?)
 }
+
 pub(super) fn op_tile(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let reps = dims(&inp(ins, 1)?.ints()?)?;
@@ -172,6 +180,7 @@ pub(super) fn op_tile(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(t.take(shape, &idx))
 }
+
 pub(super) fn op_depth_to_space(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let b = n.int("blocksize", 0);
@@ -197,6 +206,7 @@ pub(super) fn op_depth_to_space(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     };
     one(transpose(&r, perm)?.reshaped(vec![nn, co, h * b, w * b])?)
 }
+
 pub(super) fn op_space_to_depth(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let b = n.int("blocksize", 0);
@@ -211,6 +221,7 @@ pub(super) fn op_space_to_depth(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let r = t.reshaped(vec![nn, c, h / b, b, w / b, b])?;
     one(transpose(&r, &[0, 3, 5, 1, 2, 4])?.reshaped(vec![nn, c * b * b, h / b, w / b])?)
 }
+
 pub(super) fn op_shape(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let r = t.rank() as i64;
@@ -224,9 +235,11 @@ pub(super) fn op_shape(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     };
     one(T::vec_i64(v))
 }
+
 pub(super) fn op_size(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(T::scalar_i64(inp(ins, 0)?.len() as i64))
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@ struct Axis {
     out_f: f64,
     roi: (f64, f64),
 }
+
 struct Opts {
     mode: String,
     coord: String,
@@ -26,6 +27,7 @@ struct Opts {
     exclude_outside: bool,
     antialias: bool,
 }
+
 fn to_input_coord(ax: &Axis, x: usize, coord: &str) -> R<f64> {
     let x = x as f64;
     let (inl, outl, s) = (ax.in_len as f64, ax.out_len as f64, ax.scale);
@@ -64,6 +66,7 @@ fn to_input_coord(ax: &Axis, x: usize, coord: &str) -> R<f64> {
         c => return Err(unsup(format!("coordinate_transformation_mode {c}"))),
     })
 }
+
 fn cubic(x: f64, a: f64) -> f64 {
     let x = x.abs();
     if x <= 1.0 {
@@ -74,6 +77,7 @@ fn cubic(x: f64, a: f64) -> f64 {
         0.0
     }
 }
+
 /// Taps of every output coordinate of one axis (`None` = extrapolated).
 fn taps(ax: &Axis, o: &Opts) -> R<Vec<Taps>> {
     let n = ax.in_len as i64;
@@ -157,6 +161,7 @@ fn taps(ax: &Axis, o: &Opts) -> R<Vec<Taps>> {
     }
     Ok(all)
 }
+
 fn resample(x: &T, axes: &[Axis], o: &Opts, extrapolation: f64) -> R<T> {
     check_size(&axes.iter().map(|a| a.out_len).collect::<Vec<_>>())?;
     let plans: Vec<Vec<Taps>> = axes.iter().map(|a| taps(a, o)).collect::<R<_>>()?;
@@ -193,6 +198,7 @@ fn resample(x: &T, axes: &[Axis], o: &Opts, extrapolation: f64) -> R<T> {
     }
     T::from_f64s(x.dt, oshape, out)
 }
+
 pub(super) fn op_resize(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let r = x.rank();
@@ -314,6 +320,7 @@ pub(super) fn op_resize(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         n.float("extrapolation_value", 0.0) as f64,
     )?)
 }
+
 pub(super) fn op_upsample(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let scales = if cx.opset < 9 {

@@ -123,6 +123,7 @@ pub(super) fn op_roi_align(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::f(x.dt, vec![nr, c, oh, ow], out))
 }
+
 pub(super) fn op_max_roi_pool(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let rois = inp(ins, 1)?.floats()?;

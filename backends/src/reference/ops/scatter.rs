@@ -26,6 +26,7 @@ fn scatter_elements(n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(out)
 }
+
 fn reduce_into(dst: &mut Buf, i: usize, src: &Buf, j: usize, red: &str) -> R<()> {
     match red {
         "none" => dst.set_from(i, src, j),
@@ -54,9 +55,11 @@ fn reduce_into(dst: &mut Buf, i: usize, src: &Buf, j: usize, red: &str) -> R<()>
         },
     }
 }
+
 pub(super) fn op_scatter_elements(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     scatter_elements(n, ins)
 }
+
 pub(super) fn op_scatter_nd(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let ind = inp(ins, 1)?;
@@ -89,6 +92,7 @@ pub(super) fn op_scatter_nd(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(out)
 }
+
 pub(super) fn op_one_hot(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let ind = inp(ins, 0)?;
     let depth = inp(ins, 1)?.scalar_f()? as i64;

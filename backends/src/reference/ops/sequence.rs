@@ -18,18 +18,22 @@ fn seq<'v>(ins: &[Option<&'v V>], i: usize) -> R<&'v Vec<V>> {
         _ => Err(err(format!("input {i}: expected a sequence"))),
     }
 }
+
 fn position(t: Option<&T>, len: usize, insert: bool) -> R<usize> {
     sequence_position(t.map(|p| p.scalar_i()).transpose()?, len, insert)
 }
+
 pub(super) fn op_sequence_empty(_: &Cx, _: &Node, _: &[Option<&V>]) -> Out {
     Ok(vec![V::Seq(vec![])])
 }
+
 pub(super) fn op_sequence_construct(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let items: Vec<V> = (0..ins.len())
         .map(|i| inp(ins, i).map(|t| V::T(t.clone())))
         .collect::<R<_>>()?;
     Ok(vec![V::Seq(items)])
 }
+
 pub(super) fn op_sequence_insert(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let mut s = seq(ins, 0)?.clone();
     let t = inp(ins, 1)?;
@@ -37,11 +41,13 @@ pub(super) fn op_sequence_insert(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     s.insert(p, V::T(t.clone()));
     Ok(vec![V::Seq(s)])
 }
+
 pub(super) fn op_sequence_at(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let s = seq(ins, 0)?;
     let p = position(Some(inp(ins, 1)?), s.len(), false)?;
     Ok(vec![s[p].clone()])
 }
+
 pub(super) fn op_sequence_erase(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let mut s = seq(ins, 0)?.clone();
     if s.is_empty() {
@@ -51,9 +57,11 @@ pub(super) fn op_sequence_erase(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     s.remove(p);
     Ok(vec![V::Seq(s)])
 }
+
 pub(super) fn op_sequence_length(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     one(T::scalar_i64(seq(ins, 0)?.len() as i64))
 }
+
 pub(super) fn op_split_to_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let axis = norm_axis(n.int("axis", 0), t.rank())?;
@@ -92,6 +100,7 @@ pub(super) fn op_split_to_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out 
     }
     Ok(vec![V::Seq(out)])
 }
+
 pub(super) fn op_concat_from_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let s = seq(ins, 0)?;
     let ts: Vec<T> = s.iter().cloned().map(as_tensor).collect::<R<_>>()?;
@@ -107,6 +116,7 @@ pub(super) fn op_concat_from_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> O
         one(concat(&ts.iter().collect::<Vec<_>>(), axis)?)
     }
 }
+
 pub(super) fn op_sequence_map(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let g = body(n, "body")?;
     let len = seq(ins, 0)?.len();
@@ -131,6 +141,7 @@ pub(super) fn op_sequence_map(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     Ok(outs.into_iter().map(V::Seq).collect())
 }
+
 // Optionals.
 
 pub(super) fn op_optional(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
@@ -138,6 +149,7 @@ pub(super) fn op_optional(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         ins.first().copied().flatten().map(|v| Box::new(v.clone())),
     )])
 }
+
 pub(super) fn op_optional_has_element(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let has = match ins.first().copied().flatten() {
         None | Some(V::Opt(None)) => false,
@@ -145,6 +157,7 @@ pub(super) fn op_optional_has_element(_: &Cx, _: &Node, ins: &[Option<&V>]) -> O
     };
     one(T::b(vec![], vec![has]))
 }
+
 pub(super) fn op_optional_get_element(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     match ins.first().copied().flatten() {
         Some(V::Opt(Some(v))) => Ok(vec![(**v).clone()]),

@@ -31,6 +31,7 @@ pub fn slice_range(start: i64, end: i64, step: i64, dim: usize) -> R<(i64, usize
         Ok((s, n as usize))
     }
 }
+
 pub(super) fn op_slice(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let (starts, ends, axes, steps) = if cx.opset < 10 {
@@ -78,6 +79,7 @@ pub(super) fn op_slice(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(t.take(shape.clone(), &strided_index(&shape, &s, base)))
 }
+
 /// Slices `t` along `axis` to `[lo, lo+len)`.
 pub fn slice_axis(t: &T, axis: usize, lo: usize, len: usize) -> T {
     let (outer, dim, inner) = split_at_axis(&t.shape, axis);
@@ -92,6 +94,7 @@ pub fn slice_axis(t: &T, axis: usize, lo: usize, len: usize) -> T {
     shape[axis] = len;
     t.take(shape, &idx)
 }
+
 pub(super) fn op_split(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let axis = norm_axis(n.int("axis", 0), t.rank())?;
@@ -125,6 +128,7 @@ pub(super) fn op_split(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     Ok(out)
 }
+
 /// Concatenates tensors along `axis`.
 pub fn concat(ts: &[&T], axis: usize) -> R<T> {
     let first = ts.first().ok_or_else(|| err("Concat of nothing"))?;
@@ -161,6 +165,7 @@ pub fn concat(ts: &[&T], axis: usize) -> R<T> {
     }
     Ok(first.with(shape, buf))
 }
+
 pub(super) fn op_concat(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let ts: Vec<&T> = (0..ins.len()).map(|i| inp(ins, i)).collect::<R<_>>()?;
     let r = ts.first().map(|t| t.rank()).unwrap_or(0);
@@ -171,6 +176,7 @@ pub(super) fn op_concat(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     )?;
     one(concat(&ts, axis)?)
 }
+
 pub(super) fn op_reverse_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let lens = inp(ins, 1)?.ints()?;
@@ -208,6 +214,7 @@ pub(super) fn op_reverse_sequence(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(t.take(t.shape.clone(), &idx))
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

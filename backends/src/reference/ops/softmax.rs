@@ -12,6 +12,7 @@ pub(super) enum SoftKind {
     LogSoftmax,
     Hardmax,
 }
+
 /// Softmax-like op over groups `(outer, len, inner)`.
 pub(super) fn softmax_groups(
     v: &[f64],
@@ -53,6 +54,7 @@ pub(super) fn softmax_groups(
     }
     out
 }
+
 /// The (outer, len, inner) groups Softmax / LogSoftmax / Hardmax run over: before opset 13 the
 /// input coerced to 2-D at `axis` (default 1), from 13 along `axis` (default -1).
 pub fn softmax_groups_of(cx: &Cx, n: &Node, t: &T) -> R<(usize, usize, usize)> {
@@ -84,15 +86,19 @@ fn softmax_like(cx: &Cx, n: &Node, ins: &[Option<&V>], kind: SoftKind) -> Out {
         softmax_groups(v, outer, len, inner, kind),
     ))
 }
+
 pub(super) fn op_softmax(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     softmax_like(cx, n, ins, SoftKind::Softmax)
 }
+
 pub(super) fn op_log_softmax(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     softmax_like(cx, n, ins, SoftKind::LogSoftmax)
 }
+
 pub(super) fn op_hardmax(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     softmax_like(cx, n, ins, SoftKind::Hardmax)
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,7 @@ fn dft(re: &[f64], im: &[f64], n: usize, out_len: usize, inverse: bool) -> (Vec<
     }
     (or, oi)
 }
+
 pub(super) fn op_dft(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let r = x.rank();
@@ -86,6 +87,7 @@ pub(super) fn op_dft(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::f(x.dt, oshape, out))
 }
+
 pub(super) fn op_stft(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     if x.rank() != 3 || !(x.shape[2] == 1 || x.shape[2] == 2) {
@@ -136,6 +138,7 @@ pub(super) fn op_stft(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     }
     one(T::f(x.dt, vec![nb, frames, bins, 2], out))
 }
+
 pub(super) fn op_mel_weight_matrix(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let bins = inp(ins, 0)?.scalar_i()?;
     let dft_len = inp(ins, 1)?.scalar_i()?;

@@ -60,6 +60,7 @@ pub(super) fn op_string_normalizer(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out 
         buf: Buf::S(out),
     })
 }
+
 pub(super) fn op_string_concat(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
     let b = inp(ins, 1)?;
@@ -78,6 +79,7 @@ pub(super) fn op_string_concat(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         .collect();
     one(a.with(shape, Buf::S(v)))
 }
+
 pub(super) fn op_string_split(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let Buf::S(v) = &x.buf else {

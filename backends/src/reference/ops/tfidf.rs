@@ -14,6 +14,7 @@ enum Item {
     I(i64),
     S(Vec<u8>),
 }
+
 pub(super) fn op_tfidf(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let items: Vec<Item> = match &x.buf {

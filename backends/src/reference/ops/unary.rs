@@ -17,6 +17,7 @@ pub fn map_f(t: &T, f: impl Fn(f64) -> f64) -> R<T> {
         v.iter().map(|&x| f(x)).collect(),
     ))
 }
+
 macro_rules! unary_float {
     ($($name:ident => $f:expr),* $(,)?) => {
         $(
@@ -28,6 +29,7 @@ macro_rules! unary_float {
         )*
     };
 }
+
 unary_float! {
     Reciprocal => |x| 1.0 / x,
     Sqrt => f64::sqrt,
@@ -55,6 +57,7 @@ unary_float! {
     Mish => |x| x * softplus(x).tanh(),
     HardSwish => |x| x * (x / 6.0 + 0.5).clamp(0.0, 1.0),
 }
+
 /// The logistic function.
 pub fn sigmoid(x: f64) -> f64 {
     if x >= 0.0 {
@@ -64,6 +67,7 @@ pub fn sigmoid(x: f64) -> f64 {
         e / (1.0 + e)
     }
 }
+
 /// `ln(1 + e^x)`, computed without overflow.
 pub fn softplus(x: f64) -> f64 {
     if x > 30.0 {
@@ -72,6 +76,7 @@ pub fn softplus(x: f64) -> f64 {
         x.exp().ln_1p()
     }
 }
+
 /// The error function (power series near zero, continued fraction of erfc beyond).
 pub fn erf(x: f64) -> f64 {
     if x.is_nan() {
@@ -105,9 +110,11 @@ pub fn erf(x: f64) -> f64 {
     };
     if x < 0.0 { -r } else { r }
 }
+
 fn alpha(node: &Node, d: f32) -> f64 {
     node.float("alpha", d) as f64
 }
+
 pub(super) fn op_abs(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(match &t.buf {
@@ -119,6 +126,7 @@ pub(super) fn op_abs(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         _ => map_f(t, f64::abs)?,
     })
 }
+
 pub(super) fn op_neg(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(match &t.buf {
@@ -130,6 +138,7 @@ pub(super) fn op_neg(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         _ => map_f(t, |x| -x)?,
     })
 }
+
 pub(super) fn op_sign(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(match &t.buf {
@@ -159,6 +168,7 @@ pub(super) fn op_sign(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         })?,
     })
 }
+
 pub(super) fn op_relu(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(match &t.buf {
@@ -166,16 +176,19 @@ pub(super) fn op_relu(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         _ => map_f(t, |x| if x < 0.0 { 0.0 } else { x })?,
     })
 }
+
 pub(super) fn op_leaky_relu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 0.01);
     one(map_f(inp(ins, 0)?, |x| if x < 0.0 { a * x } else { x })?)
 }
+
 pub(super) fn op_elu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 1.0);
     one(map_f(inp(ins, 0)?, |x| {
         if x < 0.0 { a * (x.exp() - 1.0) } else { x }
     })?)
 }
+
 pub(super) fn op_selu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 1.673_263_2);
     let g = n.float("gamma", 1.050_701) as f64;
@@ -187,26 +200,31 @@ pub(super) fn op_selu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         }
     })?)
 }
+
 pub(super) fn op_celu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 1.0);
     one(map_f(inp(ins, 0)?, |x| {
         x.max(0.0) + (a * ((x / a).exp() - 1.0)).min(0.0)
     })?)
 }
+
 pub(super) fn op_hard_sigmoid(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 0.2);
     let b = n.float("beta", 0.5) as f64;
     one(map_f(inp(ins, 0)?, |x| (a * x + b).clamp(0.0, 1.0))?)
 }
+
 pub(super) fn op_thresholded_relu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 1.0);
     one(map_f(inp(ins, 0)?, |x| if x > a { x } else { 0.0 })?)
 }
+
 /// Swish (opset 24): `x * sigmoid(alpha * x)`.
 pub(super) fn op_swish(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let a = alpha(n, 1.0);
     one(map_f(inp(ins, 0)?, |x| x * sigmoid(a * x))?)
 }
+
 pub(super) fn op_shrink(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let bias = n.float("bias", 0.0) as f64;
     let l = n.float("lambd", 0.5) as f64;
@@ -229,6 +247,7 @@ pub(super) fn op_shrink(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         _ => map_f(t, f)?,
     })
 }
+
 pub(super) fn op_gelu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let approx = n.string("approximate", "none");
     let t = inp(ins, 0)?;
@@ -243,6 +262,7 @@ pub(super) fn op_gelu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         a => Err(unsup(format!("Gelu approximate={a}"))),
     }
 }
+
 pub(super) fn op_isnan(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(T::b(
@@ -250,6 +270,7 @@ pub(super) fn op_isnan(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
         t.fs()?.iter().map(|x| x.is_nan()).collect(),
     ))
 }
+
 pub(super) fn op_isinf(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let neg = n.int("detect_negative", 1) != 0;
@@ -262,10 +283,12 @@ pub(super) fn op_isinf(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
             .collect(),
     ))
 }
+
 pub(super) fn op_not(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     one(T::b(t.shape.clone(), t.bs()?.iter().map(|x| !x).collect()))
 }
+
 pub(super) fn op_clip(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let t = inp(ins, 0)?;
     let (lo, hi) = if cx.opset < 11 {
@@ -304,6 +327,7 @@ pub(super) fn op_clip(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         _ => map_f(t, |x| if x.is_nan() { x } else { x.max(lo).min(hi) })?,
     })
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

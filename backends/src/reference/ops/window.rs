@@ -25,14 +25,17 @@ fn window(n: &Node, ins: &[Option<&V>], f: impl Fn(f64, f64) -> f64) -> Out {
     let v = (0..size).map(|i| f(i as f64, nn)).collect();
     one(T::from_f64s(dt, vec![size], v)?)
 }
+
 pub(super) fn op_hann(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     window(n, ins, |i, nn| 0.5 - 0.5 * (2.0 * PI * i / nn).cos())
 }
+
 pub(super) fn op_hamming(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     window(n, ins, |i, nn| {
         25.0 / 46.0 - 21.0 / 46.0 * (2.0 * PI * i / nn).cos()
     })
 }
+
 pub(super) fn op_blackman(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     window(n, ins, |i, nn| {
         0.42 - 0.5 * (2.0 * PI * i / nn).cos() + 0.08 * (4.0 * PI * i / nn).cos()
