@@ -374,7 +374,6 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
     let actual = npz_values(&dir.join(format!("{p}actual.npz")));
     let has = |n: &str| dir.join(n).exists();
     let rp = &meta.reproduce;
-    let faulty = meta.backends[0].clone();
     let finding = if minimized {
         meta.minimized_finding.as_ref().unwrap_or(&meta.finding)
     } else {
@@ -449,13 +448,50 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
         None
     };
 
+    let facts_lines = facts_lines(meta, finding, &op);
+    let summary = summary(meta, finding, &op, &facts);
+    let others = other_backends(meta);
+    let steps = repro_steps(meta);
+    let environment = environment(meta);
+    let comparisons = match (&expected, &actual) {
+        (Some(e), Some(a)) if meta.kind.is_numeric() => comparisons(e, native.as_ref(), a, rp),
+        _ => Vec::new(),
+    };
+    let snippet_block = snippet
+        .map(|s| ("python".to_string(), s))
+        .or(burn_main.map(|m| ("rust".to_string(), m)));
+    let report = ReportSpec {
+        title,
+        summary,
+        facts: facts_lines,
+        spec: spec_points(meta, finding, &model, op.as_deref()),
+        snippet: snippet_block,
+        model: describe_model(&model, model_file),
+        values: shown_values(&model, &inputs),
+        comparisons,
+        error: (meta.kind == Kind::Crash).then(|| finding.message.clone()),
+        steps,
+        environment,
+        others,
+        provenance: Some(provenance(meta)),
+        minimization: meta.minimized.as_ref().map(|m| Minimization {
+            nodes_before: m.nodes_before,
+            nodes_after: m.nodes_after,
+        }),
+    };
+    w(&dir.join("REPORT.md"), render_report_md(&report).as_bytes())
+}
+
+/// The report's facts table: library, configurations, operator, stage, needs, aliases.
+fn facts_lines(meta: &Meta, finding: &Finding, op: &Option<String>) -> Vec<(String, String)> {
+    let faulty = &meta.backends[0];
     let mut facts_lines = vec![(
         "Library".to_string(),
         format!(
             "{} {}",
             meta.library,
             meta.backend_versions
-                .get(&faulty)
+                .get(faulty)
                 .cloned()
                 .unwrap_or_default()
         ),
@@ -486,70 +522,81 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
             ),
         ));
     }
-    let summary = {
-        let what = match meta.kind {
-            Kind::Crash => format!(
-                "{} fails on a valid model{} where other implementations run it.",
-                meta.library,
-                op.as_ref()
-                    .map(|o| format!(" at its {o} node"))
-                    .unwrap_or_default()
-            ),
-            Kind::Nan => format!(
-                "{} returns NaN or infinite values where ONNX's definition gives finite ones.",
-                meta.library
-            ),
-            Kind::Inconsistency if finding.symptom_class() == "shape" => format!(
-                "{} returns an output whose shape differs from the one ONNX's definition gives.",
-                meta.library
-            ),
-            Kind::Inconsistency => format!(
-                "{} returns values that differ from ONNX's definition beyond rounding.",
-                meta.library
-            ),
-            _ => format!("{}: {}", meta.library, finding.message),
-        };
-        let trig = if facts.is_empty() {
-            String::new()
-        } else {
-            format!(" It shows with {}.", facts.join(", "))
-        };
-        let needs = match meta.trigger.len() {
-            0 => String::new(),
-            1 => format!(
-                " The attribute {} is what it needs: without it, {} is right.",
-                meta.trigger[0], meta.library
-            ),
-            _ => format!(
-                " It needs each of {}: without any one of them, {} is right.",
-                meta.trigger
-                    .iter()
-                    .map(|t| t.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                meta.library
-            ),
-        };
-        format!("{what}{trig}{needs}")
+    facts_lines
+}
+
+/// The report's summary: what the library does wrong, what it shows with, what it needs.
+fn summary(meta: &Meta, finding: &Finding, op: &Option<String>, facts: &[String]) -> String {
+    let what = match meta.kind {
+        Kind::Crash => format!(
+            "{} fails on a valid model{} where other implementations run it.",
+            meta.library,
+            op.as_ref()
+                .map(|o| format!(" at its {o} node"))
+                .unwrap_or_default()
+        ),
+        Kind::Nan => format!(
+            "{} returns NaN or infinite values where ONNX's definition gives finite ones.",
+            meta.library
+        ),
+        Kind::Inconsistency if finding.symptom_class() == "shape" => format!(
+            "{} returns an output whose shape differs from the one ONNX's definition gives.",
+            meta.library
+        ),
+        Kind::Inconsistency => format!(
+            "{} returns values that differ from ONNX's definition beyond rounding.",
+            meta.library
+        ),
+        _ => format!("{}: {}", meta.library, finding.message),
     };
-    let others = {
-        let runs = if meta.minimized_runs.is_empty() {
-            &meta.runs
-        } else {
-            &meta.minimized_runs
-        };
-        runs.iter()
-            .filter(|r| !meta.backends.contains(&r.backend) && !catalog::is_reference(&r.backend))
-            .map(|r| BackendStatus {
-                name: r.backend.clone(),
-                version: r.version.clone(),
-                status: match r.status.as_str() {
-                    "ok" => "runs it".to_string(),
-                    s => format!("{s}: {}", r.detail.chars().take(200).collect::<String>()),
-                },
-            })
-            .collect()
+    let trig = if facts.is_empty() {
+        String::new()
+    } else {
+        format!(" It shows with {}.", facts.join(", "))
     };
+    let needs = match meta.trigger.len() {
+        0 => String::new(),
+        1 => format!(
+            " The attribute {} is what it needs: without it, {} is right.",
+            meta.trigger[0], meta.library
+        ),
+        _ => format!(
+            " It needs each of {}: without any one of them, {} is right.",
+            meta.trigger
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            meta.library
+        ),
+    };
+    format!("{what}{trig}{needs}")
+}
+
+/// What the other libraries did with the model (the report's "other backends").
+fn other_backends(meta: &Meta) -> Vec<BackendStatus> {
+    let runs = if meta.minimized_runs.is_empty() {
+        &meta.runs
+    } else {
+        &meta.minimized_runs
+    };
+    runs.iter()
+        .filter(|r| !meta.backends.contains(&r.backend) && !catalog::is_reference(&r.backend))
+        .map(|r| BackendStatus {
+            name: r.backend.clone(),
+            version: r.version.clone(),
+            status: match r.status.as_str() {
+                "ok" => "runs it".to_string(),
+                s => format!("{s}: {}", r.detail.chars().take(200).collect::<String>()),
+            },
+        })
+        .collect()
+}
+
+/// How to reproduce: the library's own package, then mutagraph.
+fn repro_steps(meta: &Meta) -> Vec<(String, String)> {
+    let rp = &meta.reproduce;
+    let faulty = &meta.backends[0];
     let mut steps = Vec::new();
     match rp.library.as_str() {
         "onnxruntime" => steps.push((
@@ -561,7 +608,7 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
             format!(
                 "pip install tract=={} numpy onnx\npython repro.py",
                 meta.backend_versions
-                    .get(&faulty)
+                    .get(faulty)
                     .cloned()
                     .unwrap_or_default()
             ),
@@ -576,6 +623,12 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
         "With mutagraph (every backend, the same verdict as the campaign)".into(),
         "mutagraph recheck .".to_string(),
     ));
+    steps
+}
+
+/// The environment the finding was seen in.
+fn environment(meta: &Meta) -> Vec<(String, String)> {
+    let rp = &meta.reproduce;
     let env = &meta.environment;
     let mut environment = vec![("OS".to_string(), env.os.clone())];
     if !env.cpu.is_empty() {
@@ -595,61 +648,41 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
     if rp.library == "onnxruntime" {
         environment.push(("Execution provider".into(), "CPUExecutionProvider".into()));
     }
-    let comparisons = match (&expected, &actual) {
-        (Some(e), Some(a)) if meta.kind.is_numeric() => comparisons(e, native.as_ref(), a, rp),
-        _ => Vec::new(),
-    };
-    let snippet_block = snippet
-        .map(|s| ("python".to_string(), s))
-        .or(burn_main.map(|m| ("rust".to_string(), m)));
-    let report = ReportSpec {
-        title,
-        summary,
-        facts: facts_lines,
-        spec: spec_points(meta, finding, &model, op.as_deref()),
-        snippet: snippet_block,
-        model: describe_model(&model, model_file),
-        values: shown_values(&model, &inputs),
-        comparisons,
-        error: (meta.kind == Kind::Crash).then(|| finding.message.clone()),
-        steps,
-        environment,
-        others,
-        provenance: Some(Provenance {
-            seed: meta.seed.clone(),
-            derived: meta.derived_from.as_ref().map(|d| {
-                let region = match (d.region.first(), d.region.last()) {
-                    (Some(a), Some(b)) => format!(" (its nodes {a} .. {b})"),
-                    _ => String::new(),
-                };
-                let whole = match &meta.whole_model {
-                    Some(w) => format!("; the same mutations on the whole model: {w}"),
-                    None => String::new(),
-                };
-                format!("`{}`, {}{region}{whole}", d.seed, d.how)
-            }),
-            iteration: meta.iteration,
-            operators: meta.operators.clone(),
-            hits: meta.hits,
-            first_seen: format!(
-                "{:.1} s (iteration {})",
-                meta.first_seen.elapsed_s, meta.first_seen.iteration
-            ),
-            last_seen: format!(
-                "{:.1} s (iteration {})",
-                meta.last_seen.elapsed_s, meta.last_seen.iteration
-            ),
-            variants: meta
-                .variants_seen
-                .iter()
-                .map(|(k, v)| (k.clone(), *v))
-                .collect(),
-            ops: meta.ops_seen.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+    environment
+}
+
+/// Where the finding came from: its seed (and the seed it was derived from), the mutations,
+/// its hits.
+fn provenance(meta: &Meta) -> Provenance {
+    Provenance {
+        seed: meta.seed.clone(),
+        derived: meta.derived_from.as_ref().map(|d| {
+            let region = match (d.region.first(), d.region.last()) {
+                (Some(a), Some(b)) => format!(" (its nodes {a} .. {b})"),
+                _ => String::new(),
+            };
+            let whole = match &meta.whole_model {
+                Some(w) => format!("; the same mutations on the whole model: {w}"),
+                None => String::new(),
+            };
+            format!("`{}`, {}{region}{whole}", d.seed, d.how)
         }),
-        minimization: meta.minimized.as_ref().map(|m| Minimization {
-            nodes_before: m.nodes_before,
-            nodes_after: m.nodes_after,
-        }),
-    };
-    w(&dir.join("REPORT.md"), render_report_md(&report).as_bytes())
+        iteration: meta.iteration,
+        operators: meta.operators.clone(),
+        hits: meta.hits,
+        first_seen: format!(
+            "{:.1} s (iteration {})",
+            meta.first_seen.elapsed_s, meta.first_seen.iteration
+        ),
+        last_seen: format!(
+            "{:.1} s (iteration {})",
+            meta.last_seen.elapsed_s, meta.last_seen.iteration
+        ),
+        variants: meta
+            .variants_seen
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect(),
+        ops: meta.ops_seen.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+    }
 }

@@ -2,7 +2,7 @@
 //! through the stages to the record; and each seed's plan for running its mutants.
 use super::*;
 
-/// One mutant of a batch, ready to run.
+/// One mutant, ready to run: the case value that travels from the search to the record.
 pub(super) struct Job {
     pub(super) iteration: u64,
     pub(super) op: usize,
@@ -28,4 +28,22 @@ pub(super) struct SeedPlan {
     pub(super) timeout: Duration,
     /// How much slower than the others each backend was on the seed.
     pub(super) slowness: BTreeMap<String, f64>,
+}
+
+impl SeedPlan {
+    /// The plan of a seed from what admission saw of it (and the values a window's inputs
+    /// were captured with); `floor` is the shortest time limit of a run.
+    pub(super) fn new(
+        (admitted, tensors): &(admission::Admitted, super::intake::Tensors),
+        floor: Duration,
+    ) -> SeedPlan {
+        SeedPlan {
+            inputs: GenOptions {
+                tensors: tensors.clone(),
+                ..admitted.gen_options()
+            },
+            timeout: admitted.run_timeout(floor),
+            slowness: admitted.slowness.clone(),
+        }
+    }
 }

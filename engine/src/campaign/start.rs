@@ -2,15 +2,168 @@
 //! (its stored configuration, state and admission decisions), then the loop.
 use super::*;
 use config::check_same;
+use mutagraph_mutators::coverage::Universe;
+
+/// Each pool slot's current model and the records that made it from its seed.
+type Models = Vec<(Model, Vec<Record>)>;
 
 /// Runs (or resumes) a campaign.
 pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     let out = req.out.clone();
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let _lock = lock::OutLock::acquire(&out)?;
-    let cfg_path = out.join("campaign.toml");
     let ops = operators::all();
     let op_names: Vec<String> = ops.iter().map(|o| o.name().to_string()).collect();
+    let (mut config, cfg_path) = configure(&req, &pool_opts, &out, &op_names)?;
+    let seeds = load_seeds(&config.seeds)?;
+    let tolerance = mutagraph_backends::compare::Tolerance::by_name(&config.tolerance)
+        .ok_or_else(|| anyhow!("unknown tolerance '{}'", config.tolerance))?;
+
+    // Worker pools: one per backend and lane; the first lane answers the capabilities.
+    let mut pools: Vec<Vec<Pool>> = (config.backends.iter())
+        .map(|_| {
+            (0..config.jobs)
+                .map(|_| Pool::new(pool_opts.clone()))
+                .collect()
+        })
+        .collect();
+    let reference = config
+        .backends
+        .iter()
+        .position(|b| mutagraph_backends::catalog::is_ground_truth(b));
+    let mut stage = Triage::new(&config.backends, tolerance);
+    // A crash met again and again is filed as a hit of its bug without the triage's extra runs.
+    stage.learn = true;
+    let mut triage_pool = Pool::new(pool_opts.clone());
+    check_fixed(&seeds, &config)?;
+    // Admission: each seed once, as given, on every backend; seeds derived from them (decided
+    // once per campaign, recorded and printed).
+    let intake = intake::intake(
+        &out,
+        &config,
+        seeds,
+        intake::Runs {
+            pools: &mut pools,
+            stage: &mut stage,
+            triage: &mut triage_pool,
+            reference,
+        },
+        req.quiet,
+    )?;
+    let intake::Intake {
+        seeds,
+        plans,
+        mutated,
+        seed_runs,
+        refused,
+    } = intake;
+    if mutated.is_empty() {
+        return Err(none_mutated(&refused, &out));
+    }
+    let n_seeds = mutated.len() * ops.len();
+    if config.mcmc_p.is_nan() {
+        config.mcmc_p = req.mcmc_p.unwrap_or_else(|| mcmc::default_p(n_seeds));
+    }
+    let scheduler = mcmc::by_name(&config.search, config.mcmc_p).expect("checked");
+    let (recipes, recipes_at, universe) = recipes(&config, &seeds, &mut pools)?;
+    let mut seed_cov = Coverage::new(universe.clone());
+    for &i in &mutated {
+        seed_cov.add_model(&seeds[i].model);
+    }
+    let seed_coverage = seed_cov.report();
+
+    for d in ["seeds", "corpus", "findings"] {
+        std::fs::create_dir_all(out.join(d))
+            .with_context(|| format!("creating {}", out.join(d).display()))?;
+    }
+    let (fresh, mut state, models) =
+        load_state(&out, &config, &seeds, &mutated, &op_names, seed_cov)?;
+    write_config_and_seeds(&out, &cfg_path, &config, &seeds)?;
+    // The triage's extra runs and the minimizer's wait as long as the slowest seed's mutants may take.
+    let floor = pool_opts.timeout;
+    let seed_inputs: Vec<SeedPlan> = plans.iter().map(|p| SeedPlan::new(p, floor)).collect();
+    // The triage's runs are of mutants (of the mutated seeds); the minimizer's also of the
+    // whole models windows come from.
+    let limit = |of: &mut dyn Iterator<Item = &SeedPlan>| of.map(|s| s.timeout).max();
+    triage_pool.set_timeout(limit(&mut mutated.iter().map(|&i| &seed_inputs[i])).unwrap_or(floor));
+    let mut slowest = pool_opts.clone();
+    slowest.timeout = limit(&mut seed_inputs.iter()).unwrap_or(floor);
+    let minimizer = if req.minimize {
+        Some(Minimizer::start(
+            slowest,
+            config.backends.clone(),
+            tolerance,
+        ))
+    } else {
+        None
+    };
+    if !fresh {
+        // The triage goes on where the last session stopped: its counters, and the crash
+        // messages it knows (without them a resumed campaign would triage in full what the
+        // uninterrupted one files as hits, and end with other verdicts).
+        stage.stats = state.triage.clone();
+        stage.known = state.known_crashes.clone();
+        stage.quiet = state.known_quiet.clone();
+    }
+    let out_dir = out.clone();
+    let shared = shared(&config, &out, &mut state, req.sync_every)?;
+    let mut corpus_index = crate::corpus::Index::scan(&out.join("corpus"))
+        .map_err(|e| anyhow!("reading the corpus: {e}"))?;
+    corpus_index
+        .delete_orphans()
+        .map_err(|e| anyhow!("cleaning the corpus: {e}"))?;
+    let mut c = Campaign {
+        out,
+        seed_inputs,
+        stage: Arc::new(std::sync::Mutex::new(stage)),
+        triage: Some(triage_pool),
+        tolerance,
+        dirty: BTreeSet::new(),
+        stale_docs: BTreeMap::new(),
+        minimizer,
+        minimize_grace: req.minimize_grace,
+        config,
+        seeds,
+        ops,
+        recipes,
+        recipes_at,
+        limits: Limits::default(),
+        scheduler,
+        reference,
+        state,
+        seed_coverage,
+        models,
+        pools,
+        corpus: writer::Writer::new(),
+        corpus_index,
+        other_bytes: crate::corpus::budget::other_bytes(&out_dir),
+        other_measured: Instant::now(),
+        warned_over: false,
+        disk_full: false,
+        shared,
+        last_find: None,
+    };
+    if !fresh {
+        c.requeue_unminimized();
+    }
+    // The seeds' own bugs are filed before any mutant runs: mutants that show them again
+    // count as their hits.
+    for (seed, run) in seed_runs {
+        c.file_seed_findings(seed, run)?;
+    }
+    c.state.triage = c.stage.lock().map(|p| p.stats.clone()).unwrap_or_default();
+    c.main_loop(req.quiet, fresh)
+}
+
+/// The configuration: the stored one when resuming (the command line may change only the
+/// session's limits), else the command line's; checked before anything runs.
+fn configure(
+    req: &Request,
+    pool_opts: &PoolOptions,
+    out: &Path,
+    op_names: &[String],
+) -> Result<(Config, PathBuf)> {
+    let cfg_path = out.join("campaign.toml");
     let saved: Option<Config> = if cfg_path.exists() {
         let text = std::fs::read_to_string(&cfg_path)
             .with_context(|| format!("reading {}", cfg_path.display()))?;
@@ -70,7 +223,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 seed: req.seed.unwrap_or(0),
                 search: req.search.clone().unwrap_or_else(|| "mcmc".into()),
                 mcmc_p: f64::NAN, // set once the seed count is known
-                operators: op_names.clone(),
+                operators: op_names.to_vec(),
                 jobs: config::default_jobs(backends.len()),
                 iterations: None,
                 time_s: None,
@@ -99,7 +252,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     if let Some(b) = req.max_disk {
         config.max_disk = b;
     }
-    if ops.is_empty() {
+    if op_names.is_empty() {
         bail!("no mutation operators in this build");
     }
     for b in &config.backends {
@@ -112,31 +265,14 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     if mcmc::by_name(&config.search, 0.1).is_none() {
         bail!("--search must be mcmc or random, not '{}'", config.search);
     }
-    let seeds = load_seeds(&config.seeds)?;
     if req.mcmc_p.is_some_and(|p| !(p > 0.0 && p < 1.0)) {
         bail!("--mcmc-p must be in (0, 1)");
     }
-    let tolerance = mutagraph_backends::compare::Tolerance::by_name(&config.tolerance)
-        .ok_or_else(|| anyhow!("unknown tolerance '{}'", config.tolerance))?;
+    Ok((config, cfg_path))
+}
 
-    // Worker pools: one per backend and lane; the first lane answers the capabilities.
-    let mut pools: Vec<Vec<Pool>> = Vec::new();
-    for _ in &config.backends {
-        pools.push(
-            (0..config.jobs)
-                .map(|_| Pool::new(pool_opts.clone()))
-                .collect(),
-        );
-    }
-    let reference = config
-        .backends
-        .iter()
-        .position(|b| mutagraph_backends::catalog::is_ground_truth(b));
-    let mut stage = Triage::new(&config.backends, tolerance);
-    // A crash met again and again is filed as a hit of its bug without the triage's extra runs.
-    stage.learn = true;
-    let mut triage_pool = Pool::new(pool_opts.clone());
-    // Each shape or value given must fit an input of some seed.
+/// Each shape or value the user fixed must fit an input of some seed.
+fn check_fixed(seeds: &[Seed], config: &Config) -> Result<()> {
     let fits: Vec<Fixed> = seeds
         .iter()
         .map(|s| admission::fixed_for(&s.model, &config.fixed))
@@ -164,45 +300,29 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             bail!("--input-value {name}: no seed has an input named '{name}'");
         }
     }
-    // Admission: each seed once, as given, on every backend; seeds derived from them (decided
-    // once per campaign, recorded and printed).
-    let intake = intake::intake(
-        &out,
-        &config,
-        seeds,
-        intake::Runs {
-            pools: &mut pools,
-            stage: &mut stage,
-            triage: &mut triage_pool,
-            reference,
-        },
-        req.quiet,
-    )?;
-    let intake::Intake {
-        seeds,
-        plans,
-        mutated,
-        seed_runs,
-        refused,
-    } = intake;
-    if mutated.is_empty() {
-        let why: Vec<String> = refused
-            .iter()
-            .take(5)
-            .map(|(name, why)| format!("seed {name}: {why}"))
-            .collect();
-        bail!(
-            "no seed can be mutated: the reference runs none of them ({}{}; see {})",
-            why.join("; "),
-            if refused.len() > 5 { "; ..." } else { "" },
-            out.join(admission::FILE).display()
-        );
-    }
-    let n_seeds = mutated.len() * ops.len();
-    if config.mcmc_p.is_nan() {
-        config.mcmc_p = req.mcmc_p.unwrap_or_else(|| mcmc::default_p(n_seeds));
-    }
-    let scheduler = mcmc::by_name(&config.search, config.mcmc_p).expect("checked");
+    Ok(())
+}
+
+/// Why a campaign none of whose seeds can be mutated does not start (the first reasons).
+fn none_mutated(refused: &BTreeMap<String, String>, out: &Path) -> anyhow::Error {
+    let why: Vec<String> = refused
+        .iter()
+        .take(5)
+        .map(|(name, why)| format!("seed {name}: {why}"))
+        .collect();
+    anyhow!(
+        "no seed can be mutated: the reference runs none of them ({}{}; see {})",
+        why.join("; "),
+        if refused.len() > 5 { "; ..." } else { "" },
+        out.join(admission::FILE).display()
+    )
+}
+
+/// The recipes mutants are made from (those some backend under test runs), each seed opset's,
+/// and the coverage universe they span.
+type Book = (Recipes, BTreeMap<i64, Recipes>, Arc<Universe>);
+
+fn recipes(config: &Config, seeds: &[Seed], pools: &mut [Vec<Pool>]) -> Result<Book> {
     // The generator's ops: those that exist at the seeds' opset (the lowest one).
     let opset = seeds
         .iter()
@@ -215,7 +335,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         .backends
         .iter()
         .any(|b| !mutagraph_backends::catalog::is_ground_truth(b));
-    for (b, lanes) in config.backends.iter().zip(&mut pools) {
+    for (b, lanes) in config.backends.iter().zip(pools.iter_mut()) {
         if has_other && mutagraph_backends::catalog::is_ground_truth(b) {
             continue;
         }
@@ -233,7 +353,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     // Each seed's mutants take the ops that exist at its own opset (an op removed since the
     // lowest one, such as Upsample or Scatter, would make an opset-17 mutant invalid).
     let mut recipes_at: BTreeMap<i64, Recipes> = BTreeMap::new();
-    for s in &seeds {
+    for s in seeds {
         let o = s.model.default_opset();
         recipes_at.entry(o).or_insert_with(|| {
             let mut r = Recipes::for_opset(o);
@@ -249,19 +369,22 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             .map_err(|e| anyhow!("coverage universe: {e}"))?
             .params_at_opset(opset),
     );
-    let mut seed_cov = Coverage::new(universe.clone());
-    for &i in &mutated {
-        seed_cov.add_model(&seeds[i].model);
-    }
-    let seed_coverage = seed_cov.report();
+    Ok((recipes, recipes_at, universe))
+}
 
-    for d in ["seeds", "corpus", "findings"] {
-        std::fs::create_dir_all(out.join(d))
-            .with_context(|| format!("creating {}", out.join(d).display()))?;
-    }
+/// The campaign's state and its pool's models: fresh, or as the last session committed them.
+fn load_state(
+    out: &Path,
+    config: &Config,
+    seeds: &[Seed],
+    mutated: &[usize],
+    op_names: &[String],
+    seed_cov: Coverage,
+) -> Result<(bool, State, Models)> {
+    let universe = seed_cov.universe().clone();
     let state_path = out.join("state.json");
     let fresh = !state_path.exists();
-    let (mut state, models) = if fresh {
+    let (state, models) = if fresh {
         let pool: Vec<Slot> = mutated
             .iter()
             .map(|&i| Slot {
@@ -274,7 +397,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             iteration: 0,
             rng_seed: config.seed,
             pool,
-            seeds: SeedStats::new(mutated.len(), ops.len()),
+            seeds: SeedStats::new(mutated.len(), op_names.len()),
             coverage: seed_cov,
             counters: Counters {
                 per_operator: op_names
@@ -317,7 +440,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         let slots: Vec<usize> = state.pool.iter().map(|s| s.seed).collect();
         if slots.len() != mutated.len()
             || slots.iter().any(|i| !mutated.contains(i))
-            || state.seeds.ops != ops.len()
+            || state.seeds.ops != op_names.len()
         {
             bail!(
                 "{} does not match the seeds and operators",
@@ -338,7 +461,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                             corpus.display()
                         )
                     };
-                    let bytes = crate::corpus::model_bytes(&out, id).map_err(resuming)?;
+                    let bytes = crate::corpus::model_bytes(out, id).map_err(resuming)?;
                     let mut m = Model::from_bytes(&bytes)
                         .with_context(|| format!("resuming from corpus entry {id}"))?;
                     typed(&mut m);
@@ -350,55 +473,38 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         }
         (state, models)
     };
+    Ok((fresh, state, models))
+}
+
+/// Writes the effective configuration and the seeds as they are mutated (unchanged files are
+/// left alone).
+fn write_config_and_seeds(
+    out: &Path,
+    cfg_path: &Path,
+    config: &Config,
+    seeds: &[Seed],
+) -> Result<()> {
     let cfg_text = toml::to_string(&config)?;
-    write_atomic(&cfg_path, cfg_text.as_bytes())
+    write_atomic(cfg_path, cfg_text.as_bytes())
         .with_context(|| format!("writing {}", cfg_path.display()))?;
-    for s in &seeds {
+    for s in seeds {
         let p = out.join("seeds").join(&s.file);
         let bytes = s.model.to_bytes();
         if std::fs::read(&p).ok().as_deref() != Some(bytes.as_slice()) {
             write_atomic(&p, &bytes).with_context(|| format!("writing {}", p.display()))?;
         }
     }
-    // The triage's extra runs and the minimizer's wait as long as the slowest seed's mutants may take.
-    let floor = pool_opts.timeout;
-    let seed_inputs: Vec<SeedPlan> = plans
-        .iter()
-        .map(|(a, tensors)| SeedPlan {
-            inputs: GenOptions {
-                tensors: tensors.clone(),
-                ..a.gen_options()
-            },
-            timeout: a.run_timeout(floor),
-            slowness: a.slowness.clone(),
-        })
-        .collect();
-    // The triage's runs are of mutants (of the mutated seeds); the minimizer's also of the
-    // whole models windows come from.
-    let limit = |of: &mut dyn Iterator<Item = &SeedPlan>| of.map(|s| s.timeout).max();
-    triage_pool.set_timeout(limit(&mut mutated.iter().map(|&i| &seed_inputs[i])).unwrap_or(floor));
-    let mut slowest = pool_opts.clone();
-    slowest.timeout = limit(&mut seed_inputs.iter()).unwrap_or(floor);
-    let minimizer = if req.minimize {
-        Some(Minimizer::start(
-            slowest,
-            config.backends.clone(),
-            tolerance,
-        ))
-    } else {
-        None
-    };
-    if !fresh {
-        // The triage goes on where the last session stopped: its counters, and the crash
-        // messages it knows (without them a resumed campaign would triage in full what the
-        // uninterrupted one files as hits, and end with other verdicts).
-        stage.stats = state.triage.clone();
-        stage.known = state.known_crashes.clone();
-        stage.quiet = state.known_quiet.clone();
-    }
-    let out_dir = out.clone();
-    // An instance of a shared campaign: the sync directory is its directory's parent.
-    let shared = match &config.instance {
+    Ok(())
+}
+
+/// An instance of a shared campaign: the sync directory is its directory's parent.
+fn shared(
+    config: &Config,
+    out: &Path,
+    state: &mut State,
+    every: Option<Duration>,
+) -> Result<Option<sync::Shared>> {
+    Ok(match &config.instance {
         Some(name) => {
             let st = state.sync.get_or_insert_with(Default::default);
             st.instance = name.clone();
@@ -411,56 +517,10 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
                 dir,
                 // The first import comes one interval after the start.
                 last: Instant::now(),
-                every: req.sync_every.unwrap_or(sync::SYNC_EVERY),
+                every: every.unwrap_or(sync::SYNC_EVERY),
                 same_seed: Default::default(),
             })
         }
         None => None,
-    };
-    let mut corpus_index = crate::corpus::Index::scan(&out.join("corpus"))
-        .map_err(|e| anyhow!("reading the corpus: {e}"))?;
-    corpus_index
-        .delete_orphans()
-        .map_err(|e| anyhow!("cleaning the corpus: {e}"))?;
-    let mut c = Campaign {
-        out,
-        seed_inputs,
-        stage: Arc::new(std::sync::Mutex::new(stage)),
-        triage: Some(triage_pool),
-        tolerance,
-        dirty: BTreeSet::new(),
-        stale_docs: BTreeMap::new(),
-        minimizer,
-        minimize_grace: req.minimize_grace,
-        config,
-        seeds,
-        ops,
-        recipes,
-        recipes_at,
-        limits: Limits::default(),
-        scheduler,
-        reference,
-        state,
-        seed_coverage,
-        models,
-        pools,
-        corpus: writer::Writer::new(),
-        corpus_index,
-        other_bytes: crate::corpus::budget::other_bytes(&out_dir),
-        other_measured: Instant::now(),
-        warned_over: false,
-        disk_full: false,
-        shared,
-        last_find: None,
-    };
-    if !fresh {
-        c.requeue_unminimized();
-    }
-    // The seeds' own bugs are filed before any mutant runs: mutants that show them again
-    // count as their hits.
-    for (seed, run) in seed_runs {
-        c.file_seed_findings(seed, run)?;
-    }
-    c.state.triage = c.stage.lock().map(|p| p.stats.clone()).unwrap_or_default();
-    c.main_loop(req.quiet, fresh)
+    })
 }

@@ -13,9 +13,11 @@ use crate::minimizer::{Done, Finished, MinimizeJob, MinimizedInfo, minimize_one}
 use anyhow::{Context, Result, anyhow, bail};
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};
+use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Pool, PoolOptions};
 use mutagraph_ir::Model;
 use mutagraph_oracles::MutantRuns;
+use mutagraph_oracles::finding::Finding;
 use mutagraph_oracles::minimize::{Options, minimize};
 use mutagraph_oracles::triage::{Triage, Verdict};
 use std::path::{Path, PathBuf};
@@ -236,41 +238,8 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
         }
     });
 
-    // External check: no backends of ours.
     if let Some(cmd) = &req.check {
-        let tmp = tempfile::tempdir().context("creating a temporary directory")?;
-        let mut n = 0;
-        if !external(cmd, tmp.path(), &mut n, &model) {
-            bail!(
-                "{}: the check command does not find the original model interesting (exit status \
-                 non-zero): nothing to minimize",
-                model_path.display()
-            );
-        }
-        let t = Instant::now();
-        let mut pred = |m: &Model| external(cmd, tmp.path(), &mut n, m);
-        let (small, r) = minimize(&model, &opts, &mut pred)
-            .map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
-        small.save(&out).map_err(|e| e.in_file(&out))?;
-        return Ok(Outcome {
-            out,
-            signature: None,
-            trigger: Vec::new(),
-            root: None,
-            info: MinimizedInfo {
-                nodes_before: r.nodes_before,
-                nodes_after: r.nodes_after,
-                checks: r.checks,
-                invalid_candidates: r.invalid_candidates,
-                wall_s: t.elapsed().as_secs_f64(),
-                passes: r
-                    .passes
-                    .iter()
-                    .map(|p| (p.name.clone(), p.checks, p.nodes_removed))
-                    .collect(),
-                op_type: None,
-            },
-        });
+        return minimize_external(cmd, &model, &model_path, &opts, out);
     }
 
     let mut pool = Pool::new(pool_opts);
@@ -296,58 +265,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
                 .map_err(|e| anyhow!("{}: {e}", req.target.display()))?;
             (backends, meta.finding.clone(), ins, None, meta.input_seed)
         }
-        None => {
-            let backends = if req.backends.is_empty() {
-                mutagraph_backends::catalog::default_set()
-                    .into_iter()
-                    .map(String::from)
-                    .collect()
-            } else {
-                req.backends.clone()
-            };
-            let opts = GenOptions::for_model(&model, None, &req.fixed)
-                .map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
-            let ins = inputs::generate(&model, req.seed, &opts)
-                .map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
-            let bytes = model.to_bytes();
-            let mut triage = Triage::new(&backends, req.tolerance);
-            let mut runs = Vec::new();
-            for b in &backends {
-                runs.push(
-                    pool.run(b, &bytes, &ins)
-                        .map_err(|e| anyhow!("backend '{b}': {e}"))?,
-                );
-            }
-            let mr = MutantRuns {
-                runs,
-                reference: triage.reference_index(),
-                reruns: Vec::new(),
-                slow_baseline: Default::default(),
-            };
-            let found = triage
-                .judge(&mut pool, &bytes, &ins, &mr)
-                .into_iter()
-                .filter(|t| t.verdict == Verdict::Report)
-                .filter(|t| {
-                    req.kind
-                        .as_deref()
-                        .is_none_or(|k| t.finding.kind.name() == k)
-                })
-                .find(|t| {
-                    req.backend
-                        .as_deref()
-                        .is_none_or(|b| t.finding.backends.iter().any(|x| x == b))
-                });
-            let Some(t) = found else {
-                bail!(
-                    "{}: no finding on backends {} with these inputs (seed {}); nothing to minimize",
-                    model_path.display(),
-                    backends.join(","),
-                    req.seed
-                );
-            };
-            (backends, t.finding, ins, t.intermediates, req.seed)
-        }
+        None => find_on_model(&req, &model, &model_path, &mut pool)?,
     };
     let signature = match &meta {
         Some(m) => m.signature.clone(),
@@ -399,4 +317,110 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
         root: Some(done.finding.root_signature()),
         trigger: done.finding.trigger,
     })
+}
+
+/// The backends, the finding, its inputs, the intermediate values and the input seed.
+type FoundOnModel = (Vec<String>, Finding, NamedValues, Option<NamedValues>, u64);
+
+/// Minimizes with an external check command: no backends of ours.
+fn minimize_external(
+    cmd: &str,
+    model: &Model,
+    model_path: &Path,
+    opts: &Options,
+    out: PathBuf,
+) -> Result<Outcome> {
+    let tmp = tempfile::tempdir().context("creating a temporary directory")?;
+    let mut n = 0;
+    if !external(cmd, tmp.path(), &mut n, model) {
+        bail!(
+            "{}: the check command does not find the original model interesting (exit status \
+             non-zero): nothing to minimize",
+            model_path.display()
+        );
+    }
+    let t = Instant::now();
+    let mut pred = |m: &Model| external(cmd, tmp.path(), &mut n, m);
+    let (small, r) =
+        minimize(model, opts, &mut pred).map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
+    small.save(&out).map_err(|e| e.in_file(&out))?;
+    Ok(Outcome {
+        out,
+        signature: None,
+        trigger: Vec::new(),
+        root: None,
+        info: MinimizedInfo {
+            nodes_before: r.nodes_before,
+            nodes_after: r.nodes_after,
+            checks: r.checks,
+            invalid_candidates: r.invalid_candidates,
+            wall_s: t.elapsed().as_secs_f64(),
+            passes: r
+                .passes
+                .iter()
+                .map(|p| (p.name.clone(), p.checks, p.nodes_removed))
+                .collect(),
+            op_type: None,
+        },
+    })
+}
+
+/// What a model file (not a bundle) is minimized for: the first finding the triage reports on
+/// it, with the backends, inputs and input seed it showed on.
+fn find_on_model(
+    req: &Request,
+    model: &Model,
+    model_path: &Path,
+    pool: &mut Pool,
+) -> Result<FoundOnModel> {
+    let backends = if req.backends.is_empty() {
+        mutagraph_backends::catalog::default_set()
+            .into_iter()
+            .map(String::from)
+            .collect()
+    } else {
+        req.backends.clone()
+    };
+    let opts = GenOptions::for_model(model, None, &req.fixed)
+        .map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
+    let ins = inputs::generate(model, req.seed, &opts)
+        .map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
+    let bytes = model.to_bytes();
+    let mut triage = Triage::new(&backends, req.tolerance);
+    let mut runs = Vec::new();
+    for b in &backends {
+        runs.push(
+            pool.run(b, &bytes, &ins)
+                .map_err(|e| anyhow!("backend '{b}': {e}"))?,
+        );
+    }
+    let mr = MutantRuns {
+        runs,
+        reference: triage.reference_index(),
+        reruns: Vec::new(),
+        slow_baseline: Default::default(),
+    };
+    let found = triage
+        .judge(pool, &bytes, &ins, &mr)
+        .into_iter()
+        .filter(|t| t.verdict == Verdict::Report)
+        .filter(|t| {
+            req.kind
+                .as_deref()
+                .is_none_or(|k| t.finding.kind.name() == k)
+        })
+        .find(|t| {
+            req.backend
+                .as_deref()
+                .is_none_or(|b| t.finding.backends.iter().any(|x| x == b))
+        });
+    let Some(t) = found else {
+        bail!(
+            "{}: no finding on backends {} with these inputs (seed {}); nothing to minimize",
+            model_path.display(),
+            backends.join(","),
+            req.seed
+        );
+    };
+    Ok((backends, t.finding, ins, t.intermediates, req.seed))
 }
