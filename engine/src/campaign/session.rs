@@ -51,11 +51,12 @@ impl Outputs {
             || crate::interrupt::requested()
     }
 
-    /// How long the loop may wait for its stages before it looks at its clock again.
+    /// How long the loop may wait for its stages before it looks at its clock again (never
+    /// nothing: a wait of zero would spin).
     pub(super) fn until_status(&self) -> Duration {
         self.status_every
             .saturating_sub(self.last_status.elapsed())
-            .min(TICK)
+            .clamp(Duration::from_millis(1), TICK)
     }
 
     /// Campaign time now (all sessions).
@@ -68,9 +69,15 @@ impl Outputs {
         self.session.elapsed().as_secs_f64()
     }
 
-    /// Draws the status when it is due.
+    /// Draws the status when it is due (with `-q`, only keeps the time: the loop's waits are
+    /// measured from it).
     pub(super) fn maybe_status(&mut self, c: &mut Campaign) {
-        if !self.quiet && self.last_status.elapsed() >= self.status_every {
+        if self.last_status.elapsed() < self.status_every {
+            return;
+        }
+        if self.quiet {
+            self.last_status = Instant::now();
+        } else {
             self.status_now(c);
         }
     }

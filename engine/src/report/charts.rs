@@ -166,10 +166,17 @@ impl Chart<'_> {
         };
         let (x_hi, x_step) = axis(x_max / unit, false, None);
         let (y_hi, y_step) = axis(y_max, self.integer_y, self.y_cap);
-        let sx = |x: f64| LEFT + (x / unit / x_hi) * pw;
         let (r_hi, r_step) = axis(r_max, self.integer_y, self.y_cap);
-        let sy = |y: f64| TOP + ph - (y.clamp(0.0, y_hi) / y_hi) * ph;
-        let sr = |y: f64| TOP + ph - (y.clamp(0.0, r_hi) / r_hi) * ph;
+        let frame = Frame {
+            pw,
+            ph,
+            unit,
+            x_hi,
+            y_hi,
+            r_hi,
+        };
+        let sy = |y: f64| frame.sy(y);
+        let sr = |y: f64| frame.sr(y);
 
         let mut s = String::new();
         let _ = write!(
@@ -268,16 +275,57 @@ impl Chart<'_> {
             esc(self.y_label)
         );
 
-        // Lines.
+        self.lines_svg(&mut s, &frame);
+        self.markers_svg(&mut s, &frame);
+        if !has_data {
+            let _ = writeln!(
+                s,
+                "<text class=\"nodata\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">no data</text>",
+                LEFT + pw / 2.0,
+                TOP + ph / 2.0
+            );
+        }
+
+        self.legend_svg(&mut s, right_label);
+        s.push_str("</svg>");
+        s
+    }
+}
+
+/// Where a chart's plot is, and its scales: seconds to x, values to the left or right y.
+struct Frame {
+    pw: f64,
+    ph: f64,
+    unit: f64,
+    x_hi: f64,
+    y_hi: f64,
+    r_hi: f64,
+}
+
+impl Frame {
+    fn sx(&self, x: f64) -> f64 {
+        LEFT + (x / self.unit / self.x_hi) * self.pw
+    }
+    fn sy(&self, y: f64) -> f64 {
+        TOP + self.ph - (y.clamp(0.0, self.y_hi) / self.y_hi) * self.ph
+    }
+    fn sr(&self, y: f64) -> f64 {
+        TOP + self.ph - (y.clamp(0.0, self.r_hi) / self.r_hi) * self.ph
+    }
+}
+
+impl Chart<'_> {
+    /// The lines, each with its marks.
+    fn lines_svg(&self, s: &mut String, f: &Frame) {
         for l in &self.lines {
             if l.points.is_empty() {
                 continue;
             }
-            let scale_y = |y: f64| if l.right { sr(y) } else { sy(y) };
-            let pts = decimate(&l.points, sx);
+            let scale_y = |y: f64| if l.right { f.sr(y) } else { f.sy(y) };
+            let pts = decimate(&l.points, |x| f.sx(x));
             let mut d = String::new();
             for (i, &(x, y)) in pts.iter().enumerate() {
-                let (x, y) = (sx(x), scale_y(y));
+                let (x, y) = (f.sx(x), scale_y(y));
                 if i == 0 {
                     let _ = write!(d, "M{x:.1} {y:.1}");
                 } else if l.step {
@@ -296,42 +344,39 @@ impl Chart<'_> {
                 let _ = writeln!(
                     s,
                     "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{}\"><title>{}</title></circle>",
-                    sx(*x),
+                    f.sx(*x),
                     scale_y(*y),
                     l.color,
                     esc(text)
                 );
             }
         }
-        // Session starts: a dashed vertical line each, labelled at the top of the plot.
+    }
+
+    /// Session starts: a dashed vertical line each, labelled at the top of the plot.
+    fn markers_svg(&self, s: &mut String, f: &Frame) {
         for m in self
             .markers
             .iter()
             .filter(|m| m.x.is_finite() && m.x >= 0.0)
         {
-            let x = sx(m.x);
+            let x = f.sx(m.x);
             let _ = writeln!(
                 s,
                 "<g class=\"session\"><title>{t}</title>\
                  <line class=\"resume-line\" x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{b:.1}\"/>\
                  <text class=\"resume-label\" x=\"{tx:.1}\" y=\"{ty:.1}\">{l}</text></g>",
                 t = esc(&m.title),
-                b = TOP + ph,
+                b = TOP + f.ph,
                 tx = x + 3.0,
                 ty = TOP + 12.0,
                 l = esc(&m.label)
             );
         }
-        if !has_data {
-            let _ = writeln!(
-                s,
-                "<text class=\"nodata\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">no data</text>",
-                LEFT + pw / 2.0,
-                TOP + ph / 2.0
-            );
-        }
+    }
 
-        // Legend, left to right above the plot.
+    /// The legend, left to right above the plot.
+    fn legend_svg(&self, s: &mut String, right_label: Option<&str>) {
         let mut x = LEFT;
         for l in &self.lines {
             let label = if l.right && right_label.is_some() {
@@ -350,8 +395,6 @@ impl Chart<'_> {
             );
             x += 23.0 + 7.0 * label.chars().count() as f64 + 18.0;
         }
-        s.push_str("</svg>");
-        s
     }
 }
 
