@@ -27,17 +27,8 @@ fn reflect(x: f64, lo: f64, hi: f64) -> f64 {
 }
 
 fn cubic_w(t: f64) -> [f64; 4] {
-    let a = -0.75;
-    let k = |x: f64| {
-        let x = x.abs();
-        if x <= 1.0 {
-            ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
-        } else if x < 2.0 {
-            ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a
-        } else {
-            0.0
-        }
-    };
+    // GridSample's bicubic is Resize's cubic convolution at its default coefficient.
+    let k = |x: f64| super::resize::cubic(x, -0.75);
     [k(t + 1.0), k(t), k(1.0 - t), k(2.0 - t)]
 }
 

@@ -67,7 +67,8 @@ fn to_input_coord(ax: &Axis, x: usize, coord: &str) -> R<f64> {
     })
 }
 
-fn cubic(x: f64, a: f64) -> f64 {
+/// The cubic convolution kernel with coefficient `a` (Keys; ONNX Resize `cubic_coeff_a`).
+pub(super) fn cubic(x: f64, a: f64) -> f64 {
     let x = x.abs();
     if x <= 1.0 {
         ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
