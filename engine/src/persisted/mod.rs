@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `stats.json` | [`Stats`] (the campaign, about once a second) | the report, as [`Stats`] |
 //! | `state.json` | [`crate::campaign::State`] (the resume point) | a resume, as [`crate::campaign::State`]; the report, as [`StateSessions`] (the same fields) |
-//! | `findings/<id>/meta.json` | [`crate::bundle::Meta`] | the bundle's own updates and commands, as [`crate::bundle::Meta`] ([`crate::bundle::read_meta`]); the report, through its view of it whose every field is optional |
+//! | `findings/<id>/meta.json` | [`crate::bundle::Meta`] | the bundle's own updates and commands, and the report, as [`crate::bundle::Meta`] with its one reader, [`crate::bundle::read_meta`] |
 //! | `timeseries.csv` | a row per interval, under [`timeseries::HEADER`] | the report, by the names of [`timeseries::COLUMNS`] |
 //!
 //! # Versions

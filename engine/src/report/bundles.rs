@@ -1,27 +1,32 @@
-//! Bug bundles as the report sees them: each `findings/<id>/meta.json` read through
-//! [`MetaView`], a typed view of [`Meta`] whose every field is optional and read on its own (a
-//! field of an unexpected shape is only absent; a file of a newer format version than
-//! [`Meta`]'s is refused), and what the report derives from it: the op a finding is blamed on
-//! ([`Blame`]) and the triage's conclusions as tags.
+//! Bug bundles as the report sees them: each `findings/<id>/meta.json` read with
+//! [`crate::bundle::read_meta`], the bundle's own reader and the one reader of that file, as
+//! a [`Meta`]. One of a newer format version is refused ([`ReportError::NewerFormat`], naming
+//! it); one that does not read otherwise (not JSON, not of [`Meta`]'s shape, unreadable) is a
+//! warning naming it and the parse error, and its bundle a row with only its directory name.
+//! And what the report derives from a [`Meta`]: the op a finding is blamed on ([`Blame`]) and
+//! the triage's conclusions as tags.
 
-use super::read::lenient;
 use super::{DASH, ReportError};
-use crate::bundle::Meta;
-use crate::persisted::{self, FormatError, Versioned};
-use mutagraph_oracles::Layer;
+use crate::bundle::{Meta, read_meta};
+use crate::persisted::FormatError;
 use mutagraph_oracles::finding::Location;
-use mutagraph_oracles::localize::{Localization, Verdict};
-use serde::Deserialize;
-use std::collections::BTreeMap;
+use mutagraph_oracles::localize::Verdict;
 use std::path::{Path, PathBuf};
 
-/// When a finding was seen.
-#[derive(Clone, Debug, Default, Deserialize)]
+/// When a finding was seen (unknown when its `meta.json` did not read).
+#[derive(Clone, Debug, Default)]
 pub(super) struct Seen {
-    #[serde(default, deserialize_with = "lenient")]
     pub iteration: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
     pub elapsed_s: Option<f64>,
+}
+
+impl From<&crate::findings::Seen> for Seen {
+    fn from(s: &crate::findings::Seen) -> Seen {
+        Seen {
+            iteration: Some(s.iteration),
+            elapsed_s: Some(s.elapsed_s),
+        }
+    }
 }
 
 impl Seen {
@@ -37,105 +42,10 @@ impl Seen {
     }
 }
 
-/// The part of a finding (`finding`, `minimized_finding` in `meta.json`) the report uses.
-#[derive(Clone, Debug, Default, Deserialize)]
-pub(super) struct FindingView {
-    #[serde(default, deserialize_with = "lenient")]
-    location: Option<Location>,
-    #[serde(default, deserialize_with = "lenient")]
-    layer: Option<Layer>,
-    #[serde(default, deserialize_with = "lenient")]
-    gap: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    witnesses: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "lenient")]
-    d_mad: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
-    placed_by_message: Option<bool>,
-    #[serde(default, deserialize_with = "lenient")]
-    trigger: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "lenient")]
-    message: Option<String>,
-}
-
-/// `minimized` of `meta.json` (`MinimizedInfo`), the fields the report uses.
-#[derive(Clone, Debug, Default, Deserialize)]
-pub(super) struct MinimizedView {
-    #[serde(default, deserialize_with = "lenient")]
-    nodes_before: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
-    nodes_after: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
-    op_type: Option<String>,
-}
-
-/// A bundle's `meta.json` ([`Meta`]) as the report reads it: the fields of [`Meta`] the
-/// report uses, by the same names and of the same types (or their text), every one optional
-/// and read on its own, so old bundles and hand-edited files still get a row. Its version is
-/// [`Meta`]'s.
-#[derive(Clone, Debug, Default, Deserialize)]
-pub(super) struct MetaView {
-    #[serde(default, deserialize_with = "lenient")]
-    id: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    signature: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    kind: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    backends: Option<OneOrMany>,
-    #[serde(default, deserialize_with = "lenient")]
-    layer: Option<Layer>,
-    #[serde(default, deserialize_with = "lenient")]
-    stage: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    op_type: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    message: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    hits: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
-    first_seen: Option<Seen>,
-    #[serde(default, deserialize_with = "lenient")]
-    last_seen: Option<Seen>,
-    #[serde(default, deserialize_with = "lenient")]
-    ops_seen: Option<BTreeMap<String, u64>>,
-    #[serde(default, deserialize_with = "lenient")]
-    finding: Option<FindingView>,
-    #[serde(default, deserialize_with = "lenient")]
-    localization: Option<Localization>,
-    /// Absent: unknown; `null`: pending.
-    #[serde(default, deserialize_with = "lenient")]
-    minimized: Option<Option<MinimizedView>>,
-    #[serde(default, deserialize_with = "lenient")]
-    minimized_finding: Option<FindingView>,
-    #[serde(default, deserialize_with = "lenient")]
-    triage: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    trigger: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "lenient")]
-    aliases: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "lenient")]
-    merged_into: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    not_shown_again: Option<Vec<String>>,
-}
-
-impl Versioned for MetaView {
-    const VERSION: u32 = Meta::VERSION;
-}
-
-/// A list that an old file may hold as one string.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
-enum OneOrMany {
-    Many(Vec<String>),
-    One(String),
-}
-
 /// What minimization did, as shown.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Minimized {
-    /// `meta.json` does not say.
+    /// Not known (`meta.json` did not read).
     Unknown,
     /// Not minimized yet.
     Pending,
@@ -168,7 +78,7 @@ pub(super) struct Blame {
 pub(super) struct Bundle {
     /// The directory name (links use it).
     pub dir: String,
-    /// `id` (the directory name when absent).
+    /// `id` (the directory name when `meta.json` did not read).
     pub id: String,
     pub kind: Option<String>,
     pub backends: Vec<String>,
@@ -199,33 +109,47 @@ pub(super) const BUNDLE_FILES: [&str; 3] = ["repro.py", "minimized.onnx", "origi
 const MODEL_READ_LIMIT: u64 = 64 << 20;
 
 impl Bundle {
-    pub fn from_meta(dir: &str, bundle_dir: &Path, meta: &MetaView) -> Bundle {
-        let backends = match &meta.backends {
-            Some(OneOrMany::Many(v)) => v.clone(),
-            Some(OneOrMany::One(s)) => vec![s.clone()],
-            None => Vec::new(),
-        };
+    pub fn from_meta(dir: &str, bundle_dir: &Path, meta: &Meta) -> Bundle {
         let minimized = match &meta.minimized {
-            None => Minimized::Unknown,
-            Some(None) => Minimized::Pending,
-            Some(Some(m)) => Minimized::Done(m.nodes_before, m.nodes_after),
+            None => Minimized::Pending,
+            Some(m) => Minimized::Done(Some(m.nodes_before as u64), Some(m.nodes_after as u64)),
         };
         let (triage, triage_detail) = triage_summary(meta);
         Bundle {
-            dir: dir.to_string(),
-            id: meta.id.clone().unwrap_or_else(|| dir.to_string()),
-            kind: meta.kind.clone(),
-            backends,
-            stage: meta.stage.clone(),
+            id: meta.id.clone(),
+            kind: Some(meta.kind.name().to_string()),
+            backends: meta.backends.clone(),
+            stage: meta.stage.as_ref().and_then(serde_name),
             blame: blame(meta, bundle_dir),
-            message: meta.message.clone(),
-            hits: meta.hits,
-            first: meta.first_seen.clone().unwrap_or_default(),
-            last: meta.last_seen.clone().unwrap_or_default(),
+            message: Some(meta.message.clone()),
+            hits: Some(meta.hits),
+            first: Seen::from(&meta.first_seen),
+            last: Seen::from(&meta.last_seen),
             minimized,
             triage,
             triage_detail,
-            signature: meta.signature.clone(),
+            signature: Some(meta.signature.clone()),
+            ..Bundle::unread(dir, bundle_dir)
+        }
+    }
+
+    /// The row of a bundle whose `meta.json` did not read: its directory name, its files.
+    pub fn unread(dir: &str, bundle_dir: &Path) -> Bundle {
+        Bundle {
+            dir: dir.to_string(),
+            id: dir.to_string(),
+            kind: None,
+            backends: Vec::new(),
+            stage: None,
+            blame: None,
+            message: None,
+            hits: None,
+            first: Seen::default(),
+            last: Seen::default(),
+            minimized: Minimized::Unknown,
+            triage: Vec::new(),
+            triage_detail: String::new(),
+            signature: None,
             files: BUNDLE_FILES
                 .into_iter()
                 .filter(|f| bundle_dir.join(f).is_file())
@@ -234,7 +158,6 @@ impl Bundle {
             has_report_html: false,
         }
     }
-
     pub fn backends_text(&self) -> String {
         if self.backends.is_empty() {
             DASH.to_string()
@@ -275,54 +198,67 @@ impl Bundle {
     }
 }
 
+/// How `meta.json` spells a value of a unit enum (`"Run"` for [`Stage::Run`]).
+///
+/// [`Stage::Run`]: mutagraph_backends::backend::Stage::Run
+fn serde_name<T: serde::Serialize>(v: &T) -> Option<String> {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
 /// The op a bundle is about, in the order the bundle's own `REPORT.md` uses: localization on
 /// the minimized model, then on the original (`op_type`, the finding's location, the
 /// localization's); else the node producing the value the finding names, in the bundle's
 /// model (the minimized one when there is one); else the minimized model's last node; else
 /// the op most hits were seen at.
-fn blame(meta: &MetaView, bundle_dir: &Path) -> Option<Blame> {
-    let localized = |op: &Option<String>, source: &str| {
-        op.as_deref().filter(|s| !s.is_empty()).map(|op| Blame {
+fn blame(meta: &Meta, bundle_dir: &Path) -> Option<Blame> {
+    localized(meta)
+        .or_else(|| model_focus(meta, bundle_dir))
+        .or_else(|| most_seen(meta))
+}
+
+/// The op localization (or the crash's placement) blamed, on the minimized model first.
+fn localized(meta: &Meta) -> Option<Blame> {
+    const MINIMIZED: &str = "blamed by localization on the minimized model";
+    const ORIGINAL: &str = "blamed by localization";
+    fn op(l: Option<&Location>) -> Option<&str> {
+        l.map(|l| l.op_type.as_str())
+    }
+    [
+        (
+            meta.minimized.as_ref().and_then(|m| m.op_type.as_deref()),
+            MINIMIZED,
+        ),
+        (meta.op_type.as_deref(), ORIGINAL),
+        (op(meta.finding.location.as_ref()), ORIGINAL),
+        (
+            op(meta.localization.as_ref().and_then(|l| l.location.as_ref())),
+            ORIGINAL,
+        ),
+        (
+            op(meta
+                .minimized_finding
+                .as_ref()
+                .and_then(|f| f.location.as_ref())),
+            MINIMIZED,
+        ),
+    ]
+    .into_iter()
+    .find_map(|(op, source)| {
+        op.filter(|s| !s.is_empty()).map(|op| Blame {
             op: op.to_string(),
             source: source.to_string(),
             localized: true,
         })
-    };
-    let loc_op = |f: &Option<FindingView>| {
-        f.as_ref()
-            .and_then(|f| f.location.as_ref())
-            .map(|l| l.op_type.clone())
-    };
-    let min = meta.minimized.as_ref().and_then(Option::as_ref);
-    if let Some(b) = localized(
-        &min.and_then(|m| m.op_type.clone()),
-        "blamed by localization on the minimized model",
-    )
-    .or_else(|| localized(&meta.op_type, "blamed by localization"))
-    .or_else(|| localized(&loc_op(&meta.finding), "blamed by localization"))
-    .or_else(|| {
-        localized(
-            &meta
-                .localization
-                .as_ref()
-                .and_then(|l| l.location.as_ref())
-                .map(|l| l.op_type.clone()),
-            "blamed by localization",
-        )
     })
-    .or_else(|| {
-        localized(
-            &loc_op(&meta.minimized_finding),
-            "blamed by localization on the minimized model",
-        )
-    }) {
-        return Some(b);
-    }
-    if let Some(b) = model_focus(meta, bundle_dir) {
-        return Some(b);
-    }
-    let ops = meta.ops_seen.as_ref()?;
-    let (op, n) = ops
+}
+
+/// The op most hits were seen at (the first by name among equals).
+fn most_seen(meta: &Meta) -> Option<Blame> {
+    let (op, n) = meta
+        .ops_seen
         .iter()
         .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))?;
     Some(Blame {
@@ -341,24 +277,20 @@ fn named_output(message: &str) -> Option<&str> {
 
 /// The op of the node producing the value the finding names, in the bundle's model (the
 /// minimized one when there is one); else, for a minimized model, its last node.
-fn model_focus(meta: &MetaView, bundle_dir: &Path) -> Option<Blame> {
+fn model_focus(meta: &Meta, bundle_dir: &Path) -> Option<Blame> {
     let (file, finding) = if bundle_dir.join("minimized.onnx").is_file() {
         (
             "minimized.onnx",
-            meta.minimized_finding.as_ref().or(meta.finding.as_ref()),
+            meta.minimized_finding.as_ref().unwrap_or(&meta.finding),
         )
     } else {
-        ("original.onnx", meta.finding.as_ref())
+        ("original.onnx", &meta.finding)
     };
     let path = bundle_dir.join(file);
     if std::fs::metadata(&path).ok()?.len() > MODEL_READ_LIMIT {
         return None;
     }
-    let message = finding
-        .and_then(|f| f.message.as_deref())
-        .or(meta.message.as_deref())
-        .unwrap_or("");
-    let value = named_output(message);
+    let value = named_output(&finding.message);
     let model = mutagraph_ir::Model::from_bytes(&std::fs::read(&path).ok()?).ok()?;
     if let Some(v) = value
         && let Some(n) = model
@@ -384,16 +316,39 @@ fn model_focus(meta: &MetaView, bundle_dir: &Path) -> Option<Blame> {
 }
 
 /// The triage's conclusions as short tags, and more detail for a tooltip.
-fn triage_summary(meta: &MetaView) -> (Vec<String>, String) {
+fn triage_summary(meta: &Meta) -> (Vec<String>, String) {
     let mut tags = Vec::new();
     let mut detail = Vec::new();
+    let f = &meta.finding;
     if let Some(note) = meta.triage.as_deref().filter(|s| !s.trim().is_empty()) {
         tags.push(format!("note: {}", note.trim()));
     }
-    let f = meta.finding.as_ref();
-    if let Some(layer) = meta.layer.or(f.and_then(|f| f.layer)) {
+    if let Some(layer) = meta.layer.or(f.layer) {
         tags.push(layer.name().to_string());
     }
+    placement_tags(meta, &mut tags, &mut detail);
+    if let Some(gap) = f.gap.as_deref() {
+        tags.push(format!("type gap: {gap}"));
+    }
+    let trigger = match meta.minimized_finding.as_ref() {
+        Some(m) if meta.trigger.is_empty() => &m.trigger,
+        _ => &meta.trigger,
+    };
+    if !trigger.is_empty() {
+        tags.push(format!("needs {}", trigger.join(", ")));
+    }
+    merge_tags(meta, &mut tags, &mut detail);
+    if !f.witnesses.is_empty() {
+        detail.push(format!("witnesses: {}", f.witnesses.join(", ")));
+    }
+    if let Some(d) = f.d_mad {
+        detail.push(format!("D_MAD {d:.3}"));
+    }
+    (tags, detail.join("\n"))
+}
+
+/// How the node was found: localization's verdict, else how the finding was placed.
+fn placement_tags(meta: &Meta, tags: &mut Vec<String>, detail: &mut Vec<String>) {
     match meta.localization.as_ref().map(|l| &l.verdict) {
         Some(Verdict::Localized) => tags.push("localized".into()),
         Some(Verdict::Unstable) => tags.push("unstable".into()),
@@ -403,35 +358,17 @@ fn triage_summary(meta: &MetaView) -> (Vec<String>, String) {
             tags.push("localization failed".into());
             detail.push(format!("localization failed: {r}"));
         }
-        None => {
-            if f.and_then(|f| f.location.as_ref()).is_some() {
-                if f.and_then(|f| f.placed_by_message) == Some(true) {
-                    tags.push("placed by message".into());
-                } else {
-                    tags.push("placed by prefix search".into());
-                }
-            }
-        }
+        None if meta.finding.location.is_none() => {}
+        None if meta.finding.placed_by_message => tags.push("placed by message".into()),
+        None => tags.push("placed by prefix search".into()),
     }
-    if let Some(gap) = f.and_then(|f| f.gap.as_deref()) {
-        tags.push(format!("type gap: {gap}"));
-    }
-    let trigger = meta
-        .trigger
-        .clone()
-        .filter(|t| !t.is_empty())
-        .or_else(|| {
-            meta.minimized_finding
-                .as_ref()
-                .and_then(|f| f.trigger.clone())
-        })
-        .unwrap_or_default();
-    if !trigger.is_empty() {
-        tags.push(format!("needs {}", trigger.join(", ")));
-    }
-    if let Some(a) = meta.aliases.as_ref().filter(|a| !a.is_empty()) {
-        tags.push(format!("+{} merged", a.len()));
-        detail.push(format!("merged signatures: {}", a.join("; ")));
+}
+
+/// Merged signatures, the bundle it was merged into, a fresh run that did not show it.
+fn merge_tags(meta: &Meta, tags: &mut Vec<String>, detail: &mut Vec<String>) {
+    if !meta.aliases.is_empty() {
+        tags.push(format!("+{} merged", meta.aliases.len()));
+        detail.push(format!("merged signatures: {}", meta.aliases.join("; ")));
     }
     if let Some(into) = &meta.merged_into {
         tags.push(format!("merged into {into}"));
@@ -442,16 +379,33 @@ fn triage_summary(meta: &MetaView) -> (Vec<String>, String) {
             detail.push(format!("a fresh run showed: {}", shown.join("; ")));
         }
     }
-    if let Some(w) = f
-        .and_then(|f| f.witnesses.as_ref())
-        .filter(|w| !w.is_empty())
-    {
-        detail.push(format!("witnesses: {}", w.join(", ")));
+}
+
+/// Why a bundle's `meta.json` did not read.
+enum Unread {
+    /// No `meta.json` (a bundle still being written): no row.
+    Absent,
+    /// Written by a newer mutagraph: the report is refused.
+    Newer { found: u32, supported: u32 },
+    /// Anything else, in words (without the path): a warning and a bare row.
+    Other(String),
+}
+
+impl Unread {
+    /// What [`read_meta`]'s error says, by the error it wraps.
+    fn of(e: &anyhow::Error) -> Unread {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return match io.kind() {
+                std::io::ErrorKind::NotFound => Unread::Absent,
+                _ => Unread::Other(format!("cannot read: {io}")),
+            };
+        }
+        match e.downcast_ref::<FormatError>() {
+            Some(&FormatError::Newer { found, supported }) => Unread::Newer { found, supported },
+            Some(f) => Unread::Other(f.to_string()),
+            None => Unread::Other(e.root_cause().to_string()),
+        }
     }
-    if let Some(d) = f.and_then(|f| f.d_mad) {
-        detail.push(format!("D_MAD {d:.3}"));
-    }
-    (tags, detail.join("\n"))
 }
 
 pub(super) fn load_bundles(
@@ -480,28 +434,29 @@ pub(super) fn load_bundles(
     dirs.sort();
     let mut bundles = Vec::new();
     for (name, dir) in dirs {
-        let meta_path = dir.join("meta.json");
-        let shown = format!("findings/{name}/meta.json");
-        let text = match std::fs::read_to_string(&meta_path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                warnings.push(format!("{shown}: cannot read: {e}; bundle skipped"));
+        let e = match read_meta(&dir) {
+            Ok(meta) => {
+                bundles.push(Bundle::from_meta(&name, &dir, &meta));
                 continue;
             }
+            Err(e) => e,
         };
-        match persisted::from_json::<MetaView>(text.as_bytes()) {
-            Ok(meta) => bundles.push(Bundle::from_meta(&name, &dir, &meta)),
-            Err(FormatError::Syntax(e)) => {
-                warnings.push(format!("{shown}: invalid JSON: {e}; bundle skipped"))
-            }
-            Err(FormatError::NotAnObject) => {
-                warnings.push(format!("{shown}: not a JSON object; bundle skipped"))
-            }
+        match Unread::of(&e) {
+            Unread::Absent => {}
             // Written by a newer mutagraph: the whole directory is, most likely.
-            Err(e @ FormatError::Newer { .. }) => return Err(ReportError::format(&meta_path, e)),
-            Err(e @ FormatError::Fields(_)) => {
-                warnings.push(format!("{shown}: {e}; bundle skipped"))
+            Unread::Newer { found, supported } => {
+                return Err(ReportError::NewerFormat {
+                    path: dir.join("meta.json"),
+                    found,
+                    supported,
+                });
+            }
+            Unread::Other(why) => {
+                warnings.push(format!(
+                    "findings/{name}/meta.json: {why}; the bundle is shown by its directory \
+                     name only"
+                ));
+                bundles.push(Bundle::unread(&name, &dir));
             }
         }
     }
@@ -512,59 +467,101 @@ pub(super) fn load_bundles(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Value, json};
+    use crate::minimizer::MinimizedInfo;
+    use mutagraph_oracles::Layer;
+    use mutagraph_oracles::localize::Localization;
 
-    fn view(v: Value) -> MetaView {
-        MetaView::deserialize(&v).unwrap()
+    /// A sample bundle as the campaign writes it (an ONNX Runtime inconsistency localized at
+    /// a Relu, pending minimization): its directory (in the returned temporary one) and its
+    /// `meta.json` read with [`read_meta`].
+    fn written() -> (tempfile::TempDir, PathBuf, Meta) {
+        let parent = tempfile::tempdir().unwrap();
+        let (b, _, _) = crate::bundle::sample(parent.path());
+        let meta = read_meta(&b).unwrap();
+        (parent, b, meta)
     }
 
-    #[test]
-    fn a_field_of_another_shape_is_only_absent() {
-        let m = view(json!({
-            "id": "x", "kind": "crash", "hits": "many", "backends": "ort",
-            "minimized": null, "layer": "sideways", "first_seen": {"iteration": 3}
-        }));
-        assert_eq!(m.id.as_deref(), Some("x"));
-        assert_eq!(m.hits, None);
-        assert!(matches!(m.backends, Some(OneOrMany::One(_))));
-        assert!(matches!(m.minimized, Some(None)), "null is pending");
-        assert_eq!(m.layer, None);
-        assert_eq!(m.first_seen.unwrap().iteration, Some(3));
-        assert!(view(json!({})).minimized.is_none(), "absent is unknown");
+    /// The sample's `meta.json` with nothing saying where the finding is: no op, layer or
+    /// location, no hits per op.
+    fn unplaced() -> Meta {
+        let (_parent, _, mut m) = written();
+        m.op_type = None;
+        m.layer = None;
+        m.finding.location = None;
+        m.finding.layer = None;
+        m.ops_seen.clear();
+        m
+    }
+
+    fn at(op: &str) -> Location {
+        Location {
+            op_type: op.into(),
+            value: "v".into(),
+            attrs: String::new(),
+        }
+    }
+
+    fn localization(verdict: Verdict) -> Localization {
+        Localization {
+            verdict,
+            location: None,
+            values: Vec::new(),
+            max_r: None,
+        }
     }
 
     #[test]
     fn the_op_comes_from_localization_then_the_model_then_the_hits() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path();
-        // The minimized model's blame first, then the bundle's op_type.
-        let m = view(json!({"op_type": "Conv", "minimized": {"op_type": "Relu"}}));
-        let b = blame(&m, p).unwrap();
-        assert_eq!((b.op.as_str(), b.localized), ("Relu", true));
-        // A crash placed by localization: the finding's location.
-        let m =
-            view(json!({"finding": {"location": {"op_type": "Pad", "value": "v", "attrs": ""}}}));
-        assert_eq!(blame(&m, p).unwrap().op, "Pad");
+        let mut m = unplaced();
+        assert_eq!(blame(&m, p), None);
         // Not localized, no model: the op most hits were seen at.
-        let m = view(json!({"ops_seen": {"Add": 2, "MatMul": 7}}));
+        m.ops_seen = [("Add".to_string(), 2), ("MatMul".to_string(), 7)].into();
         let b = blame(&m, p).unwrap();
         assert_eq!((b.op.as_str(), b.localized), ("MatMul", false));
-        assert!(b.source.contains("7"), "{}", b.source);
-        assert_eq!(blame(&view(json!({})), p), None);
+        assert!(b.source.contains('7'), "{}", b.source);
+        // A crash placed by localization: the finding's location.
+        m.finding.location = Some(at("Pad"));
+        assert_eq!(blame(&m, p).unwrap().op, "Pad");
+        // The minimized model's blame first, then the bundle's op_type.
+        m.op_type = Some("Conv".into());
+        assert_eq!(blame(&m, p).unwrap().op, "Conv");
+        m.minimized = Some(MinimizedInfo {
+            op_type: Some("Relu".into()),
+            ..Default::default()
+        });
+        let b = blame(&m, p).unwrap();
+        assert_eq!((b.op.as_str(), b.localized), ("Relu", true));
+        assert!(b.source.contains("minimized"), "{}", b.source);
         assert_eq!(named_output("output 'ln_114': 59 of 64"), Some("ln_114"));
         assert_eq!(named_output("no output here"), None);
     }
 
     #[test]
+    fn not_localized_the_op_is_the_node_producing_the_named_output_in_the_model() {
+        let (_parent, b, mut m) = written();
+        m.op_type = None;
+        m.finding.location = None;
+        let blamed = blame(&m, &b).unwrap();
+        assert_eq!((blamed.op.as_str(), blamed.localized), ("Relu", false));
+        assert_eq!(
+            blamed.source,
+            "not localized; the node producing 'y' in original.onnx"
+        );
+    }
+
+    #[test]
     fn triage_tags() {
-        let m = view(json!({
-            "layer": "optimizer",
-            "triage": "reported upstream",
-            "localization": {"verdict": "not-reproduced", "location": null, "values": [], "max_r": null},
-            "trigger": ["layout=1"],
-            "aliases": ["a", "b"],
-            "finding": {"gap": "bool", "witnesses": ["tract"], "d_mad": 0.5}
-        }));
+        let mut m = unplaced();
+        m.layer = Some(Layer::Optimizer);
+        m.triage = Some("reported upstream".into());
+        m.localization = Some(localization(Verdict::NotReproduced));
+        m.trigger = vec!["layout=1".into()];
+        m.aliases = vec!["a".into(), "b".into()];
+        m.finding.gap = Some("bool".into());
+        m.finding.witnesses = vec!["tract".into()];
+        m.finding.d_mad = Some(0.5);
         let (tags, detail) = triage_summary(&m);
         assert_eq!(
             tags,
@@ -578,102 +575,123 @@ mod tests {
             ]
         );
         assert!(detail.contains("witnesses: tract"), "{detail}");
-        let m = view(json!({
-            "localization": {"verdict": {"undefined": "nan-unspecified"}, "location": null, "values": [], "max_r": null}
-        }));
+        assert!(detail.contains("D_MAD 0.500"), "{detail}");
+        let mut m = unplaced();
+        m.localization = Some(localization(Verdict::Undefined("nan-unspecified".into())));
         assert_eq!(triage_summary(&m).0, vec!["undefined: nan-unspecified"]);
-        let m = view(json!({"finding": {"placed_by_message": true,
-            "location": {"op_type": "Pad", "value": "v", "attrs": ""}}}));
+        let mut m = unplaced();
+        m.finding.location = Some(at("Pad"));
+        m.finding.placed_by_message = true;
         assert_eq!(triage_summary(&m).0, vec!["placed by message"]);
+        // The trigger minimization found, merged and not shown again.
+        let mut m = unplaced();
+        let mut f = m.finding.clone();
+        f.trigger = vec!["axis=1".into()];
+        m.minimized_finding = Some(f);
+        m.merged_into = Some("other".into());
+        m.not_shown_again = Some(vec!["nan: s".into()]);
+        let (tags, detail) = triage_summary(&m);
+        assert_eq!(
+            tags,
+            vec!["needs axis=1", "merged into other", "not shown again"]
+        );
+        assert_eq!(detail, "a fresh run showed: nan: s");
     }
 
-    /// The view reads what the bundle writer writes: every field a new bundle's `meta.json`
-    /// holds arrives, so the lenient view cannot drift from [`Meta`] unnoticed.
+    /// A bundle the campaign wrote reads through [`read_meta`], the bundle's own reader, into
+    /// the row the report shows.
     #[test]
-    fn a_written_bundle_reads_whole_through_the_view() {
-        use crate::bundle::{Found, write_new};
-        use crate::findings::{Seen as FoundAt, SigEntry};
-        use mutagraph_backends::compare::Tolerance;
-        use mutagraph_backends::value::{Data, HostTensor, Value as V};
-        use mutagraph_backends::worker::{Outcome, RunReport};
-        use mutagraph_oracles::{Finding, Kind, MutantRuns};
-        let t = |v: &[f32]| V::Tensor(HostTensor::new(vec![v.len()], Data::F32(v.to_vec())));
-        let run = |backend: &str, v: &[f32]| RunReport {
-            backend: backend.into(),
-            version: "1".into(),
-            outcome: Outcome::Ok(vec![("y".into(), t(v))]),
-            wall_ms: 1.0,
-            prepare_ms: 0.0,
-            run_ms: 1.0,
-            peak_rss: 0,
-            cached: false,
-        };
-        let model = mutagraph_ir::text::parse_model(
-            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
-             g (float[3] x) => (float[3] y) { y = Relu (x) }",
-        )
-        .unwrap()
-        .to_bytes();
-        let runs = MutantRuns {
-            runs: vec![
-                run("reference", &[0.0, 1.0, 3.0]),
-                run("ort", &[5.0, 1.0, 3.0]),
-            ],
-            reference: Some(0),
-            reruns: Vec::new(),
-            slow_baseline: Default::default(),
-        };
-        let mut f = Finding::new(Kind::Inconsistency, "ort", "values", "output 'y'".into());
-        f.location = Some(Location {
-            op_type: "Relu".into(),
-            value: "y".into(),
-            attrs: String::new(),
+    fn a_written_bundle_reads_through_read_meta_into_its_row() {
+        let parent = tempfile::tempdir().unwrap();
+        let (b, entry_id, sig) = crate::bundle::sample(parent.path());
+        let mut meta = read_meta(&b).unwrap();
+        let row = Bundle::from_meta(&entry_id, &b, &meta);
+        assert_eq!(
+            (row.dir.as_str(), row.id.as_str()),
+            (entry_id.as_str(), entry_id.as_str())
+        );
+        assert_eq!(row.signature.as_deref(), Some(sig.as_str()));
+        assert_eq!(row.kind.as_deref(), Some("inconsistency"));
+        assert_eq!(row.backends_text(), "ort");
+        assert_eq!(row.stage, None);
+        let blamed = row.blame.as_ref().unwrap();
+        assert_eq!(
+            (blamed.op.as_str(), blamed.source.as_str(), blamed.localized),
+            ("Relu", "blamed by localization", true)
+        );
+        assert_eq!(row.message.as_deref(), Some("output 'y'"));
+        assert_eq!(row.hits, Some(1));
+        assert_eq!(row.first.text(), "iter 3 · 1.5 s");
+        assert_eq!(row.last.text(), "iter 3 · 1.5 s");
+        assert_eq!(row.minimized.text(), "pending");
+        assert_eq!(row.triage_text(), "kernel · placed by prefix search");
+        assert_eq!(row.files, vec!["repro.py", "original.onnx"]);
+        assert!(row.has_report_md && !row.has_report_html);
+        // Minimized, and failed at a stage.
+        meta.minimized = Some(MinimizedInfo {
+            nodes_before: 5,
+            nodes_after: 1,
+            ..Default::default()
         });
-        f.layer = Some(Layer::Kernel);
-        let at = FoundAt {
-            iteration: 3,
-            elapsed_s: 1.5,
-        };
-        let entry = SigEntry::first("inconsistency-ort-relu-00000000".into(), &f, at);
+        meta.stage = Some(mutagraph_backends::backend::Stage::Run);
+        let row = Bundle::from_meta(&entry_id, &b, &meta);
+        assert_eq!(row.minimized.text(), "5 → 1");
+        assert_eq!(row.stage.as_deref(), Some("Run"));
+    }
+
+    /// A `meta.json` that does not read is a warning naming it and what is wrong, and its
+    /// bundle a row with only its directory name; a directory without one is skipped.
+    #[test]
+    fn a_meta_json_that_does_not_read_is_a_warning_and_a_bare_row() {
         let dir = tempfile::tempdir().unwrap();
-        let b = dir.path().join(&entry.id);
-        let sig = f.signature();
-        write_new(
-            &b,
-            &Found {
-                finding: &f,
-                signature: &sig,
-                entry: &entry,
-                localization: None,
-                model: &model,
-                inputs: &vec![("x".to_string(), t(&[-1.0, 1.0, 3.0]))],
-                input_seed: 0,
-                derived_from: None,
-                whole_model: None,
-                runs: &runs,
-                native: None,
-                seed: "zoo:test",
-                iteration: 3,
-                trace: &[],
-                config: json!({"backends": ["reference", "ort"]}),
-                tolerance: Tolerance::APPROXIMATE,
-            },
-        )
-        .unwrap();
-        let text = std::fs::read(b.join("meta.json")).unwrap();
-        let m: MetaView = persisted::from_json(&text).unwrap();
-        assert_eq!(m.id.as_deref(), Some(entry.id.as_str()));
-        assert_eq!(m.signature.as_deref(), Some(sig.as_str()));
-        assert_eq!(m.kind.as_deref(), Some("inconsistency"));
-        assert!(matches!(m.backends, Some(OneOrMany::Many(ref v)) if v == &["ort"]));
-        assert_eq!(m.layer, Some(Layer::Kernel));
-        assert_eq!(m.op_type.as_deref(), Some("Relu"));
-        assert_eq!(m.message.as_deref(), Some("output 'y'"));
-        assert_eq!(m.hits, Some(1));
-        assert_eq!(m.first_seen.and_then(|s| s.iteration), Some(3));
-        assert_eq!(m.last_seen.and_then(|s| s.elapsed_s), Some(1.5));
-        assert!(m.ops_seen.is_some());
-        assert!(m.finding.is_some_and(|f| f.location.is_some()));
-        assert!(matches!(m.minimized, Some(None)), "pending minimization");
+        let findings = dir.path();
+        let (_, good, _) = crate::bundle::sample(findings);
+        for (name, text) in [
+            ("not-json", "{"),
+            ("wrong-shape", r#"{"id": "x", "hits": "many"}"#),
+            ("an-array", "[1]"),
+        ] {
+            std::fs::create_dir(findings.join(name)).unwrap();
+            std::fs::write(findings.join(name).join("meta.json"), text).unwrap();
+        }
+        std::fs::create_dir(findings.join("being-written")).unwrap();
+        let mut w = Vec::new();
+        let bundles = load_bundles(findings, &mut w).unwrap();
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            w[0].starts_with("findings/an-array/meta.json: expected a JSON object; "),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[1].starts_with("findings/not-json/meta.json: invalid JSON: EOF"),
+            "{}",
+            w[1]
+        );
+        assert!(
+            w[2].starts_with("findings/wrong-shape/meta.json: invalid type: string \"many\""),
+            "{}",
+            w[2]
+        );
+        assert!(
+            w[2].ends_with("shown by its directory name only"),
+            "{}",
+            w[2]
+        );
+        let ids: Vec<&str> = bundles.iter().map(|b| b.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            vec![good.as_str(), "an-array", "not-json", "wrong-shape"]
+        );
+        let bare = &bundles[3];
+        assert_eq!(
+            (bare.kind.as_ref(), bare.hits, &bare.blame),
+            (None, None, &None)
+        );
+        assert_eq!(bare.backends_text(), DASH);
+        assert_eq!(bare.first.text(), DASH);
+        assert_eq!(bare.minimized.text(), DASH);
+        assert_eq!(bare.triage_text(), DASH);
+        assert!(bare.files.is_empty() && !bare.has_report_md);
     }
 }

@@ -17,13 +17,13 @@
 //!
 //! The JSON files are read as the types their writer uses ([`crate::persisted`]): `stats.json`
 //! as [`persisted::Stats`], whose every field defaults (a file written before a field existed
-//! reads with its default, 0 for a counter; coverage it lacks shows as "—"); `meta.json`
-//! through a typed view of `bundle::Meta` whose every field is optional and read on its own (a
-//! missing field, or one of another shape, shows as "—"); `state.json`, for the sessions, as
-//! [`persisted::StateSessions`]. Each carries a format `version`: files without one (written
-//! before versions) read as above; a newer version than this build knows is refused. The
-//! rest: `campaign.toml` as a `toml::Table` (values shown as TOML writes them), CSV columns
-//! looked up by header name. What is required and what is only warned about:
+//! reads with its default, 0 for a counter; coverage it lacks shows as "—"); `meta.json` as
+//! `bundle::Meta`, with the bundle's own reader `bundle::read_meta` (the one reader of that
+//! file); `state.json`, for the sessions, as [`persisted::StateSessions`]. Each carries a
+//! format `version`: files without one (written before versions) read as above; a newer
+//! version than this build knows is refused. The rest: `campaign.toml` as a `toml::Table`
+//! (values shown as TOML writes them), CSV columns looked up by header name. What is required
+//! and what is only warned about:
 //!
 //! * `stats.json` missing, not a JSON object, or with a field of another type:
 //!   [`ReportError`] naming the file.
@@ -34,10 +34,11 @@
 //!   final newline: the campaign is writing it) is ignored silently; other malformed rows are
 //!   skipped with one warning.
 //! * `findings/<id>/` without `meta.json`: ignored (a bundle still being written). A
-//!   `meta.json` that cannot be read or is not a JSON object does not stop the report: it
-//!   becomes a warning, listed in the report's "Warnings" section and in
-//!   [`RenderedReport::warnings`], and the bundle gets no row. A `REPORT.html` that cannot be
-//!   written is a warning too (the row then links to `REPORT.md`).
+//!   `meta.json` that cannot be read, is not JSON or not of `bundle::Meta`'s shape does not
+//!   stop the report: it becomes a warning naming it and what is wrong, listed in the report's
+//!   "Warnings" section and in [`RenderedReport::warnings`], and the bundle gets a row with
+//!   only its directory name ("—" elsewhere). A `REPORT.html` that cannot be written is a
+//!   warning too (the row then links to `REPORT.md`).
 //!
 //! Every row gets an op type where one can be found: the op localization blamed (on the
 //! minimized model, else on the original), else the node producing the output the finding

@@ -6,9 +6,6 @@ use super::bundles::{Bundle, load_bundles};
 use super::{DASH, ReportError, human_duration};
 use crate::persisted::{self, FormatError, SessionStart, StateSessions, Stats, timeseries};
 use mutagraph_mutators::coverage::{Family, Report};
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -271,17 +268,6 @@ fn read_optional(path: &Path) -> Result<Option<String>, ReportError> {
             source,
         }),
     }
-}
-
-/// Deserializes a field as `T`, or `None` when it has another shape (the field is then
-/// treated as absent rather than failing the whole document).
-pub(super) fn lenient<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: DeserializeOwned,
-{
-    let v = Value::deserialize(d)?;
-    Ok(serde_json::from_value(v).ok())
 }
 
 pub(super) struct CoverageRow {

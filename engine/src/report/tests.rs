@@ -2,6 +2,12 @@
 
 use super::read::Campaign;
 use super::*;
+use crate::bundle::Meta;
+use crate::findings::Seen;
+use crate::minimizer::MinimizedInfo;
+use mutagraph_backends::backend::Stage;
+use mutagraph_oracles::localize::{Localization, Verdict};
+use mutagraph_oracles::{Kind, Layer, Location};
 use serde_json::{Value, json};
 use std::fs;
 use std::path::Path;
@@ -13,12 +19,16 @@ search = "mcmc"
 time_s = 30.0
 "#;
 
-fn bundle(dir: &Path, name: &str, meta: Value, report_md: Option<&str>) {
-    let d = dir.join("findings").join(name);
+/// A bundle directory with `meta` as its `meta.json`, written without `version` (as before
+/// versions existed).
+fn bundle(dir: &Path, meta: &Meta, report_md: Option<&str>) {
+    let d = dir.join("findings").join(&meta.id);
     fs::create_dir_all(&d).unwrap();
+    let mut v = serde_json::to_value(meta).unwrap();
+    v.as_object_mut().unwrap().remove("version");
     fs::write(
         d.join("meta.json"),
-        serde_json::to_string_pretty(&meta).unwrap(),
+        serde_json::to_string_pretty(&v).unwrap(),
     )
     .unwrap();
     if let Some(r) = report_md {
@@ -26,9 +36,108 @@ fn bundle(dir: &Path, name: &str, meta: Value, report_md: Option<&str>) {
     }
 }
 
+/// A `meta.json` as the campaign writes it (read back from a written sample bundle), with
+/// nothing saying where its finding is (no op, layer, location or hits per op).
+fn meta(id: &str, kind: Kind, backends: &[&str], message: &str, hits: u64) -> Meta {
+    let t = tempfile::tempdir().unwrap();
+    let (b, _, _) = crate::bundle::sample(t.path());
+    let mut m = crate::bundle::read_meta(&b).unwrap();
+    m.id = id.into();
+    m.kind = kind;
+    m.backends = backends.iter().map(|b| b.to_string()).collect();
+    m.message = message.into();
+    m.hits = hits;
+    m.op_type = None;
+    m.layer = None;
+    m.finding.location = None;
+    m.finding.layer = None;
+    m.ops_seen.clear();
+    m
+}
+
+fn seen(iteration: u64, elapsed_s: f64) -> Seen {
+    Seen {
+        iteration,
+        elapsed_s,
+    }
+}
+
+fn at(op: &str, value: &str) -> Option<Location> {
+    Some(Location {
+        op_type: op.into(),
+        value: value.into(),
+        attrs: String::new(),
+    })
+}
+
+fn minimized(nodes_before: usize, nodes_after: usize, op_type: Option<&str>) -> MinimizedInfo {
+    MinimizedInfo {
+        nodes_before,
+        nodes_after,
+        op_type: op_type.map(String::from),
+        ..Default::default()
+    }
+}
+
+/// The fixture's bundles (see [`campaign`]).
+fn bundles(d: &Path) {
+    let mut m = meta(
+        "crash-ort-lrn-1",
+        Kind::Crash,
+        &["ort", "ort-noopt"],
+        "LRN failed",
+        40,
+    );
+    (m.layer, m.stage, m.op_type) = (Some(Layer::Kernel), Some(Stage::Run), Some("LRN".into()));
+    (m.first_seen, m.last_seen) = (seen(5, 2.0), seen(280, 120.0));
+    (m.finding.location, m.finding.placed_by_message) = (at("LRN", "lrn_1"), true);
+    (m.minimized, m.trigger) = (Some(minimized(30, 1, Some("LRN"))), vec!["size=2".into()]);
+    m.signature = "s1".into();
+    let report = "# ONNX Runtime: LRN fails\n\n- Library: ONNX Runtime\n\n| a | b |\n|---|---|\n| <x> | `y` |\n";
+    bundle(d, &m, Some(report));
+
+    let mut m = meta(
+        "crash-tract-pad-1",
+        Kind::Crash,
+        &["tract", "tract-opt"],
+        "panic: pad",
+        5,
+    );
+    m.layer = Some(Layer::Kernel);
+    (m.first_seen, m.last_seen) = (seen(9, 4.0), seen(200, 90.0));
+    (m.finding.location, m.signature) = (at("Pad", "pad_1"), "s2".into());
+    bundle(d, &m, Some("# tract: Pad panics\n"));
+
+    let message = "output 'y': 3 of 4 elements differ";
+    let mut m = meta(
+        "inconsistency-tract-1",
+        Kind::Inconsistency,
+        &["tract", "tract-opt"],
+        message,
+        3,
+    );
+    m.layer = Some(Layer::Kernel);
+    (m.first_seen, m.last_seen) = (seen(260, 110.0), seen(270, 115.0));
+    m.ops_seen = [("GRU".to_string(), 3), ("RNN".to_string(), 1)].into();
+    m.localization = Some(Localization {
+        verdict: Verdict::NotReproduced,
+        location: None,
+        values: Vec::new(),
+        max_r: None,
+    });
+    (m.minimized, m.aliases) = (Some(minimized(9, 2, None)), vec!["other".into()]);
+    m.signature = "s3".into();
+    bundle(d, &m, None);
+
+    let mut m = meta("nan-ort-1", Kind::Nan, &["ort"], "NaN", 2);
+    (m.layer, m.signature) = (Some(Layer::Optimizer), "s4".into());
+    m.triage = Some("reported upstream as #123".into());
+    bundle(d, &m, Some("# NaN\n"));
+}
+
 /// Four bundles: an ort crash localized to LRN (minimized), a tract crash placed at Pad (only
 /// in `finding.location`, pending), a tract inconsistency localized only through its hits
-/// (GRU), an ort NaN with no op anywhere; two sessions in `stats.json`.
+/// (GRU), an ort NaN with no op anywhere (pending); two sessions in `stats.json`.
 fn campaign() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
@@ -51,62 +160,7 @@ fn campaign() -> tempfile::TempDir {
          1.0,10,10.0,10,1,1,1,2,0\n99.0,250,2.5,50,5,5,5,40,0\n101.5,252,2.48,50,5,5,5,41,0\n130.0,290,2.23,60,6,6,6,60,0\n",
     )
     .unwrap();
-    bundle(
-        d,
-        "crash-ort-lrn-1",
-        json!({
-            "id": "crash-ort-lrn-1", "kind": "crash", "backends": ["ort", "ort-noopt"],
-            "layer": "kernel", "stage": "Run", "op_type": "LRN", "message": "LRN failed",
-            "hits": 40, "first_seen": {"iteration": 5, "elapsed_s": 2.0},
-            "last_seen": {"iteration": 280, "elapsed_s": 120.0},
-            "finding": {"location": {"op_type": "LRN", "value": "lrn_1", "attrs": ""},
-                        "placed_by_message": true},
-            "minimized": {"nodes_before": 30, "nodes_after": 1, "op_type": "LRN"},
-            "trigger": ["size=2"], "triage": null, "signature": "s1"
-        }),
-        Some(
-            "# ONNX Runtime: LRN fails\n\n- Library: ONNX Runtime\n\n| a | b |\n|---|---|\n| <x> | `y` |\n",
-        ),
-    );
-    bundle(
-        d,
-        "crash-tract-pad-1",
-        json!({
-            "id": "crash-tract-pad-1", "kind": "crash", "backends": ["tract", "tract-opt"],
-            "layer": "kernel", "stage": null, "op_type": null, "message": "panic: pad",
-            "hits": 5, "first_seen": {"iteration": 9, "elapsed_s": 4.0},
-            "last_seen": {"iteration": 200, "elapsed_s": 90.0},
-            "finding": {"location": {"op_type": "Pad", "value": "pad_1", "attrs": ""}},
-            "minimized": null, "signature": "s2"
-        }),
-        Some("# tract: Pad panics\n"),
-    );
-    bundle(
-        d,
-        "inconsistency-tract-1",
-        json!({
-            "id": "inconsistency-tract-1", "kind": "inconsistency",
-            "backends": ["tract", "tract-opt"], "layer": "kernel", "op_type": null,
-            "message": "output 'y': 3 of 4 elements differ", "hits": 3,
-            "first_seen": {"iteration": 260, "elapsed_s": 110.0},
-            "last_seen": {"iteration": 270, "elapsed_s": 115.0},
-            "ops_seen": {"GRU": 3, "RNN": 1},
-            "localization": {"verdict": "not-reproduced", "location": null, "values": [], "max_r": null},
-            "minimized": {"nodes_before": 9, "nodes_after": 2, "op_type": null},
-            "aliases": ["other"], "signature": "s3"
-        }),
-        None,
-    );
-    bundle(
-        d,
-        "nan-ort-1",
-        json!({
-            "id": "nan-ort-1", "kind": "nan", "backends": ["ort"], "layer": "optimizer",
-            "message": "NaN", "hits": 2, "signature": "s4",
-            "triage": "reported upstream as #123"
-        }),
-        Some("# NaN\n"),
-    );
+    bundles(d);
     t
 }
 
@@ -127,7 +181,7 @@ fn per_backend_counts() {
     assert_eq!(ort.runs, Some(290));
     assert_eq!(ort.by_kind["crash"].bundles, 1);
     assert_eq!(ort.by_kind["nan"].hits, 2);
-    assert_eq!((ort.minimized, ort.pending, ort.optimizer), (1, 0, 1));
+    assert_eq!((ort.minimized, ort.pending, ort.optimizer), (1, 1, 1));
     let tract = row("tract");
     assert_eq!((tract.total.bundles, tract.total.hits), (2, 8));
     assert_eq!((tract.minimized, tract.pending, tract.optimizer), (1, 1, 0));
@@ -270,7 +324,7 @@ fn html_sections_rows_markers_and_bundle_pages() {
     let md = &r.markdown_text;
     assert!(md.contains("## Per backend"), "{md}");
     assert!(
-        md.contains("| ort | 290 | 2 | 42 | 1 (40) | 0 | 1 (2) | 1 | 0 | 1 |"),
+        md.contains("| ort | 290 | 2 | 42 | 1 (40) | 0 | 1 (2) | 1 | 1 | 1 |"),
         "{md}"
     );
     assert!(
@@ -367,6 +421,41 @@ fn a_newer_format_version_is_refused_naming_the_file() {
     );
     assert_eq!(e.path(), meta);
     assert!(e.to_string().contains("nan-ort-1/meta.json"), "{e}");
+}
+
+/// A `meta.json` that does not read as the bundle's own reader reads it does not stop the
+/// report: a warning naming it and what is wrong, and a row with only the directory name.
+#[test]
+fn a_meta_json_that_does_not_read_is_a_warning_and_a_row_by_its_directory_name() {
+    let t = campaign();
+    let meta = t.path().join("findings/nan-ort-1/meta.json");
+    fs::write(
+        &meta,
+        r#"{"id": "nan-ort-1", "kind": "nan", "hits": "many"}"#,
+    )
+    .unwrap();
+    let r = render(t.path()).unwrap();
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    let w = &r.warnings[0];
+    assert!(
+        w.starts_with("findings/nan-ort-1/meta.json: invalid type: string \"many\", expected u64"),
+        "{w}"
+    );
+    let html = fs::read_to_string(&r.html).unwrap();
+    assert!(html.contains("<h2>Warnings</h2>"), "{html}");
+    let nan = row_of(&html, "nan-ort-1");
+    assert!(
+        nan.contains("<td class=\"kind\">—</td><td>—</td><td>—</td><td>—</td>"),
+        "{nan}"
+    );
+    assert!(
+        nan.contains("href=\"findings/nan-ort-1/REPORT.html\""),
+        "{nan}"
+    );
+    assert!(
+        r.markdown_text
+            .contains("findings/nan-ort-1/meta.json: invalid type")
+    );
 }
 
 #[test]
