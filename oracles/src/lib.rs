@@ -14,6 +14,7 @@ pub mod envelope;
 pub mod finding;
 pub mod localize;
 pub mod minimize;
+pub mod mutant;
 pub mod triage;
 pub mod undefined;
 
@@ -21,6 +22,7 @@ pub use checks::{
     Crash, Flaky, Hang, Inconsistency, Memory, NanInf, Slow, default_oracles, slow_candidates,
 };
 pub use finding::{Finding, Kind, Layer, Location, core_message, key_phrase, normalize_message};
+pub use mutant::Mutant;
 pub use triage::{Triage, Triaged, Verdict};
 
 use mutagraph_backends::value::NamedValues;

@@ -208,17 +208,18 @@ fn clustering_at_threshold_six() {
 
 #[test]
 fn cases_from_findings() {
-    let meta = serde_json::json!({
-        "id": "nan-tract-softplus-1234abcd",
-        "kind": "nan",
-        "backends": ["tract"],
-        "stage": null,
-        "symptom": "all",
-        "op_type": "Softplus",
-        "message": "4 of 4 elements NaN/Inf where the reference is finite",
-        "hits": 7
-    });
-    let c = yanhui::case_from_finding(&meta, Some("<ir_version: 8> g () => () {}")).unwrap();
+    let facts = yanhui::FindingFacts {
+        id: "nan-tract-softplus-1234abcd".into(),
+        kind: "nan".into(),
+        project: "tract".into(),
+        backends: vec!["tract".into()],
+        stage: String::new(),
+        op_type: Some("Softplus".into()),
+        symptom: "all".into(),
+        message: "4 of 4 elements NaN/Inf where the reference is finite".into(),
+        hits: 7,
+    };
+    let c = yanhui::case_from_finding(&facts, Some("<ir_version: 8> g () => () {}")).unwrap();
     assert_eq!(c.id, "finding-nan-tract-softplus-1234abcd");
     assert_eq!(c.project, "tract");
     assert_eq!(c.category, "numerical-precision");
@@ -226,24 +227,26 @@ fn cases_from_findings() {
     assert_eq!(c.apis, vec!["onnx.op.Softplus", "tract.run"]);
     assert!(c.reason.contains("NaN/Inf"));
     assert!(c.source.contains("7 hits"));
-    assert!(yanhui::case_from_finding(&serde_json::json!({"kind": "nan"}), None).is_err());
-
-    // A findings directory: one good bundle, then a broken one named in the error.
-    let dir = tempfile::tempdir().unwrap();
-    let good = dir.path().join("findings/nan-tract-softplus-1234abcd");
-    std::fs::create_dir_all(&good).unwrap();
-    std::fs::write(good.join("meta.json"), meta.to_string()).unwrap();
-    let mut kb = KnowledgeBase::builtin().unwrap();
-    let before = kb.cases().len();
-    assert_eq!(kb.load_findings(dir.path()).unwrap(), 1);
-    assert_eq!(kb.cases().len(), before + 1);
-    let bad = dir.path().join("findings/crash-x");
-    std::fs::create_dir_all(&bad).unwrap();
-    std::fs::write(bad.join("meta.json"), "{not json").unwrap();
-    let e = kb.load_findings(dir.path()).unwrap_err().to_string();
-    assert!(
-        e.contains("crash-x/meta.json") && e.contains("not JSON"),
-        "{e}"
+    // The project is the library's, whatever the backend variant is called.
+    let ort = yanhui::FindingFacts {
+        kind: "crash".into(),
+        project: "onnxruntime".into(),
+        backends: vec!["ort-noopt".into()],
+        stage: "Load".into(),
+        symptom: "error".into(),
+        ..facts.clone()
+    };
+    let c = yanhui::case_from_finding(&ort, None).unwrap();
+    assert_eq!(c.project, "onnxruntime");
+    assert_eq!(c.exception, "RuntimeError/load-error");
+    assert_eq!(c.location, "ort-noopt.load");
+    let no_id = yanhui::FindingFacts {
+        id: String::new(),
+        ..facts
+    };
+    assert_eq!(
+        yanhui::case_from_finding(&no_id, None).unwrap_err(),
+        yanhui::FindingError::MissingField("id")
     );
 }
 

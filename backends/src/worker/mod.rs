@@ -14,6 +14,10 @@ pub use serve::serve;
 /// the campaign leaves, and all of it when the campaign waits.
 pub const BACKGROUND_NICE: i32 = 10;
 
+/// Niceness of a campaign's execution lanes: below the search and the triage, which feed and
+/// empty them (when those wait for the CPU, every lane idles), above background work.
+pub const LANE_NICE: i32 = 5;
+
 /// Lowers the calling thread's scheduling priority to niceness `nice` (threads it starts
 /// afterwards inherit it); `nice <= 0` does nothing. Best effort: a system that refuses leaves
 /// the priority as it was.

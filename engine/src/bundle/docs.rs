@@ -353,9 +353,24 @@ pub(super) fn burn_project(
     Ok(None)
 }
 
+/// The model in `path`, decoded and typed.
+fn typed_file(path: &Path) -> Result<Model> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut model =
+        Model::from_bytes(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    mutagraph_ir::infer::infer_model(&mut model, Default::default());
+    Ok(model)
+}
+
 /// Renders `repro.py`, `snippet.py`, `repro/` (burn) and `REPORT.md` from the bundle's files:
 /// the minimized model and its values once minimized, else the original.
 pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
+    render_docs_of(dir, meta, None)
+}
+
+/// [`render_docs`], given the typed model of the bundle's model file when the caller holds it
+/// (`None`: it is read from the bundle).
+pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<()> {
     let minimized = dir.join("minimized.onnx").exists();
     let p = if minimized { "minimized_" } else { "" };
     let model_file = if minimized {
@@ -363,11 +378,14 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
     } else {
         "original.onnx"
     };
-    let bytes = std::fs::read(dir.join(model_file))
-        .with_context(|| format!("reading {}", dir.join(model_file).display()))?;
-    let mut model =
-        Model::from_bytes(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
-    mutagraph_ir::infer::infer_model(&mut model, Default::default());
+    let read;
+    let model = match typed {
+        Some(m) => m,
+        None => {
+            read = typed_file(&dir.join(model_file))?;
+            &read
+        }
+    };
     let inputs = npz_values(&dir.join(format!("{p}inputs.npz"))).unwrap_or_default();
     let expected = npz_values(&dir.join(format!("{p}expected.npz")));
     let native = npz_values(&dir.join(format!("{p}expected_native.npz")));
@@ -380,7 +398,7 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
         &meta.finding
     };
     let loc_value = finding.location.as_ref().map(|l| l.value.clone());
-    let node = focus(&model, loc_value.as_deref());
+    let node = focus(model, loc_value.as_deref());
     let op = meta
         .minimized
         .as_ref()
@@ -388,7 +406,7 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
         .or(meta.op_type.clone())
         .or_else(|| node.map(|n| n.op_type.clone()));
     let facts = node
-        .map(|n| trigger_facts(&model, n, &inputs))
+        .map(|n| trigger_facts(model, n, &inputs))
         .unwrap_or_default();
     let title = title(meta, finding, op.as_deref(), &facts);
     let repro = ReproSpec {
@@ -422,7 +440,7 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
     };
     let snippet = api.and_then(|api| {
         python_snippet(
-            &model,
+            model,
             model_file,
             &inputs,
             &format!("{p}inputs.npz"),
@@ -436,7 +454,7 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
     let burn_main = if rp.library == "burn" {
         burn_project(
             dir,
-            &model,
+            model,
             node.map(|n| n.id),
             &inputs,
             expected.as_ref(),
@@ -464,10 +482,10 @@ pub fn render_docs(dir: &Path, meta: &Meta) -> Result<()> {
         title,
         summary,
         facts: facts_lines,
-        spec: spec_points(meta, finding, &model, op.as_deref()),
+        spec: spec_points(meta, finding, model, op.as_deref()),
         snippet: snippet_block,
-        model: describe_model(&model, model_file),
-        values: shown_values(&model, &inputs),
+        model: describe_model(model, model_file),
+        values: shown_values(model, &inputs),
         comparisons,
         error: (meta.kind == Kind::Crash).then(|| finding.message.clone()),
         steps,

@@ -192,19 +192,8 @@ pub(super) fn repro_library(backend: &str) -> String {
     }
 }
 
-/// What a reproduction of `f` on `model` checks.
-pub(super) fn reproduce_info(
-    f: &Finding,
-    model: &[u8],
-    tol: Tolerance,
-    runs: &MutantRuns,
-) -> Reproduce {
-    let precision = Model::from_bytes(model)
-        .map(|mut m| {
-            mutagraph_ir::infer::infer_model(&mut m, Default::default());
-            Precision::of(&m, tol)
-        })
-        .unwrap_or_else(|_| Precision::flat(tol));
+/// What a reproduction of `f` checks, on a model whose values have `precision`.
+pub(super) fn reproduce_info(f: &Finding, precision: &Precision, runs: &MutantRuns) -> Reproduce {
     let mut tolerances = BTreeMap::new();
     if let Some(outs) = runs.reference_outputs() {
         for (name, _) in outs {
@@ -244,7 +233,7 @@ pub(super) fn reproduce_info(
             _ => None,
         },
         tolerances,
-        default_tolerance: (tol.rtol, tol.atol),
+        default_tolerance: (precision.base.rtol, precision.base.atol),
         slow_seconds: if slow_seconds.is_finite() {
             slow_seconds.max(mutagraph_oracles::checks::SLOW_MIN_MS / 1e3)
         } else {

@@ -17,7 +17,7 @@ mod files;
 mod meta;
 
 use crate::minimizer::{Done, MinimizedInfo};
-pub use docs::{describe_model, render_docs};
+pub use docs::{describe_model, render_docs, render_docs_of};
 use files::*;
 use meta::*;
 pub use meta::{DerivedFrom, Meta, Reproduce, RunLine};
@@ -41,7 +41,7 @@ use mutagraph_oracles::bundle::{
 };
 use mutagraph_oracles::envelope::Precision;
 use mutagraph_oracles::localize::Localization;
-use mutagraph_oracles::{Finding, Kind, Layer, MutantRuns, key_phrase};
+use mutagraph_oracles::{Finding, Kind, Layer, Mutant, MutantRuns, key_phrase};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -60,8 +60,8 @@ pub struct Found<'a> {
     pub entry: &'a SigEntry,
     /// Localization.
     pub localization: Option<&'a Localization>,
-    /// The mutant.
-    pub model: &'a [u8],
+    /// The mutant (its typed model and precision, when the triage computed them).
+    pub model: &'a Mutant,
     /// Its inputs.
     pub inputs: &'a NamedValues,
     /// Their seed.
@@ -107,7 +107,7 @@ pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
         std::fs::remove_dir_all(&tmp).with_context(|| format!("removing {}", tmp.display()))?;
     }
     std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    w(&tmp.join("original.onnx"), f.model)?;
+    w(&tmp.join("original.onnx"), f.model.bytes())?;
     let faulty = f.finding.backends[0].as_str();
     write_values(&tmp, "", f.inputs, f.runs, f.native, faulty)?;
     let meta = Meta {
@@ -147,7 +147,7 @@ pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
             .collect(),
         runs: run_lines(f.runs),
         tolerance: f.tolerance.name.to_string(),
-        reproduce: reproduce_info(f.finding, f.model, f.tolerance, f.runs),
+        reproduce: reproduce_info(f.finding, &f.model.precision(f.tolerance), f.runs),
         environment: environment::current().clone(),
         config: f.config.clone(),
         triage: None,
@@ -157,7 +157,7 @@ pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
         merged_into: None,
         not_shown_again: None,
     };
-    render_docs(&tmp, &meta)?;
+    render_docs_of(&tmp, &meta, f.model.model())?;
     write_json(&tmp.join("meta.json"), &meta)?;
     if dir.exists() {
         // A bundle of an iteration a kill kept from being committed: this one replaces it.
@@ -232,13 +232,89 @@ pub fn write_minimized(dir: &Path, d: &Done) -> Result<()> {
         meta.whole_model = d.whole_model.clone();
     }
     let tol = Tolerance::by_name(&meta.tolerance).unwrap_or(Tolerance::APPROXIMATE);
-    let mut repro = reproduce_info(&d.finding, &d.model, tol, &d.runs);
+    let minimized = Mutant::new(d.model.clone());
+    let mut repro = reproduce_info(&d.finding, &minimized.precision(tol), &d.runs);
     if repro.expect_error.is_none() {
         repro.expect_error = meta.reproduce.expect_error.clone();
     }
     meta.reproduce = repro;
-    render_docs(dir, &meta)?;
+    render_docs_of(dir, &meta, minimized.model())?;
     write_json(&dir.join("meta.json"), &meta)
+}
+
+/// Writes a sample bundle into `parent` (an ONNX Runtime inconsistency localized at a Relu,
+/// seen at iteration 3), as the campaign writes one; returns its directory, id and signature.
+#[cfg(test)]
+pub(crate) fn sample(parent: &Path) -> (PathBuf, String, String) {
+    use crate::findings::{Seen as FoundAt, SigEntry};
+    use mutagraph_backends::compare::Tolerance;
+    use mutagraph_backends::value::{Data, HostTensor, Value as V};
+    use mutagraph_backends::worker::{Outcome, RunReport};
+    use mutagraph_oracles::finding::Location;
+    use serde_json::json;
+    let t = |v: &[f32]| V::Tensor(HostTensor::new(vec![v.len()], Data::F32(v.to_vec())));
+    let run = |backend: &str, v: &[f32]| RunReport {
+        backend: backend.into(),
+        version: "1".into(),
+        outcome: Outcome::Ok(vec![("y".into(), t(v))]),
+        wall_ms: 1.0,
+        prepare_ms: 0.0,
+        run_ms: 1.0,
+        peak_rss: 0,
+        cached: false,
+    };
+    let model = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (float[3] x) => (float[3] y) { y = Relu (x) }",
+    )
+    .unwrap()
+    .to_bytes();
+    let runs = MutantRuns {
+        runs: vec![
+            run("reference", &[0.0, 1.0, 3.0]),
+            run("ort", &[5.0, 1.0, 3.0]),
+        ],
+        reference: Some(0),
+        reruns: Vec::new(),
+        slow_baseline: Default::default(),
+    };
+    let mut f = Finding::new(Kind::Inconsistency, "ort", "values", "output 'y'".into());
+    f.location = Some(Location {
+        op_type: "Relu".into(),
+        value: "y".into(),
+        attrs: String::new(),
+    });
+    f.layer = Some(Layer::Kernel);
+    let at = FoundAt {
+        iteration: 3,
+        elapsed_s: 1.5,
+    };
+    let entry = SigEntry::first("inconsistency-ort-relu-00000000".into(), &f, at);
+    let b = parent.join(&entry.id);
+    let sig = f.signature();
+    write_new(
+        &b,
+        &Found {
+            finding: &f,
+            signature: &sig,
+            entry: &entry,
+            localization: None,
+            model: &mutagraph_oracles::Mutant::new(model),
+            inputs: &vec![("x".to_string(), t(&[-1.0, 1.0, 3.0]))],
+            input_seed: 0,
+            derived_from: None,
+            whole_model: None,
+            runs: &runs,
+            native: None,
+            seed: "zoo:test",
+            iteration: 3,
+            trace: &[],
+            config: json!({"backends": ["reference", "ort"]}),
+            tolerance: Tolerance::APPROXIMATE,
+        },
+    )
+    .unwrap();
+    (b, entry.id, sig)
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Pool, RunReport};
 use mutagraph_ir::solve::{Fixed, SolveError, solve};
-use mutagraph_oracles::MutantRuns;
+use mutagraph_oracles::{Mutant, MutantRuns};
 use mutagraph_oracles::triage::{Triage, Triaged, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -500,7 +500,7 @@ pub fn baselines(chosen: &mut Admitted, mr: &MutantRuns, inputs: &NamedValues) {
 /// One seed's run, admitted.
 pub struct SeedRun {
     /// The model that ran: the seed as the user gave it, byte for byte, dynamic dims and all.
-    pub bytes: Vec<u8>,
+    pub model: Mutant,
     /// Its inputs.
     pub inputs: NamedValues,
     /// The seed the inputs were generated from.
@@ -559,7 +559,8 @@ pub fn admit(
         refused,
     } = choice;
     let kept = reference.zip(reference_run);
-    let runs = match run_everywhere(backends, pools, &bytes, &inputs, kept) {
+    let model = Mutant::new(bytes);
+    let runs = match run_everywhere(backends, pools, model.bytes(), &inputs, kept) {
         Ok(r) => r,
         Err(why) => return Admission::Refused(why),
     };
@@ -585,14 +586,14 @@ pub fn admit(
     // Without the reference nothing judges the seed itself.
     let judged = match chosen.reference_failed {
         Some(_) => Vec::new(),
-        None => stage.judge(triage, &bytes, &inputs, &mr),
+        None => stage.judge_mutant(triage, &model, &inputs, &mr),
     };
     chosen.findings = judged
         .iter()
         .filter(|t| t.verdict == Verdict::Report)
         .count();
     Admission::Admitted(Box::new(SeedRun {
-        bytes,
+        model,
         inputs,
         input_seed,
         runs: mr,

@@ -7,7 +7,8 @@ pub(super) struct Job {
     pub(super) iteration: u64,
     pub(super) op: usize,
     pub(super) seed: usize,
-    pub(super) bytes: Vec<u8>,
+    /// The mutant: its bytes, and its typed model and precision once a stage needed them.
+    pub(super) mutant: Mutant,
     /// The time limit of each backend's run.
     pub(super) timeout: Duration,
     /// `None` when the inputs could not be generated (not executed).

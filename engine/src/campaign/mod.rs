@@ -76,7 +76,9 @@ use mutagraph_backends::backend::Stage;
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::NamedValues;
-use mutagraph_backends::worker::{Outcome as RunOutcome, Pool, PoolOptions, RunReport};
+use mutagraph_backends::worker::{
+    LANE_NICE, Outcome as RunOutcome, Pool, PoolOptions, RunReport,
+};
 use mutagraph_ir::model::write_atomic;
 use mutagraph_ir::solve::Fixed;
 use mutagraph_ir::{Model, validate};
@@ -86,8 +88,10 @@ use mutagraph_mutators::mutation::{Ctx, Limits, Mutator, Outcome, Record};
 use mutagraph_mutators::operators;
 use mutagraph_mutators::recipes::Recipes;
 use mutagraph_mutators::zoo;
-use mutagraph_oracles::MutantRuns;
-use mutagraph_oracles::triage::{KnownCrashes, KnownQuiet, Triage, TriageStats, Triaged, Verdict};
+use mutagraph_oracles::{Mutant, MutantRuns};
+use mutagraph_oracles::triage::{
+    KnownCrashes, KnownQuiet, Memory, Triage, TriageStats, Triaged, Verdict,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
@@ -136,8 +140,9 @@ struct Campaign {
     recipes_at: BTreeMap<i64, Recipes>,
     limits: Limits,
     scheduler: Box<dyn Scheduler>,
-    /// The triage policy: oracles, verdicts, what it learned (the triage stage applies it).
-    stage: Arc<std::sync::Mutex<Triage>>,
+    /// The triage policy: oracles, verdicts, and the memory of what it learned, which the
+    /// triage stage's threads share.
+    stage: Triage,
     reference: Option<usize>,
     state: State,
     seed_coverage: Report,
@@ -145,9 +150,9 @@ struct Campaign {
     models: Vec<(Model, Vec<Record>)>,
     /// Worker pools: `[backend][lane]`.
     pools: Vec<Vec<Pool>>,
-    /// The pool of re-runs and the triage's runs (one worker per backend it needs; the
-    /// triage stage holds it while the pipeline runs).
-    triage: Option<Pool>,
+    /// The pools of re-runs and the triage's runs, one per triage thread (one worker per
+    /// backend it needs; the triage stage holds them while the pipeline runs).
+    triage: Vec<Pool>,
     /// The named tolerance of the inconsistency oracle and localization.
     tolerance: Tolerance,
     /// Signatures whose `meta.json` must be rewritten at the next commit.
@@ -205,7 +210,7 @@ impl Campaign {
         self.renew_stale_docs(true)?;
         out.row(self, elapsed)?;
         self.minimizer = None;
-        if let Some(p) = &mut self.triage {
+        for p in &mut self.triage {
             p.shutdown();
         }
         if !quiet {
@@ -311,7 +316,7 @@ impl Campaign {
             counters.mutants += 1;
             counters.per_operator[op].mutated += 1;
             let t = Instant::now();
-            let bytes = model.to_bytes();
+            let mutant = Mutant::new(model.to_bytes());
             tm.export += t.elapsed().as_secs_f64();
             let t = Instant::now();
             let input_seed = mix(seed_master, it, 3);
@@ -340,13 +345,7 @@ impl Campaign {
                 counters.per_operator[op].diverse += 1;
                 // UpdateSeeds: the mutant replaces its parent (as it will be reloaded from the
                 // corpus on resume, so both paths mutate the same model).
-                let reloaded = match Model::from_bytes(&bytes) {
-                    Ok(mut m) => {
-                        typed(&mut m);
-                        m
-                    }
-                    Err(_) => model.clone(),
-                };
+                let reloaded = mutant.model().cloned().unwrap_or_else(|| model.clone());
                 self.models[slot] = (reloaded, records.clone());
                 self.state.pool[slot].corpus = Some(corpus_id(it));
             }
@@ -364,7 +363,7 @@ impl Campaign {
                     iteration: it,
                     op,
                     seed: self.state.pool[slot].seed,
-                    bytes,
+                    mutant,
                     timeout: *timeout,
                     inputs,
                     input_seed,
@@ -392,7 +391,7 @@ impl Campaign {
             &format!("seeds/{}", seed.file),
             job.iteration,
             &job.records,
-            job.bytes.clone(),
+            job.mutant.bytes().to_vec(),
             job.items.clone(),
         )?;
         self.write_entry(&corpus_id(job.iteration), entry)
@@ -525,10 +524,10 @@ impl Campaign {
         }
         {
             // Nothing is in flight at a commit: the triage stage holds no case.
-            let policy = self.stage.lock().unwrap_or_else(|e| e.into_inner());
-            self.state.triage = policy.stats.clone();
-            self.state.known_crashes = policy.known.clone();
-            self.state.known_quiet = policy.quiet.clone();
+            let memory = self.stage.memory();
+            self.state.triage = memory.stats.clone();
+            self.state.known_crashes = memory.known.clone();
+            self.state.known_quiet = memory.quiet.clone();
         }
         write_json(&self.out.join("state.json"), &self.state)?;
         // Deletions only after the commit: the committed state names no entry they touch (the

@@ -3,15 +3,15 @@
 //! ```text
 //! select → mutate → export, inputs       the search (this thread; `Campaign::generate`)
 //!   → execute                             stages::execute: -j lanes per backend
-//!   → judge → second runs → triage        stages::triage: its own thread, in search order
+//!   → judge → second runs → triage        stages::triage: -j threads, taken in search order
 //!   → record (bundles → minimize)         `Campaign::record`; the minimizer's thread
 //!   → commit (corpus, state, sync)        `Campaign::commit_state`; the corpus writer's thread
 //! ```
 //!
 //! The search runs ahead of the stages by at most [`Flow::cap`] cases and never waits for a
-//! verdict: it does not depend on what the backends did. Cases are judged in the order the
-//! search made them (a reorder buffer between the lanes and the triage), so the findings are
-//! those of one lane at any `-j`. A commit stops the search until nothing is in flight, so the
+//! verdict: it does not depend on what the backends did. Cases go to the triage in the order
+//! the search made them (a reorder buffer between the lanes and the triage); at `-j 1` one
+//! triage thread judges them in that order, so the findings do not depend on timing. A commit stops the search until nothing is in flight, so the
 //! committed state never names an iteration whose results are not on disk; commits come at
 //! most every [`COMMIT_EVERY`], and further apart when waiting for the stages to empty costs
 //! more than a tenth of the time between them.
@@ -51,11 +51,8 @@ impl Campaign {
         let (events, rx) = channel::<Event>();
         let pools = std::mem::take(&mut self.pools);
         let mut execute = Execute::start(pools, &self.config.backends, events.clone());
-        let pool = self
-            .triage
-            .take()
-            .expect("the triage pool is the campaign's");
-        let triaging = Triaging::start(self.stage.clone(), pool, events);
+        let pools = std::mem::take(&mut self.triage);
+        let triaging = Triaging::start(&self.stage, pools, events);
         let jobs = self.config.jobs.max(1);
         let mut flow = Flow {
             in_flight: 0,

@@ -100,7 +100,7 @@ impl Campaign {
             signature: &sig,
             entry: &entry,
             localization: localization.as_ref(),
-            model: &job.bytes,
+            model: &job.mutant,
             inputs,
             input_seed: job.input_seed,
             runs,
@@ -144,7 +144,7 @@ impl Campaign {
                 signature: sig,
                 dir,
                 finding: f,
-                model: job.bytes.clone(),
+                model: job.mutant.bytes().to_vec(),
                 inputs: inputs.clone(),
                 intermediates,
                 input_seed: job.input_seed,
@@ -197,7 +197,7 @@ impl Campaign {
             iteration: 0,
             op: 0,
             seed,
-            bytes: run.bytes,
+            mutant: run.model,
             timeout: self.seed_inputs[seed].timeout,
             inputs: Some(run.inputs),
             input_seed: run.input_seed,
@@ -244,7 +244,7 @@ impl Campaign {
         );
         let dir = self.out.join("ours").join(&id);
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        write_atomic(&dir.join("model.onnx"), &job.bytes)
+        write_atomic(&dir.join("model.onnx"), job.mutant.bytes())
             .with_context(|| format!("writing {}", dir.display()))?;
         if let Some(inputs) = &job.inputs {
             mutagraph_oracles::bundle::write_npz(

@@ -20,10 +20,13 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         .ok_or_else(|| anyhow!("unknown tolerance '{}'", config.tolerance))?;
 
     // Worker pools: one per backend and lane; the first lane answers the capabilities.
+    // The lanes yield to the search and the triage, which feed and empty them.
+    let mut lane_opts = pool_opts.clone();
+    lane_opts.config.nice = LANE_NICE;
     let mut pools: Vec<Vec<Pool>> = (config.backends.iter())
         .map(|_| {
             (0..config.jobs)
-                .map(|_| Pool::new(pool_opts.clone()))
+                .map(|_| Pool::new(lane_opts.clone()))
                 .collect()
         })
         .collect();
@@ -101,9 +104,11 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
         // The triage goes on where the last session stopped: its counters, and the crash
         // messages it knows (without them a resumed campaign would triage in full what the
         // uninterrupted one files as hits, and end with other verdicts).
-        stage.stats = state.triage.clone();
-        stage.known = state.known_crashes.clone();
-        stage.quiet = state.known_quiet.clone();
+        *stage.memory() = Memory {
+            stats: state.triage.clone(),
+            known: state.known_crashes.clone(),
+            quiet: state.known_quiet.clone(),
+        };
     }
     let out_dir = out.clone();
     let shared = shared(&config, &out, &mut state, req.sync_every)?;
@@ -115,8 +120,8 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     let mut c = Campaign {
         out,
         seed_inputs,
-        stage: Arc::new(std::sync::Mutex::new(stage)),
-        triage: Some(triage_pool),
+        stage,
+        triage: triage_pools(triage_pool, config.jobs),
         tolerance,
         dirty: BTreeSet::new(),
         stale_docs: BTreeMap::new(),
@@ -151,8 +156,17 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     for (seed, run) in seed_runs {
         c.file_seed_findings(seed, run)?;
     }
-    c.state.triage = c.stage.lock().map(|p| p.stats.clone()).unwrap_or_default();
+    c.state.triage = c.stage.stats();
     c.main_loop(req.quiet, fresh)
+}
+
+/// The triage stage's pools, one per thread: `-j` threads, the first the pool admission used
+/// (the others with its options).
+fn triage_pools(first: Pool, jobs: usize) -> Vec<Pool> {
+    let more: Vec<Pool> = (1..jobs.max(1))
+        .map(|_| Pool::new(first.options().clone()))
+        .collect();
+    std::iter::once(first).chain(more).collect()
 }
 
 /// The configuration: the stored one when resuming (the command line may change only the

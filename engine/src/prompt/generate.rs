@@ -5,20 +5,65 @@
 use super::judge::{Judge, Judged, LoopSpec};
 use super::metrics::{Metrics, Target};
 use super::session::{self, RunReport, template_id};
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use mutagraph_prompts::crossprobe::{extract_onnx_text, repair_prompt};
 use mutagraph_prompts::llm::{Llm, Message};
 use mutagraph_prompts::yanhui::{self, Cluster, KnowledgeBase, THRESHOLD};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The knowledge base: the shipped cases and the findings of the given directories.
 pub fn knowledge(findings: &[PathBuf]) -> Result<KnowledgeBase> {
     let mut kb = KnowledgeBase::builtin().map_err(|e| anyhow!("{e}"))?;
     for d in findings {
-        let n = kb.load_findings(d).map_err(|e| anyhow!("{e}"))?;
+        let n = add_findings(&mut kb, d)?;
         eprintln!("{}: {n} findings added to the knowledge base", d.display());
     }
     Ok(kb)
+}
+
+/// Adds the findings of a campaign (or `prompt` run) directory to `kb`: each bug bundle under
+/// `findings/` (or under `dir` when it is the findings folder itself), read by the bundle's
+/// own reader, with the text of its model (the minimized one when there is one). Returns how
+/// many were added; a bundle that cannot be read is an error naming its `meta.json`.
+pub fn add_findings(kb: &mut KnowledgeBase, dir: &Path) -> Result<usize> {
+    let root = if dir.join("findings").is_dir() {
+        dir.join("findings")
+    } else {
+        dir.to_path_buf()
+    };
+    let rd = std::fs::read_dir(&root).with_context(|| format!("reading {}", root.display()))?;
+    let mut dirs: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    dirs.sort();
+    let mut n = 0;
+    for d in dirs.iter().filter(|d| d.join("meta.json").is_file()) {
+        let meta = crate::bundle::read_meta(d)?;
+        let model = ["minimized.onnx", "original.onnx"]
+            .iter()
+            .map(|f| d.join(f))
+            .find(|f| f.is_file())
+            .and_then(|f| mutagraph_ir::Model::load(&f).ok())
+            .map(|m| mutagraph_ir::text::print_model(&m));
+        let case = yanhui::case_from_finding(&facts(&meta), model.as_deref())
+            .with_context(|| format!("{}", d.join("meta.json").display()))?;
+        kb.add(case);
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// What YANHUI builds a case from, of a bundle.
+fn facts(meta: &crate::bundle::Meta) -> yanhui::FindingFacts {
+    yanhui::FindingFacts {
+        id: meta.id.clone(),
+        kind: meta.kind.name().to_string(),
+        project: meta.reproduce.library.clone(),
+        backends: meta.backends.clone(),
+        stage: meta.stage.map(|s| s.to_string()).unwrap_or_default(),
+        op_type: meta.op_type.clone(),
+        symptom: meta.symptom.clone(),
+        message: meta.message.clone(),
+        hits: meta.hits,
+    }
 }
 
 /// The clusters to generate from: the one asked for, else every cluster with 2+ members.
@@ -131,4 +176,33 @@ pub fn run(
         metrics,
         cases,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundles_join_the_knowledge_base_and_a_broken_one_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let findings = dir.path().join("findings");
+        let (bundle, id, _) = crate::bundle::sample(&findings);
+        let mut kb = KnowledgeBase::builtin().unwrap();
+        let before = kb.cases().len();
+        assert_eq!(add_findings(&mut kb, dir.path()).unwrap(), 1);
+        let case = &kb.cases()[before];
+        assert_eq!(case.id, format!("finding-{id}"));
+        // The library's project name, as the shipped cases name it (not the backend's).
+        assert_eq!(case.project, "onnxruntime");
+        assert_eq!(case.apis, vec!["onnx.op.Relu", "onnxruntime.run"]);
+        assert!(case.model.contains("Relu"), "{}", case.model);
+        // The findings folder itself works too.
+        assert_eq!(add_findings(&mut kb, &findings).unwrap(), 1);
+        let bad = findings.join("crash-x");
+        std::fs::create_dir_all(&bad).unwrap();
+        std::fs::write(bad.join("meta.json"), "{not json").unwrap();
+        let e = format!("{:#}", add_findings(&mut kb, dir.path()).unwrap_err());
+        assert!(e.contains("crash-x/meta.json"), "{e}");
+        assert!(bundle.join("meta.json").is_file());
+    }
 }

@@ -26,7 +26,7 @@ use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::worker::Pool;
 use mutagraph_ir::Model;
 use mutagraph_oracles::triage::{Triage, Verdict};
-use mutagraph_oracles::{Finding, MutantRuns};
+use mutagraph_oracles::{Finding, Mutant, MutantRuns};
 use mutagraph_prompts::llm::{ChatRequest, Constraint, Llm, Message, Role};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -235,7 +235,8 @@ impl<'p> Judge<'p> {
         }
         let mut findings: Vec<Finding> = Vec::new();
         let mut bundles = Vec::new();
-        for t in self.triage.judge(self.pool, &bytes, &ins, &mr) {
+        let mutant = Mutant::new(bytes);
+        for t in self.triage.judge_mutant(self.pool, &mutant, &ins, &mr) {
             // Rounding, behaviour ONNX leaves open, our own failures: not bug candidates.
             if t.verdict != Verdict::Report {
                 continue;
@@ -258,7 +259,7 @@ impl<'p> Judge<'p> {
                     signature: &sig,
                     entry: &entry,
                     localization: loc.as_ref(),
-                    model: &bytes,
+                    model: &mutant,
                     inputs: &ins,
                     input_seed: self.input_seed,
                     runs: &mr,

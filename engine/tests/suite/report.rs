@@ -58,17 +58,32 @@ fn meta(
     minimized: &str,
     signature: &str,
 ) -> String {
+    // A whole `bundle::Meta` (the report reads it with `bundle::read_meta`).
     let v = serde_json::json!({
         "id": id,
         "kind": kind,
         "backends": ["ort"],
-        "stage": "run",
+        "stage": "Run",
+        "symptom": "values",
         "op_type": "Conv",
         "message": message,
         "hits": hits,
         "first_seen": { "iteration": 10, "elapsed_s": first },
         "last_seen": { "iteration": 400, "elapsed_s": 3000.5 },
+        "finding": {
+            "kind": kind, "backends": ["ort"], "stage": "Run", "symptom": "values",
+            "message": message
+        },
         "minimized": serde_json::from_str::<serde_json::Value>(minimized).unwrap(),
+        "seed": "zoo:test",
+        "iteration": 10,
+        "input_seed": 0,
+        "operators": [],
+        "trace": [],
+        "backend_versions": {},
+        "runs": [],
+        "tolerance": "close",
+        "config": {},
         "triage": null,
         "signature": signature,
         "new_field_we_ignore": [1, 2, 3],
@@ -99,7 +114,8 @@ fn campaign() -> tempfile::TempDir {
             2,
             "max abs 3.5 > tolerance",
             1100.0,
-            r#"{"nodes_before": 40, "nodes_after": 3}"#,
+            r#"{"nodes_before": 40, "nodes_after": 3, "checks": 0, "invalid_candidates": 0,
+                "wall_s": 0.0, "passes": []}"#,
             "sig-a",
         ),
     );

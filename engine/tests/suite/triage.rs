@@ -492,7 +492,7 @@ fn a_crash_met_again_and_again_is_filed_as_a_known_hit() {
         }
         signatures.dedup();
         assert_eq!(signatures.len(), 1, "one signature: {signatures:?}");
-        let s = &triage.stats;
+        let s = &triage.stats();
         if learn {
             // Hits after the streak: 2 × SPOT_CHECK, of which 2 spot-checked in full.
             assert_eq!(s.spot_checks, 2, "{s:?}");
@@ -502,14 +502,14 @@ fn a_crash_met_again_and_again_is_filed_as_a_known_hit() {
             assert_eq!(s.known_hits + s.spot_checks, 0, "{s:?}");
         }
         // Another message is no known crash.
-        let before = triage.stats.known_hits;
+        let before = triage.stats().known_hits;
         triage.judge(
             &mut p,
             &m,
             &x(&[1.0, 2.0]),
             &runs("Undetermined symbol in expression"),
         );
-        assert_eq!(triage.stats.known_hits, before);
+        assert_eq!(triage.stats().known_hits, before);
     }
     p.shutdown();
 }

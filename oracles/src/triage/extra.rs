@@ -29,8 +29,8 @@ impl Triage {
         if !self.extra_runs || !catalog::is_compiled(backend) {
             return None;
         }
-        let r = pool.run(backend, cache.bytes, cache.inputs).ok()?;
-        self.stats.extra_runs += 1;
+        let r = pool.run(backend, cache.bytes(), cache.inputs).ok()?;
+        self.memory().stats.extra_runs += 1;
         cache.extra.push(r.clone());
         Some(r)
     }
@@ -39,8 +39,8 @@ impl Triage {
     pub(super) fn native(&mut self, pool: &mut Pool, cache: &mut Cache) -> Option<NamedValues> {
         if cache.native.is_none() {
             let got = if self.extra_runs && self.reference.is_some() {
-                self.stats.extra_runs += 1;
-                pool.run("reference-native", cache.bytes, cache.inputs)
+                self.memory().stats.extra_runs += 1;
+                pool.run("reference-native", cache.bytes(), cache.inputs)
                     .ok()
                     .and_then(|r| r.outcome.outputs().cloned())
             } else {
@@ -52,14 +52,7 @@ impl Triage {
     }
 
     pub(super) fn precision(&mut self, cache: &mut Cache) -> Precision {
-        if cache.precision.is_none() {
-            let p = match cache.model() {
-                Some(m) => Precision::of(m, self.tolerance),
-                None => Precision::flat(self.tolerance),
-            };
-            cache.precision = Some(p);
-        }
-        cache.precision.clone().expect("set above")
+        cache.mutant.precision(self.tolerance)
     }
 
     /// Every node output of the mutant as `backend` computes it (run once per backend).
@@ -81,7 +74,7 @@ impl Triage {
         }
         let got = match cache.exposed_model.clone().flatten() {
             Some(bytes) => {
-                self.stats.extra_runs += 1;
+                self.memory().stats.extra_runs += 1;
                 pool.run(backend, &bytes, cache.inputs)
                     .ok()
                     .and_then(|r| r.outcome.outputs().cloned())

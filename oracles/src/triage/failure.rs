@@ -52,13 +52,13 @@ impl Triage {
             return t;
         }
         t.finding.gap = crash::dtype_gap(library, &t.finding.message);
-        let Some(model) = cache.model().cloned() else {
+        let Some(model) = cache.model() else {
             return t;
         };
         // A message that quotes a node places the failure itself.
         t.finding.placed_by_message = !crash::quoted_spans(&t.finding.message).is_empty();
         let at = Failed {
-            model: &model,
+            model,
             inputs: cache.inputs,
             faulty: &faulty,
         };
@@ -109,7 +109,7 @@ impl Triage {
             None => {
                 let first =
                     crash::failing_node(pool, faulty, model, inputs, None, None, Some(&f.message))?;
-                self.stats.extra_runs += 8;
+                self.memory().stats.extra_runs += 8;
                 Some((first.node, first.outputs))
             }
         }
@@ -134,13 +134,13 @@ impl Triage {
         if before.is_empty() {
             return (named, None);
         }
-        self.stats.extra_runs += 1;
+        self.memory().stats.extra_runs += 1;
         match crash::run_part(pool, faulty, model, &before, inputs) {
             Ok(o) => (named, Some(o)),
             // A failure that the whole model never reaches (the part runs, and fails, where
             // the whole model fails to compile) is another bug.
             Err(Some(whole)) if crash::stage_rank(&whole) <= crash::stage_rank(&f.message) => {
-                self.stats.extra_runs += 8;
+                self.memory().stats.extra_runs += 8;
                 // Only a failure of its own, one the whole model reaches, moves the blame
                 // upstream.
                 if let Some(first) = crash::failing_node(
@@ -179,7 +179,7 @@ impl Triage {
         match prefix_out {
             Some(g) => Some(g),
             None if !before.is_empty() => {
-                self.stats.extra_runs += 1;
+                self.memory().stats.extra_runs += 1;
                 crash::run_part(pool, at.faulty, at.model, &before, at.inputs).ok()
             }
             None => None,

@@ -55,10 +55,9 @@ pub mod trigger;
 
 pub use reproduce::{Reproducer, ValueMap};
 
-use crate::envelope::Precision;
 use crate::finding::{Finding, Kind, core_message, normalize_message};
 use crate::localize::Localization;
-use crate::{MutantRuns, Oracle, judge_all};
+use crate::{Mutant, MutantRuns, Oracle, judge_all};
 use mutagraph_backends::catalog::{self, Library};
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::value::{HostTensor, NamedValues};
@@ -67,6 +66,7 @@ use mutagraph_ir::graph::NodeId;
 use mutagraph_ir::model::Model;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// What the triage concluded about one finding.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -170,6 +170,21 @@ pub struct TriageStats {
     pub quiet_spot_check_changes: u64,
 }
 
+impl TriageStats {
+    /// Counts a verdict (by name, and by reason class or catalogue entry).
+    fn count(&mut self, verdict: &Verdict) {
+        *self.verdicts.entry(verdict.name().into()).or_default() += 1;
+        match verdict {
+            Verdict::Ours(why) => *self.ours.entry(ours_class(why)).or_default() += 1,
+            Verdict::Undefined(why) => {
+                let id = why.split(' ').next().unwrap_or_default().to_string();
+                *self.undefined.entry(id).or_default() += 1;
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Full triages of one crash message, all reported under one signature, after which the
 /// message is a known crash ([`Triage::learn`]).
 pub const LEARN_AFTER: u32 = 3;
@@ -222,6 +237,96 @@ struct Quiet {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KnownQuiet(BTreeMap<String, Quiet>);
 
+/// What a campaign's triage counts and learns: shared by its triage threads (each a
+/// [`Triage`] of the same policy, [`Triage::sharing`]), each holding it only while it looks
+/// up or records a verdict, never during a run. Part of a campaign's resume state.
+#[derive(Clone, Debug, Default)]
+pub struct Memory {
+    /// Counters.
+    pub stats: TriageStats,
+    /// What the full triages of each crash message ended in (see [`Triage::learn`]).
+    pub known: KnownCrashes,
+    /// What the full triages of numeric findings not reported ended in ([`KnownQuiet`]).
+    pub quiet: KnownQuiet,
+}
+
+impl Memory {
+    /// The finding a known crash of message `key` is filed as without the triage's runs
+    /// (`None`: triage it in full: unknown, mixed, or this hit's spot check).
+    fn known_hit(&mut self, key: &str) -> Option<Finding> {
+        let l = self.known.0.get_mut(key)?;
+        if l.mixed || l.streak < LEARN_AFTER {
+            return None;
+        }
+        l.hits += 1;
+        if l.hits.is_multiple_of(SPOT_CHECK) {
+            self.stats.spot_checks += 1;
+            return None;
+        }
+        self.stats.known_hits += 1;
+        Some(l.finding.clone())
+    }
+
+    /// Records what a full triage of a crash of message `key` ended in.
+    fn learn_crash(&mut self, key: String, t: &Triaged) {
+        let l = self.known.0.entry(key).or_insert_with(|| Learned {
+            finding: t.finding.clone(),
+            signature: t.finding.signature(),
+            streak: 0,
+            mixed: false,
+            hits: 0,
+        });
+        if t.verdict == Verdict::Report && t.finding.signature() == l.signature {
+            l.streak += 1;
+        } else {
+            if l.streak >= LEARN_AFTER && !l.mixed {
+                self.stats.spot_check_changes += 1;
+            }
+            l.mixed = true;
+        }
+    }
+
+    /// The verdict a numeric finding of `key` gets without the triage's runs (`None`: triage
+    /// it in full).
+    fn quiet_hit(&mut self, key: &str) -> Option<Verdict> {
+        let q = self.quiet.0.get_mut(key)?;
+        if q.mixed || q.streak < LEARN_AFTER {
+            return None;
+        }
+        q.hits += 1;
+        if q.hits.is_multiple_of(SPOT_CHECK) {
+            self.stats.quiet_spot_checks += 1;
+            return None;
+        }
+        self.stats.quiet_hits += 1;
+        Some(q.verdict.clone())
+    }
+
+    /// Records what a full triage of a numeric finding of `key` ended in.
+    fn learn_quiet(&mut self, key: String, verdict: &Verdict) {
+        let quiet = !matches!(verdict, Verdict::Report | Verdict::Ours(_));
+        match self.quiet.0.get_mut(&key) {
+            Some(q) if q.verdict.name() == verdict.name() => q.streak += 1,
+            Some(q) => {
+                if q.streak >= LEARN_AFTER && !q.mixed {
+                    self.stats.quiet_spot_check_changes += 1;
+                }
+                q.mixed = true;
+            }
+            // Reported the first time: this key is never a shortcut.
+            None => {
+                let q = Quiet {
+                    verdict: verdict.clone(),
+                    streak: u32::from(quiet),
+                    mixed: !quiet,
+                    hits: 0,
+                };
+                self.quiet.0.insert(key, q);
+            }
+        }
+    }
+}
+
 /// The policy and memory of the triage for one set of backends.
 pub struct Triage {
     /// The run set, in `MutantRuns` order.
@@ -234,16 +339,12 @@ pub struct Triage {
     /// Run variants, witnesses and the native reference when the run set lacks them (on in
     /// campaigns; tests may turn it off).
     pub extra_runs: bool,
-    /// Counters.
-    pub stats: TriageStats,
     /// File a crash met again and again as a hit of its known signature without the extra
     /// runs (see the module's doc; off unless set: minimization and re-checks judge every
     /// model in full).
     pub learn: bool,
-    /// What the full triages of each crash message ended in (see [`Triage::learn`]).
-    pub known: KnownCrashes,
-    /// What the full triages of numeric findings not reported ended in ([`KnownQuiet`]).
-    pub quiet: KnownQuiet,
+    /// Its counters and what it learned, shared with the triages of [`Triage::sharing`].
+    memory: Arc<Mutex<Memory>>,
     /// The campaign's context of the runs being judged ([`Triage::judge_in`]).
     context: Option<String>,
 }
@@ -255,29 +356,21 @@ pub fn oracles(tolerance: Tolerance) -> Vec<Box<dyn Oracle>> {
 
 /// Runs made for one mutant beyond the campaign's own, shared by its findings.
 struct Cache<'a> {
-    bytes: &'a [u8],
+    mutant: &'a Mutant,
     inputs: &'a NamedValues,
-    model: Option<Model>,
-    model_failed: bool,
     extra: Vec<RunReport>,
     native: Option<Option<NamedValues>>,
     exposed: HashMap<String, Option<NamedValues>>,
     exposed_model: Option<Option<Vec<u8>>>,
-    precision: Option<Precision>,
 }
 
 impl<'a> Cache<'a> {
-    fn model(&mut self) -> Option<&Model> {
-        if self.model.is_none() && !self.model_failed {
-            match Model::from_bytes(self.bytes) {
-                Ok(mut m) => {
-                    mutagraph_ir::infer::infer_model(&mut m, Default::default());
-                    self.model = Some(m);
-                }
-                Err(_) => self.model_failed = true,
-            }
-        }
-        self.model.as_ref()
+    fn model(&self) -> Option<&'a Model> {
+        self.mutant.model()
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.mutant.bytes()
     }
 }
 
@@ -290,12 +383,31 @@ impl Triage {
             tolerance,
             oracles: oracles(tolerance),
             extra_runs: true,
-            stats: TriageStats::default(),
             learn: false,
-            known: KnownCrashes::default(),
-            quiet: KnownQuiet::default(),
+            memory: Arc::default(),
             context: None,
         }
+    }
+
+    /// A triage of the same policy that counts and learns into the same [`Memory`] (for
+    /// another thread of one campaign's triage).
+    pub fn sharing(&self) -> Triage {
+        Triage {
+            extra_runs: self.extra_runs,
+            learn: self.learn,
+            memory: self.memory.clone(),
+            ..Triage::new(&self.backends, self.tolerance)
+        }
+    }
+
+    /// Its counters and what it learned (shared with the triages of [`Triage::sharing`]).
+    pub fn memory(&self) -> MutexGuard<'_, Memory> {
+        self.memory.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Its counters.
+    pub fn stats(&self) -> TriageStats {
+        self.memory().stats.clone()
     }
 
     /// [`Triage::judge`] in a context of the campaign (the seed and the mutation operator),
@@ -303,13 +415,13 @@ impl Triage {
     pub fn judge_in(
         &mut self,
         pool: &mut Pool,
-        bytes: &[u8],
+        mutant: &Mutant,
         inputs: &NamedValues,
         runs: &MutantRuns,
         context: &str,
     ) -> Vec<Triaged> {
         self.context = Some(context.to_string());
-        let out = self.judge(pool, bytes, inputs, runs);
+        let out = self.judge_mutant(pool, mutant, inputs, runs);
         self.context = None;
         out
     }
@@ -337,20 +449,29 @@ impl Triage {
         inputs: &NamedValues,
         runs: &MutantRuns,
     ) -> Vec<Triaged> {
+        self.judge_mutant(pool, &Mutant::new(bytes.to_vec()), inputs, runs)
+    }
+
+    /// [`Triage::judge`] of a mutant whose decoded model and precision may be known already
+    /// (and are kept in it for the stages after).
+    pub fn judge_mutant(
+        &mut self,
+        pool: &mut Pool,
+        mutant: &Mutant,
+        inputs: &NamedValues,
+        runs: &MutantRuns,
+    ) -> Vec<Triaged> {
         let raw = judge_all(&self.oracles, runs);
         if raw.is_empty() {
             return Vec::new();
         }
         let mut cache = Cache {
-            bytes,
+            mutant,
             inputs,
-            model: None,
-            model_failed: false,
             extra: Vec::new(),
             native: None,
             exposed: HashMap::new(),
             exposed_model: None,
-            precision: None,
         };
         let reference_failed = self
             .reference
@@ -360,21 +481,7 @@ impl Triage {
         let mut out = Vec::new();
         for f in merge_by_library(raw) {
             let t = self.triage_one(pool, &mut cache, runs, f, reference_failed.as_deref());
-            *self
-                .stats
-                .verdicts
-                .entry(t.verdict.name().into())
-                .or_default() += 1;
-            match &t.verdict {
-                Verdict::Ours(why) => {
-                    *self.stats.ours.entry(ours_class(why)).or_default() += 1;
-                }
-                Verdict::Undefined(why) => {
-                    let id = why.split(' ').next().unwrap_or_default().to_string();
-                    *self.stats.undefined.entry(id).or_default() += 1;
-                }
-                _ => {}
-            }
+            self.memory().stats.count(&t.verdict);
             out.push(t);
         }
         out
@@ -425,33 +532,11 @@ impl Triage {
         match f.kind {
             Kind::Crash if self.learn => {
                 let key = learn_key(&f);
-                if let Some(l) = self.known.0.get_mut(&key)
-                    && !l.mixed
-                    && l.streak >= LEARN_AFTER
-                {
-                    l.hits += 1;
-                    if !l.hits.is_multiple_of(SPOT_CHECK) {
-                        self.stats.known_hits += 1;
-                        return plain(l.finding.clone(), Verdict::Report);
-                    }
-                    self.stats.spot_checks += 1;
+                if let Some(known) = self.memory().known_hit(&key) {
+                    return plain(known, Verdict::Report);
                 }
                 let t = self.triage_failure(pool, cache, runs, f);
-                let l = self.known.0.entry(key).or_insert_with(|| Learned {
-                    finding: t.finding.clone(),
-                    signature: t.finding.signature(),
-                    streak: 0,
-                    mixed: false,
-                    hits: 0,
-                });
-                if t.verdict == Verdict::Report && t.finding.signature() == l.signature {
-                    l.streak += 1;
-                } else {
-                    if l.streak >= LEARN_AFTER && !l.mixed {
-                        self.stats.spot_check_changes += 1;
-                    }
-                    l.mixed = true;
-                }
+                self.memory().learn_crash(key, &t);
                 t
             }
             Kind::Crash | Kind::Hang | Kind::Memory => self.triage_failure(pool, cache, runs, f),
@@ -478,51 +563,11 @@ impl Triage {
         f: Finding,
     ) -> Triaged {
         let key = format!("{ctx}|{:?}|{}", f.kind, learn_key(&f));
-        if let Some(q) = self.quiet.0.get_mut(&key)
-            && !q.mixed
-            && q.streak >= LEARN_AFTER
-        {
-            q.hits += 1;
-            if !q.hits.is_multiple_of(SPOT_CHECK) {
-                self.stats.quiet_hits += 1;
-                return plain(f, q.verdict.clone());
-            }
-            self.stats.quiet_spot_checks += 1;
+        if let Some(verdict) = self.memory().quiet_hit(&key) {
+            return plain(f, verdict);
         }
         let t = self.triage_numeric(pool, cache, runs, f);
-        let quiet = !matches!(t.verdict, Verdict::Report | Verdict::Ours(_));
-        match self.quiet.0.get_mut(&key) {
-            Some(q) if q.verdict.name() == t.verdict.name() => q.streak += 1,
-            Some(q) => {
-                if q.streak >= LEARN_AFTER && !q.mixed {
-                    self.stats.quiet_spot_check_changes += 1;
-                }
-                q.mixed = true;
-            }
-            None if quiet => {
-                self.quiet.0.insert(
-                    key,
-                    Quiet {
-                        verdict: t.verdict.clone(),
-                        streak: 1,
-                        mixed: false,
-                        hits: 0,
-                    },
-                );
-            }
-            None => {
-                // Reported the first time: this key is never a shortcut.
-                self.quiet.0.insert(
-                    key,
-                    Quiet {
-                        verdict: t.verdict.clone(),
-                        streak: 0,
-                        mixed: true,
-                        hits: 0,
-                    },
-                );
-            }
-        }
+        self.memory().learn_quiet(key, &t.verdict);
         t
     }
 

@@ -87,7 +87,7 @@ impl Triage {
         // finding that stays a report: most numeric findings of a campaign end as behaviour the
         // spec leaves open or as rounding, which localization alone decides.
         let (Some(model), Some(rname)) =
-            (cache.model().cloned(), self.reference().map(str::to_string))
+            (cache.model(), self.reference().map(str::to_string))
         else {
             self.variants(pool, cache, runs, &mut t.finding);
             return t;
@@ -108,7 +108,7 @@ impl Triage {
             _ => None,
         };
         let l = localize_or_fail(
-            &model,
+            model,
             t.finding.kind,
             cache.inputs,
             exposed.as_ref(),
@@ -121,7 +121,7 @@ impl Triage {
         let not_pinned = matches!(l.verdict, LocVerdict::NotReproduced | LocVerdict::Failed(_));
         if not_pinned
             && let Some(w) = &truth
-            && let Some(hit) = self.undefined_anywhere(&model, w, cache.inputs)
+            && let Some(hit) = self.undefined_anywhere(model, w, cache.inputs)
         {
             t.verdict = Verdict::Undefined(hit);
         }

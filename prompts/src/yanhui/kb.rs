@@ -1,7 +1,6 @@
 //! The knowledge base of historical bug cases, shipped as data (`prompts/data/yanhui/`), plus
 //! the campaign's own findings.
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 
 const FILES: &[(&str, &str)] = &[
     (
@@ -97,44 +96,8 @@ impl KnowledgeBase {
         self.cases.iter().find(|c| c.id == id)
     }
 
-    /// Adds the findings of a campaign (or `prompt` run) directory: every `findings/*/meta.json`
-    /// (or `*/meta.json` when `dir` is the findings folder itself). Returns how many were added.
-    pub fn load_findings(&mut self, dir: &Path) -> Result<usize, KbError> {
-        let root = if dir.join("findings").is_dir() {
-            dir.join("findings")
-        } else {
-            dir.to_path_buf()
-        };
-        let rd = std::fs::read_dir(&root).map_err(|e| KbError {
-            file: root.display().to_string(),
-            message: e.to_string(),
-        })?;
-        let mut dirs: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        dirs.sort();
-        let mut n = 0;
-        for d in dirs {
-            let meta = d.join("meta.json");
-            if !meta.is_file() {
-                continue;
-            }
-            let err = |m: String| KbError {
-                file: meta.display().to_string(),
-                message: m,
-            };
-            let text = std::fs::read_to_string(&meta).map_err(|e| err(e.to_string()))?;
-            let v: serde_json::Value =
-                serde_json::from_str(&text).map_err(|e| err(format!("not JSON: {e}")))?;
-            let model = ["minimized.onnx", "original.onnx"]
-                .iter()
-                .map(|f| d.join(f))
-                .find(|f| f.is_file())
-                .and_then(|f| mutagraph_ir::Model::load(&f).ok())
-                .map(|m| mutagraph_ir::text::print_model(&m));
-            let case =
-                super::case_from_finding(&v, model.as_deref()).map_err(|e| err(e.to_string()))?;
-            self.cases.push(case);
-            n += 1;
-        }
-        Ok(n)
+    /// Adds a case (one of our findings: [`super::case_from_finding`]).
+    pub fn add(&mut self, case: Case) {
+        self.cases.push(case);
     }
 }

@@ -273,50 +273,60 @@ pub fn relevant(cluster_ops: &[String], valid: bool, op_types: &[String]) -> boo
     valid && op_types.iter().any(|o| cluster_ops.contains(o))
 }
 
-/// A finding's `meta.json` that does not describe a case ([`case_from_finding`]).
+/// What a case is built from, of one of our findings (its bug bundle's `meta.json`, which the
+/// campaign's bundle module reads: this crate never parses it).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FindingFacts {
+    /// The bundle's id.
+    pub id: String,
+    /// The finding's kind (`crash`, `nan`, `inconsistency`, ...).
+    pub kind: String,
+    /// The library that shows it, as the shipped cases name projects (`onnxruntime`,
+    /// `tract`, `burn`).
+    pub project: String,
+    /// The backends that show it.
+    pub backends: Vec<String>,
+    /// Where it failed (`load`, `run`), lower case; empty: at run time.
+    pub stage: String,
+    /// The op it is localized at, when it is.
+    pub op_type: Option<String>,
+    /// The symptom (`panic`, `all`, ...).
+    pub symptom: String,
+    /// The backend's message, or the oracle's.
+    pub message: String,
+    /// How often it was met.
+    pub hits: u64,
+}
+
+/// A finding that does not describe a case ([`case_from_finding`]).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FindingError {
-    /// A field every finding has is absent or empty.
-    #[error("meta.json has no \"{0}\"")]
+    /// A field every finding has is empty.
+    #[error("the finding has no {0}")]
     MissingField(&'static str),
 }
 
-/// A case from one of our findings: the bundle's `meta.json` (kind, backends, stage, localized
-/// op, symptom, message) and the model's text.
-pub fn case_from_finding(
-    meta: &serde_json::Value,
-    model: Option<&str>,
-) -> Result<Case, FindingError> {
-    let s = |k: &str| meta.get(k).and_then(|v| v.as_str()).unwrap_or("");
-    let id = s("id");
-    if id.is_empty() {
+/// A case from one of our findings (kind, library, backends, stage, localized op, symptom,
+/// message) and the text of its model.
+pub fn case_from_finding(f: &FindingFacts, model: Option<&str>) -> Result<Case, FindingError> {
+    if f.id.is_empty() {
         return Err(FindingError::MissingField("id"));
     }
-    let kind = s("kind");
-    if kind.is_empty() {
+    if f.kind.is_empty() {
         return Err(FindingError::MissingField("kind"));
     }
-    let backends: Vec<String> = meta
-        .get("backends")
-        .and_then(|b| b.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
-    let backend = backends
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "unknown".into());
-    let project = backend.split('-').next().unwrap_or("unknown").to_string();
-    let stage = meta
-        .get("stage")
-        .and_then(|v| v.as_str())
-        .unwrap_or("run")
-        .to_lowercase();
-    let op = meta.get("op_type").and_then(|v| v.as_str());
-    let symptom = s("symptom");
+    let (id, kind) = (f.id.as_str(), f.kind.as_str());
+    let backend = f.backends.first().map_or("unknown", String::as_str);
+    let project = if f.project.is_empty() {
+        "unknown"
+    } else {
+        f.project.as_str()
+    };
+    let stage = if f.stage.is_empty() {
+        "run".to_string()
+    } else {
+        f.stage.to_lowercase()
+    };
     let category = match kind {
         "crash" | "hang" | "memory" => "memory-or-crash",
         "nan" | "inconsistency" | "flaky" => "numerical-precision",
@@ -324,7 +334,7 @@ pub fn case_from_finding(
         _ => "incorrect-optimization",
     };
     let exception = match kind {
-        "crash" if symptom == "panic" => "Panic/BackendPanic".to_string(),
+        "crash" if f.symptom == "panic" => "Panic/BackendPanic".to_string(),
         "crash" => format!("RuntimeError/{stage}-error"),
         "nan" => "Mismatch/NaNMismatch".into(),
         "inconsistency" => "Mismatch/NumericMismatch".into(),
@@ -332,26 +342,28 @@ pub fn case_from_finding(
         other => format!("Finding/{other}"),
     };
     let mut apis = Vec::new();
-    if let Some(op) = op {
+    if let Some(op) = &f.op_type {
         apis.push(format!("onnx.op.{op}"));
     }
     apis.push(format!("{project}.{stage}"));
-    let message = s("message");
     Ok(Case {
         id: format!("finding-{id}"),
-        project,
-        source: format!("mutagraph finding {id} ({} hits)", meta["hits"]),
+        project: project.to_string(),
+        source: format!("mutagraph finding {id} ({} hits)", f.hits),
         title: format!(
             "{kind} on {} at {stage}{}",
-            backends.join(", "),
-            op.map(|o| format!(" in {o}")).unwrap_or_default()
+            f.backends.join(", "),
+            f.op_type
+                .as_ref()
+                .map(|o| format!(" in {o}"))
+                .unwrap_or_default()
         ),
         category: category.into(),
         apis,
         exception,
         dtypes: Vec::new(),
         location: format!("{backend}.{stage}"),
-        reason: message.chars().take(300).collect(),
+        reason: f.message.chars().take(300).collect(),
         model: model.unwrap_or("").to_string(),
         input: String::new(),
     })

@@ -97,7 +97,7 @@ fn lane(
             .as_ref()
             .expect("only executable cases are queued");
         let report = pool
-            .run_within(name, &job.bytes, inputs, job.timeout)
+            .run_within(name, job.mutant.bytes(), inputs, job.timeout)
             .map_err(|e| format!("backend '{name}': {e}"));
         if events
             .send(Event::Ran {

@@ -1,16 +1,17 @@
-//! The triage stage: one thread that judges each executed case (the oracles), makes its second
-//! runs (slowness, flakiness) and triages its findings (localization, fresh-process checks,
-//! what it learned of crashes and numeric noise), in the order the search generated the cases,
-//! so its verdicts do not depend on `-j` or on timing. It owns its worker pool; the triage
-//! policy ([`Triage`]) is shared with the campaign, which reads what it learned at commits
-//! (when no case is in flight).
+//! The triage stage: threads that judge each executed case (the oracles), make its second
+//! runs (slowness, flakiness) and triage its findings (localization, fresh-process checks,
+//! what the campaign learned of crashes and numeric noise). They take the cases in the order
+//! the search generated them; at `-j 1` one thread judges them one after the other, so its
+//! verdicts do not depend on timing. Each thread owns its worker pool and a [`Triage`] of the
+//! campaign's policy; they share its memory ([`Triage::sharing`]), which the campaign reads
+//! at commits (when no case is in flight).
 use super::{Event, Judged};
 use crate::campaign::Job;
 use mutagraph_backends::worker::{Pool, RunReport};
 use mutagraph_oracles::MutantRuns;
 use mutagraph_oracles::triage::Triage;
 use std::collections::BTreeMap;
-use std::sync::mpsc::{Sender, channel};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -30,43 +31,54 @@ pub struct Case {
     pub context: String,
 }
 
-/// The triage's thread and the policy it applies.
+/// The triage's threads, one per pool, taking cases from one queue.
 pub struct Triaging {
     cases: Sender<Case>,
-    thread: JoinHandle<Pool>,
+    threads: Vec<JoinHandle<Pool>>,
 }
 
 impl Triaging {
-    /// Starts the thread with its pool; `policy` is the campaign's triage.
-    pub fn start(policy: Arc<Mutex<Triage>>, pool: Pool, events: Sender<Event>) -> Triaging {
+    /// Starts one thread per pool, each applying `policy` (and sharing its memory).
+    pub fn start(policy: &Triage, pools: Vec<Pool>, events: Sender<Event>) -> Triaging {
         let (cases, rx) = channel::<Case>();
-        let thread = std::thread::spawn(move || {
-            let mut pool = pool;
-            for case in rx {
-                let judged = judge(&policy, &mut pool, case);
-                if events.send(Event::Judged(Box::new(judged))).is_err() {
-                    break;
-                }
-            }
-            pool
-        });
-        Triaging { cases, thread }
+        let rx = Arc::new(Mutex::new(rx));
+        let threads = pools
+            .into_iter()
+            .map(|mut pool| {
+                let (rx, events, mut policy) = (rx.clone(), events.clone(), policy.sharing());
+                std::thread::spawn(move || {
+                    while let Some(case) = next(&rx) {
+                        let judged = judge(&mut policy, &mut pool, case);
+                        if events.send(Event::Judged(Box::new(judged))).is_err() {
+                            break;
+                        }
+                    }
+                    pool
+                })
+            })
+            .collect();
+        Triaging { cases, threads }
     }
 
-    /// Queues a case (cases are judged in the order they are queued).
+    /// Queues a case (cases are taken in the order they are queued).
     pub fn submit(&self, case: Case) {
-        // The thread only ends when this stage is stopped.
+        // The threads only end when this stage is stopped.
         let _ = self.cases.send(case);
     }
 
-    /// Ends the thread once the queued cases are judged; returns its pool.
-    pub fn stop(self) -> Option<Pool> {
+    /// Ends the threads once the queued cases are judged; returns their pools.
+    pub fn stop(self) -> Vec<Pool> {
         drop(self.cases);
-        self.thread.join().ok()
+        self.threads.into_iter().filter_map(|t| t.join().ok()).collect()
     }
 }
 
-fn judge(policy: &Mutex<Triage>, pool: &mut Pool, case: Case) -> Judged {
+/// The next case of the queue (`None`: the stage is stopping).
+fn next(rx: &Mutex<Receiver<Case>>) -> Option<Case> {
+    rx.lock().unwrap_or_else(|e| e.into_inner()).recv().ok()
+}
+
+fn judge(policy: &mut Triage, pool: &mut Pool, case: Case) -> Judged {
     let Case {
         job,
         runs,
@@ -95,11 +107,11 @@ fn judge(policy: &Mutex<Triage>, pool: &mut Pool, case: Case) -> Judged {
     // Second runs: slowness candidates (confirmed by steady-state runs), and the sampled
     // cases on every backend but the reference (flakiness).
     let mut reruns =
-        mutagraph_oracles::triage::reproduce::confirm_slowness(pool, &job.bytes, inputs, &mut mr);
+        mutagraph_oracles::triage::reproduce::confirm_slowness(pool, job.mutant.bytes(), inputs, &mut mr);
     if flaky_sample && reruns == 0 {
         let again: Vec<String> = mr.others().map(|r| r.backend.clone()).collect();
         for b in again {
-            if let Ok(r) = pool.run(&b, &job.bytes, inputs) {
+            if let Ok(r) = pool.run(&b, job.mutant.bytes(), inputs) {
                 mr.reruns.push(r);
                 reruns += 1;
             }
@@ -107,10 +119,7 @@ fn judge(policy: &Mutex<Triage>, pool: &mut Pool, case: Case) -> Judged {
     }
     let oracles_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let triaged = policy
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .judge_in(pool, &job.bytes, inputs, &mr, &context);
+    let triaged = policy.judge_in(pool, &job.mutant, inputs, &mr, &context);
     Judged {
         job,
         runs: Some(mr),
