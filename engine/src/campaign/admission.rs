@@ -29,8 +29,8 @@ use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Pool, RunReport};
 use mutagraph_ir::solve::{Fixed, SolveError, solve};
-use mutagraph_oracles::{Mutant, MutantRuns};
 use mutagraph_oracles::triage::{Triage, Triaged, Verdict};
+use mutagraph_oracles::{Mutant, MutantRuns};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -76,9 +76,7 @@ use mutagraph_backends::backend::Stage;
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::NamedValues;
-use mutagraph_backends::worker::{
-    LANE_NICE, Outcome as RunOutcome, Pool, PoolOptions, RunReport,
-};
+use mutagraph_backends::worker::{LANE_NICE, Outcome as RunOutcome, Pool, PoolOptions, RunReport};
 use mutagraph_ir::model::write_atomic;
 use mutagraph_ir::solve::Fixed;
 use mutagraph_ir::{Model, validate};
@@ -88,10 +86,10 @@ use mutagraph_mutators::mutation::{Ctx, Limits, Mutator, Outcome, Record};
 use mutagraph_mutators::operators;
 use mutagraph_mutators::recipes::Recipes;
 use mutagraph_mutators::zoo;
-use mutagraph_oracles::{Mutant, MutantRuns};
 use mutagraph_oracles::triage::{
     KnownCrashes, KnownQuiet, Memory, Triage, TriageStats, Triaged, Verdict,
 };
+use mutagraph_oracles::{Mutant, MutantRuns};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};

@@ -86,8 +86,7 @@ impl Triage {
         // The library's other variants (which of them show it: the layer) are run only for a
         // finding that stays a report: most numeric findings of a campaign end as behaviour the
         // spec leaves open or as rounding, which localization alone decides.
-        let (Some(model), Some(rname)) =
-            (cache.model(), self.reference().map(str::to_string))
+        let (Some(model), Some(rname)) = (cache.model(), self.reference().map(str::to_string))
         else {
             self.variants(pool, cache, runs, &mut t.finding);
             return t;

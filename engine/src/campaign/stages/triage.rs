@@ -69,7 +69,10 @@ impl Triaging {
     /// Ends the threads once the queued cases are judged; returns their pools.
     pub fn stop(self) -> Vec<Pool> {
         drop(self.cases);
-        self.threads.into_iter().filter_map(|t| t.join().ok()).collect()
+        self.threads
+            .into_iter()
+            .filter_map(|t| t.join().ok())
+            .collect()
     }
 }
 
@@ -106,8 +109,12 @@ fn judge(policy: &mut Triage, pool: &mut Pool, case: Case) -> Judged {
     };
     // Second runs: slowness candidates (confirmed by steady-state runs), and the sampled
     // cases on every backend but the reference (flakiness).
-    let mut reruns =
-        mutagraph_oracles::triage::reproduce::confirm_slowness(pool, job.mutant.bytes(), inputs, &mut mr);
+    let mut reruns = mutagraph_oracles::triage::reproduce::confirm_slowness(
+        pool,
+        job.mutant.bytes(),
+        inputs,
+        &mut mr,
+    );
     if flaky_sample && reruns == 0 {
         let again: Vec<String> = mr.others().map(|r| r.backend.clone()).collect();
         for b in again {
