@@ -19,17 +19,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     let tolerance = mutagraph_backends::compare::Tolerance::by_name(&config.tolerance)
         .ok_or_else(|| anyhow!("unknown tolerance '{}'", config.tolerance))?;
 
-    // Worker pools: one per backend and lane; the first lane answers the capabilities.
-    // The lanes yield to the search and the triage, which feed and empty them.
-    let mut lane_opts = pool_opts.clone();
-    lane_opts.config.nice = LANE_NICE;
-    let mut pools: Vec<Vec<Pool>> = (config.backends.iter())
-        .map(|_| {
-            (0..config.jobs)
-                .map(|_| Pool::new(lane_opts.clone()))
-                .collect()
-        })
-        .collect();
+    let mut pools = lane_pools(&config, &pool_opts);
     let reference = config
         .backends
         .iter()
@@ -158,6 +148,19 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     }
     c.state.triage = c.stage.stats();
     c.main_loop(req.quiet, fresh)
+}
+
+/// Worker pools: one per backend and lane (`[backend][lane]`); the first lane answers the
+/// capabilities. The lanes yield to the search and the triage, which feed and empty them.
+fn lane_pools(config: &Config, pool_opts: &PoolOptions) -> Vec<Vec<Pool>> {
+    let mut lane_opts = pool_opts.clone();
+    lane_opts.config.nice = LANE_NICE;
+    let lanes = || {
+        (0..config.jobs)
+            .map(|_| Pool::new(lane_opts.clone()))
+            .collect()
+    };
+    config.backends.iter().map(|_| lanes()).collect()
 }
 
 /// The triage stage's pools, one per thread: `-j` threads, the first the pool admission used

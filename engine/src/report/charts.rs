@@ -175,8 +175,6 @@ impl Chart<'_> {
             y_hi,
             r_hi,
         };
-        let sy = |y: f64| frame.sy(y);
-        let sr = |y: f64| frame.sr(y);
 
         let mut s = String::new();
         let _ = write!(
@@ -191,90 +189,13 @@ impl Chart<'_> {
             "<rect class=\"plot\" x=\"{LEFT}\" y=\"{TOP}\" width=\"{pw}\" height=\"{ph}\"/>"
         );
 
-        // Grid and ticks.
-        let mut k = 0.0;
-        while k * y_step <= y_hi + y_step * 1e-9 {
-            let v = k * y_step;
-            let y = sy(v);
-            let _ = writeln!(
-                s,
-                "<line class=\"grid\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>\
-                 <text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-                LEFT + pw,
-                LEFT - 6.0,
-                y + 4.0,
-                tick_label(v, y_step)
-            );
-            k += 1.0;
-        }
-        if let Some(label) = right_label {
-            let color = self
-                .lines
-                .iter()
-                .find(|l| l.right)
-                .map_or("#555", |l| l.color);
-            let xr = LEFT + pw;
-            let mut k = 0.0;
-            while k * r_step <= r_hi + r_step * 1e-9 {
-                let v = k * r_step;
-                let y = sr(v);
-                let _ = writeln!(
-                    s,
-                    "<line class=\"axis\" x1=\"{xr:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>\
-                     <text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" style=\"fill:{color}\">{}</text>",
-                    xr + 4.0,
-                    xr + 6.0,
-                    y + 4.0,
-                    tick_label(v, r_step)
-                );
-                k += 1.0;
-            }
-            let _ = writeln!(
-                s,
-                "<line class=\"axis\" x1=\"{xr:.1}\" y1=\"{TOP}\" x2=\"{xr:.1}\" y2=\"{:.1}\"/>\
-                 <text class=\"label\" transform=\"translate({:.1} {:.1}) rotate(90)\" \
-                 text-anchor=\"middle\">{}</text>",
-                TOP + ph,
-                W - 12.0,
-                TOP + ph / 2.0,
-                esc(label)
-            );
-        }
-        let mut k = 0.0;
-        while k * x_step <= x_hi + x_step * 1e-9 {
-            let v = k * x_step;
-            let x = LEFT + v / x_hi * pw;
-            let _ = writeln!(
-                s,
-                "<line class=\"grid\" x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\"/>\
-                 <text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                TOP + ph,
-                TOP + ph + 16.0,
-                tick_label(v, x_step)
-            );
-            k += 1.0;
-        }
-        // Axes and their labels.
-        let _ = writeln!(
-            s,
-            "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{b:.1}\" x2=\"{r:.1}\" y2=\"{b:.1}\"/>\
-             <line class=\"axis\" x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{b:.1}\"/>",
-            b = TOP + ph,
-            r = LEFT + pw
+        self.axes_svg(
+            &mut s,
+            &frame,
+            [x_step, y_step, r_step],
+            unit_name,
+            right_label,
         );
-        let _ = writeln!(
-            s,
-            "<text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">elapsed ({unit_name})</text>",
-            LEFT + pw / 2.0,
-            H - 8.0
-        );
-        let _ = writeln!(
-            s,
-            "<text class=\"label\" transform=\"translate(14 {:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-            TOP + ph / 2.0,
-            esc(self.y_label)
-        );
-
         self.lines_svg(&mut s, &frame);
         self.markers_svg(&mut s, &frame);
         if !has_data {
@@ -315,6 +236,100 @@ impl Frame {
 }
 
 impl Chart<'_> {
+    /// The grid, the ticks and their labels, the axes and the axes' labels.
+    fn axes_svg(
+        &self,
+        s: &mut String,
+        f: &Frame,
+        [x_step, y_step, r_step]: [f64; 3],
+        unit_name: &str,
+        right_label: Option<&str>,
+    ) {
+        // Grid and ticks.
+        let mut k = 0.0;
+        while k * y_step <= f.y_hi + y_step * 1e-9 {
+            let v = k * y_step;
+            let y = f.sy(v);
+            let _ = writeln!(
+                s,
+                "<line class=\"grid\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>\
+                 <text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+                LEFT + f.pw,
+                LEFT - 6.0,
+                y + 4.0,
+                tick_label(v, y_step)
+            );
+            k += 1.0;
+        }
+        if let Some(label) = right_label {
+            let color = self
+                .lines
+                .iter()
+                .find(|l| l.right)
+                .map_or("#555", |l| l.color);
+            let xr = LEFT + f.pw;
+            let mut k = 0.0;
+            while k * r_step <= f.r_hi + r_step * 1e-9 {
+                let v = k * r_step;
+                let y = f.sr(v);
+                let _ = writeln!(
+                    s,
+                    "<line class=\"axis\" x1=\"{xr:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>\
+                     <text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" style=\"fill:{color}\">{}</text>",
+                    xr + 4.0,
+                    xr + 6.0,
+                    y + 4.0,
+                    tick_label(v, r_step)
+                );
+                k += 1.0;
+            }
+            let _ = writeln!(
+                s,
+                "<line class=\"axis\" x1=\"{xr:.1}\" y1=\"{TOP}\" x2=\"{xr:.1}\" y2=\"{:.1}\"/>\
+                 <text class=\"label\" transform=\"translate({:.1} {:.1}) rotate(90)\" \
+                 text-anchor=\"middle\">{}</text>",
+                TOP + f.ph,
+                W - 12.0,
+                TOP + f.ph / 2.0,
+                esc(label)
+            );
+        }
+        let mut k = 0.0;
+        while k * x_step <= f.x_hi + x_step * 1e-9 {
+            let v = k * x_step;
+            let x = LEFT + v / f.x_hi * f.pw;
+            let _ = writeln!(
+                s,
+                "<line class=\"grid\" x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\"/>\
+                 <text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                TOP + f.ph,
+                TOP + f.ph + 16.0,
+                tick_label(v, x_step)
+            );
+            k += 1.0;
+        }
+        // Axes and their labels.
+        let _ = writeln!(
+            s,
+            "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{b:.1}\" x2=\"{r:.1}\" y2=\"{b:.1}\"/>\
+             <line class=\"axis\" x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{b:.1}\"/>",
+            b = TOP + f.ph,
+            r = LEFT + f.pw
+        );
+        let _ = writeln!(
+            s,
+            "<text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">elapsed ({unit_name})</text>",
+            LEFT + f.pw / 2.0,
+            H - 8.0
+        );
+        let _ = writeln!(
+            s,
+            "<text class=\"label\" transform=\"translate(14 {:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
+            TOP + f.ph / 2.0,
+            esc(self.y_label)
+        );
+    }
+
     /// The lines, each with its marks.
     fn lines_svg(&self, s: &mut String, f: &Frame) {
         for l in &self.lines {

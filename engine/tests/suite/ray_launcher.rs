@@ -192,8 +192,8 @@ fn committed(out: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-#[test]
-fn a_killed_instance_is_restarted_and_resumes_losing_nothing() {
+/// Checks that the Ray package is installed (else the test fails saying what to install).
+fn require_ray() {
     let have = Command::new("python3")
         .args(["-c", "import ray; print(ray.__version__)"])
         .output()
@@ -204,21 +204,21 @@ fn a_killed_instance_is_restarted_and_resumes_losing_nothing() {
          installs it)\n{}",
         String::from_utf8_lossy(&have.stderr)
     );
-    let started = Instant::now();
-    let dir = tempfile::tempdir().unwrap();
-    let (_head, address) = start_head(dir.path());
-    let sync = dir.path().join("sync");
-    let launcher_log = dir.path().join("launcher.log");
-    let out = std::fs::File::create(&launcher_log).unwrap();
+}
+
+/// Starts the launcher: two instances on the zoo for [`RUN_S`] seconds, syncing through
+/// `sync`, its output into `log`.
+fn start_launcher(dir: &Path, address: &str, sync: &Path, log: &Path) -> Guard {
+    let out = std::fs::File::create(log).unwrap();
     let mut cmd = Command::new("python3");
-    ray_env(&mut cmd, dir.path());
+    ray_env(&mut cmd, dir);
     let child = cmd
         .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("ray/mutagraph_ray.py"))
         .arg("--sync-dir")
-        .arg(&sync)
+        .arg(sync)
         .args(["--instances", "2", "--time", &format!("{RUN_S}s")])
         .args(["--binary", env!("CARGO_BIN_EXE_mutagraph")])
-        .args(["--address", &address, "--cpus-per-instance", "2"])
+        .args(["--address", address, "--cpus-per-instance", "2"])
         .args(["--", "--seeds", "zoo", "--backends", "reference,ort"])
         .args(["--no-minimize", "--quiet"])
         .stdin(Stdio::null())
@@ -229,25 +229,25 @@ fn a_killed_instance_is_restarted_and_resumes_losing_nothing() {
         .unwrap();
     // Killed at once if the test fails while it runs: its actors go with it, and the campaigns
     // with them.
-    let mut launcher = Guard {
+    Guard {
         child,
         grace: Duration::ZERO,
-    };
-    let log = || std::fs::read_to_string(&launcher_log).unwrap_or_default();
-    let record = sync.join("ray-launcher.json");
-    let i1 = sync.join("i1");
+    }
+}
 
-    // Instance i1 has committed KILL_AT iterations: its process, as the record names it.
+/// Waits until instance i1 has committed [`KILL_AT`] iterations; returns its process id, as
+/// the launcher's record names it.
+fn wait_for_i1(launcher: &mut Guard, record: &Path, i1: &Path, log: &dyn Fn() -> String) -> u64 {
     let limit = Instant::now() + Duration::from_secs(RUN_S / 2 + 20);
-    let pid = loop {
+    loop {
         if let Some(s) = launcher.child.try_wait().unwrap() {
             panic!("the launcher ended ({s}) early:\n{}", log());
         }
-        let pid = json(&record).and_then(|r| r["instances"]["i1"]["pid"].as_u64());
+        let pid = json(record).and_then(|r| r["instances"]["i1"]["pid"].as_u64());
         if let Some(pid) = pid
-            && committed(&i1) >= KILL_AT
+            && committed(i1) >= KILL_AT
         {
-            break pid;
+            return pid;
         }
         assert!(
             Instant::now() < limit,
@@ -255,36 +255,12 @@ fn a_killed_instance_is_restarted_and_resumes_losing_nothing() {
             log()
         );
         std::thread::sleep(Duration::from_millis(100));
-    };
-    // The lock names its holder: the record's pid is the campaign of i1.
-    let holder = std::fs::read_to_string(i1.join(".lock")).unwrap();
-    assert_eq!(
-        holder.trim(),
-        pid.to_string(),
-        "the lock of i1 names another process"
-    );
-    let corpus = files(&i1.join("corpus"));
-    let found = bundles(&i1);
-    let before = committed(&i1);
-    kill_process(Pid::from_raw(pid as i32).unwrap(), Signal::KILL).unwrap();
-    let killed_at = Instant::now();
-    assert!(!corpus.is_empty(), "no corpus entry before the kill");
-    assert!(
-        !found.is_empty(),
-        "no finding before the kill (i1 files one at iteration 32)"
-    );
+    }
+}
 
-    let status = launcher
-        .wait(Duration::from_secs(RUN_S + 60))
-        .unwrap_or_else(|| {
-            panic!(
-                "the launcher still runs 60 s past the time limit:\n{}",
-                log()
-            )
-        });
-    let text = log();
-    assert!(status.success(), "the launcher failed ({status}):\n{text}");
-    let r = json(&record).expect("ray-launcher.json");
+/// The launcher's record: both instances finished at the time limit, i1 restarted once after
+/// the SIGKILL of `pid`, with the same command line and the time left.
+fn check_record(r: &Value, pid: u64, text: &str) {
     assert_eq!(r["done"], true, "{r:#}");
     let deadline = r["deadline_unix"].as_f64().unwrap();
     for (name, restarts, codes) in [("i0", 0, vec![0]), ("i1", 1, vec![-9, 0])] {
@@ -310,41 +286,51 @@ fn a_killed_instance_is_restarted_and_resumes_losing_nothing() {
     assert_eq!(runs[0]["signal"], "SIGKILL");
     assert_ne!(runs[1]["pid"].as_u64(), Some(pid));
     // The restart got the same command line with the time left, not the whole run again.
-    let time_ms = |run: &Value| -> f64 {
+    let time_at = |run: &Value| -> (Vec<String>, usize) {
         let a = run["argv"].as_array().unwrap();
         let at = a.iter().position(|v| v == "--time").unwrap() + 1;
-        let ms = a[at].as_str().unwrap().strip_suffix("ms").unwrap();
-        ms.parse::<f64>().unwrap()
+        (a.iter().map(|v| v.as_str().unwrap().into()).collect(), at)
     };
     for run in runs {
+        let (argv, at) = time_at(run);
+        let ms = argv[at].strip_suffix("ms").unwrap();
+        let given = ms.parse::<f64>().unwrap() / 1000.0;
         let start = run["start"].as_f64().unwrap();
-        let given = time_ms(run) / 1000.0;
         assert!(
             (start + given - deadline).abs() < 0.5,
             "a run started at {start} was given {given} s, the time limit is {deadline}"
         );
     }
     let without_time = |run: &Value| -> Vec<String> {
-        let a = run["argv"].as_array().unwrap();
-        let at = a.iter().position(|v| v == "--time").unwrap() + 1;
-        let mut a: Vec<String> = a.iter().map(|v| v.as_str().unwrap().into()).collect();
-        a.remove(at);
-        a
+        let (mut argv, at) = time_at(run);
+        argv.remove(at);
+        argv
     };
     assert_eq!(
         without_time(&runs[0]),
         without_time(&runs[1]),
         "restarted with another command line"
     );
+}
 
-    // i1 resumed: a second session, from at least what was committed before the kill.
+/// What i1 had on disk before the kill.
+struct BeforeKill {
+    corpus: BTreeMap<String, Vec<u8>>,
+    found: BTreeMap<String, Vec<u8>>,
+    committed: u64,
+}
+
+/// i1 resumed (a second session, from at least what was committed before the kill; i0 had
+/// one), and nothing written before the kill was lost or changed; returns where it resumed.
+fn check_resumed(sync: &Path, i1: &Path, before: &BeforeKill) -> u64 {
     let state = json(&i1.join("state.json")).unwrap();
     let sessions = state["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), 2, "sessions of i1: {sessions:?}");
     let resumed = sessions[1]["iteration"].as_u64().unwrap();
     assert!(
-        resumed >= before,
-        "i1 resumed at iteration {resumed}, before {before} committed ahead of the kill"
+        resumed >= before.committed,
+        "i1 resumed at iteration {resumed}, before {} committed ahead of the kill",
+        before.committed
     );
     assert!(
         state["iteration"].as_u64().unwrap() > resumed,
@@ -352,13 +338,13 @@ fn a_killed_instance_is_restarted_and_resumes_losing_nothing() {
     );
     let s0 = json(&sync.join("i0/state.json")).unwrap();
     assert_eq!(s0["sessions"].as_array().unwrap().len(), 1);
-    // Nothing written before the kill was lost or changed. A bundle may since have moved to
-    // merged/ or unconfirmed/ (the campaign's own judgement), never vanished.
+    // A bundle may since have moved to merged/ or unconfirmed/ (the campaign's own
+    // judgement), never vanished.
     let now = files(&i1.join("corpus"));
-    for (name, bytes) in &corpus {
+    for (name, bytes) in &before.corpus {
         assert_eq!(now.get(name), Some(bytes), "corpus/{name} lost or changed");
     }
-    for (id, original) in &found {
+    for (id, original) in &before.found {
         let kept = ["findings", "merged", "unconfirmed"]
             .iter()
             .map(|d| i1.join(d).join(id).join("original.onnx"))
@@ -370,12 +356,62 @@ fn a_killed_instance_is_restarted_and_resumes_losing_nothing() {
             "bundle {id} changed"
         );
     }
+    resumed
+}
+
+#[test]
+fn a_killed_instance_is_restarted_and_resumes_losing_nothing() {
+    require_ray();
+    let started = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let (_head, address) = start_head(dir.path());
+    let sync = dir.path().join("sync");
+    let launcher_log = dir.path().join("launcher.log");
+    let mut launcher = start_launcher(dir.path(), &address, &sync, &launcher_log);
+    let log = || std::fs::read_to_string(&launcher_log).unwrap_or_default();
+    let record = sync.join("ray-launcher.json");
+    let i1 = sync.join("i1");
+
+    let pid = wait_for_i1(&mut launcher, &record, &i1, &log);
+    // The lock names its holder: the record's pid is the campaign of i1.
+    let holder = std::fs::read_to_string(i1.join(".lock")).unwrap();
+    assert_eq!(
+        holder.trim(),
+        pid.to_string(),
+        "the lock of i1 names another process"
+    );
+    let before = BeforeKill {
+        corpus: files(&i1.join("corpus")),
+        found: bundles(&i1),
+        committed: committed(&i1),
+    };
+    kill_process(Pid::from_raw(pid as i32).unwrap(), Signal::KILL).unwrap();
+    let killed_at = Instant::now();
+    assert!(!before.corpus.is_empty(), "no corpus entry before the kill");
+    assert!(
+        !before.found.is_empty(),
+        "no finding before the kill (i1 files one at iteration 32)"
+    );
+
+    let status = launcher
+        .wait(Duration::from_secs(RUN_S + 60))
+        .unwrap_or_else(|| {
+            panic!(
+                "the launcher still runs 60 s past the time limit:\n{}",
+                log()
+            )
+        });
+    let text = log();
+    assert!(status.success(), "the launcher failed ({status}):\n{text}");
+    check_record(&json(&record).expect("ray-launcher.json"), pid, &text);
+    let resumed = check_resumed(&sync, &i1, &before);
     assert!(text.contains("report: "), "no report command:\n{text}");
     eprintln!(
-        "ray launcher: killed i1 at iteration {before} ({} corpus files, {} bundles), resumed \
+        "ray launcher: killed i1 at iteration {} ({} corpus files, {} bundles), resumed \
          at {resumed}; {:.0} s after the kill, {:.0} s in all",
-        corpus.len(),
-        found.len(),
+        before.committed,
+        before.corpus.len(),
+        before.found.len(),
         killed_at.elapsed().as_secs_f64(),
         started.elapsed().as_secs_f64()
     );
