@@ -456,6 +456,8 @@ fn a_failure_hidden_by_another_in_the_prefixes_is_placed_by_its_own_part() {
 /// A crash triaged to one reported signature `LEARN_AFTER` times is a known crash: later hits
 /// (whatever its numbers) are filed under that signature without a full triage, but one in
 /// `SPOT_CHECK`; a different message is triaged in full; and without `learn` nothing is skipped.
+/// The mutants alternate between two triages of one memory ([`Triage::sharing`], as the
+/// campaign's triage threads are): what one learns, the other applies.
 #[test]
 fn a_crash_met_again_and_again_is_filed_as_a_known_hit() {
     use mutagraph_oracles::triage::{LEARN_AFTER, SPOT_CHECK};
@@ -475,10 +477,12 @@ fn a_crash_met_again_and_again_is_filed_as_a_known_hit() {
         let mut triage = Triage::new(&names, Tolerance::APPROXIMATE);
         triage.extra_runs = false;
         triage.learn = learn;
+        let mut sibling = triage.sharing();
         let mut signatures = Vec::new();
         let total = LEARN_AFTER as u64 + 2 * SPOT_CHECK;
         for i in 0..total {
-            let j = triage.judge(
+            let by = if i % 2 == 0 { &mut triage } else { &mut sibling };
+            let j = by.judge(
                 &mut p,
                 &m,
                 &x(&[1.0, 2.0]),
