@@ -12,8 +12,8 @@
 //!   that sorts by any column (click its header) and filters by text, backend, kind and op type.
 //! * `report.md`: the same totals and tables in Markdown, for a terminal.
 //! * `findings/<id>/REPORT.html` beside each bundle's `REPORT.md`: that document as HTML
-//!   ([`md2html`]), which the findings table links to (a browser shows a `.md` file as raw
-//!   text).
+//!   ([`md2html`], through `pulldown-cmark`), which the findings table links to (a browser
+//!   shows a `.md` file as raw text).
 //!
 //! The JSON files are read as the types their writer uses ([`crate::persisted`]): `stats.json`
 //! as [`persisted::Stats`], whose every field defaults (a file written before a field existed
@@ -61,7 +61,6 @@ mod charts;
 mod html;
 mod markdown;
 pub mod md2html;
-mod md_inline;
 mod read;
 pub mod sync;
 mod views;
