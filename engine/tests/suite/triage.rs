@@ -481,7 +481,11 @@ fn a_crash_met_again_and_again_is_filed_as_a_known_hit() {
         let mut signatures = Vec::new();
         let total = LEARN_AFTER as u64 + 2 * SPOT_CHECK;
         for i in 0..total {
-            let by = if i % 2 == 0 { &mut triage } else { &mut sibling };
+            let by = if i % 2 == 0 {
+                &mut triage
+            } else {
+                &mut sibling
+            };
             let j = by.judge(
                 &mut p,
                 &m,
