@@ -2,11 +2,10 @@
 //! findings of campaigns given with `--findings`). Each generation shows 2-5 examples of one
 //! cluster with the six mutation rules; the answer goes through the validation loop. An answer
 //! is relevant when it is valid and its graph holds one of the cluster's ONNX ops.
-use super::judge::{Judge, Judged, LoopSpec};
+use super::judge::{Judge, Judged};
 use super::metrics::{Metrics, Target};
-use super::session::{self, RunReport, template_id};
+use super::session::{self, RunReport, Sampling};
 use anyhow::{Context, Result, anyhow, bail};
-use mutagraph_prompts::crossprobe::{extract_onnx_text, repair_prompt};
 use mutagraph_prompts::llm::{Llm, Message};
 use mutagraph_prompts::yanhui::{self, Cluster, KnowledgeBase, THRESHOLD};
 use std::path::{Path, PathBuf};
@@ -141,31 +140,19 @@ pub fn run(
     for i in 0..n {
         let c = &clusters[i % clusters.len()];
         eprintln!("[{}/{n}] cluster {}", i + 1, c.id);
-        let first = messages(clusters, kb, i, examples, seed)?;
-        let extract = |a: &str| extract_onnx_text(a);
-        let repair = |prev: &str, err: &str, round: u32| -> Result<Vec<Message>> {
-            repair_prompt(prev, err, round).map_err(|e| anyhow!("{e}"))
-        };
-        let case_name = format!("yanhui:{}#{i}", c.id);
-        let (constraint, grammar_ops) = session::task_constraint(
-            yanhui::generation_task(&yanhui::cluster_ops(c, kb)),
-            &case_name,
-        );
-        let spec = LoopSpec {
-            first,
-            extract: &extract,
-            repair: &repair,
-            temperature: sampling.temperature,
-            max_tokens: sampling.max_tokens,
-            seed: seed.wrapping_add(100 * i as u64),
-            constraint,
-            template: Some(template_id("yanhui-generate")?),
-        };
         let ops = yanhui::cluster_ops(c, kb);
+        let case = session::TextCase {
+            first: messages(clusters, kb, i, examples, seed)?,
+            task: yanhui::generation_task(&ops),
+            name: format!("yanhui:{}#{i}", c.id),
+            sampling: Sampling {
+                seed: seed.wrapping_add(100 * i as u64),
+                ..sampling
+            },
+            template: "yanhui-generate",
+        };
         let keeps = |j: &Judged| yanhui::relevant(&ops, j.runs, &j.op_types);
-        let mut report = session::run_case(llm, &spec, judge, &case_name, &keeps);
-        report.grammar_ops = grammar_ops;
-        cases.push(report);
+        cases.push(session::run_text_case(llm, judge, case, &keeps)?);
     }
     let metrics = Metrics::of(&cases, judge.signatures.len() as u64, Target::Relevant);
     Ok(RunReport {

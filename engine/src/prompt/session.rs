@@ -4,8 +4,9 @@
 use super::judge::{Judge, Judged, LoopResult, LoopSpec, run_loop};
 use super::metrics::{CaseReport, Metrics};
 use anyhow::{Context, Result};
+use mutagraph_prompts::crossprobe;
 use mutagraph_prompts::grammar::onnx_text::{self, Task};
-use mutagraph_prompts::llm::{Constraint, Llm};
+use mutagraph_prompts::llm::{Constraint, Llm, Message};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -34,6 +35,45 @@ pub struct RunReport {
     pub metrics: Metrics,
     /// Every case.
     pub cases: Vec<CaseReport>,
+}
+
+/// One case whose answer is ONNX text: what is asked first, the task whose grammar constrains
+/// the answers (`None`: unconstrained), the case's name, the sampling with this case's seed,
+/// and the prompt template it comes from.
+pub struct TextCase<'a> {
+    pub first: Vec<Message>,
+    pub task: Option<Task>,
+    pub name: String,
+    pub sampling: Sampling,
+    pub template: &'a str,
+}
+
+/// Runs the loop for a [`TextCase`]: answers extracted and repaired as CrossProbe's prompts
+/// say, constrained by the task's grammar when it has one; `on_target` as in [`run_case`].
+pub fn run_text_case(
+    llm: &dyn Llm,
+    judge: &mut Judge<'_>,
+    case: TextCase<'_>,
+    on_target: &dyn Fn(&Judged) -> bool,
+) -> Result<CaseReport> {
+    let extract = |a: &str| crossprobe::extract_onnx_text(a);
+    let repair = |prev: &str, err: &str, round: u32| -> Result<Vec<Message>> {
+        crossprobe::repair_prompt(prev, err, round).map_err(|e| anyhow::anyhow!("{e}"))
+    };
+    let (constraint, grammar_ops) = task_constraint(case.task, &case.name);
+    let spec = LoopSpec {
+        first: case.first,
+        extract: &extract,
+        repair: &repair,
+        temperature: case.sampling.temperature,
+        max_tokens: case.sampling.max_tokens,
+        seed: case.sampling.seed,
+        constraint,
+        template: Some(template_id(case.template)?),
+    };
+    let mut report = run_case(llm, &spec, judge, &case.name, on_target);
+    report.grammar_ops = grammar_ops;
+    Ok(report)
 }
 
 /// Runs the loop for one case and reports it; `on_target` says whether an answer keeps what

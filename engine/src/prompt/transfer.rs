@@ -3,9 +3,9 @@
 //! a transferable one gets the distinction prompt, and the answer's ONNX text goes through the
 //! validation loop (repairs included). An answer is functionality-preserving when it is valid
 //! and its graph holds an ONNX op aligned with one of the snippet's kept calls.
-use super::judge::{Judge, Judged, LoopSpec};
+use super::judge::{Judge, Judged};
 use super::metrics::{CaseReport, Metrics, Target};
-use super::session::{self, RunReport, template_id};
+use super::session::{self, RunReport, Sampling};
 use anyhow::{Context, Result, anyhow, bail};
 use mutagraph_prompts::crossprobe::{self, AlignmentDb, Screening, Snippet, SupportSource};
 use mutagraph_prompts::llm::{Llm, Message};
@@ -143,31 +143,20 @@ pub fn run(
             cases.push(session::skipped(&p.case, screened_out(&p.screening)));
             continue;
         }
-        let first = first_messages(&p, &db)?;
-        let extract = |a: &str| crossprobe::extract_onnx_text(a);
-        let repair = |prev: &str, err: &str, round: u32| -> Result<Vec<Message>> {
-            crossprobe::repair_prompt(prev, err, round).map_err(|e| anyhow!("{e}"))
-        };
-        let case_name = format!("crossprobe:{}", p.case);
-        let (constraint, grammar_ops) = session::task_constraint(
-            crossprobe::transfer_task(&p.snippet, &p.screening),
-            &case_name,
-        );
-        let spec = LoopSpec {
-            first,
-            extract: &extract,
-            repair: &repair,
-            temperature: sampling.temperature,
-            max_tokens: sampling.max_tokens,
-            seed: seed.wrapping_add(100 * i as u64),
-            constraint,
-            template: Some(template_id("crossprobe-transfer")?),
+        let case = session::TextCase {
+            first: first_messages(&p, &db)?,
+            task: crossprobe::transfer_task(&p.snippet, &p.screening),
+            name: format!("crossprobe:{}", p.case),
+            sampling: Sampling {
+                seed: seed.wrapping_add(100 * i as u64),
+                ..sampling
+            },
+            template: "crossprobe-transfer",
         };
         let screening = &p.screening;
         let keeps =
             |j: &Judged| crossprobe::preserves_functionality(screening, j.runs, &j.op_types);
-        let mut report = session::run_case(llm, &spec, judge, &case_name, &keeps);
-        report.grammar_ops = grammar_ops;
+        let report = session::run_text_case(llm, judge, case, &keeps)?;
         cases.push(report);
     }
     let metrics = Metrics::of(

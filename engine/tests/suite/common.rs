@@ -17,6 +17,34 @@ pub fn mg(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Runs `mutagraph prompt` with `args` on the stub LLM `server`, with none of the user's LLM
+/// settings from the environment; `cache`: the model cache's home (`XDG_CACHE_HOME`).
+pub fn mg_prompt(
+    server: &mutagraph_prompts::llm::stub::StubServer,
+    cache: Option<&std::path::Path>,
+    args: &[&str],
+) -> std::process::Output {
+    let url = server.base_url();
+    let mut all = vec![
+        "prompt",
+        "--provider",
+        "http",
+        "--base-url",
+        &url,
+        "--model",
+        "stub",
+    ];
+    all.extend_from_slice(args);
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mutagraph"));
+    cmd.args(&all)
+        .env_remove("MUTAGRAPH_LLM_PROVIDER")
+        .env_remove("MUTAGRAPH_LLM_TEMPERATURE");
+    if let Some(c) = cache {
+        cmd.env("XDG_CACHE_HOME", c);
+    }
+    cmd.output().unwrap()
+}
+
 /// The `model.onnx` of the ONNX backend test suite's test `rel` (e.g.
 /// `node/test_relu`), as a path string.
 pub fn suite_model(rel: &str) -> String {

@@ -5,7 +5,7 @@
 use mutagraph_engine::prompt::oracle_eval;
 use mutagraph_prompts::llm::stub::{StubReply, StubServer};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -16,24 +16,7 @@ fn labels() -> Vec<String> {
 }
 
 fn mg(server: &StubServer, cache: &Path, args: &[&str]) -> Output {
-    let url = server.base_url();
-    let mut all = vec![
-        "prompt",
-        "--provider",
-        "http",
-        "--base-url",
-        &url,
-        "--model",
-        "stub",
-    ];
-    all.extend_from_slice(args);
-    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
-        .args(&all)
-        .env_remove("MUTAGRAPH_LLM_PROVIDER")
-        .env_remove("MUTAGRAPH_LLM_TEMPERATURE")
-        .env("XDG_CACHE_HOME", cache)
-        .output()
-        .unwrap()
+    crate::common::mg_prompt(server, Some(cache), args)
 }
 
 fn answer(fin: &str) -> String {

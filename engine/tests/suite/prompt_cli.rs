@@ -9,22 +9,7 @@ fn snippets() -> PathBuf {
 }
 
 fn mg(server: &StubServer, args: &[&str]) -> Output {
-    let url = server.base_url();
-    let mut all = vec![
-        "prompt",
-        "--provider",
-        "http",
-        "--base-url",
-        &url,
-        "--model",
-        "stub",
-    ];
-    all.extend_from_slice(args);
-    Command::new(env!("CARGO_BIN_EXE_mutagraph"))
-        .args(&all)
-        .env_remove("MUTAGRAPH_LLM_PROVIDER")
-        .output()
-        .unwrap()
+    crate::common::mg_prompt(server, None, args)
 }
 
 const SOFTMAX: &str = "<ir_version: 8, opset_import: [\"\" : 17]>\nt (float[1,3] X) => (float[1,3] Y) {\n  Y = Softmax <axis = -1> (X)\n}";
