@@ -499,6 +499,25 @@ impl Graph {
         TypeView { g: self, declared }
     }
 
+    /// The symbolic sizes (`batch`, `seq_len`) that the declared types of inputs, outputs and
+    /// value_info name.
+    pub fn declared_symbols(&self) -> std::collections::BTreeSet<String> {
+        self.inputs
+            .iter()
+            .chain(&self.outputs)
+            .chain(&self.value_info)
+            .filter_map(|v| match v.r#type.as_ref().map(ValueType::from_proto) {
+                Some(ValueType::Tensor(t)) => t.shape,
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|d| match d {
+                crate::types::Dim::Param(p) => Some(p),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The type declared for a value in inputs, outputs or value_info.
     pub fn declared_type(&self, name: &str) -> Option<ValueType> {
         self.inputs

@@ -156,6 +156,12 @@ pub struct Finding {
     /// single attribute is needed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trigger: Vec<String>,
+    /// The backend that stood in for the reference as the ground truth, when the reference
+    /// lacks an op of the model (`ort-noopt`: ONNX Runtime without its optimizer): a weaker
+    /// oracle than the reference, said wherever the finding is shown
+    /// ([`crate::triage`]'s judging by peers). `None`: judged against the reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ground: Option<String>,
 }
 
 impl Finding {
@@ -176,6 +182,7 @@ impl Finding {
             witnesses: Vec::new(),
             placed_by_message: false,
             trigger: Vec::new(),
+            ground: None,
         }
     }
 
@@ -221,7 +228,10 @@ impl Finding {
         let (Some(loc), None) = (&self.location, &self.gap) else {
             return self.signature();
         };
-        if self.tract_rule().is_some() || (self.trigger.is_empty() && self.kind.is_numeric()) {
+        if self.tract_rule().is_some()
+            || (self.trigger.is_empty() && self.kind.is_numeric())
+            || self.ground.is_some()
+        {
             return self.signature();
         }
         let family = mutagraph_ir::registry::Registry::global()
@@ -294,8 +304,14 @@ impl Finding {
         } else {
             self.symptom_class()
         };
+        // A finding judged against a peer is never filed as a hit of a reference-backed one.
+        let ground = self
+            .ground
+            .as_ref()
+            .map(|g| format!("|ground={g}"))
+            .unwrap_or_default();
         format!(
-            "{}|{}|{}|{}|{}",
+            "{}|{}|{}|{}|{}{ground}",
             self.kind,
             self.library(),
             layer,

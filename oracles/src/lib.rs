@@ -59,6 +59,25 @@ impl MutantRuns {
             .map(|(_, r)| r)
     }
 
+    /// The runs with `ground` in the reference's slot, as the ground truth, and not also
+    /// among the others (judging by peers, when the reference lacks an op of the model).
+    /// Unchanged without a reference slot.
+    pub fn with_ground(&self, ground: &RunReport) -> MutantRuns {
+        let mut peer = self.clone();
+        let Some(slot) = self.reference else {
+            return peer;
+        };
+        peer.runs[slot] = ground.clone();
+        if let Some(j) =
+            (0..peer.runs.len()).find(|&j| j != slot && peer.runs[j].backend == ground.backend)
+        {
+            peer.runs.remove(j);
+            peer.reference = Some(if j < slot { slot - 1 } else { slot });
+        }
+        peer.reruns.retain(|r| r.backend != ground.backend);
+        peer
+    }
+
     /// True when some run other than `backend`'s produced outputs.
     pub fn someone_else_ran(&self, backend: &str) -> bool {
         self.runs

@@ -228,7 +228,16 @@ pub(super) fn spec_points(
          inference."
             .into(),
     );
-    if f.kind.is_numeric() {
+    if let Some(g) = &f.ground {
+        v.push(format!(
+            "Judged without mutagraph's reference, which lacks an op of this model: the \
+             expected values are {g}'s ({}), a weaker oracle than the operator's definition.",
+            match catalog::library(g) {
+                catalog::Library::OnnxRuntime => "ONNX Runtime with graph optimizations off",
+                _ => "another implementation at its unoptimized level",
+            }
+        ));
+    } else if f.kind.is_numeric() {
         v.push(
             "The expected values follow the operator's definition, computed in float64 and \
              again in the model's own float types (function bodies step by step); the result is \

@@ -94,8 +94,10 @@ pub struct Admitted {
     #[serde(default = "yes")]
     pub mutated: bool,
     /// Why the reference cannot run it, when it cannot (an op it lacks) but a library does:
-    /// then nothing judges the seed itself and it is not mutated; its windows without the ops
-    /// the reference lacks are, fed the values that library computed.
+    /// then the seed and its mutants that keep such an op are judged by peers (the triage's
+    /// weaker oracle: ONNX Runtime without its optimizer as the ground truth, findings marked
+    /// so), and its windows without the ops the reference lacks are judged by the reference,
+    /// fed the values that library computed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_failed: Option<String>,
     /// What a run of it costs, from its graph alone (`derive::work`): above
@@ -583,11 +585,8 @@ pub fn admit(
         slow_baseline: Default::default(),
     };
     baselines(&mut chosen, &mr, &inputs);
-    // Without the reference nothing judges the seed itself.
-    let judged = match chosen.reference_failed {
-        Some(_) => Vec::new(),
-        None => stage.judge_mutant(triage, &model, &inputs, &mr),
-    };
+    // Without the reference (an op it lacks) the triage judges the seed by peers.
+    let judged = stage.judge_mutant(triage, &model, &inputs, &mr);
     chosen.findings = judged
         .iter()
         .filter(|t| t.verdict == Verdict::Report)

@@ -138,7 +138,7 @@ fn fresh(out: &Path, config: &Config, given: Vec<Seed>, runs: Runs) -> Result<(I
                 None => d.derived.push(m.c.record),
             }
         }
-        chosen.mutated = chosen.reference_failed.is_none() && (!heavy || chosen.derived.is_empty());
+        chosen.mutated = !heavy || chosen.derived.is_empty();
         d.admitted.insert(s.name.clone(), chosen.clone());
         if chosen.mutated {
             it.mutated.push(it.seeds.len());
@@ -389,9 +389,14 @@ pub fn summary(d: &Decisions) -> Vec<String> {
             a.baseline_ms,
             a.work,
             match (&a.reference_failed, a.mutated) {
-                (Some(_), _) =>
-                    "not mutated itself: the reference cannot run it (below); its \
-                                 windows without the ops it lacks are",
+                (Some(_), true) => {
+                    "mutated, judged by peers where the reference lacks an op (below): ONNX \
+                     Runtime without its optimizer stands in for it, findings say so"
+                }
+                (Some(_), false) => {
+                    "not mutated itself (heavy); the reference lacks an op (below): its \
+                     windows without such ops are"
+                }
                 (None, true) => "mutated",
                 (None, false) => "not mutated itself (heavy): its derived seeds are",
             }

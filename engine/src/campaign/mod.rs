@@ -167,7 +167,7 @@ struct Campaign {
     /// What the corpus holds on disk, for the disk budget.
     corpus_index: crate::corpus::Index,
     /// Bytes of the campaign directory outside the corpus, as last measured.
-    other_bytes: u64,
+    other_bytes: crate::corpus::budget::Other,
     /// When `other_bytes` was measured.
     other_measured: Instant,
     /// Whether the warning that the directory is over its budget was printed.
@@ -467,16 +467,23 @@ impl Campaign {
             .collect();
         let still_over = self
             .corpus_index
-            .enforce(budget, self.other_bytes, &keep, &mut self.state.pruned)
+            .enforce(
+                budget,
+                self.other_bytes.bytes,
+                &keep,
+                &mut self.state.pruned,
+            )
             .map_err(|e| anyhow!("enforcing --max-disk: {e}"))?;
         if still_over && !self.warned_over {
             self.warned_over = true;
             eprintln!(
                 "warning: {} is over its --max-disk of {} MB with only the entries the \
-                 campaign needs left in its corpus (findings and the rest use {} MB)",
+                 campaign needs left in its corpus (findings and the rest use {} MB, of which \
+                 seeds/ {} MB)",
                 self.out.display(),
                 budget / 1_000_000,
-                self.other_bytes / 1_000_000
+                self.other_bytes.bytes / 1_000_000,
+                self.other_bytes.seeds / 1_000_000
             );
         }
         Ok(())

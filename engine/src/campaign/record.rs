@@ -45,8 +45,12 @@ impl Campaign {
             localization,
             intermediates,
             native,
+            ground_run,
             ..
         } = t;
+        // Judged by peers: the bundle's expected values are the ground's.
+        let peer = ground_run.map(|g| runs.with_ground(&g));
+        let runs = peer.as_ref().unwrap_or(runs);
         let c = &mut self.state.counters;
         c.findings += 1;
         *c.findings_by_kind

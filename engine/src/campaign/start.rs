@@ -141,6 +141,17 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     if !fresh {
         c.requeue_unminimized();
     }
+    let (seeds_mb, budget_mb) = (
+        c.other_bytes.seeds / 1_000_000,
+        c.config.max_disk / 1_000_000,
+    );
+    if c.config.max_disk > 0 && 2 * c.other_bytes.seeds >= c.config.max_disk {
+        eprintln!(
+            "warning: seeds/ holds {seeds_mb} MB of the --max-disk of {budget_mb} MB (the \
+             admitted seeds and the seeds derived from them, kept whole): the corpus gets what \
+             is left, as trace-only entries once that is spent; a larger --max-disk keeps models"
+        );
+    }
     // The seeds' own bugs are filed before any mutant runs: mutants that show them again
     // count as their hits.
     for (seed, run) in seed_runs {

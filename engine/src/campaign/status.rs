@@ -161,7 +161,7 @@ impl Snapshot<'_> {
         lines
     }
 
-    /// `412 MB of 500 MB · corpus 7554 entries (2396 trace-only), 0 culled`.
+    /// `412 MB of 500 MB (seeds/ 40 MB) · corpus 7554 entries (2396 trace-only), 0 culled`.
     fn disk(&self) -> String {
         let k = self.corpus;
         let used = (k.bytes + k.other_bytes) / 1_000_000;
@@ -169,6 +169,7 @@ impl Snapshot<'_> {
             Some(b) => format!("{used} MB of {} MB", b / 1_000_000),
             None => format!("{used} MB (no budget)"),
         };
+        let budget = format!("{budget} (seeds/ {} MB)", k.seeds_bytes / 1_000_000);
         format!(
             "{budget} · corpus {} entries ({} trace-only), {} culled, {} evicted",
             k.entries,

@@ -57,6 +57,9 @@ pub struct CorpusStats {
     pub bytes: u64,
     /// Bytes of the rest of the campaign directory, as last measured.
     pub other_bytes: u64,
+    /// Of which `seeds/`, which the budget cannot free.
+    #[serde(default)]
+    pub seeds_bytes: u64,
     /// The budget of the whole directory (`--max-disk`; `None`: unbounded).
     pub max_disk: Option<u64>,
     /// What enforcement did so far.
@@ -260,13 +263,14 @@ impl Index {
     }
 
     /// The corpus now, with the cumulative `pruned` counters.
-    pub fn stats(&self, other_bytes: u64, max_disk: Option<u64>, pruned: &Pruned) -> CorpusStats {
+    pub fn stats(&self, other: Other, max_disk: Option<u64>, pruned: &Pruned) -> CorpusStats {
         CorpusStats {
             entries: self.entries.len() as u64,
             with_model: self.entries.values().filter(|e| e.model_size > 0).count() as u64,
             records: self.records.values().filter(|r| r.size > 0).count() as u64,
             bytes: self.bytes,
-            other_bytes,
+            other_bytes: other.bytes,
+            seeds_bytes: other.seeds,
             max_disk,
             pruned: pruned.clone(),
         }
@@ -376,9 +380,27 @@ impl Index {
     }
 }
 
+/// What the campaign directory holds besides the corpus, in whole blocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Other {
+    /// Everything outside `corpus/`.
+    pub bytes: u64,
+    /// Of which `seeds/` (the admitted seeds and what was derived from them), which the
+    /// budget counts but cannot free.
+    pub seeds: u64,
+}
+
 /// Disk space of the files and directories under `dir` except its `corpus/` (what the campaign
 /// writes besides the corpus), in whole blocks; unreadable parts count as empty.
-pub fn other_bytes(dir: &Path) -> u64 {
+pub fn other_bytes(dir: &Path) -> Other {
+    Other {
+        bytes: bytes_outside(dir),
+        seeds: bytes_outside(&dir.join("seeds")),
+    }
+}
+
+/// Disk space of everything under `dir` but its `corpus/`.
+fn bytes_outside(dir: &Path) -> u64 {
     fn walk(p: &Path, skip: Option<&Path>) -> u64 {
         let Ok(rd) = std::fs::read_dir(p) else {
             return 0;

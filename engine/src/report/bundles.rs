@@ -326,6 +326,13 @@ fn triage_summary(meta: &Meta) -> (Vec<String>, String) {
     if let Some(layer) = meta.layer.or(f.layer) {
         tags.push(layer.name().to_string());
     }
+    if let Some(g) = &f.ground {
+        tags.push(format!("weaker oracle: against {g}"));
+        detail.push(format!(
+            "judged by peers: the reference lacks an op of the model, so {g} gave the expected \
+             values"
+        ));
+    }
     placement_tags(meta, &mut tags, &mut detail);
     if let Some(gap) = f.gap.as_deref() {
         tags.push(format!("type gap: {gap}"));

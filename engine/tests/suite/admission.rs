@@ -187,3 +187,62 @@ fn a_seed_finding_ships_the_users_file_byte_for_byte() {
         "original.onnx is not the user's file"
     );
 }
+
+#[test]
+fn a_seed_with_an_op_the_reference_lacks_is_mutated_and_judged_by_peers() {
+    // ONNX Runtime (and tract) run com.microsoft's Gelu; the reference does not have it.
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds");
+    std::fs::create_dir_all(&seeds).unwrap();
+    std::fs::write(
+        seeds.join("gelu_ms.onnx"),
+        mutagraph_ir::text::parse_model(
+            "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n\
+             g (float[1, 16] x) => (float[1, 16] y) {\n\
+               h = com.microsoft.Gelu (x)\n\
+               m = Mul (h, x)\n\
+               y = Tanh (m)\n\
+             }",
+        )
+        .unwrap()
+        .to_bytes(),
+    )
+    .unwrap();
+    let out = dir.path().join("c");
+    let err = ok(&mg(&[
+        "campaign",
+        "--seeds",
+        seeds.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--iterations",
+        "30",
+        "--no-minimize",
+    ]));
+    let adm = json(&out.join("admission.json"));
+    let (_, a) = adm["admitted"].as_object().unwrap().iter().next().unwrap();
+    let why = a["reference_failed"].as_str().unwrap_or_default();
+    assert!(why.contains("com.microsoft::Gelu"), "{a}");
+    assert_eq!(a["mutated"], true, "{a}");
+    assert!(err.contains("judged by peers"), "{err}");
+    // The seed and the mutants that keep the op are judged against ONNX Runtime without its
+    // optimizer.
+    let state = json(&out.join("state.json"));
+    assert!(
+        state["triage"]["by_peers"].as_u64().unwrap() >= 1,
+        "{}",
+        state["triage"]
+    );
+    // A filed finding on a model that keeps the op says it rests on the weaker oracle.
+    for e in std::fs::read_dir(out.join("findings")).unwrap() {
+        let d = e.unwrap().path();
+        let meta = json(&d.join("meta.json"));
+        let model = std::fs::read(d.join("original.onnx")).unwrap();
+        let keeps = model.windows(13).any(|w| w == b"com.microsoft");
+        if keeps {
+            assert!(meta["finding"]["ground"].is_string(), "{}", d.display());
+            let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();
+            assert!(report.contains("weaker oracle"), "{}", d.display());
+        }
+    }
+}

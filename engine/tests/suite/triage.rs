@@ -6,7 +6,7 @@ use mutagraph_backends::backend::Stage;
 use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::value::{Data, HostTensor, NamedValues, Value};
 use mutagraph_backends::worker::{Outcome, Pool, PoolOptions, RunReport};
-use mutagraph_oracles::triage::{Triage, Verdict};
+use mutagraph_oracles::triage::{Triage, Triaged, Verdict};
 use mutagraph_oracles::{Kind, Layer, MutantRuns};
 use std::path::PathBuf;
 
@@ -58,6 +58,28 @@ fn judge(
     inputs: &NamedValues,
     extra: bool,
 ) -> Vec<(Kind, Vec<String>, Verdict, Option<Layer>)> {
+    judge_full(backends, outcomes, bytes, inputs, extra)
+        .into_iter()
+        .map(|t| {
+            (
+                t.finding.kind,
+                t.finding.backends,
+                t.verdict,
+                t.finding.layer,
+            )
+        })
+        .collect()
+}
+
+/// Every triaged finding on runs of `backends` with these outcomes (`extra`: the triage may
+/// run what the set lacks).
+fn judge_full(
+    backends: &[&str],
+    outcomes: Vec<Outcome>,
+    bytes: &[u8],
+    inputs: &NamedValues,
+    extra: bool,
+) -> Vec<Triaged> {
     let names: Vec<String> = backends.iter().map(|s| s.to_string()).collect();
     let mut triage = Triage::new(&names, Tolerance::APPROXIMATE);
     triage.extra_runs = extra;
@@ -72,18 +94,7 @@ fn judge(
         slow_baseline: Default::default(),
     };
     let mut p = pool();
-    let out = triage
-        .judge(&mut p, bytes, inputs, &runs)
-        .into_iter()
-        .map(|t| {
-            (
-                t.finding.kind,
-                t.finding.backends,
-                t.verdict,
-                t.finding.layer,
-            )
-        })
-        .collect();
+    let out = triage.judge(&mut p, bytes, inputs, &runs);
     p.shutdown();
     out
 }
@@ -520,4 +531,129 @@ fn a_crash_met_again_and_again_is_filed_as_a_known_hit() {
         assert_eq!(triage.stats().known_hits, before);
     }
     p.shutdown();
+}
+
+fn lacks() -> Outcome {
+    Outcome::Unsupported {
+        stage: Stage::Load,
+        message: "op com.microsoft::FusedThing is not implemented".into(),
+    }
+}
+
+/// One triaged finding against `backend`.
+fn against<'a>(j: &'a [Triaged], backend: &str) -> &'a Triaged {
+    j.iter()
+        .find(|t| t.finding.backends[0] == backend)
+        .unwrap_or_else(|| panic!("no finding against {backend}: {j:?}"))
+}
+
+#[test]
+fn without_the_reference_an_optimizer_is_judged_against_its_own_kernels() {
+    // The reference lacks an op: ONNX Runtime without its optimizer stands in for it.
+    let m = model("Relu", 2);
+    let ins = x(&[1.0, 2.0]);
+    let j = judge_full(
+        &["reference", "ort", "ort-noopt", "tract"],
+        vec![lacks(), ok(&[1.0, 5.0]), ok(&[1.0, 2.0]), lacks()],
+        &m,
+        &ins,
+        false,
+    );
+    assert_eq!(j.len(), 1, "{j:?}");
+    let t = against(&j, "ort");
+    assert_eq!(t.verdict, Verdict::Report, "{j:?}");
+    assert_eq!(t.finding.ground.as_deref(), Some("ort-noopt"));
+    assert_eq!(t.finding.layer, Some(Layer::Optimizer));
+    assert!(t.finding.signature().ends_with("|ground=ort-noopt"));
+    // The bundle's expected values are the ground's.
+    let g = t.ground_run.as_ref().expect("the ground's run");
+    assert_eq!(g.backend, "ort-noopt");
+    // The optimized build crashing where the unoptimized one runs: an optimizer crash.
+    let j = judge_full(
+        &["reference", "ort", "ort-noopt"],
+        vec![lacks(), err("fusion failed"), ok(&[1.0, 2.0])],
+        &m,
+        &ins,
+        false,
+    );
+    let t = against(&j, "ort");
+    assert_eq!(
+        (t.finding.kind, &t.verdict),
+        (Kind::Crash, &Verdict::Report)
+    );
+    assert_eq!(t.finding.layer, Some(Layer::Optimizer));
+    // Agreeing: nothing.
+    let j = judge_full(
+        &["reference", "ort", "ort-noopt"],
+        vec![lacks(), ok(&[1.0, 2.0]), ok(&[1.0, 2.0])],
+        &m,
+        &ins,
+        false,
+    );
+    assert!(j.is_empty(), "{j:?}");
+}
+
+#[test]
+fn without_the_reference_another_library_needs_a_third_implementation() {
+    let m = model("Relu", 2);
+    let ins = x(&[1.0, 2.0]);
+    // tract against ONNX Runtime alone: one implementation against another decides nothing.
+    let j = judge_full(
+        &["reference", "ort", "ort-noopt", "tract"],
+        vec![lacks(), ok(&[1.0, 2.0]), ok(&[1.0, 2.0]), ok(&[1.0, 7.0])],
+        &m,
+        &ins,
+        false,
+    );
+    let t = against(&j, "tract");
+    assert!(
+        matches!(&t.verdict, Verdict::Unwitnessed(w) if w.contains("third")),
+        "{j:?}"
+    );
+    // burn sides with ONNX Runtime: tract is blamed, against the weaker oracle.
+    let j = judge_full(
+        &["reference", "ort", "ort-noopt", "tract", "burn-ndarray"],
+        vec![
+            lacks(),
+            ok(&[1.0, 2.0]),
+            ok(&[1.0, 2.0]),
+            ok(&[1.0, 7.0]),
+            ok(&[1.0, 2.0]),
+        ],
+        &m,
+        &ins,
+        false,
+    );
+    let t = against(&j, "tract");
+    assert_eq!(t.verdict, Verdict::Report, "{j:?}");
+    assert_eq!(t.finding.ground.as_deref(), Some("ort-noopt"));
+    assert_eq!(t.finding.witnesses, vec!["ort-noopt", "burn-ndarray"]);
+    // burn sides with tract: the ground is outvoted, and nothing is filed.
+    let j = judge_full(
+        &["reference", "ort", "ort-noopt", "tract", "burn-ndarray"],
+        vec![
+            lacks(),
+            ok(&[1.0, 2.0]),
+            ok(&[1.0, 2.0]),
+            ok(&[1.0, 7.0]),
+            ok(&[1.0, 7.0]),
+        ],
+        &m,
+        &ins,
+        false,
+    );
+    assert!(
+        j.iter().all(|t| t.verdict != Verdict::Report),
+        "nothing filed: {j:?}"
+    );
+    // A reference that fails otherwise than lacking an op is ours, as before: no peers.
+    let j = judge_full(
+        &["reference", "ort", "ort-noopt"],
+        vec![err("boom"), ok(&[1.0, 5.0]), ok(&[1.0, 2.0])],
+        &m,
+        &ins,
+        false,
+    );
+    assert!(j.iter().all(|t| t.finding.ground.is_none()), "{j:?}");
+    assert!(j.iter().all(|t| t.verdict != Verdict::Report), "{j:?}");
 }

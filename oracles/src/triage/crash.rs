@@ -81,6 +81,34 @@ pub fn declared_limitation(message: &str) -> Option<String> {
         .map(|p| format!("the library declares this unsupported (\"{p}\"): {message}"))
 }
 
+/// tract refusing a model whose declared types name a symbolic size (`batch`) that the
+/// inputs it was given fix (`Impossible to unify Sym(batch) with Val(1)`): tract keeps the
+/// file's declared shapes beside the input facts it is told, and they clash. A limit known
+/// upstream (sonos/tract#797, #1819; tract's command line offers
+/// `--onnx-ignore-output-shapes`), met on users' files run at fixed sizes, not filed. A
+/// symbol the model does not declare (tract's own) is no such case.
+pub fn declared_symbol_clash(message: &str, model: &Model) -> Option<String> {
+    let rest = &message[message.find("Impossible to unify ")? + "Impossible to unify ".len()..];
+    let sym = |s: &str| -> Option<String> {
+        let inner = s.strip_prefix("Sym(")?;
+        Some(inner[..inner.find(')')?].to_string())
+    };
+    let (a, b) = rest.split_once(" with ")?;
+    let (symbol, other) = match (sym(a), sym(b)) {
+        (Some(s), None) => (s, b),
+        (None, Some(s)) => (s, a),
+        _ => return None,
+    };
+    if !other.starts_with("Val(") || !model.graph.declared_symbols().contains(&symbol) {
+        return None;
+    }
+    Some(format!(
+        "tract keeps the symbolic size `{symbol}` that the model's declared types name beside \
+         the fixed input sizes it is given, and they clash (known upstream: sonos/tract#797, \
+         sonos/tract#1819): {message}"
+    ))
+}
+
 /// Whether the library computed every output of `node` as the reference did (`got` and
 /// `truth` hold values by name; an output missing from `got` is not the same). Integers and
 /// NaN exactly, floats to a relative 1e-6.
@@ -452,6 +480,36 @@ pub fn first_shape_mismatch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_declared_symbol_fixed_by_the_inputs_is_a_known_tract_limit() {
+        let m = mutagraph_ir::text::parse_model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[batch, 4] x) => (float[batch, 4] y) { y = Relu (x) }",
+        )
+        .unwrap();
+        let msg = "compile: Failed analyse for node #1 \"y\" Relu: Unifying shapes batch,4 \
+                   and 1,4: Impossible to unify Sym(batch) with Val(1).";
+        let why = declared_symbol_clash(msg, &m).expect("a declared symbol");
+        assert!(
+            why.contains("`batch`") && why.contains("tract#797"),
+            "{why}"
+        );
+        let swapped = "Impossible to unify Val(1) with Sym(batch).";
+        assert!(declared_symbol_clash(swapped, &m).is_some());
+        // A symbol the model does not declare is tract's own: no such case.
+        let own = "Impossible to unify Sym(unk__0) with Val(1).";
+        assert_eq!(declared_symbol_clash(own, &m), None);
+        // Two values, or two symbols: no such case either.
+        assert_eq!(
+            declared_symbol_clash("Impossible to unify Val(3) with Val(1).", &m),
+            None
+        );
+        assert_eq!(
+            declared_symbol_clash("Impossible to unify Sym(batch) with Sym(n).", &m),
+            None
+        );
+    }
 
     #[test]
     fn gaps_are_read_from_tract_messages() {

@@ -13,7 +13,7 @@ use mutagraph_ir::slice::expose_all;
 
 impl Triage {
     /// A run of `backend` on the mutant: the campaign's, or one made now.
-    fn run_of<'c>(
+    pub(super) fn run_of<'c>(
         &mut self,
         pool: &mut Pool,
         cache: &'c mut Cache,

@@ -50,6 +50,7 @@ pub mod crash;
 mod extra;
 mod failure;
 mod numeric;
+mod peers;
 pub mod reproduce;
 pub mod trigger;
 
@@ -122,6 +123,9 @@ pub struct Triaged {
     /// The native-precision reference's outputs, when they were computed (numeric findings):
     /// with the f64 reference's they bound the envelope a reproduction checks against.
     pub native: Option<NamedValues>,
+    /// The run that stood in for the reference, when the finding was judged by peers
+    /// ([`Finding::ground`]): the bundle's expected values are its outputs.
+    pub ground_run: Option<RunReport>,
 }
 
 /// A triaged finding with its verdict alone (no localization, no values).
@@ -132,6 +136,7 @@ fn plain(finding: Finding, verdict: Verdict) -> Triaged {
         localization: None,
         intermediates: None,
         native: None,
+        ground_run: None,
     }
 }
 
@@ -168,6 +173,13 @@ pub struct TriageStats {
     /// See [`quiet_spot_checks`](TriageStats::quiet_spot_checks).
     #[serde(default)]
     pub quiet_spot_check_changes: u64,
+    /// Mutants judged by peers (the reference lacks an op of theirs), and how many of them no
+    /// library's unoptimized level ran (nothing judged them).
+    #[serde(default)]
+    pub by_peers: u64,
+    /// See [`by_peers`](TriageStats::by_peers).
+    #[serde(default)]
+    pub without_ground: u64,
 }
 
 impl TriageStats {
@@ -365,6 +377,17 @@ struct Cache<'a> {
 }
 
 impl<'a> Cache<'a> {
+    fn new(mutant: &'a Mutant, inputs: &'a NamedValues) -> Cache<'a> {
+        Cache {
+            mutant,
+            inputs,
+            extra: Vec::new(),
+            native: None,
+            exposed: HashMap::new(),
+            exposed_model: None,
+        }
+    }
+
     fn model(&self) -> Option<&'a Model> {
         self.mutant.model()
     }
@@ -461,18 +484,14 @@ impl Triage {
         inputs: &NamedValues,
         runs: &MutantRuns,
     ) -> Vec<Triaged> {
+        let mut cache = Cache::new(mutant, inputs);
+        if self.reference_lacks_an_op(runs) {
+            return self.judge_by_peers(pool, &mut cache, runs);
+        }
         let raw = judge_all(&self.oracles, runs);
         if raw.is_empty() {
             return Vec::new();
         }
-        let mut cache = Cache {
-            mutant,
-            inputs,
-            extra: Vec::new(),
-            native: None,
-            exposed: HashMap::new(),
-            exposed_model: None,
-        };
         let reference_failed = self
             .reference
             .and_then(|r| runs.runs.get(r))
@@ -507,19 +526,8 @@ impl Triage {
             };
             return plain(f.clone(), Verdict::Ours(format!("{why}: {}", f.message)));
         }
-        if let Some(why) = crash::ours(library, &f.message) {
-            return plain(f, Verdict::Ours(why));
-        }
-        if library == Library::Burn
-            && f.kind == Kind::Crash
-            && let Some(why) = crash::burn_refusal(&f.message)
-        {
-            return plain(f, Verdict::Ours(why));
-        }
-        if f.kind == Kind::Crash
-            && let Some(why) = crash::declared_limitation(&f.message)
-        {
-            return plain(f, Verdict::Unsupported(why));
+        if let Some(v) = ours_or_declared(library, &f, cache) {
+            return plain(f, v);
         }
         if let Some(why) = reference_failed
             && !matches!(f.kind, Kind::Flaky | Kind::Slow)
@@ -603,6 +611,32 @@ impl Triage {
         }
         crate::undefined::classify_for(node, &seen, shape).map(|h| h.describe())
     }
+}
+
+/// What a failure's message (with the model it is about) decides: a failure of our own
+/// code (a binding's panic, our interpreter over burn refusing the model), a gap the library
+/// declares in words, or a limit of it known upstream.
+fn ours_or_declared(library: Library, f: &Finding, cache: &Cache) -> Option<Verdict> {
+    if let Some(why) = crash::ours(library, &f.message) {
+        return Some(Verdict::Ours(why));
+    }
+    if f.kind != Kind::Crash {
+        return None;
+    }
+    if library == Library::Burn
+        && let Some(why) = crash::burn_refusal(&f.message)
+    {
+        return Some(Verdict::Ours(why));
+    }
+    if library == Library::Tract
+        && f.message.contains("Impossible to unify")
+        && let Some(why) = cache
+            .model()
+            .and_then(|m| crash::declared_symbol_clash(&f.message, m))
+    {
+        return Some(Verdict::Unsupported(why));
+    }
+    crash::declared_limitation(&f.message).map(Verdict::Unsupported)
 }
 
 /// The class of an `ours` reason, for counting.

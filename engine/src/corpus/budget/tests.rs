@@ -68,7 +68,12 @@ fn shared_records_are_stored_once_and_the_index_matches_the_disk() {
     assert_eq!(ix.bytes(), disk_bytes(&dir));
     let again = Index::scan(&dir).unwrap();
     assert_eq!(again.bytes(), ix.bytes());
-    assert_eq!(again.stats(0, None, &Pruned::default()).entries, 5);
+    assert_eq!(
+        again
+            .stats(Default::default(), None, &Pruned::default())
+            .entries,
+        5
+    );
 }
 
 #[test]

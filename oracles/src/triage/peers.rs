@@ -1,0 +1,220 @@
+//! Judging without the reference. When the reference lacks an op of the model (its run is
+//! `unsupported`: a `com.microsoft` kernel, say), the unoptimized variant of a library that
+//! runs the model stands in as the ground truth (`ort-noopt` first), and every finding carries
+//! its name ([`Finding::ground`]). That oracle is weaker than the reference, so blame is
+//! narrower:
+//!
+//! - **The ground's own library, optimized** (ONNX Runtime with its graph optimizer against
+//!   ONNX Runtime without): the optimizer changed what the library's own kernels compute, an
+//!   optimizer finding whatever the right values are.
+//! - **Another library** is blamed only when a third implementation, at its unoptimized level,
+//!   sides with the ground: it ran the model (a failure), or its outputs agree with the
+//!   ground's (a numeric finding). One implementation against another decides nothing.
+//! - **The ground outvoted** is not filed: nothing tells which side is right.
+//!
+//! The precision envelope and the catalogue of what ONNX leaves open need the reference's
+//! values: without them the campaign's tolerance alone decides, which the finding's ground
+//! says. A numeric finding of another library is localized against the ground's intermediates.
+
+use super::{Cache, Triage, Triaged, Verdict, merge_by_library, ours_or_declared, plain};
+use crate::MutantRuns;
+use crate::checks::{agree, count_new_nonfinite};
+use crate::finding::{Finding, Kind, Layer};
+use crate::judge_all;
+use crate::localize::{Exposed, Verdict as LocVerdict, localize_with};
+use mutagraph_backends::catalog;
+use mutagraph_backends::worker::{Outcome, Pool, RunReport};
+
+impl Triage {
+    /// True when the reference is in the run set and lacks an op of the model (not when it
+    /// failed otherwise: that is ours).
+    pub(super) fn reference_lacks_an_op(&self, runs: &MutantRuns) -> bool {
+        runs.reference
+            .and_then(|r| runs.runs.get(r))
+            .is_some_and(|r| matches!(r.outcome, Outcome::Unsupported { .. }))
+    }
+
+    /// Every finding on `runs`, judged against a peer standing in for the reference.
+    pub(super) fn judge_by_peers(
+        &mut self,
+        pool: &mut Pool,
+        cache: &mut Cache,
+        runs: &MutantRuns,
+    ) -> Vec<Triaged> {
+        let Some(peer) = self.peer_runs(pool, cache, runs) else {
+            self.memory().stats.without_ground += 1;
+            return Vec::new();
+        };
+        self.memory().stats.by_peers += 1;
+        let ground_run = peer.runs[peer.reference.expect("the ground's slot")].clone();
+        let ground = ground_run.backend.clone();
+        let raw = judge_all(&self.oracles, &peer);
+        let mut out = Vec::new();
+        for f in merge_by_library(raw) {
+            let mut t = self.triage_by_peer(pool, cache, &peer, f, &ground);
+            t.ground_run = Some(ground_run.clone());
+            self.memory().stats.count(&t.verdict);
+            out.push(t);
+        }
+        out
+    }
+
+    /// The run set with the ground in the reference's slot: the unoptimized variant of the
+    /// first library of the set (run now when the set lacks it) that ran the model. `None`
+    /// when no library's unoptimized level runs it.
+    fn peer_runs(
+        &mut self,
+        pool: &mut Pool,
+        cache: &mut Cache,
+        runs: &MutantRuns,
+    ) -> Option<MutantRuns> {
+        runs.reference?;
+        let mut candidates: Vec<String> = Vec::new();
+        for r in runs.others() {
+            let unoptimized = if catalog::is_optimized(&r.backend) {
+                catalog::sibling_variants(&r.backend)
+                    .into_iter()
+                    .filter(|s| !catalog::is_optimized(s))
+                    .map(String::from)
+                    .collect()
+            } else {
+                vec![r.backend.clone()]
+            };
+            for c in unoptimized {
+                if !candidates.contains(&c) {
+                    candidates.push(c);
+                }
+            }
+        }
+        let ground: RunReport = candidates.iter().find_map(|c| {
+            self.run_of(pool, cache, runs, c)
+                .filter(|g| g.outcome.outputs().is_some())
+        })?;
+        Some(runs.with_ground(&ground))
+    }
+
+    /// One finding's verdict against the `ground` (see the module's doc).
+    fn triage_by_peer(
+        &mut self,
+        pool: &mut Pool,
+        cache: &mut Cache,
+        peer: &MutantRuns,
+        mut f: Finding,
+        ground: &str,
+    ) -> Triaged {
+        f.ground = Some(ground.to_string());
+        let faulty = f.backends[0].clone();
+        if let Some(v) = ours_or_declared(catalog::library(&faulty), &f, cache) {
+            return plain(f, v);
+        }
+        if faulty == ground {
+            let why = format!(
+                "the other implementations agree against {ground}, which stands in for the \
+                 reference (it lacks an op of the model): nothing tells which side is right"
+            );
+            return plain(f, Verdict::Unwitnessed(why));
+        }
+        if matches!(f.kind, Kind::Flaky | Kind::Slow) {
+            return plain(f, Verdict::Report);
+        }
+        if catalog::family(&faulty) == catalog::family(ground) {
+            f.layer = Some(Layer::Optimizer);
+            f.variants = vec![(faulty, true), (ground.to_string(), false)];
+            f.witnesses = vec![ground.to_string()];
+            return plain(f, Verdict::Report);
+        }
+        let sides = self.siding_with_ground(peer, &f, ground);
+        if sides.is_empty() {
+            let why = format!(
+                "only {ground} judges it: without the reference (it lacks an op of the model) \
+                 a third implementation must side with {ground}"
+            );
+            return plain(f, Verdict::Unwitnessed(why));
+        }
+        f.witnesses = std::iter::once(ground.to_string()).chain(sides).collect();
+        let mut t = plain(f, Verdict::Report);
+        if t.finding.kind.is_numeric() {
+            self.localize_by_peer(pool, cache, &mut t, ground);
+        }
+        if t.verdict == Verdict::Report {
+            self.variants(pool, cache, peer, &mut t.finding);
+        }
+        t
+    }
+
+    /// The unoptimized runs of libraries other than the faulty one's and the ground's that
+    /// side with the ground: ran the model (a failure), agree with its outputs (numeric).
+    fn siding_with_ground(&self, peer: &MutantRuns, f: &Finding, ground: &str) -> Vec<String> {
+        let want = peer.reference_outputs();
+        let faulty = catalog::family(&f.backends[0]);
+        peer.others()
+            .filter(|r| {
+                let family = catalog::family(&r.backend);
+                family != faulty
+                    && family != catalog::family(ground)
+                    && !catalog::is_optimized(&r.backend)
+                    && !catalog::is_reference(&r.backend)
+            })
+            .filter(|r| match (r.outcome.outputs(), want) {
+                (Some(got), Some(want)) if f.kind.is_numeric() => {
+                    agree(want, got, self.tolerance).is_ok()
+                        && want
+                            .iter()
+                            .zip(got)
+                            .all(|((_, w), (_, g))| count_new_nonfinite(w, g) == 0)
+                }
+                (Some(_), _) => !f.kind.is_numeric(),
+                (None, _) => false,
+            })
+            .map(|r| r.backend.clone())
+            .collect()
+    }
+
+    /// Pins a numeric finding on the first node where the faulty library's intermediates
+    /// leave the ground's. The reference checks that node alone where it has its op: rounding
+    /// there makes the finding `unstable`, a case ONNX leaves open `undefined`.
+    fn localize_by_peer(
+        &mut self,
+        pool: &mut Pool,
+        cache: &mut Cache,
+        t: &mut Triaged,
+        ground: &str,
+    ) {
+        let faulty = t.finding.backends[0].clone();
+        let Some(model) = cache.model() else {
+            return;
+        };
+        let (Some(want), Some(got)) = (
+            self.exposed(pool, cache, ground),
+            self.exposed(pool, cache, &faulty),
+        ) else {
+            return;
+        };
+        let precision = self.precision(cache);
+        let exposed = Exposed {
+            reference: &want,
+            native: None,
+            backend: &got,
+        };
+        let l = localize_with(
+            model,
+            t.finding.kind,
+            cache.inputs,
+            &exposed,
+            &precision,
+            pool,
+        );
+        match l.verdict {
+            LocVerdict::Localized => t.finding.location = l.location.clone(),
+            LocVerdict::Undefined(ref why) => t.verdict = Verdict::Undefined(why.clone()),
+            LocVerdict::Unstable => {
+                t.verdict = Verdict::Unstable(format!(
+                    "the first node where {faulty} leaves {ground} is rounding amplified or \
+                     ill-conditioned"
+                ))
+            }
+            _ => {}
+        }
+        t.localization = Some(l);
+    }
+}
