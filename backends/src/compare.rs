@@ -54,17 +54,36 @@ impl Tolerance {
         rtol: 5e-2,
     };
 
-    /// A tolerance by name.
+    /// The named tolerances a user may ask for, tightest first.
+    pub const NAMED: [Tolerance; 5] = [
+        Tolerance::EXACT,
+        Tolerance::SUITE,
+        Tolerance::CLOSE,
+        Tolerance::APPROXIMATE,
+        Tolerance::VERY_APPROXIMATE,
+    ];
+
+    /// A tolerance by name ([`Tolerance::NAMED`]; `custom` is not one).
     pub fn by_name(name: &str) -> Option<Tolerance> {
-        [
-            Tolerance::EXACT,
-            Tolerance::SUITE,
-            Tolerance::CLOSE,
-            Tolerance::APPROXIMATE,
-            Tolerance::VERY_APPROXIMATE,
-        ]
-        .into_iter()
-        .find(|t| t.name == name)
+        Tolerance::NAMED.into_iter().find(|t| t.name == name)
+    }
+
+    /// The names of [`Tolerance::NAMED`], comma-separated (for error messages).
+    pub fn names() -> String {
+        Tolerance::NAMED.map(|t| t.name).join(", ")
+    }
+
+    /// This tolerance with the absolute and relative tolerances given (Polygraphy's
+    /// `--atol`/`--rtol`), named `custom`.
+    pub fn with(self, atol: Option<f64>, rtol: Option<f64>) -> Tolerance {
+        if atol.is_none() && rtol.is_none() {
+            return self;
+        }
+        Tolerance {
+            name: "custom",
+            atol: atol.unwrap_or(self.atol),
+            rtol: rtol.unwrap_or(self.rtol),
+        }
     }
 
     /// Widens this tolerance to what the element type can hold (f16/bf16 values are never

@@ -28,8 +28,13 @@ pub fn bundle_model(dir: &Path) -> PathBuf {
     }
 }
 
-/// Reads the values at `path` for `model` (read from `model_path`).
+/// Reads the values at `path` for `model` (read from `model_path`); what does not read or
+/// fit the model is a usage error ([`crate::cmd::Refused`]).
 pub fn read(model: &Model, model_path: &Path, path: &Path) -> Result<NamedValues> {
+    read_values(model, model_path, path).map_err(|e| crate::cmd::refused(format!("{e:#}")))
+}
+
+fn read_values(model: &Model, model_path: &Path, path: &Path) -> Result<NamedValues> {
     if is_bundle(path) {
         let minimized = model_path
             .file_name()

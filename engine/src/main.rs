@@ -18,7 +18,7 @@ struct Cli {
     /// types); RUST_LOG, when set, decides instead.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
-    /// Less output: errors only, no status screen.
+    /// Less output: errors and the result only (no status screen, no notes).
     #[arg(short, long, global = true)]
     quiet: bool,
     /// The largest model file any command reads (`512M`, `2G`; default 1G, or
@@ -131,7 +131,7 @@ fn main() -> ExitCode {
         Err(e) if mutagraph_engine::out::is_closed_stdout(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", error_text(&e));
-            ExitCode::from(1)
+            ExitCode::from(cmd::exit_code(&e))
         }
     }
 }

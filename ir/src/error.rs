@@ -69,6 +69,29 @@ fn file_message(path: &std::path::Path, problem: &Error) -> String {
 }
 
 impl Error {
+    /// Whether the error is about what the user gave (a file that is not there or not a valid
+    /// model, a model over the size limit) rather than a failure while working (a disk that
+    /// cannot be written, a patch the IR rejected).
+    pub fn is_input(&self) -> bool {
+        match self {
+            Error::Decode(_)
+            | Error::Malformed(_)
+            | Error::Invalid(_)
+            | Error::Text(_)
+            | Error::TooLarge { .. }
+            | Error::ExternalData { .. } => true,
+            Error::Io { err, .. } => matches!(
+                err.kind(),
+                std::io::ErrorKind::NotFound
+                    | std::io::ErrorKind::PermissionDenied
+                    | std::io::ErrorKind::IsADirectory
+                    | std::io::ErrorKind::NotADirectory
+            ),
+            Error::File { problem, .. } => problem.is_input(),
+            Error::Patch(_) => false,
+        }
+    }
+
     /// Attaches the file this error is about.
     pub fn in_file(self, path: impl Into<PathBuf>) -> Error {
         match self {

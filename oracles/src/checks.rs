@@ -41,7 +41,10 @@ impl Oracle for Crash {
     }
 }
 
-/// A backend timed out where some other backend finished.
+/// A backend timed out where some other backend finished, and the time it was given is
+/// [`SLOW_RATIO`] times the longest run of the others that finished (the libraries'; the
+/// reference's only when no library finished): a backend that would have finished a little
+/// after the limit is slow, not hung (burn at 10 s where tract took 2.8 s).
 pub struct Hang;
 
 impl Oracle for Hang {
@@ -50,10 +53,24 @@ impl Oracle for Hang {
     }
 
     fn judge(&self, runs: &MutantRuns) -> Vec<Finding> {
+        let finished = |libraries: bool| {
+            runs.runs
+                .iter()
+                .enumerate()
+                .filter(|(i, r)| {
+                    r.outcome.outputs().is_some() && (Some(*i) != runs.reference) == libraries
+                })
+                .map(|(_, r)| r.wall_ms)
+                .fold(None, |a: Option<f64>, t| Some(a.map_or(t, |a| a.max(t))))
+        };
+        let Some(longest) = finished(true).or_else(|| finished(false)) else {
+            return Vec::new();
+        };
         runs.runs
             .iter()
-            .filter(|r| matches!(r.outcome, Outcome::Timeout { .. }))
-            .filter(|r| runs.someone_else_ran(&r.backend))
+            .filter(|r| {
+                matches!(r.outcome, Outcome::Timeout { limit_ms } if limit_ms as f64 >= SLOW_RATIO * longest)
+            })
             .map(|r| Finding::new(Kind::Hang, &r.backend, "timeout", r.outcome.detail()))
             .collect()
     }

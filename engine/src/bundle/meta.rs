@@ -111,6 +111,10 @@ pub struct Meta {
     pub minimized_finding: Option<Finding>,
     /// Seed model.
     pub seed: String,
+    /// The seed's file under the campaign's `seeds/` (the model the trace replays on: what
+    /// `mutagraph minimize` drops records from, as the campaign's minimizer does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_file: Option<String>,
     /// The user's seed the mutated seed was derived from (reduced, a window of it), with the
     /// region of it the seed holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -72,6 +72,8 @@ pub struct Found<'a> {
     pub native: Option<&'a NamedValues>,
     /// Seed model name.
     pub seed: &'a str,
+    /// Its file under the campaign's `seeds/`.
+    pub seed_file: Option<&'a str>,
     /// The user's seed it was derived from, if it was.
     pub derived_from: Option<&'a DerivedFrom>,
     /// What the finding's mutations showed on the user's whole model, when checked.
@@ -133,6 +135,7 @@ pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
         minimized_runs: Vec::new(),
         minimized_finding: None,
         seed: f.seed.to_string(),
+        seed_file: f.seed_file.map(String::from),
         derived_from: f.derived_from.cloned(),
         whole_model: f.whole_model.clone(),
         iteration: f.iteration,
@@ -302,6 +305,7 @@ pub(crate) fn sample(parent: &Path) -> (PathBuf, String, String) {
             model: &mutagraph_oracles::Mutant::new(model),
             inputs: &vec![("x".to_string(), t(&[-1.0, 1.0, 3.0]))],
             input_seed: 0,
+            seed_file: None,
             derived_from: None,
             whole_model: None,
             runs: &runs,

@@ -164,10 +164,10 @@ pub(super) fn check_same<T: PartialEq + std::fmt::Debug>(
     saved: &T,
 ) -> Result<()> {
     match given {
-        Some(g) if &g != saved => bail!(
+        Some(g) if &g != saved => Err(crate::cmd::refused(format!(
             "the campaign in this directory was started with {what} = {saved:?}, not {g:?} \
              (only --time, --iterations, -j, --max-disk and --quiet may change on resume; use another --out)"
-        ),
+        ))),
         _ => Ok(()),
     }
 }

@@ -229,6 +229,7 @@ impl Campaign {
             } else {
                 crate::interrupt::which().map(String::from)
             },
+            bundles: state::BundleLine::of(&self.out, &self.state.signatures),
         })
     }
 

@@ -110,6 +110,7 @@ impl Campaign {
             runs,
             native: native.as_ref(),
             seed: &seed.name,
+            seed_file: Some(&seed.file),
             derived_from: seed.origin.as_ref(),
             whole_model,
             iteration: job.iteration,

@@ -1,16 +1,47 @@
 //! Starting a session: a fresh campaign (configuration, seeds, admission) or a resumed one
 //! (its stored configuration, state and admission decisions), then the loop.
 use super::*;
+use crate::cmd::refused;
 use config::check_same;
 use mutagraph_mutators::coverage::Universe;
 
 /// Each pool slot's current model and the records that made it from its seed.
 type Models = Vec<(Model, Vec<Record>)>;
 
-/// Runs (or resumes) a campaign.
+/// Runs (or resumes) a campaign. A start that fails before writing anything but the lock
+/// leaves no directory it created behind.
 pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
+    check_request(&req)?;
     let out = req.out.clone();
+    let created = !out.exists();
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let ran = run_locked(req, pool_opts);
+    if ran.is_err() && created && only_the_lock(&out) {
+        let _ = std::fs::remove_dir_all(&out);
+    }
+    ran
+}
+
+/// Whether `out` holds nothing but the lock file (and empty directories).
+fn only_the_lock(out: &Path) -> bool {
+    fn empty(d: &Path, top: bool) -> bool {
+        let Ok(rd) = std::fs::read_dir(d) else {
+            return false;
+        };
+        rd.filter_map(|e| e.ok()).all(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                empty(&p, false)
+            } else {
+                top && e.file_name() == lock::FILE
+            }
+        })
+    }
+    empty(out, true)
+}
+
+fn run_locked(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
+    let out = req.out.clone();
     let _lock = lock::OutLock::acquire(&out)?;
     let ops = operators::all();
     let op_names: Vec<String> = ops.iter().map(|o| o.name().to_string()).collect();
@@ -71,6 +102,22 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     }
     let (fresh, mut state, models) =
         load_state(&out, &config, &seeds, &mutated, &op_names, seed_cov)?;
+    if config.time_s.is_none() && config.iterations.is_none() && !req.quiet {
+        eprintln!(
+            "no --time or --iterations: the campaign runs until interrupted (Ctrl-C saves its \
+             state; the same command resumes it)"
+        );
+    }
+    if !fresh && !req.quiet {
+        eprintln!(
+            "resuming the campaign in {}: {} iterations and {} unique findings so far, {} \
+             elapsed",
+            out.display(),
+            state.iteration,
+            state.counters.unique_findings,
+            status::hms(state.elapsed_s)
+        );
+    }
     write_config_and_seeds(&out, &cfg_path, &config, &seeds)?;
     // The triage's extra runs and the minimizer's wait as long as the slowest seed's mutants may take.
     let floor = pool_opts.timeout;
@@ -224,18 +271,21 @@ fn configure(
                 &c.fixed,
             )?;
             if c.operators != op_names {
-                bail!(
+                return Err(refused(format!(
                     "the campaign in {} used operators {:?}; this build has {:?}",
                     out.display(),
                     c.operators,
                     op_names
-                );
+                )));
             }
             c
         }
         None => {
             if req.seeds.is_empty() {
-                bail!("--seeds is required to start a campaign");
+                return Err(refused(format!(
+                    "--seeds is required to start a campaign ({} holds none to resume)",
+                    out.display()
+                )));
             }
             let backends = if req.backends.is_empty() {
                 mutagraph_backends::catalog::default_set()
@@ -266,7 +316,7 @@ fn configure(
         }
     };
     if let Some(j) = req.jobs {
-        config.jobs = j.max(1);
+        config.jobs = j;
     }
     // Worker limits change outcomes, never the search: the current command line's apply.
     config.run_timeout_s = timeout_s;
@@ -283,20 +333,29 @@ fn configure(
     if op_names.is_empty() {
         bail!("no mutation operators in this build");
     }
-    for b in &config.backends {
-        if !mutagraph_backends::catalog::is_compiled(b)
-            && let Err(e) = mutagraph_backends::catalog::create(b, &Default::default())
-        {
-            bail!("{e}");
-        }
-    }
-    if mcmc::by_name(&config.search, 0.1).is_none() {
-        bail!("--search must be mcmc or random, not '{}'", config.search);
-    }
-    if req.mcmc_p.is_some_and(|p| !(p > 0.0 && p < 1.0)) {
-        bail!("--mcmc-p must be in (0, 1)");
-    }
     Ok((config, cfg_path))
+}
+
+/// What the command line asks, checked before a directory is read: a name or value it cannot
+/// take is a usage error, never a resume mismatch.
+fn check_request(req: &Request) -> Result<()> {
+    crate::cmd::backend_list(req.backends.clone())?;
+    if let Some(s) = &req.search
+        && mcmc::by_name(s, 0.1).is_none()
+    {
+        return Err(refused(format!(
+            "--search must be mcmc or random, not '{s}'"
+        )));
+    }
+    if let Some(p) = req.mcmc_p
+        && !(p > 0.0 && p < 1.0)
+    {
+        return Err(refused(format!("--mcmc-p must be in (0, 1), not {p}")));
+    }
+    if req.jobs == Some(0) {
+        return Err(refused("-j must be at least 1"));
+    }
+    Ok(())
 }
 
 /// Each shape or value the user fixed must fit an input of some seed.
@@ -320,12 +379,14 @@ fn check_fixed(seeds: &[Seed], config: &Config) -> Result<()> {
                         .map(|e| format!("{}: {e}", s.name))
                 })
                 .unwrap_or_else(|| format!("no seed has an input named '{name}'"));
-            bail!("--input-shape {name}: {why}");
+            return Err(refused(format!("--input-shape {name}: {why}")));
         }
     }
     for name in config.fixed.values.keys() {
         if !fits.iter().any(|f| f.values.contains_key(name)) {
-            bail!("--input-value {name}: no seed has an input named '{name}'");
+            return Err(refused(format!(
+                "--input-value {name}: no seed has an input named '{name}'"
+            )));
         }
     }
     Ok(())

@@ -97,13 +97,45 @@ pub struct Summary {
     pub session_s: f64,
     /// The signal that stopped the session early (`SIGINT`, `SIGTERM`), if one did.
     pub stopped_by: Option<String>,
+    /// The bug bundles this directory holds, most hits first.
+    pub bundles: Vec<BundleLine>,
+}
+
+/// One bug bundle, as the summary lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct BundleLine {
+    /// Its directory.
+    pub path: PathBuf,
+    /// Its kind (`crash`, `inconsistency`, ...).
+    pub kind: String,
+    /// Mutants that showed it.
+    pub hits: u64,
+}
+
+impl BundleLine {
+    /// The bundles of `signatures` filed in `out` (not those merged into another, nor those
+    /// another instance filed), most hits first.
+    pub fn of(out: &std::path::Path, signatures: &BTreeMap<String, SigEntry>) -> Vec<BundleLine> {
+        let mut v: Vec<BundleLine> = signatures
+            .values()
+            .filter(|e| e.alias_of.is_none() && e.filed_by.is_none())
+            .map(|e| BundleLine {
+                path: out.join("findings").join(&e.id),
+                kind: e.kind.name().to_string(),
+                hits: e.hits,
+            })
+            .collect();
+        v.sort_by(|a, b| b.hits.cmp(&a.hits).then_with(|| a.path.cmp(&b.path)));
+        v
+    }
 }
 
 impl Summary {
     /// The summary as the command prints it.
     pub fn to_text(&self) -> String {
         let mut s = format!(
-            "campaign {}: {} iterations, {} executions, {} unique findings ({} hits), {} minimized, {} in total ({} this session)",
+            "campaign {}: {} iterations, {} executions, {} unique findings (bundles; {} hits: \
+             mutants that showed one), {} minimized, {} in total ({} this session)",
             self.out.display(),
             self.iterations,
             self.executions,
@@ -117,6 +149,22 @@ impl Summary {
             s.push_str(&format!(
                 "; {} minimizations left for the next session",
                 self.minimizations_pending
+            ));
+        }
+        const SHOWN: usize = 10;
+        for b in self.bundles.iter().take(SHOWN) {
+            s.push_str(&format!(
+                "\n  {} ({}, {} hits)",
+                b.path.display(),
+                b.kind,
+                b.hits
+            ));
+        }
+        if self.bundles.len() > SHOWN {
+            s.push_str(&format!(
+                "\n  ... {} more (`mutagraph report {}` lists them all)",
+                self.bundles.len() - SHOWN,
+                self.out.display()
             ));
         }
         if let Some(sig) = &self.stopped_by {

@@ -2,7 +2,7 @@
 //! over an optional `--config campaign.toml`, the signal handlers, and the session's summary.
 use super::{Globals, InputArgs, PoolArgs, parse_duration};
 use crate::campaign::{Config, Request};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use mutagraph_backends::catalog;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -100,9 +100,10 @@ pub fn main(a: Args, g: &Globals) -> Result<ExitCode> {
     let (req, pool) = request(a, g.quiet)?;
     crate::interrupt::install().context("installing the signal handlers")?;
     let s = crate::campaign::run(req, pool.options()?)?;
+    // The result is printed even with -q, which silences the status screen and notes.
     if json {
         crate::outln!("{}", serde_json::to_string_pretty(&s)?);
-    } else if !g.quiet {
+    } else {
         eprint!("{}", s.to_text());
     }
     Ok(ExitCode::SUCCESS)
@@ -115,17 +116,21 @@ fn request(a: Args, quiet: bool) -> Result<(Request, PoolArgs)> {
     let out = match (&a.sync_dir, &a.instance, a.out) {
         (Some(sync), Some(name), _) => {
             if !crate::campaign::sync::valid_instance(name) {
-                bail!(
+                return Err(super::refused(format!(
                     "--instance '{name}': use letters, digits, '-', '_' and '.' (not first), \
                      at most 64"
-                );
+                )));
             }
             std::fs::create_dir_all(sync)
                 .with_context(|| format!("creating {}", sync.display()))?;
             sync.join(name)
         }
         (_, _, Some(out)) => out,
-        _ => bail!("--out or --sync-dir with --instance is required"),
+        _ => {
+            return Err(super::refused(
+                "--out or --sync-dir with --instance is required",
+            ));
+        }
     };
     let mut req = Request {
         seeds: a.seeds,

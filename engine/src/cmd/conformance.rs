@@ -24,9 +24,9 @@ pub struct Args {
     /// Only tests whose id (part/test_name) contains this.
     #[arg(long)]
     pub filter: Option<String>,
-    /// Write the machine-readable report here (JSON, atomically).
-    #[arg(long, default_value = "conformance-report.json")]
-    pub report: PathBuf,
+    /// Write the machine-readable report here (JSON, atomically); none by default.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
     /// Also print the per-op table.
     #[arg(long)]
     pub per_op: bool,
@@ -82,9 +82,11 @@ pub fn main(a: Args, _g: &super::Globals) -> anyhow::Result<std::process::ExitCo
         }
         crate::out!("\n{}", summary_text(&rep));
     }
-    mutagraph_ir::model::write_atomic(&report, &bytes)
-        .with_context(|| format!("writing {}", report.display()))?;
-    tracing::info!("report: {}", report.display());
+    if let Some(report) = &report {
+        mutagraph_ir::model::write_atomic(report, &bytes)
+            .with_context(|| format!("writing {}", report.display()))?;
+        tracing::info!("report: {}", report.display());
+    }
     if let Some(dir) = write_allowlist {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         for b in &rep.backends {

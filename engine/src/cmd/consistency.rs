@@ -3,8 +3,7 @@
 use super::{Globals, InputArgs, PoolArgs};
 use crate::campaign::admission::Sizing;
 use crate::consistency::{self, Options};
-use anyhow::{Context, Result, bail};
-use mutagraph_backends::compare::Tolerance;
+use anyhow::Result;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -32,10 +31,8 @@ pub struct Args {
     pub free_dim: Option<usize>,
     #[command(flatten)]
     pub given: InputArgs,
-    /// Tolerance of "agree": exact, suite, close, approximate (the campaign's),
-    /// very-approximate.
-    #[arg(long, default_value = "approximate")]
-    pub tolerance: String,
+    #[command(flatten)]
+    pub tolerance: super::ToleranceArgs,
     /// Runs per backend and model; the median run time is its latency.
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
@@ -52,10 +49,9 @@ pub struct Args {
 
 /// Runs `mutagraph consistency`.
 pub fn main(a: Args, g: &Globals) -> Result<ExitCode> {
-    let tolerance = Tolerance::by_name(&a.tolerance)
-        .with_context(|| format!("unknown tolerance '{}'", a.tolerance))?;
+    let tolerance = a.tolerance.get()?;
     if a.repeat == 0 {
-        bail!("--repeat must be at least 1");
+        return Err(super::refused("--repeat must be at least 1"));
     }
     let opts = Options {
         backends: super::backend_list(a.backends)?,
@@ -69,7 +65,11 @@ pub fn main(a: Args, g: &Globals) -> Result<ExitCode> {
         repeat: a.repeat,
         localize: !a.no_localize,
     };
-    let entries = consistency::collect(&a.models)?;
+    // A path that is not there, or holds no model: the command line is wrong.
+    let entries = consistency::collect(&a.models).map_err(|e| match e {
+        consistency::Error::Input { .. } => super::refused(e.to_string()),
+        e => anyhow::Error::from(e),
+    })?;
     let report = consistency::run(&a.models, &entries, &opts, a.pool.options()?)?;
     let written = consistency::write(&report, &a.out)?;
     if a.json {

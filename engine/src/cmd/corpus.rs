@@ -25,6 +25,12 @@ pub enum Args {
 pub fn main(a: Args, g: &super::Globals) -> Result<ExitCode> {
     match a {
         Args::Export { dir, out, json } => {
+            if !dir.join("corpus").is_dir() {
+                return Err(super::refused(format!(
+                    "{}: no corpus here: not a campaign directory",
+                    dir.display()
+                )));
+            }
             let r = crate::corpus::export::export(&dir, &out)
                 .with_context(|| format!("exporting the corpus of {}", dir.display()))?;
             if json {

@@ -1,6 +1,6 @@
 //! `mutagraph coverage`: what a set of models covers of the op type, op pair, parameter and
 //! input universes (see `mutagraph_mutators::coverage`).
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use mutagraph_ir::Model;
 use mutagraph_mutators::coverage::{Coverage, Report, Universe};
 use std::fmt::Write;
@@ -41,7 +41,7 @@ pub fn coverage_of(models: &[PathBuf], ops: &[String]) -> Result<Coverage> {
     let universe = if ops.is_empty() {
         Universe::full()
     } else {
-        Arc::new(Universe::restricted(ops).map_err(|e| anyhow!("--ops: {e}"))?)
+        Arc::new(Universe::restricted(ops).map_err(|e| super::refused(format!("--ops: {e}")))?)
     };
     let mut cov = Coverage::new(universe);
     for p in models {

@@ -60,9 +60,8 @@ pub struct Args {
     /// Keep the finding on this backend.
     #[arg(long)]
     pub backend: Option<String>,
-    /// Tolerance of the inconsistency oracle.
-    #[arg(long, default_value = "approximate")]
-    pub tolerance: String,
+    #[command(flatten)]
+    pub tolerance: super::ToleranceArgs,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -87,8 +86,7 @@ pub fn main(a: Args, _g: &super::Globals) -> anyhow::Result<std::process::ExitCo
         json,
         pool,
     } = a;
-    let tol = mutagraph_backends::compare::Tolerance::by_name(&tolerance)
-        .ok_or_else(|| anyhow::anyhow!("unknown tolerance '{tolerance}'"))?;
+    let tol = tolerance.get()?;
     let req = Request {
         target: target.clone(),
         check,
@@ -209,19 +207,51 @@ fn external(cmd: &str, dir: &Path, n: &mut usize, m: &Model) -> bool {
     ok
 }
 
+/// The seed a bundle's mutant was made from (the campaign's `seeds/` copy, two directories
+/// up) and the mutation records, for the minimizer's first pass, which drops records as the
+/// campaign's does. `None` when the bundle already starts from its minimized model (the
+/// records build the original), or the seed file is not there.
+fn seed_and_trace(
+    dir: &Path,
+    meta: &bundle::Meta,
+    from_minimized: bool,
+) -> Option<(Vec<u8>, Vec<mutagraph_mutators::mutation::Record>)> {
+    if from_minimized || meta.trace.len() < 2 {
+        return None;
+    }
+    let file = meta.seed_file.as_ref()?;
+    let seed = dir.parent()?.parent()?.join("seeds").join(file);
+    Some((std::fs::read(seed).ok()?, meta.trace.clone()))
+}
+
 /// Runs the command.
 pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
     let is_bundle = req.target.is_dir();
-    let (model_path, meta) = if is_bundle {
+    if is_bundle && !req.target.join("meta.json").exists() {
+        return Err(super::refused(format!(
+            "{}: not a bug bundle (it has no meta.json); give a bundle directory \
+             (OUT/findings/<id>) or a model file",
+            req.target.display()
+        )));
+    }
+    // A bundle starts from the model `recheck` checks (its minimized model when it has one,
+    // with that model's inputs), so the two commands judge the same case.
+    let (model_path, meta, bundle_inputs) = if is_bundle {
         let meta = bundle::read_meta(&req.target)?;
-        (req.target.join("original.onnx"), Some(meta))
+        let (file, _, values) = super::recheck::bundle_case(&req.target)?;
+        (req.target.join(file), Some(meta), Some(values))
     } else {
-        (req.target.clone(), None)
+        (req.target.clone(), None, None)
     };
     let mut model = Model::load(&model_path).map_err(|e| e.in_file(&model_path))?;
     mutagraph_ir::infer::infer_model(&mut model, Default::default());
     mutagraph_ir::validate::validate(&model)
         .map_err(|e| anyhow!("{}: {e}", model_path.display()))?;
+    let existing = is_bundle
+        .then(|| req.target.join("minimized.onnx"))
+        .filter(|p| p.exists())
+        .and_then(|p| Model::load(&p).ok())
+        .map(|m| m.graph.node_count());
     let opts = Options {
         max_checks: req.max_checks,
         time_limit: req.time_limit,
@@ -244,10 +274,13 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
 
     let mut pool = Pool::new(pool_opts);
     let (backends, finding, inputs, intermediates, input_seed) = match &meta {
-        Some(_) if !req.fixed.is_empty() => bail!(
-            "{}: a bundle keeps its inputs; --input-shape and --input-value apply to model files",
-            req.target.display()
-        ),
+        Some(_) if !req.fixed.is_empty() => {
+            return Err(super::refused(format!(
+                "{}: a bundle keeps its inputs; --input-shape and --input-value apply to model \
+                 files",
+                req.target.display()
+            )));
+        }
         Some(meta) => {
             let backends: Vec<String> = if req.backends.is_empty() {
                 meta.config["backends"]
@@ -261,8 +294,7 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
             } else {
                 req.backends.clone()
             };
-            let ins = inputs::read(&model, &req.target.join("inputs"))
-                .map_err(|e| anyhow!("{}: {e}", req.target.display()))?;
+            let ins = bundle_inputs.clone().expect("read with the bundle's model");
             (backends, meta.finding.clone(), ins, None, meta.input_seed)
         }
         None => find_on_model(&req, &model, &model_path, &mut pool)?,
@@ -279,7 +311,9 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
         inputs: inputs.clone(),
         intermediates,
         input_seed,
-        trace: None,
+        trace: meta
+            .as_ref()
+            .and_then(|m| seed_and_trace(&req.target, m, existing.is_some())),
         whole: None,
     };
     let mut o = opts.clone();
@@ -304,6 +338,23 @@ pub fn run(req: Request, pool_opts: PoolOptions) -> Result<Outcome> {
         ),
     };
     pool.shutdown();
+    let new_nodes = Model::from_bytes(&done.model).map_or(usize::MAX, |m| m.graph.node_count());
+    if let Some(old) = existing.filter(|&old| req.out.is_none() && old <= new_nodes) {
+        // Never a worse result: the bundle keeps its minimized model.
+        eprintln!(
+            "{}: kept minimized.onnx ({old} nodes): this run found no smaller model ({new_nodes} nodes)",
+            req.target.display()
+        );
+        let mut info = done.info;
+        info.nodes_after = old;
+        return Ok(Outcome {
+            out: req.target.join("minimized.onnx"),
+            info,
+            signature: Some(job.signature),
+            root: Some(done.finding.root_signature()),
+            trigger: done.finding.trigger,
+        });
+    }
     if is_bundle && req.out.is_none() {
         bundle::write_minimized(&req.target, &done)?;
     } else {

@@ -19,13 +19,44 @@ pub mod report;
 pub mod run;
 pub mod zoo;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use mutagraph_backends::catalog;
 use mutagraph_backends::worker::PoolOptions;
 use mutagraph_backends::worker::protocol::WireConfig;
 use mutagraph_ir::solve::{self, Fixed};
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// What a command refuses to start on: a command line it cannot take (an unknown name, a
+/// value out of range, a required option missing). With an input that is not there or not a
+/// valid model ([`mutagraph_ir::Error::is_input`]) it makes the command exit 2
+/// ([`exit_code`]); 1 is for what a command reports (a finding, a failure).
+#[derive(Debug)]
+pub struct Refused(pub String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// A [`Refused`] error with this message.
+pub fn refused(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Refused(message.into()))
+}
+
+/// Exit 2 for a usage or input error anywhere in `e`'s chain ([`Refused`], an input the IR
+/// refused), else 1.
+pub fn exit_code(e: &anyhow::Error) -> u8 {
+    let input = e.chain().any(|c| {
+        c.is::<Refused>()
+            || c.downcast_ref::<mutagraph_ir::Error>()
+                .is_some_and(mutagraph_ir::Error::is_input)
+    });
+    if input { 2 } else { 1 }
+}
 
 /// The flags every command takes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,6 +86,9 @@ pub struct InputArgs {
     /// symbolic dims take these sizes wherever they appear.
     #[arg(long = "input-shape", value_name = "NAME:SHAPE")]
     pub input_shape: Vec<String>,
+    /// Polygraphy's spelling: one or more `NAME:[D1,D2,...]` after one flag.
+    #[arg(long = "input-shapes", value_name = "NAME:[SHAPE]", num_args = 1..)]
+    pub input_shapes: Vec<String>,
     /// The value of every element of an input, `NAME=16000`; repeatable.
     #[arg(long = "input-value", value_name = "NAME=VALUE")]
     pub input_value: Vec<String>,
@@ -64,20 +98,57 @@ impl InputArgs {
     /// The shapes and values given.
     pub fn fixed(&self) -> Result<Fixed> {
         let mut f = Fixed::default();
-        for s in &self.input_shape {
+        for s in self.input_shape.iter().chain(&self.input_shapes) {
             let (n, shape) =
-                solve::parse_shape(s).map_err(|e| anyhow::anyhow!("--input-shape {e}"))?;
+                solve::parse_shape(s).map_err(|e| refused(format!("--input-shape {e}")))?;
             if f.shapes.insert(n.clone(), shape).is_some() {
-                bail!("--input-shape: '{n}' is given twice");
+                return Err(refused(format!("--input-shape: '{n}' is given twice")));
             }
         }
         for s in &self.input_value {
-            let (n, v) = solve::parse_value(s).map_err(|e| anyhow::anyhow!("--input-value {e}"))?;
+            let (n, v) =
+                solve::parse_value(s).map_err(|e| refused(format!("--input-value {e}")))?;
             if f.values.insert(n.clone(), v).is_some() {
-                bail!("--input-value: '{n}' is given twice");
+                return Err(refused(format!("--input-value: '{n}' is given twice")));
             }
         }
         Ok(f)
+    }
+}
+
+/// The tolerance of "agrees", shared by the commands that compare outputs: a named one, or
+/// Polygraphy's `--atol`/`--rtol` over it.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ToleranceArgs {
+    /// Tolerance of "agrees": exact, suite, close, approximate (the campaign's),
+    /// very-approximate.
+    #[arg(long, default_value = "approximate")]
+    pub tolerance: String,
+    /// Absolute tolerance (over the named one's).
+    #[arg(long)]
+    pub atol: Option<f64>,
+    /// Relative tolerance (over the named one's).
+    #[arg(long)]
+    pub rtol: Option<f64>,
+}
+
+impl ToleranceArgs {
+    /// The tolerance asked for.
+    pub fn get(&self) -> Result<mutagraph_backends::compare::Tolerance> {
+        use mutagraph_backends::compare::Tolerance;
+        let named = Tolerance::by_name(&self.tolerance).ok_or_else(|| {
+            refused(format!(
+                "--tolerance '{}': not one of {} (or give --atol and --rtol)",
+                self.tolerance,
+                Tolerance::names()
+            ))
+        })?;
+        for (flag, v) in [("--atol", self.atol), ("--rtol", self.rtol)] {
+            if v.is_some_and(|v| !(v >= 0.0 && v.is_finite())) {
+                return Err(refused(format!("{flag} must be a finite number >= 0")));
+            }
+        }
+        Ok(named.with(self.atol, self.rtol))
     }
 }
 
@@ -108,7 +179,7 @@ impl PoolArgs {
     pub fn options(&self) -> Result<PoolOptions> {
         let timeout = self.timeout.unwrap_or(Self::TIMEOUT);
         if timeout.is_zero() {
-            bail!("--timeout must be longer than 0s");
+            return Err(refused("--timeout must be longer than 0s"));
         }
         let exe = std::env::current_exe().context("locating the mutagraph executable")?;
         let mut o = PoolOptions::new(exe);
@@ -153,7 +224,7 @@ pub fn backend_list(given: Vec<String>) -> Result<Vec<String>> {
         if !catalog::is_compiled(b) {
             // Let the catalog say why (unknown, or which feature brings it).
             if let Err(e) = catalog::create(b, &Default::default()) {
-                bail!("{e}");
+                return Err(refused(format!("--backends: {e}")));
             }
         }
     }

@@ -32,9 +32,8 @@ pub struct Args {
     pub free_dim: Option<usize>,
     #[command(flatten)]
     pub given: InputArgs,
-    /// Tolerance for "agrees": exact, suite, close, approximate, very-approximate.
-    #[arg(long, default_value = "close")]
-    pub tolerance: String,
+    #[command(flatten)]
+    pub tolerance: super::ToleranceArgs,
     /// The ground-truth backend (`reference-f64`: the f64 interpreter keeping f64 outputs),
     /// or `none` to run only the given backends.
     #[arg(long, default_value = "reference-f64")]
@@ -46,6 +45,14 @@ pub struct Args {
     /// a run exits 1).
     #[arg(long)]
     pub no_fail: bool,
+    /// Write every backend's outputs to this `.npz`, each array named `BACKEND/OUTPUT`
+    /// (percent-encoded in the archive as bundles' names are: `urllib.parse.unquote`).
+    #[arg(long, value_name = "FILE.npz")]
+    pub save_outputs: Option<PathBuf>,
+    /// Do not look for the first node where a differing backend leaves the reference (it
+    /// runs the model again with every value exposed).
+    #[arg(long)]
+    pub no_localize: bool,
     #[command(flatten)]
     pub pool: PoolArgs,
 }
@@ -63,11 +70,12 @@ pub fn main(a: Args, g: &super::Globals) -> anyhow::Result<std::process::ExitCod
         reference,
         json,
         no_fail,
+        save_outputs: save_to,
+        no_localize,
         pool,
     } = a;
     let fixed = given.fixed()?;
-    let tol = Tolerance::by_name(&tolerance)
-        .with_context(|| format!("unknown tolerance '{tolerance}'"))?;
+    let tol = tolerance.get()?;
     // A bundle directory stands for its model, run on its own inputs.
     let (model, inputs) = if crate::inputs::is_bundle(&model) {
         let m = crate::inputs::bundle_model(&model);
@@ -120,7 +128,7 @@ pub fn main(a: Args, g: &super::Globals) -> anyhow::Result<std::process::ExitCod
         }
     };
     let name = model.display().to_string();
-    let summary = run_model(
+    let mut summary = run_model(
         &mut p,
         RunRequest {
             model_name: &name,
@@ -132,6 +140,12 @@ pub fn main(a: Args, g: &super::Globals) -> anyhow::Result<std::process::ExitCod
             tolerance: tol,
         },
     )?;
+    if !no_localize && reference != "none" {
+        localize(&mut p, &mut summary, &m, &values, tol)?;
+    }
+    if let Some(path) = &save_to {
+        save_outputs(&summary, path)?;
+    }
     if json {
         crate::outln!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
@@ -158,9 +172,19 @@ pub fn main(a: Args, g: &super::Globals) -> anyhow::Result<std::process::ExitCod
 /// A backend's run and how it compares with the reference.
 #[derive(Clone, Debug, Serialize)]
 pub struct BackendRun {
-    /// The run.
-    #[serde(flatten)]
+    /// The run (its outcome is `status` and `detail`; its outputs are in `values`).
+    #[serde(skip)]
     pub report: RunReport,
+    /// The run's measurements.
+    #[serde(flatten)]
+    pub measured: Measured,
+    /// Its outputs, when it ran.
+    #[serde(skip)]
+    pub values: Option<NamedValues>,
+    /// Where its outputs first leave the reference's, when they differ and the model was
+    /// run again with every value exposed (`consistency`'s localization).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_diverging: Option<crate::consistency::measure::Blame>,
     /// Status word.
     pub status: String,
     /// Failure detail (empty when ok).
@@ -169,6 +193,36 @@ pub struct BackendRun {
     pub outputs: Vec<OutputSummary>,
     /// Against the reference, when both produced outputs.
     pub vs_reference: Option<VsReference>,
+}
+
+/// What was measured of a run: who ran, how long, how much memory.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measured {
+    /// The backend.
+    pub backend: String,
+    /// Its library's version.
+    pub version: String,
+    /// Wall time of the whole request, ms.
+    pub wall_ms: f64,
+    /// Loading and compiling, ms.
+    pub prepare_ms: f64,
+    /// The run itself, ms.
+    pub run_ms: f64,
+    /// Peak resident memory of the worker, bytes.
+    pub peak_rss: u64,
+}
+
+impl Measured {
+    fn of(r: &RunReport) -> Measured {
+        Measured {
+            backend: r.backend.clone(),
+            version: r.version.clone(),
+            wall_ms: r.wall_ms,
+            prepare_ms: r.prepare_ms,
+            run_ms: r.run_ms,
+            peak_rss: r.peak_rss,
+        }
+    }
 }
 
 /// Shape, dtype and NaN/Inf counts of one output.
@@ -298,12 +352,16 @@ pub fn run_model(pool: &mut Pool, req: RunRequest<'_>) -> Result<RunSummary, Poo
         if is_ref {
             ref_out = report.outcome.outputs().cloned();
         }
+        let (report, values) = take_outputs(report);
         runs.push(BackendRun {
             status: report.outcome.status().to_string(),
             detail: report.outcome.detail(),
             outputs,
             vs_reference: vs,
-            report: strip_outputs(report),
+            measured: Measured::of(&report),
+            report,
+            values,
+            first_diverging: None,
         });
     }
     Ok(RunSummary {
@@ -318,12 +376,64 @@ pub fn run_model(pool: &mut Pool, req: RunRequest<'_>) -> Result<RunSummary, Poo
     })
 }
 
-/// Output values are summarized, not printed in full.
-fn strip_outputs(mut r: RunReport) -> RunReport {
-    if let Outcome::Ok(o) = &mut r.outcome {
-        o.clear();
+/// The report without its outputs (summarized, never printed in full), and the outputs.
+fn take_outputs(mut r: RunReport) -> (RunReport, Option<NamedValues>) {
+    let values = match &mut r.outcome {
+        Outcome::Ok(o) => Some(std::mem::take(o)),
+        _ => None,
+    };
+    (r, values)
+}
+
+/// Pins each backend whose outputs differ from the reference's on the first node where
+/// they leave them (the model run again with every value exposed).
+pub fn localize(
+    pool: &mut Pool,
+    summary: &mut RunSummary,
+    model: &Model,
+    inputs: &NamedValues,
+    tolerance: Tolerance,
+) -> Result<(), PoolError> {
+    let suspects: Vec<String> = summary
+        .runs
+        .iter()
+        .filter(|r| r.vs_reference.as_ref().is_some_and(|v| !v.agrees))
+        .map(|r| r.report.backend.clone())
+        .collect();
+    let names: Vec<&str> = suspects.iter().map(String::as_str).collect();
+    let blames = crate::consistency::measure::localize_suspects(
+        pool,
+        &summary.reference,
+        tolerance,
+        model,
+        inputs,
+        &names,
+    )?;
+    for b in blames {
+        if let Some(r) = summary
+            .runs
+            .iter_mut()
+            .find(|r| r.report.backend == b.backend)
+        {
+            r.first_diverging = Some(b);
+        }
     }
-    r
+    Ok(())
+}
+
+/// Writes every backend's outputs into one `.npz`, each array named `BACKEND/OUTPUT`
+/// (Polygraphy's `--save-outputs`, in the format bundles use).
+pub fn save_outputs(summary: &RunSummary, path: &std::path::Path) -> anyhow::Result<()> {
+    let mut all = Vec::new();
+    for r in &summary.runs {
+        for (name, v) in r.values.iter().flatten() {
+            if let Some(t) = v.tensor() {
+                all.push((format!("{}/{name}", r.report.backend), t.clone()));
+            }
+        }
+    }
+    mutagraph_oracles::bundle::write_npz(path, &all)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 impl RunSummary {
@@ -337,12 +447,16 @@ impl RunSummary {
                 out.push(format!("{b}: {} ({})", r.status, r.detail.trim_end()));
             } else if let Some(v) = r.vs_reference.as_ref().filter(|v| !v.agrees) {
                 out.push(format!(
-                    "{b}: differs from {} beyond the '{}' tolerance{}",
+                    "{b}: differs from {} beyond the '{}' tolerance{}{}",
                     self.reference,
                     v.tolerance,
                     v.reason
                         .as_ref()
                         .map(|r| format!(": {r}"))
+                        .unwrap_or_default(),
+                    r.first_diverging
+                        .as_ref()
+                        .map(|d| format!("; first diverging node: {}", d.describe()))
                         .unwrap_or_default()
                 ));
             }

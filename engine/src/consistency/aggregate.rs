@@ -6,23 +6,33 @@ pub use super::stats::{median, percentile};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One cell of the agreement matrix.
+/// One cell of the agreement matrix. A model one of the two backends failed on (error,
+/// unsupported, crash, timeout, oom) is a disagreement: the rate is 100 % only when both
+/// ran every model and agreed on each.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
-    /// Models both backends ran (on the diagonal: the models the backend ran).
+    /// Models both backends were given (on the diagonal: the models the backend was given).
+    #[serde(default)]
+    pub models: usize,
+    /// Of those, the models both ran (on the diagonal: the backend ran).
     pub both_ran: usize,
     /// Of those, the models on which their outputs agree.
     pub agree: usize,
-    /// `agree / both_ran`; `None` when they ran no model in common.
+    /// Models one of the two (or both) failed on: `models - both_ran`.
+    #[serde(default)]
+    pub failed: usize,
+    /// `agree / models`; `None` when they were given no model in common.
     pub rate: Option<f64>,
 }
 
 impl Cell {
-    fn new(both_ran: usize, agree: usize) -> Cell {
+    fn new(models: usize, both_ran: usize, agree: usize) -> Cell {
         Cell {
+            models,
             both_ran,
             agree,
-            rate: (both_ran > 0).then(|| agree as f64 / both_ran as f64),
+            failed: models - both_ran,
+            rate: (models > 0).then(|| agree as f64 / models as f64),
         }
     }
 }
@@ -125,6 +135,7 @@ pub fn tables(
 ) -> Tables {
     let n = backends.len();
     let idx = |b: &str| backends.iter().position(|x| x == b);
+    let mut given = vec![vec![0usize; n]; n];
     let mut both = vec![vec![0usize; n]; n];
     let mut agree = vec![vec![0usize; n]; n];
     let mut outcomes: Vec<Outcomes> = backends
@@ -136,6 +147,12 @@ pub fn tables(
         .collect();
     let mut times: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); n];
     for row in rows {
+        let present: Vec<usize> = row.runs.iter().filter_map(|r| idx(&r.backend)).collect();
+        for &i in &present {
+            for &j in &present {
+                given[i][j] += 1;
+            }
+        }
         for r in &row.runs {
             let Some(i) = idx(&r.backend) else { continue };
             *outcomes[i].status.entry(r.status.clone()).or_default() += 1;
@@ -165,7 +182,11 @@ pub fn tables(
         }
     }
     let matrix: Vec<Vec<Cell>> = (0..n)
-        .map(|i| (0..n).map(|j| Cell::new(both[i][j], agree[i][j])).collect())
+        .map(|i| {
+            (0..n)
+                .map(|j| Cell::new(given[i][j], both[i][j], agree[i][j]))
+                .collect()
+        })
         .collect();
     let mut pairs = Vec::new();
     for i in 0..n {

@@ -4,7 +4,7 @@
 //! localized to its first diverging node.
 use super::Options;
 use crate::campaign::admission::choose;
-use mutagraph_backends::compare::{CompareOptions, Comparison, compare_named};
+use mutagraph_backends::compare::{CompareOptions, Comparison, Tolerance, compare_named};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Outcome, Pool, PoolError, RunReport};
 use mutagraph_ir::Model;
@@ -100,6 +100,18 @@ pub struct Blame {
 }
 
 impl Blame {
+    /// `Softmax 'y3' (localized)`, or why nothing was found (`failed: ...`).
+    pub fn describe(&self) -> String {
+        match (&self.op, &self.value) {
+            (Some(op), Some(v)) => format!("{op} '{v}' ({})", self.verdict),
+            (Some(op), None) => format!("{op} ({})", self.verdict),
+            _ => match &self.detail {
+                Some(d) => format!("{}: {d}", self.verdict),
+                None => self.verdict.clone(),
+            },
+        }
+    }
+
     /// Whether the disagreement is attributed to an op (the node was found and is to blame).
     pub fn attributed(&self) -> Option<&str> {
         (self.verdict == "localized")
@@ -314,6 +326,20 @@ fn localize_all(
         .map(|p| if &p.a == reference { &p.b } else { &p.a }.as_str())
         .filter(|b| !mutagraph_backends::catalog::is_reference(b))
         .collect();
+    localize_suspects(pool, reference, opts.tolerance, model, inputs, &suspects)
+}
+
+/// Localizes each of the `suspects` (backends that disagree with `reference` on `model`): the
+/// model with every node output exposed runs on the reference, the native-precision reference
+/// and the suspect, and the campaign's localization names the first node outside the envelope.
+pub fn localize_suspects(
+    pool: &mut Pool,
+    reference: &str,
+    tolerance: Tolerance,
+    model: &Model,
+    inputs: &NamedValues,
+    suspects: &[&str],
+) -> Result<Vec<Blame>, PoolError> {
     if suspects.is_empty() {
         return Ok(Vec::new());
     }
@@ -340,9 +366,9 @@ fn localize_all(
     };
     let want = run(pool, reference)?;
     let native = run(pool, "reference-native")?.ok();
-    let precision = Precision::of(model, opts.tolerance);
+    let precision = Precision::of(model, tolerance);
     let mut out = Vec::new();
-    for b in suspects {
+    for &b in suspects {
         let got = run(pool, b)?;
         let (w, g) = match (&want, got) {
             (Ok(w), Ok(g)) => (w, g),

@@ -4,7 +4,7 @@
 //! type and latency per backend as bars, outcomes, and one row per model.
 use super::Report;
 use super::aggregate::{Cell, OpStat};
-use super::measure::ModelRow;
+use super::measure::{BackendRun, ModelRow};
 use crate::report::{DASH, esc, human_duration, kv_table, md_cell, page_head, truncate};
 use std::fmt::Write as _;
 
@@ -115,7 +115,7 @@ fn attributed(o: &OpStat) -> (Option<usize>, Option<f64>) {
 pub fn markdown(r: &Report) -> String {
     let mut s = String::from("# mutagraph consistency\n\n");
     let _ = writeln!(s, "{}.\n\nMachine: {}.\n", headline(r), machine_line(r));
-    s.push_str("## Agreement matrix\n\nModels on which two backends' outputs agree, of the models both ran.\n\n|");
+    s.push_str("## Agreement matrix\n\nModels on which two backends' outputs agree, of the models both were given: a model either one failed on counts against the pair (the failures are listed under \"Failures\").\n\n|");
     for b in &r.backends {
         let _ = write!(s, " | {}", md_cell(b));
     }
@@ -125,7 +125,7 @@ pub fn markdown(r: &Report) -> String {
     for (i, a) in r.backends.iter().enumerate() {
         let _ = write!(s, "| **{}**", md_cell(a));
         for c in &r.tables.matrix[i] {
-            let _ = write!(s, " | {} ({}/{})", pct(c.rate), c.agree, c.both_ran);
+            let _ = write!(s, " | {}", cell_counts(c));
         }
         s.push_str(" |\n");
     }
@@ -190,6 +190,22 @@ pub fn markdown(r: &Report) -> String {
             md_cell(&blame_text(m))
         );
     }
+    let failures = failures(r);
+    if !failures.is_empty() {
+        s.push_str(
+            "\n## Failures\n\n| model | backend | status | what it said |\n|---|---|---|---|\n",
+        );
+        for (m, x) in &failures {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} |",
+                md_cell(&m.model),
+                md_cell(&x.backend),
+                md_cell(&status_text(x)),
+                md_cell(&truncate(&x.detail, MESSAGE_CHARS))
+            );
+        }
+    }
     if !r.refused.is_empty() {
         s.push_str("\n## Not run\n\n");
         for x in &r.refused {
@@ -209,12 +225,45 @@ fn blamed_by(o: &OpStat) -> String {
 }
 
 /// `ort≠tract, reference≠tract` (or `—`).
+/// `88% (22/25, 2 failed)`: the rate, agreeing of given, and failures when any.
+fn cell_counts(c: &Cell) -> String {
+    let failed = if c.failed > 0 {
+        format!(", {} failed", c.failed)
+    } else {
+        String::new()
+    };
+    format!("{} ({}/{}{failed})", pct(c.rate), c.agree, c.models)
+}
+
+/// Every backend run that did not end `ok`, model by model.
+fn failures(r: &Report) -> Vec<(&ModelRow, &BackendRun)> {
+    r.models
+        .iter()
+        .flat_map(|m| m.runs.iter().filter(|x| !x.ran()).map(move |x| (m, x)))
+        .collect()
+}
+
+/// `error (compile)`: a run's status with its stage.
+fn status_text(x: &BackendRun) -> String {
+    match &x.stage {
+        Some(s) => format!("{} ({s})", x.status),
+        None => x.status.clone(),
+    }
+}
+
+/// The pairs that disagree and the backends that failed (`ort≠tract, burn-ndarray: crash`).
 fn disagreements(m: &ModelRow) -> String {
     let v: Vec<String> = m
         .pairs
         .iter()
         .filter(|p| !p.agree)
         .map(|p| format!("{}≠{}", p.a, p.b))
+        .chain(
+            m.runs
+                .iter()
+                .filter(|x| !x.ran())
+                .map(|x| format!("{}: {}", x.backend, x.status)),
+        )
         .collect();
     if v.is_empty() {
         DASH.into()
@@ -250,7 +299,7 @@ pub fn html(r: &Report) -> String {
     let _ = writeln!(h, "<p class=\"sub\">{}</p>", esc(&headline(r)));
     h.push_str(
         "<nav class=\"toc\"><a href=\"#matrix\">Agreement</a><a href=\"#latency\">Latency</a>\
-         <a href=\"#ops\">Per op type</a><a href=\"#models\">Models</a></nav>\n",
+         <a href=\"#ops\">Per op type</a><a href=\"#models\">Models</a><a href=\"#failures\">Failures</a></nav>\n",
     );
     h.push_str("<div class=\"views\">\n<section>\n");
     matrix_html(&mut h, r);
@@ -266,6 +315,7 @@ pub fn html(r: &Report) -> String {
     latency_html(&mut h, r);
     ops_html(&mut h, r);
     models_html(&mut h, r);
+    failures_html(&mut h, r);
     if !r.refused.is_empty() {
         let _ = writeln!(
             h,
@@ -281,10 +331,38 @@ pub fn html(r: &Report) -> String {
     h
 }
 
+/// The runs that did not end `ok`, with what the backend said, in full.
+fn failures_html(h: &mut String, r: &Report) {
+    let failures = failures(r);
+    if failures.is_empty() {
+        return;
+    }
+    let _ = write!(
+        h,
+        "<h2 id=\"failures\">Failures ({})</h2>\n<table>\n<thead><tr><th>model</th>\
+         <th>backend</th><th>status</th><th>what it said</th></tr></thead>\n<tbody>\n",
+        failures.len()
+    );
+    for (m, x) in failures {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"id\">{}</td><td>{}</td><td class=\"st bad\">{}</td>\
+             <td class=\"msg\">{}</td></tr>",
+            esc(&m.model),
+            esc(&x.backend),
+            esc(&status_text(x)),
+            esc(&x.detail)
+        );
+    }
+    h.push_str("</tbody>\n</table>\n");
+}
+
 fn matrix_html(h: &mut String, r: &Report) {
     h.push_str(
         "<h2 id=\"matrix\">Agreement matrix</h2>\n<p class=\"note\">Share of the models both \
-         backends ran on which their outputs agree within the tolerance (agreeing / both ran). \
+         backends were given on which both ran and their outputs agree within the tolerance \
+         (agreeing / given); a model either one failed on counts against the pair (see \
+         Failures). \
          Colour: <span class=\"legend-box\" style=\"background:hsl(0,65%,78%)\"></span>0% \
          <span class=\"legend-box\" style=\"background:hsl(60,65%,78%)\"></span>50% \
          <span class=\"legend-box\" style=\"background:hsl(120,65%,78%)\"></span>100% \
@@ -299,14 +377,21 @@ fn matrix_html(h: &mut String, r: &Report) {
         let _ = write!(h, "<tr><th class=\"row\">{}</th>", esc(a));
         for (j, c) in r.tables.matrix[i].iter().enumerate() {
             let Cell {
-                both_ran,
+                models,
                 agree,
+                failed,
                 rate,
+                ..
             } = c;
+            let failed_note = if *failed > 0 {
+                format!(", {failed} failed")
+            } else {
+                String::new()
+            };
             let _ = write!(
                 h,
-                "<td class=\"heat\" style=\"background:{}\" title=\"{} vs {}: {agree} of {both_ran} models agree\"><b>{}</b>\
-                 <span class=\"small\">{agree}/{both_ran}</span></td>",
+                "<td class=\"heat\" style=\"background:{}\" title=\"{} vs {}: {agree} of {models} models agree{failed_note}\"><b>{}</b>\
+                 <span class=\"small\">{agree}/{models}{failed_note}</span></td>",
                 heat(*rate),
                 esc(a),
                 esc(&r.backends[j]),
@@ -459,15 +544,11 @@ fn models_html(h: &mut String, r: &Report) {
                     );
                 }
                 Some(x) => {
-                    let what = match &x.stage {
-                        Some(s) => format!("{} ({s})", x.status),
-                        None => x.status.clone(),
-                    };
                     let _ = write!(
                         h,
                         "<td class=\"st bad\" title=\"{}\">{}</td>",
                         esc(&x.detail),
-                        esc(&what)
+                        esc(&status_text(x))
                     );
                 }
                 None => h.push_str("<td></td>"),

@@ -265,6 +265,7 @@ impl<'p> Judge<'p> {
                     runs: &mr,
                     native: native.as_ref(),
                     seed: &self.origin,
+                    seed_file: None,
                     derived_from: None,
                     whole_model: None,
                     iteration: self.judged,

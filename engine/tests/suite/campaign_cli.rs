@@ -3,7 +3,7 @@ use mutagraph_mutators::mutation::replay_trace;
 use mutagraph_mutators::zoo;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const BACKENDS: &str = "reference,ort,tract,burn-ndarray";
@@ -340,6 +340,31 @@ fn findings_are_deduplicated_into_bundles() {
     assert_eq!(seed_bundles, u(&stats, "seed_findings"), "{stats}");
     let admission = json(&out.join("admission.json"));
     assert!(admission["refused"].as_object().unwrap().is_empty());
+    // Resumed with `--json`: it says it resumes, and the summary lists every bundle's path.
+    let o = mg(&[
+        "campaign",
+        "--out",
+        out.to_str().unwrap(),
+        "--iterations",
+        "11",
+        "--no-minimize",
+        "--json",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("resuming the campaign in"), "{err}");
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let listed: std::collections::BTreeSet<PathBuf> = summary["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| PathBuf::from(b["path"].as_str().unwrap()))
+        .collect();
+    let on_disk: std::collections::BTreeSet<PathBuf> = std::fs::read_dir(out.join("findings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(listed, on_disk, "{summary}");
 }
 
 #[test]

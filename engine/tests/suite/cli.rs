@@ -41,7 +41,7 @@ fn convert_round_trips_and_never_clobbers_on_error() {
     std::fs::write(&bad, b"\x08\x07\x12\x03abc garbage").unwrap();
     let before = std::fs::read(&out).unwrap();
     let o = mg(&["convert", bad.to_str().unwrap(), out.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad.onnx"), "{err}");
     assert_eq!(std::fs::read(&out).unwrap(), before);
@@ -78,7 +78,7 @@ fn convert_reads_and_writes_the_text_syntax() {
     let bad = dir.join("bad.onnxtxt");
     std::fs::write(&bad, "g (float x) => (float y) {\n  y = Neg (x\n}\n").unwrap();
     let o = mg(&["convert", bad.to_str().unwrap(), back.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("bad.onnxtxt:3:1: expected ')' after the inputs of node 'Neg'"),
@@ -100,9 +100,9 @@ fn ops_lists_at_least_100_ops() {
 }
 
 #[test]
-fn missing_and_invalid_files_exit_1_with_the_file_named() {
+fn missing_and_invalid_files_exit_2_with_the_file_named() {
     let o = mg(&["inspect", "/nonexistent/model.onnx"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/model.onnx"));
 }
 
@@ -117,10 +117,64 @@ fn corpus_export_of_a_directory_without_a_corpus_names_it() {
         "--out",
         dir.path().join("x").to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("nothing-here") && err.contains("not a campaign directory"),
         "{err}"
     );
+}
+
+/// The exit codes the README's table gives: 2 for a command line or an input the command
+/// refuses, whatever the command; 1 for what a command reports.
+#[test]
+fn usage_and_input_errors_exit_2_and_reports_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c");
+    let o = out.to_str().unwrap();
+    let relu = suite_model("node/test_relu");
+    for (args, says) in [
+        (vec!["campaign", "--out", o], "--seeds is required"),
+        (
+            vec![
+                "campaign",
+                "--seeds",
+                "zoo",
+                "--out",
+                o,
+                "--backends",
+                "nope",
+            ],
+            "nope",
+        ),
+        (
+            vec!["campaign", "--seeds", "zoo", "--out", o, "--mcmc-p", "3"],
+            "--mcmc-p",
+        ),
+        (
+            vec!["campaign", "--seeds", "zoo", "--out", o, "-j", "0"],
+            "-j",
+        ),
+        (
+            vec!["run", &relu, "--tolerance", "1e-3"],
+            "exact, suite, close, approximate, very-approximate",
+        ),
+        (vec!["run", &relu, "--input-shape", "x:[1,2"], "x:[1,2"),
+        (vec!["run", "/nonexistent/m.onnx"], "/nonexistent/m.onnx"),
+        (
+            vec!["minimize", dir.path().to_str().unwrap()],
+            "no meta.json",
+        ),
+    ] {
+        let r = mg(&args);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    // A failed start leaves no directory it created.
+    assert!(!out.exists(), "a failed start left {}", out.display());
+    // A report: a backend that differs.
+    let r = mg(&["run", &relu, "--backends", "fault"]);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
 }

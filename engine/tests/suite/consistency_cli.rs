@@ -80,7 +80,17 @@ fn zoo_models_on_the_default_libraries() {
             })
             .count();
         assert_eq!(m[i][i]["both_ran"], ran, "{a}: diagonal counts its runs");
-        assert_eq!(rate(&m[i][i]["rate"]), 1.0, "{a}: diagonal");
+        assert_eq!(
+            m[i][i]["models"],
+            rows.len(),
+            "{a}: diagonal counts its models"
+        );
+        let want = ran as f64 / rows.len() as f64;
+        assert_eq!(
+            rate(&m[i][i]["rate"]),
+            want,
+            "{a}: diagonal: the models it ran"
+        );
         for (j, b) in set.iter().enumerate() {
             assert_eq!(m[i][j], m[j][i], "{a}/{b}: symmetric");
             if i == j {
@@ -96,10 +106,11 @@ fn zoo_models_on_the_default_libraries() {
             assert_eq!(m[i][j]["both_ran"], pairs.len(), "{a}/{b}");
             assert_eq!(m[i][j]["agree"], agree, "{a}/{b}");
             assert!(pairs.len() <= ran);
-            if !pairs.is_empty() {
-                let want = agree as f64 / pairs.len() as f64;
-                assert!((rate(&m[i][j]["rate"]) - want).abs() < 1e-12, "{a}/{b}");
-            }
+            // A model either one failed on counts against the pair.
+            assert_eq!(m[i][j]["models"], rows.len(), "{a}/{b}");
+            assert_eq!(m[i][j]["failed"], rows.len() - pairs.len(), "{a}/{b}");
+            let want = agree as f64 / rows.len() as f64;
+            assert!((rate(&m[i][j]["rate"]) - want).abs() < 1e-12, "{a}/{b}");
         }
     }
     assert_eq!(r["pairs"].as_array().unwrap().len(), 6);
@@ -276,8 +287,59 @@ fn bad_models_and_bad_paths() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no-such-model.onnx"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A backend that fails on a model is a disagreement the user sees: in the matrix cell (not
+/// 100 %), and with its reason in the Markdown, the page and the JSON.
+#[test]
+fn a_failing_backend_is_a_cell_of_the_matrix_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    write_text(
+        &models.join("a_relu.onnxtxt"),
+        "g (float[4] x) => (float[4] y) { y = Relu (x) }",
+    );
+    // ONNX Runtime has com.microsoft's Gelu; the reference does not.
+    std::fs::write(
+        models.join("b_gelu.onnx"),
+        mutagraph_ir::text::parse_model(
+            "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n\
+             g (float[1, 16] x) => (float[1, 16] y) { y = com.microsoft.Gelu (x) }",
+        )
+        .unwrap()
+        .to_bytes(),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let r = consistency(
+        &[models.to_str().unwrap(), "--backends", "reference,ort"],
+        &out,
+    );
+    let cell = &r["matrix"][0][1];
+    assert_eq!(
+        (
+            &cell["models"],
+            &cell["both_ran"],
+            &cell["agree"],
+            &cell["failed"]
+        ),
+        (&2.into(), &1.into(), &1.into(), &1.into()),
+        "{cell}"
+    );
+    assert!(rate(&cell["rate"]) < 1.0, "{cell}");
+    let md = std::fs::read_to_string(out.join("consistency.md")).unwrap();
+    assert!(md.contains("50% (1/2, 1 failed)"), "{md}");
+    assert!(md.contains("## Failures"), "{md}");
+    assert!(md.contains("com.microsoft::Gelu"), "{md}");
+    let html = std::fs::read_to_string(out.join("consistency.html")).unwrap();
+    assert!(
+        html.contains("id=\"failures\""),
+        "the page has the failures"
+    );
+    assert!(html.contains("com.microsoft::Gelu"));
 }

@@ -61,7 +61,7 @@ fn json_report_and_restricted_universe() {
     assert_eq!(j["uncovered_op_types"], serde_json::json!(["Relu"]));
 
     let o = mg(&["coverage", &model, "--ops", "Conv,Nope"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("Nope"));
 }
 
@@ -72,14 +72,14 @@ fn bad_files_are_errors() {
     std::fs::write(&bad, b"\xff\xff\xff this is not a model").unwrap();
     let bad = bad.display().to_string();
     let o = mg(&["coverage", &bad]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.starts_with(&format!("error: {bad}: ")), "{err}");
     assert!(o.stdout.is_empty());
 
     let missing = dir.path().join("missing.onnx").display().to_string();
     let o = mg(&["coverage", &missing]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.starts_with(&format!("error: {missing}: ")), "{err}");
 

@@ -134,7 +134,7 @@ fn external_data_runs_like_its_inline_twin() {
     let alone = mutagraph_tests::scratch("import_external_alone").join("external.onnx");
     std::fs::copy(&external, &alone).unwrap();
     let o = mg(&["run", path(&alone)]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(
         err.contains(path(&alone))
@@ -192,7 +192,7 @@ fn locations_outside_the_model_directory_are_refused() {
         ] {
             let o = mg(&cmd);
             let err = stderr(&o);
-            assert_eq!(o.status.code(), Some(1), "{cmd:?}: {err}");
+            assert_eq!(o.status.code(), Some(2), "{cmd:?}: {err}");
             assert!(
                 err.contains(path(&model))
                     && err.contains("tensor 'w'")
@@ -209,7 +209,7 @@ fn locations_outside_the_model_directory_are_refused() {
     std::fs::write(models_dir.join("short.data"), &data[..50]).unwrap();
     let model = relocated(&source, &models_dir, "short.onnx", "short.data");
     let o = mg(&["run", path(&model)]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(
         err.contains(path(&model))

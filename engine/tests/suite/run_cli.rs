@@ -91,16 +91,16 @@ fn run_rejects_bad_input_with_the_file_name() {
     let bad = dir.path().join("bad.onnx");
     std::fs::write(&bad, b"\x08\x07garbage").unwrap();
     let o = mg(&["run", bad.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad.onnx"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     let o = mg(&["run", "/nonexistent/m.onnx"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/m.onnx"));
     let model = suite("node/test_relu/model.onnx");
     let o = mg(&["run", model.to_str().unwrap(), "--backends", "nope"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown backend 'nope'"));
     let o = mg(&[
         "run",
@@ -108,7 +108,7 @@ fn run_rejects_bad_input_with_the_file_name() {
         "--inputs",
         dir.path().to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("input files"));
 }
 
@@ -287,7 +287,7 @@ fn run_reads_npz_inputs_text_models_and_bundle_directories() {
     // An archive without the model's input is refused, naming both.
     mutagraph_oracles::bundle::write_npz(&bundle.join("inputs.npz"), &[]).unwrap();
     let o = mg(&["run", bundle.to_str().unwrap(), "--backends", "ort"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("inputs.npz") && err.contains("'x'"), "{err}");
 }
@@ -317,10 +317,65 @@ fn closed_pipes_end_quietly_and_endless_files_are_refused() {
         .args(["inspect", "/dev/zero", "--max-model-size", "1M"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("/dev/zero") && err.contains("larger than the model size limit"),
         "{err}"
     );
+}
+
+/// What a Polygraphy user types works: `--input-shapes NAME:[...]`, `--atol`/`--rtol`,
+/// `--save-outputs`; a differing backend is pinned on its first diverging node; the JSON
+/// holds no empty outcome.
+#[test]
+fn polygraphy_habits_work_and_the_first_diverging_node_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("resnet.onnx");
+    mutagraph_mutators::zoo::build("resnet_basic")
+        .unwrap()
+        .save(&model)
+        .unwrap();
+    let saved = dir.path().join("outputs.npz");
+    let m = model.to_str().unwrap();
+    let o = mg(&[
+        "run",
+        m,
+        "--backends",
+        "reference,planted-conv-pad",
+        "--input-shapes",
+        "image:[1,3,32,32]",
+        "--atol",
+        "1e-4",
+        "--rtol",
+        "1e-4",
+        "--save-outputs",
+        saved.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("first diverging node: Conv"), "{err}");
+    let arrays = mutagraph_oracles::bundle::read_npz(&saved).unwrap();
+    let names: Vec<&str> = arrays.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("planted-conv-pad/")),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n.starts_with("reference-f64/")),
+        "{names:?}"
+    );
+    let o = mg(&[
+        "run",
+        m,
+        "--backends",
+        "reference,planted-conv-pad",
+        "--json",
+        "--no-fail",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let planted = &j["runs"][2];
+    assert_eq!(planted["backend"], "planted-conv-pad", "{j}");
+    assert_eq!(planted["first_diverging"]["op"], "Conv", "{j}");
+    assert!(planted.get("outcome").is_none(), "{planted}");
 }

@@ -147,7 +147,7 @@ fn sync_arguments_are_checked() {
         .args(["--instance", "../x", "--iterations", "1"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--instance"));
     let o = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
         .args(["campaign", "--seeds", "zoo", "--sync-dir"])

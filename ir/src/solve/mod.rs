@@ -213,7 +213,7 @@ pub enum SolveError {
         problem: String,
     },
     /// An input shape as written for [`parse_shape`] lacks the `NAME:` part.
-    #[error("'{arg}': expected NAME:D1xD2x... (e.g. x:1x3x224x224)")]
+    #[error("'{arg}': expected NAME:D1xD2x... (e.g. x:1x3x224x224 or x:[1,3,224,224])")]
     ShapeSyntax {
         /// The text given.
         arg: String,
@@ -596,7 +596,8 @@ pub fn concretize(m: &Model, shapes: &BTreeMap<String, Vec<usize>>) -> Model {
     out
 }
 
-/// Parses `name:1x3x320x320` (an input shape; `name:` alone is a scalar).
+/// Parses `name:1x3x320x320`, `name:1,3,320,320` or Polygraphy's `name:[1,3,320,320]` (an input
+/// shape; `name:` alone is a scalar).
 pub fn parse_shape(s: &str) -> Result<(String, Vec<usize>), SolveError> {
     let arg = || s.to_string();
     let (name, dims) = s
@@ -605,7 +606,15 @@ pub fn parse_shape(s: &str) -> Result<(String, Vec<usize>), SolveError> {
     if name.is_empty() {
         return Err(SolveError::EmptyName { arg: arg() });
     }
+    // Polygraphy's form `x:[1,3,224,224]` too.
     let dims = dims.trim();
+    let dims = match dims.strip_prefix('[') {
+        Some(inner) => inner
+            .strip_suffix(']')
+            .ok_or_else(|| SolveError::ShapeSyntax { arg: arg() })?
+            .trim(),
+        None => dims,
+    };
     let shape = if dims.is_empty() {
         Vec::new()
     } else {

@@ -211,6 +211,13 @@ fn shapes_and_values_parse() {
     );
     assert_eq!(parse_shape("a:b:2,3").unwrap(), ("a:b".into(), vec![2, 3]));
     assert_eq!(parse_shape("sr:").unwrap(), ("sr".into(), vec![]));
+    // Polygraphy's form.
+    assert_eq!(
+        parse_shape("x:[1,3,64,64]").unwrap(),
+        ("x".into(), vec![1, 3, 64, 64])
+    );
+    assert_eq!(parse_shape("sr:[]").unwrap(), ("sr".into(), vec![]));
+    assert!(parse_shape("x:[1,3").is_err());
     assert!(parse_shape("x").unwrap_err().to_string().contains("NAME:"));
     assert!(
         parse_shape("x:1xq")

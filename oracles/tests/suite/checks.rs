@@ -102,6 +102,10 @@ fn each_kind_is_found_on_its_backend() {
         ]
     );
     assert_eq!(f[1].stage, Some(Stage::Compile));
+    // A backend given less than ten times the longest run of the others is slow, not hung.
+    let mut slow = r.clone();
+    slow.runs[4].outcome = Outcome::Timeout { limit_ms: 9 };
+    assert!(judge(&slow).iter().all(|f| f.kind != Kind::Hang));
     let inc = &f[4];
     assert!((inc.metrics.as_ref().unwrap().max_abs - 0.5).abs() < 1e-9);
     // tract is 0.25 from the reference on average; ort (its finite part) 0: all of the error is
