@@ -351,3 +351,30 @@ g (int8[1] a) => (float[1] y) {
         (vec![1], vec![-56.0]),
     );
 }
+
+/// u64 values above i64::MAX order as unsigned in the reference's integer reductions:
+/// ReduceMin of 0 and u64::MAX is 0, ReduceMax is u64::MAX (held as i64 bits, a signed
+/// comparison gave the opposite).
+#[test]
+fn unsigned_64_bit_reductions_order_as_unsigned() {
+    let feed = |vals: Vec<u64>| -> NamedValues {
+        let n = vals.len();
+        let t = HostTensor::new(vec![1, n], mutagraph_backends::value::Data::U64(vals));
+        vec![("x".to_string(), Value::Tensor(t))]
+    };
+    for (op, want) in [("ReduceMin", 0u64), ("ReduceMax", u64::MAX)] {
+        let src = format!(
+            "<ir_version: 8, opset_import: [\"\" : 13]>\n\
+             g (uint64[1, 3] x) => (uint64[1] y) {{ y = {op} <axes = [1], keepdims = 0> (x) }}"
+        );
+        let model = parse_model(&src).unwrap();
+        let mut b = create("reference", &Config::default()).unwrap();
+        let mut p = b.prepare(&model.to_bytes()).unwrap();
+        let out = p.run(&feed(vec![0, u64::MAX, 5])).unwrap();
+        let got = match &out[0].1.tensor().unwrap().data {
+            mutagraph_backends::value::Data::U64(v) => v.clone(),
+            d => panic!("{op}: {d:?}"),
+        };
+        assert_eq!(got, vec![want], "{op}");
+    }
+}

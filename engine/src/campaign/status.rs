@@ -298,7 +298,8 @@ mod tests {
     fn the_screen_fits_80_by_24_and_160_by_48() {
         use crate::persisted::stats::BackendTime;
         use mutagraph_mutators::coverage::{Coverage, Universe};
-        let cov = Coverage::new(Universe::restricted(&["Relu", "Conv"]).unwrap()).report();
+        let universe = std::sync::Arc::new(Universe::restricted(&["Relu", "Conv"]).unwrap());
+        let cov = Coverage::new(universe).report();
         let mut timings = Timings::default();
         for b in [
             "reference",

@@ -389,16 +389,20 @@ mod tests {
     fn the_matrix_is_symmetric_and_counts_the_rows() {
         let t = tables(&rows(), &set(), Some(0), true);
         for i in 0..3 {
-            assert_eq!(t.matrix[i][i].rate, Some(1.0));
+            // The diagonal: the models a backend ran, of those it was given.
+            let c = &t.matrix[i][i];
+            assert_eq!(c.rate, Some(c.both_ran as f64 / 3.0));
             for j in 0..3 {
                 assert_eq!(t.matrix[i][j], t.matrix[j][i]);
             }
         }
         assert_eq!(t.matrix[0][0].both_ran, 3);
         assert_eq!(t.matrix[1][1].both_ran, 2, "x failed on m3");
-        assert_eq!(t.matrix[0][1], Cell::new(2, 2));
-        assert_eq!(t.matrix[0][2], Cell::new(3, 2));
-        assert_eq!(t.matrix[1][2], Cell::new(2, 1));
+        // A model one of the pair failed on counts against it.
+        assert_eq!(t.matrix[0][1], Cell::new(3, 2, 2));
+        assert_eq!(t.matrix[0][1].failed, 1);
+        assert_eq!(t.matrix[0][2], Cell::new(3, 3, 2));
+        assert_eq!(t.matrix[1][2], Cell::new(3, 2, 1));
         assert_eq!(t.pairs.len(), 3);
         assert_eq!((t.pairs[2].a.as_str(), t.pairs[2].b.as_str()), ("x", "y"));
         assert_eq!(t.outcomes[1].status["error"], 1);

@@ -333,7 +333,7 @@ fn a_failing_backend_is_a_cell_of_the_matrix_with_its_reason() {
     );
     assert!(rate(&cell["rate"]) < 1.0, "{cell}");
     let md = std::fs::read_to_string(out.join("consistency.md")).unwrap();
-    assert!(md.contains("50% (1/2, 1 failed)"), "{md}");
+    assert!(md.contains("50.0% (1/2, 1 failed)"), "{md}");
     assert!(md.contains("## Failures"), "{md}");
     assert!(md.contains("com.microsoft::Gelu"), "{md}");
     let html = std::fs::read_to_string(out.join("consistency.html")).unwrap();

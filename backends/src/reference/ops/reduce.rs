@@ -85,13 +85,26 @@ fn reduce(cx: &Cx, n: &Node, ins: &[Option<&V>], red: Red) -> Out {
             _ => 0,
         };
         let mut acc = vec![init; on];
+        // u64 values are held as their bits in i64: they order as unsigned.
+        let unsigned = t.dt == DType::U64;
+        let (max, min) = if unsigned {
+            (
+                (|a: i64, b: i64| (a as u64).max(b as u64) as i64) as fn(i64, i64) -> i64,
+                (|a: i64, b: i64| (a as u64).min(b as u64) as i64) as fn(i64, i64) -> i64,
+            )
+        } else {
+            (
+                i64::max as fn(i64, i64) -> i64,
+                i64::min as fn(i64, i64) -> i64,
+            )
+        };
         for (i, &o) in map.iter().enumerate() {
             let x = v[i];
             acc[o] = match red {
                 Red::Sum => acc[o].wrapping_add(x),
                 Red::Prod => acc[o].wrapping_mul(x),
-                Red::Max => acc[o].max(x),
-                Red::Min => acc[o].min(x),
+                Red::Max => max(acc[o], x),
+                Red::Min => min(acc[o], x),
                 Red::L1 => acc[o].wrapping_add(x.wrapping_abs()),
                 _ => acc[o].wrapping_add(x.wrapping_mul(x)),
             };
