@@ -84,22 +84,39 @@ pub fn shows_on_whole(
         slow_baseline: Default::default(),
     };
     let judged = Triage::new(backends, tolerance).judge(pool, &whole.model, &whole.inputs, &mr);
-    let same = judged.iter().find(|t| {
-        t.verdict == mutagraph_oracles::Verdict::Report
-            && t.finding.kind == finding.kind
-            && t.finding.library() == finding.library()
-    });
-    match same {
+    let reported =
+        |t: &&mutagraph_oracles::Triaged| t.verdict == mutagraph_oracles::Verdict::Report;
+    match judged
+        .iter()
+        .filter(reported)
+        .find(|t| same_bug(&t.finding, finding))
+    {
         Some(t) => format!("shows too ({})", t.finding.signature()),
         None if judged.is_empty() => "does not show: every backend agrees there".to_string(),
         None => {
             let seen: Vec<String> = judged
                 .iter()
-                .map(|t| format!("{} {}", t.finding.kind.name(), t.verdict.name()))
+                .map(|t| match &t.verdict {
+                    mutagraph_oracles::Verdict::Report => t.finding.signature(),
+                    v => format!("{} {}", t.finding.kind.name(), v.name()),
+                })
                 .collect();
             format!("does not show as such (there: {})", seen.join(", "))
         }
     }
+}
+
+/// Whether `there` (found on the whole model) is the bug `finding` is: the same signature or
+/// root cause, or the same kind and symptom of the same library on the same op type. Another
+/// failure of the same library (the whole model failing for its own reasons) is not.
+fn same_bug(there: &Finding, finding: &Finding) -> bool {
+    there.signature() == finding.signature()
+        || there.root_signature() == finding.root_signature()
+        || (there.kind == finding.kind
+            && there.library() == finding.library()
+            && there.symptom_class() == finding.symptom_class()
+            && there.op_type().is_some()
+            && there.op_type() == finding.op_type())
 }
 
 /// What minimization did, as recorded in `meta.json`.
@@ -387,4 +404,44 @@ impl Minimizer {
 
 fn job_nodes(bytes: &[u8]) -> usize {
     Model::from_bytes(bytes).map_or(0, |m| m.graph.node_count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mutagraph_oracles::{Kind, Location};
+
+    fn crash(backend: &str, op: &str, message: &str) -> Finding {
+        let mut f = Finding::new(Kind::Crash, backend, "error", message.into());
+        f.location = Some(Location {
+            op_type: op.into(),
+            value: format!("{op}_out"),
+            attrs: String::new(),
+        });
+        f
+    }
+
+    #[test]
+    fn the_whole_model_failing_for_its_own_reasons_is_not_the_same_bug() {
+        let slice = crash(
+            "tract",
+            "Slice",
+            "Condition failed: start <= end (112 vs 101)",
+        );
+        let own = crash(
+            "tract",
+            "Conv",
+            "Impossible to unify Sym(DynamicDimension.0) with Val(1)",
+        );
+        assert!(!same_bug(&own, &slice));
+        let again = crash("tract", "Slice", "Condition failed: start <= end (5 vs 3)");
+        assert!(same_bug(&again, &slice), "the same op failing the same way");
+        assert!(same_bug(&slice.clone(), &slice));
+        let ort = crash(
+            "ort",
+            "Slice",
+            "Condition failed: start <= end (112 vs 101)",
+        );
+        assert!(!same_bug(&ort, &slice), "another library");
+    }
 }

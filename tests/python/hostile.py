@@ -7,14 +7,14 @@ timeout, an address-space limit (RLIMIT_AS) and its peak resident memory measure
 classifies each run:
 
   ok                     exit 0
-  rejected               exit 1, stderr names the input (full path or file name)
-  rejected-without-path  exit 1, the message does not say which file          (defect)
+  rejected               exit 1 or 2, stderr names the input (full path or file name)
+  rejected-without-path  exit 1 or 2, the message does not say which file     (defect)
   panic                  exit 101, or a panic located in this workspace's code (defect)
   signal                 killed by a signal it did not get from us (abort, segv) (defect)
   timeout                still running at the time limit                      (defect)
   over-memory            peak RSS above --rss-limit (2 GiB)                   (defect)
   leaked-process         processes of its group still alive after it exited   (defect)
-  other-exit             any other exit code (2: usage error, ...)            (defect)
+  other-exit             any other exit code                                  (defect)
   backend-panic          exit 0/1 with a panic inside a dependency's code (a worker's backend
                          panicked and the tool reported it): a finding, not a defect
 

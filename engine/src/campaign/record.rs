@@ -4,41 +4,35 @@
 use super::*;
 
 impl Campaign {
-    /// Counts a triaged finding under its verdict; a reported one is filed under its
-    /// signature: a new signature gets a bug bundle (and goes to the minimizer), a known one a
-    /// hit.
-    pub(super) fn record(&mut self, job: &Job, t: Triaged, runs: &MutantRuns) -> Result<()> {
-        let inputs = job.inputs.as_ref().expect("executed");
+    /// Counts a finding that is not filed under its verdict (an example of our own failures
+    /// is kept).
+    fn count_unfiled(&mut self, job: &Job, t: &Triaged) -> Result<()> {
         let c = &mut self.state.counters;
         match &t.verdict {
             Verdict::Report => {}
-            Verdict::Unstable(_) => {
-                c.unstable += 1;
-                return Ok(());
-            }
-            Verdict::Undefined(_) => {
-                c.undefined += 1;
-                return Ok(());
-            }
-            Verdict::Unwitnessed(_) => {
-                c.unwitnessed += 1;
-                return Ok(());
-            }
-            Verdict::Unsupported(_) => {
-                c.unsupported += 1;
-                return Ok(());
-            }
-            Verdict::Unlocalized(_) => {
-                c.unlocalized += 1;
-                return Ok(());
-            }
+            Verdict::Unstable(_) => c.unstable += 1,
+            Verdict::Undefined(_) => c.undefined += 1,
+            Verdict::Unwitnessed(_) => c.unwitnessed += 1,
+            Verdict::Unsupported(_) => c.unsupported += 1,
+            Verdict::Unlocalized(_) => c.unlocalized += 1,
             Verdict::Ours(why) => {
                 c.ours += 1;
                 if why.starts_with("the reference") || why.starts_with("the other backends") {
                     c.reference_failures += 1;
                 }
-                return self.keep_ours(job, &t);
+                return self.keep_ours(job, t);
             }
+        }
+        Ok(())
+    }
+
+    /// Counts a triaged finding under its verdict; a reported one is filed under its
+    /// signature: a new signature gets a bug bundle (and goes to the minimizer), a known one a
+    /// hit.
+    pub(super) fn record(&mut self, job: &Job, t: Triaged, runs: &MutantRuns) -> Result<()> {
+        let inputs = job.inputs.as_ref().expect("executed");
+        if t.verdict != Verdict::Report {
+            return self.count_unfiled(job, &t);
         }
         let Triaged {
             finding: f,

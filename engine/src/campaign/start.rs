@@ -102,21 +102,8 @@ fn run_locked(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     }
     let (fresh, mut state, models) =
         load_state(&out, &config, &seeds, &mutated, &op_names, seed_cov)?;
-    if config.time_s.is_none() && config.iterations.is_none() && !req.quiet {
-        eprintln!(
-            "no --time or --iterations: the campaign runs until interrupted (Ctrl-C saves its \
-             state; the same command resumes it)"
-        );
-    }
-    if !fresh && !req.quiet {
-        eprintln!(
-            "resuming the campaign in {}: {} iterations and {} unique findings so far, {} \
-             elapsed",
-            out.display(),
-            state.iteration,
-            state.counters.unique_findings,
-            status::hms(state.elapsed_s)
-        );
+    if !req.quiet {
+        say_how_it_runs(&config, &state, fresh, &out);
     }
     write_config_and_seeds(&out, &cfg_path, &config, &seeds)?;
     // The triage's extra runs and the minimizer's wait as long as the slowest seed's mutants may take.
@@ -188,17 +175,7 @@ fn run_locked(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     if !fresh {
         c.requeue_unminimized();
     }
-    let (seeds_mb, budget_mb) = (
-        c.other_bytes.seeds / 1_000_000,
-        c.config.max_disk / 1_000_000,
-    );
-    if c.config.max_disk > 0 && 2 * c.other_bytes.seeds >= c.config.max_disk {
-        eprintln!(
-            "warning: seeds/ holds {seeds_mb} MB of the --max-disk of {budget_mb} MB (the \
-             admitted seeds and the seeds derived from them, kept whole): the corpus gets what \
-             is left, as trace-only entries once that is spent; a larger --max-disk keeps models"
-        );
-    }
+    warn_if_seeds_fill_the_budget(c.other_bytes.seeds, c.config.max_disk);
     // The seeds' own bugs are filed before any mutant runs: mutants that show them again
     // count as their hits.
     for (seed, run) in seed_runs {
@@ -206,6 +183,40 @@ fn run_locked(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
     }
     c.state.triage = c.stage.stats();
     c.main_loop(req.quiet, fresh)
+}
+
+/// What the user should know before the session starts: that it has no limit, that it
+/// resumes a campaign.
+fn say_how_it_runs(config: &Config, state: &State, fresh: bool, out: &Path) {
+    if config.time_s.is_none() && config.iterations.is_none() {
+        eprintln!(
+            "no --time or --iterations: the campaign runs until interrupted (Ctrl-C saves its \
+             state; the same command resumes it)"
+        );
+    }
+    if !fresh {
+        eprintln!(
+            "resuming the campaign in {}: {} iterations and {} unique findings so far, {} \
+             elapsed",
+            out.display(),
+            state.iteration,
+            state.counters.unique_findings,
+            status::hms(state.elapsed_s)
+        );
+    }
+}
+
+/// `seeds/` counts against `--max-disk` but cannot be freed: said when it takes half of it.
+fn warn_if_seeds_fill_the_budget(seeds: u64, max_disk: u64) {
+    if max_disk > 0 && 2 * seeds >= max_disk {
+        eprintln!(
+            "warning: seeds/ holds {} MB of the --max-disk of {} MB (the admitted seeds and the \
+             seeds derived from them, kept whole): the corpus gets what is left, as trace-only \
+             entries once that is spent; a larger --max-disk keeps models",
+            seeds / 1_000_000,
+            max_disk / 1_000_000
+        );
+    }
 }
 
 /// Worker pools: one per backend and lane (`[backend][lane]`); the first lane answers the

@@ -108,7 +108,14 @@ pub struct ProducedValue {
     pub op: String,
     /// The producing node's label.
     pub node: String,
+    /// Its type at the generated inputs (`input_plan`'s shapes), when that differs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_inputs: Option<String>,
 }
+
+/// Types longer than this are shown at the generated inputs in the text (the symbolic form
+/// of a detector's head runs to hundreds of characters).
+const TYPE_COLUMNS: usize = 40;
 
 fn op_key(n: &mutagraph_ir::Node) -> String {
     if n.domain().is_empty() {
@@ -165,6 +172,13 @@ pub fn inspect(path: &str, model: &mut Model, fixed: &Fixed) -> Inspection {
     // Inference (its types stored in the model) and validation, with one inference.
     let mut diag = validate::infer_and_check(model);
     diag.errors.extend(plan_error);
+    // The types at the generated inputs: the model with the solved shapes declared.
+    let concrete = input_plan.as_ref().map(|p| {
+        let mut c = mutagraph_ir::solve::concretize(model, &p.shapes);
+        mutagraph_ir::infer::infer_model(&mut c, Default::default());
+        c
+    });
+    let concrete_types = concrete.as_ref().map(|c| c.graph.type_view());
     let g = &model.graph;
     let mut op_histogram = BTreeMap::new();
     let nodes_with_subgraphs = histogram(g, &mut op_histogram);
@@ -187,11 +201,19 @@ pub fn inspect(path: &str, model: &mut Model, fixed: &Fixed) -> Inspection {
             n.outputs
                 .iter()
                 .filter(|o| !o.is_empty())
-                .map(|o| ProducedValue {
-                    name: o.clone(),
-                    ty: ty(o),
-                    op: n.op_type.clone(),
-                    node: n.label(),
+                .map(|o| {
+                    let symbolic = ty(o);
+                    let at_inputs = concrete_types
+                        .as_ref()
+                        .map(|t| t.value_type_ref(o).to_string())
+                        .filter(|c| *c != symbolic);
+                    ProducedValue {
+                        name: o.clone(),
+                        ty: symbolic,
+                        op: n.op_type.clone(),
+                        node: n.label(),
+                        at_inputs,
+                    }
                 })
                 .collect::<Vec<_>>()
         })
@@ -280,8 +302,12 @@ impl Inspection {
             let _ = writeln!(s, "  {}: {}", v.name, v.ty);
         }
         let _ = writeln!(s, "outputs");
+        let mut starred = false;
         for v in &self.outputs {
-            let _ = writeln!(s, "  {}: {}", v.name, v.ty);
+            let produced = self.values.iter().find(|p| p.name == v.name);
+            let ty = short_type(&v.ty, produced.and_then(|p| p.at_inputs.as_deref()));
+            starred |= ty.ends_with('*');
+            let _ = writeln!(s, "  {}: {ty}", v.name);
         }
         if let Some(p) = self.input_plan.as_ref().filter(|p| !p.why.is_empty()) {
             let _ = writeln!(s, "\ngenerated inputs (solved from the graph)");
@@ -304,7 +330,15 @@ impl Inspection {
             .unwrap_or(0)
             .min(48);
         for v in &self.values {
-            let _ = writeln!(s, "  {:<w$}  {:<24} {}", v.name, v.ty, v.op, w = w);
+            let ty = short_type(&v.ty, v.at_inputs.as_deref());
+            starred |= ty.ends_with('*');
+            let _ = writeln!(s, "  {:<w$}  {:<24} {}", v.name, ty, v.op, w = w);
+        }
+        if starred {
+            let _ = writeln!(
+                s,
+                "  * at the generated inputs (its symbolic form is long: `--json` has it)"
+            );
         }
         if !self.warnings.is_empty() {
             let _ = writeln!(s, "\nwarnings");
@@ -328,7 +362,36 @@ impl Inspection {
     }
 }
 
+/// A type for the text: as inferred when short, else at the generated inputs (`*`), else cut.
+fn short_type(ty: &str, at_inputs: Option<&str>) -> String {
+    if ty.chars().count() <= TYPE_COLUMNS {
+        return ty.to_string();
+    }
+    match at_inputs {
+        Some(c) => format!("{c}*"),
+        None => {
+            let cut: String = ty.chars().take(TYPE_COLUMNS - 1).collect();
+            format!("{cut}…")
+        }
+    }
+}
+
 /// Returns true when `t` has a fully static shape (used by reports).
 pub fn is_static(t: &ValueType) -> bool {
     t.is_fully_known()
+}
+
+#[cfg(test)]
+mod short_type_tests {
+    use super::*;
+
+    #[test]
+    fn long_symbolic_types_are_shown_at_the_generated_inputs() {
+        let long = format!("f32[batch,22,{}]", "(floor(height/2 - 1/2) + 1)".repeat(4));
+        assert_eq!(short_type(&long, Some("f32[1,22,2100]")), "f32[1,22,2100]*");
+        let cut = short_type(&long, None);
+        assert_eq!(cut.chars().count(), TYPE_COLUMNS);
+        assert!(cut.ends_with('…'));
+        assert_eq!(short_type("f32[1,3]", Some("f32[1,3]")), "f32[1,3]");
+    }
 }

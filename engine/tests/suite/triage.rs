@@ -610,38 +610,30 @@ fn without_the_reference_another_library_needs_a_third_implementation() {
         matches!(&t.verdict, Verdict::Unwitnessed(w) if w.contains("third")),
         "{j:?}"
     );
+    // With burn giving `burn`, tract giving 7 where ONNX Runtime gives 2.
+    let with_burn = |burn: &[f32]| {
+        judge_full(
+            &["reference", "ort", "ort-noopt", "tract", "burn-ndarray"],
+            vec![
+                lacks(),
+                ok(&[1.0, 2.0]),
+                ok(&[1.0, 2.0]),
+                ok(&[1.0, 7.0]),
+                ok(burn),
+            ],
+            &m,
+            &ins,
+            false,
+        )
+    };
     // burn sides with ONNX Runtime: tract is blamed, against the weaker oracle.
-    let j = judge_full(
-        &["reference", "ort", "ort-noopt", "tract", "burn-ndarray"],
-        vec![
-            lacks(),
-            ok(&[1.0, 2.0]),
-            ok(&[1.0, 2.0]),
-            ok(&[1.0, 7.0]),
-            ok(&[1.0, 2.0]),
-        ],
-        &m,
-        &ins,
-        false,
-    );
+    let j = with_burn(&[1.0, 2.0]);
     let t = against(&j, "tract");
     assert_eq!(t.verdict, Verdict::Report, "{j:?}");
     assert_eq!(t.finding.ground.as_deref(), Some("ort-noopt"));
     assert_eq!(t.finding.witnesses, vec!["ort-noopt", "burn-ndarray"]);
     // burn sides with tract: the ground is outvoted, and nothing is filed.
-    let j = judge_full(
-        &["reference", "ort", "ort-noopt", "tract", "burn-ndarray"],
-        vec![
-            lacks(),
-            ok(&[1.0, 2.0]),
-            ok(&[1.0, 2.0]),
-            ok(&[1.0, 7.0]),
-            ok(&[1.0, 7.0]),
-        ],
-        &m,
-        &ins,
-        false,
-    );
+    let j = with_burn(&[1.0, 7.0]);
     assert!(
         j.iter().all(|t| t.verdict != Verdict::Report),
         "nothing filed: {j:?}"

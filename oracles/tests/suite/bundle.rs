@@ -541,13 +541,39 @@ fn repro_nan_crash_hang_and_flaky() {
         )],
     )
     .unwrap();
-    write_npz(&dir.path().join("expected.npz"), &[(y, f32s(&RELU))]).unwrap();
+    write_npz(
+        &dir.path().join("expected.npz"),
+        &[(y.clone(), f32s(&RELU))],
+    )
+    .unwrap();
     let (code, out) = run_repro(dir.path(), &spec("nan", "onnxruntime", &["ort"]), &[]);
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("NaN/Inf where the expected value is finite"),
         "{out}"
     );
+    // An infinity expected where the library gives a finite value (MaxPool of -inf against
+    // -3.4e38): the error is unbounded, not 0.
+    write_npz(
+        &dir.path().join("inputs.npz"),
+        &[(INPUT.to_string(), f32s(&[-1.0, 2.0, -3.0, 4.0, -5.0, 6.0]))],
+    )
+    .unwrap();
+    let mut want = RELU;
+    want[0] = f32::NEG_INFINITY;
+    write_npz(
+        &dir.path().join("expected.npz"),
+        &[(y.clone(), f32s(&want))],
+    )
+    .unwrap();
+    let (code, out) = run_repro(
+        dir.path(),
+        &spec("inconsistency", "onnxruntime", &["ort"]),
+        &[],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("max abs error inf"), "{out}");
+    write_npz(&dir.path().join("expected.npz"), &[(y, f32s(&RELU))]).unwrap();
 
     // A crash kind: ORT runs fine on the model...
     let crash = spec("crash", "onnxruntime", &["ort"]);

@@ -58,7 +58,8 @@ def classify(rc, timed_out, maxrss_kb, leaked, stderr: str, path: str, rss_limit
         return "leaked-process"
     if rc == 0:
         return "backend-panic" if loc else "ok"
-    if rc == 1:
+    # 1: a failure the command reports (an invalid model); 2: an input it refuses.
+    if rc in (1, 2):
         if not names_path(stderr, path):
             return "rejected-without-path"
         return "backend-panic" if loc else "rejected"
