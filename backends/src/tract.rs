@@ -1,7 +1,8 @@
 //! tract (`tract-onnx`), plain (`tract`: the model translated to tract's typed form and
-//! decluttered, as tract's Python package `tract` and its command line run it, so that a finding
-//! reproduces there) and optimized (`tract-opt`: decluttered and mapped to tract's optimized
-//! kernels).
+//! decluttered) and optimized (`tract-opt`: decluttered and mapped to tract's optimized
+//! kernels). tract's Python package prepares a model with its default CPU runtime, which
+//! optimizes it (`Model.into_runnable()`): what it runs is `tract-opt`'s pipeline, and a bundle's
+//! `repro.py` says so.
 //!
 //! # Life of a model
 //!

@@ -264,6 +264,7 @@ pub fn minimize_one(
             }
         }
     };
+    let small = plain_names(&mut rep, small, stop);
     let check = rep.check(&small)?;
     let found = check.found?;
     let (mut finding, localization, native) = (found.finding, found.localization, found.native);
@@ -400,6 +401,20 @@ impl Minimizer {
             let _ = h.join();
         }
     }
+}
+
+/// `small` with plain names for what the mutators named (`retuned_1` for
+/// `retuned_m3b17de67_5`: [`mutagraph_ir::names`]) when it still shows the bug, else `small`.
+fn plain_names(rep: &mut Reproducer<'_>, small: Model, stop: &AtomicBool) -> Model {
+    let Some((mut named, renames)) = mutagraph_ir::names::plain(&small) else {
+        return small;
+    };
+    mutagraph_ir::infer::infer_model(&mut named, Default::default());
+    if stop.load(Ordering::Relaxed) || mutagraph_ir::validate::validate(&named).is_err() {
+        return small;
+    }
+    rep.values.alias(&renames);
+    if rep.reproduces(&named) { named } else { small }
 }
 
 fn job_nodes(bytes: &[u8]) -> usize {

@@ -15,6 +15,7 @@
 //! * [`patch`]: edits, applied all at once and validated.
 //! * [`slice`]: graph slicing (a model cut down to some nodes, every intermediate value as an
 //!   output).
+//! * [`names`]: plain names (`retuned_1`) for what the mutators named (`retuned_m3b17de67_5`).
 //! * [`text`]: ONNX's textual syntax (`parse_model`, `print_model`).
 //! * [`rng`] and [`hash`]: the workspace's one seeded stream (SplitMix64) and one stable hash
 //!   (FNV-1a).
@@ -30,6 +31,7 @@ pub mod import;
 pub mod infer;
 pub mod limits;
 pub mod model;
+pub mod names;
 pub mod onnx_ops;
 pub mod ops;
 pub mod patch;

@@ -19,7 +19,8 @@ mod writes;
 
 use geometry::{
     gridsample_cubic_border, pad_reflect_beyond_axis, recurrent_zero_length, registry_ambiguity,
-    resize_align_corners_to_one, resize_crop_without_roi, resize_empty_axis, same_pad_negative,
+    resize_align_corners_fractional_length, resize_align_corners_to_one, resize_crop_without_roi,
+    resize_empty_axis, same_pad_negative, squeeze_empty_axes,
 };
 use integers::{
     bitshift_width, cast_out_of_range, integer_overflow, onehot_index_not_integer,
@@ -30,7 +31,8 @@ use mutagraph_ir::graph::Node;
 use mutagraph_ir::registry::{Registry, Traits};
 use nonfinite::{
     clip_default_bound_infinite, dynamicquantize_zero_range, gemm_zero_scale,
-    inf_into_order_dependent, nan_into_select, nonfinite_conv_weights, quantize_nonfinite,
+    inf_into_order_dependent, lrn_half_square_sum_overflow, mvn_zero_variance, nan_into_select,
+    nonfinite_conv_weights, quantize_nonfinite,
 };
 use writes::{maxunpool_duplicate_indices, scatter_duplicate_indices};
 
@@ -189,12 +191,55 @@ pub static CATALOGUE: &[Entry] = &[
         applies: resize_align_corners_to_one,
     },
     Entry {
+        id: "resize-align-corners-fractional-length",
+        affects: Affects::Values,
+        ops: Ops::Listed(&["Resize"]),
+        spec: "align_corners maps x_resized to x_resized * (length_original - 1) / \
+               (length_resized - 1); with scales, the output length is \
+               floor(length_original * scale)",
+        open: "when length_original * scale is fractional the text's length_resized is the \
+               floored output length, while ONNX's reference implementation divides by the \
+               unfloored product: the two readings give different coordinates",
+        applies: resize_align_corners_fractional_length,
+    },
+    Entry {
+        id: "squeeze-empty-axes",
+        affects: Affects::Everything,
+        ops: Ops::Listed(&["Squeeze"]),
+        spec: "Squeeze removes the axes listed in axes; when axes is not provided, every axis \
+               of length 1",
+        open: "an axes list that is given but empty is neither: whether it removes nothing or \
+               every axis of length 1 is not said",
+        applies: squeeze_empty_axes,
+    },
+    Entry {
         id: "resize-crop-without-roi",
         affects: Affects::Everything,
         ops: Ops::Listed(&["Resize"]),
         spec: "tf_crop_and_resize takes its crop box from the roi input",
         open: "without a roi (absent or empty) the crop box is not defined",
         applies: resize_crop_without_roi,
+    },
+    Entry {
+        id: "lrn-half-square-sum-overflow",
+        affects: Affects::Values,
+        ops: Ops::Listed(&["LRN"]),
+        spec: "LRN divides x by (bias + alpha / size * square_sum) ^ beta, square_sum the sum \
+               of squares over a window of channels",
+        open: "in float16 the square sum can pass float16's largest value; the text does not \
+               say in which precision it is accumulated, so an infinity (a result of 0) and \
+               a finite result are both readings",
+        applies: lrn_half_square_sum_overflow,
+    },
+    Entry {
+        id: "mvn-zero-variance",
+        affects: Affects::Values,
+        ops: Ops::Listed(&["MeanVarianceNormalization"]),
+        spec: "MeanVarianceNormalization computes (X - E[X]) / sqrt(E[(X - E[X])^2]); its \
+               function body adds an epsilon of 1e-9 under the square root",
+        open: "over a slice of equal values the text divides 0 by 0 while the function body \
+               gives 0: the two definitions disagree",
+        applies: mvn_zero_variance,
     },
     Entry {
         id: "cast-out-of-range",

@@ -213,14 +213,19 @@ pub(super) fn spec_points(
             mutagraph_ir::registry::Registry::global().get("", op),
         ) && let Some(allowed) = spec.input_allowed_at(0, opset)
         {
-            v.push(format!(
-                "Its first input may be any of {}: {g} is among them.",
-                allowed
-                    .iter()
-                    .map(|d| d.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            let allowed: Vec<String> = allowed.iter().map(|d| d.to_string()).collect();
+            if allowed.contains(g) {
+                v.push(format!(
+                    "Its first input may be any of {}: {g} is among them.",
+                    allowed.join(", ")
+                ));
+            } else if g == "tdim" {
+                v.push(
+                    "tdim is not an ONNX type: it is tract's own type for dimensions, which \
+                     tract gives to the values of shape computations it tracks."
+                        .into(),
+                );
+            }
         }
     }
     v.push(
@@ -245,11 +250,7 @@ pub(super) fn spec_points(
                 .into(),
         );
     }
-    let others: Vec<&String> = f
-        .witnesses
-        .iter()
-        .filter(|w| !catalog::is_reference(w))
-        .collect();
+    let others = other_runners(f);
     if !f.kind.is_numeric() && meta.kind != Kind::Slow {
         if others.is_empty() {
             v.push(
@@ -271,13 +272,25 @@ pub(super) fn spec_points(
     }
     if meta.layer == Some(Layer::Optimizer) {
         let clean: Vec<&str> = meta.reproduce.clean.iter().map(String::as_str).collect();
+        let what = if f.kind.is_numeric() {
+            "gives the expected result: an optimization pass changes what the model computes"
+        } else {
+            "runs: an optimization pass fails on it"
+        };
         v.push(format!(
-            "With graph optimizations off ({}) the same model gives the expected result: \
-             an optimization pass changes what the model computes.",
+            "With graph optimizations off ({}) the same model {what}.",
             clean.join(", ")
         ));
     }
     v
+}
+
+/// The libraries (not the reference) that ran the finding's model without the failure.
+fn other_runners(f: &Finding) -> Vec<&String> {
+    f.witnesses
+        .iter()
+        .filter(|w| !catalog::is_reference(w))
+        .collect()
 }
 
 /// Writes `repro/` (a cargo project calling burn's tensor API the way the interpreter ran the
@@ -474,11 +487,19 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
     } else {
         None
     };
+    if rp.library == "burn" && burn_main.is_none() {
+        // No project for this model: one from an earlier rendering would not match it.
+        let stale = dir.join("repro");
+        if stale.is_dir() {
+            std::fs::remove_dir_all(&stale)
+                .with_context(|| format!("removing {}", stale.display()))?;
+        }
+    }
 
     let facts_lines = facts_lines(meta, finding, &op);
     let summary = summary(meta, finding, &op, &facts);
     let others = other_backends(meta);
-    let steps = repro_steps(meta);
+    let steps = repro_steps(meta, burn_main.is_some());
     let environment = environment(meta);
     let comparisons = match (&expected, &actual) {
         (Some(e), Some(a)) if meta.kind.is_numeric() => comparisons(e, native.as_ref(), a, rp),
@@ -505,6 +526,10 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
             nodes_before: m.nodes_before,
             nodes_after: m.nodes_after,
         }),
+        upstream: meta
+            .upstream
+            .as_ref()
+            .map_or_else(Default::default, super::upstream::Search::section),
     };
     w(&dir.join("REPORT.md"), render_report_md(&report).as_bytes())
 }
@@ -556,11 +581,19 @@ fn facts_lines(meta: &Meta, finding: &Finding, op: &Option<String>) -> Vec<(Stri
 fn summary(meta: &Meta, finding: &Finding, op: &Option<String>, facts: &[String]) -> String {
     let what = match meta.kind {
         Kind::Crash => format!(
-            "{} fails on a valid model{} where other implementations run it.",
+            "{} fails on a valid model{} that {}.",
             meta.library,
             op.as_ref()
                 .map(|o| format!(" at its {o} node"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            match other_runners(finding).as_slice() {
+                [] => "mutagraph's interpreter of ONNX's definitions runs".to_string(),
+                [one] => format!("{one} runs"),
+                o => format!(
+                    "{} run",
+                    o.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            }
         ),
         Kind::Nan => format!(
             "{} returns NaN or infinite values where ONNX's definition gives finite ones.",
@@ -620,8 +653,9 @@ fn other_backends(meta: &Meta) -> Vec<BackendStatus> {
         .collect()
 }
 
-/// How to reproduce: the library's own package, then mutagraph.
-fn repro_steps(meta: &Meta) -> Vec<(String, String)> {
+/// How to reproduce: the library's own package (for burn, the `repro/` project when there is
+/// one), then mutagraph.
+fn repro_steps(meta: &Meta, burn_project: bool) -> Vec<(String, String)> {
     let rp = &meta.reproduce;
     let faulty = &meta.backends[0];
     let mut steps = Vec::new();
@@ -631,7 +665,9 @@ fn repro_steps(meta: &Meta) -> Vec<(String, String)> {
             "pip install onnxruntime numpy\npython repro.py".to_string(),
         )),
         "tract" => steps.push((
-            "With tract's Python package (the same version)".to_string(),
+            "With tract's Python package (the same version; it prepares the model with tract's \
+             optimizer, the tract-opt pipeline)"
+                .to_string(),
             format!(
                 "pip install tract=={} numpy onnx\npython repro.py",
                 meta.backend_versions
@@ -640,16 +676,19 @@ fn repro_steps(meta: &Meta) -> Vec<(String, String)> {
                     .unwrap_or_default()
             ),
         )),
-        "burn" => steps.push((
+        "burn" if burn_project => steps.push((
             "With burn's tensor API (a cargo project in repro/)".to_string(),
             "cd repro && cargo run --release".to_string(),
         )),
         _ => {}
     }
-    steps.push((
-        "With mutagraph (every backend, the same verdict as the campaign)".into(),
-        "mutagraph recheck .".to_string(),
-    ));
+    let with_mutagraph = if rp.library == "burn" && !burn_project {
+        "With mutagraph (burn has no Python API, and mutagraph writes a repro/ project calling \
+         burn's tensor API only for the ops and symptoms it covers, not this one)"
+    } else {
+        "With mutagraph (every backend, the same verdict as the campaign)"
+    };
+    steps.push((with_mutagraph.into(), "mutagraph recheck .".to_string()));
     steps
 }
 

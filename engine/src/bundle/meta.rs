@@ -166,6 +166,10 @@ pub struct Meta {
     /// them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_shown_again: Option<Vec<String>>,
+    /// What a search of the library's issue tracker found (`mutagraph report
+    /// --known-upstream`); absent: not searched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<super::upstream::Search>,
 }
 
 impl Versioned for Meta {

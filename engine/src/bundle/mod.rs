@@ -15,6 +15,7 @@
 mod docs;
 mod files;
 mod meta;
+pub mod upstream;
 
 use crate::minimizer::{Done, MinimizedInfo};
 pub use docs::{describe_model, render_docs, render_docs_of};
@@ -159,6 +160,7 @@ pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
         aliases: Vec::new(),
         merged_into: None,
         not_shown_again: None,
+        upstream: None,
     };
     render_docs_of(&tmp, &meta, f.model.model())?;
     write_json(&tmp.join("meta.json"), &meta)?;
@@ -212,6 +214,25 @@ pub fn note_not_shown(dir: &Path, shown: &[String]) -> Result<()> {
     let mut meta = read_meta(dir)?;
     meta.not_shown_again = Some(shown.to_vec());
     write_json(&dir.join("meta.json"), &meta)
+}
+
+/// Searches the library's issue tracker for a bundle ([`upstream`]) through `api`, records
+/// the search in its `meta.json` and renders its documents again. `None` when its library has
+/// no tracker here.
+pub fn note_upstream(
+    dir: &Path,
+    api: &str,
+    timeout: std::time::Duration,
+) -> Result<Option<upstream::Search>> {
+    let mut meta = read_meta(dir)?;
+    let Some(query) = upstream::query(&meta) else {
+        return Ok(None);
+    };
+    let found = upstream::search(api, &query, timeout);
+    meta.upstream = Some(found.clone());
+    render_docs(dir, &meta)?;
+    write_json(&dir.join("meta.json"), &meta)?;
+    Ok(Some(found))
 }
 
 /// Files a minimization result.

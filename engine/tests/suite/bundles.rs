@@ -1,7 +1,8 @@
 //! Every bundle a short campaign files reproduces from its files alone, in fresh processes:
 //! `mutagraph recheck` (fresh workers, the campaign's triage) reports its signature again,
 //! its `repro.py` says REPRODUCED with the library's own Python package (ONNX Runtime, tract),
-//! and every minimized model passes `onnx.checker` with full, strict shape inference.
+//! also with the stored expected values, actual values and outputs removed, and every
+//! minimized model passes `onnx.checker` with full, strict shape inference.
 //!
 //! Needs python3 with numpy, onnx, onnxruntime and tract (`bash .ci/setup`); fails, never
 //! skips, when they are missing.
@@ -76,6 +77,30 @@ fn every_bundle_of_a_campaign_reproduces_with_its_library() {
     // repro.py ran the library itself for ONNX Runtime and tract bundles.
     let with_python = t.matches("repro.py: REPRODUCED").count();
     assert!(with_python >= 1, "{t}");
+    // From the model and inputs alone: without the stored expected and actual values and
+    // outputs, repro.py computes the expected values with onnx.reference and still
+    // reproduces every bundle.
+    for b in &bundles {
+        for e in std::fs::read_dir(b).unwrap().map(|e| e.unwrap().path()) {
+            let name = e.file_name().unwrap().to_string_lossy().to_string();
+            if name.contains("expected") || name.contains("actual") {
+                std::fs::remove_file(&e).unwrap();
+            } else if name.ends_with("outputs") && e.is_dir() {
+                std::fs::remove_dir_all(&e).unwrap();
+            }
+        }
+    }
+    let o = mg(&["recheck", out.to_str().unwrap(), "--repro"]);
+    let stripped = text(&o);
+    assert!(
+        o.status.success(),
+        "without the stored values not every bundle reproduces:\n{stripped}"
+    );
+    assert_eq!(
+        stripped.matches("repro.py: REPRODUCED").count(),
+        with_python,
+        "{stripped}"
+    );
     // Every minimized model is valid by ONNX's own rules.
     let minimized: Vec<String> = bundles
         .iter()

@@ -1,7 +1,7 @@
 //! `mutagraph minimize` through the binary: an external `--check`, a bug bundle, bad input.
 use crate::common::mg;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 fn ok(o: Output) -> Output {
@@ -109,6 +109,127 @@ fn a_bundle_is_minimized_in_place_keeping_its_signature() {
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
+}
+
+/// The bundles of a campaign on `seed` over `backends` (no minimization): `(dir, meta)`.
+fn bundles_of(seed: &Path, backends: &str, iterations: &str, out: &Path) -> Vec<(PathBuf, Value)> {
+    ok(mg(&[
+        "campaign",
+        "--seeds",
+        seed.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backends",
+        backends,
+        "--iterations",
+        iterations,
+        "--seed",
+        "5",
+        "--no-minimize",
+        "--quiet",
+    ]));
+    let mut v: Vec<(PathBuf, Value)> = std::fs::read_dir(out.join("findings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|b| {
+            let meta = json(&b.join("meta.json"));
+            (b, meta)
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+#[test]
+fn minimize_and_recheck_agree_on_seed_crash_and_numeric_bundles() {
+    // Four kinds of bundle: a numeric finding on the user's seed itself (planted-conv-pad on
+    // resnet_basic, iteration 0), a crash on the user's seed (tract 0.23.9 has no f64 IsNaN:
+    // "Element wise eval in-place not defined"), a numeric finding and a crash on mutants of
+    // the zoo. Slowness is
+    // judged only in release builds (run times of unoptimized libraries say nothing), so a
+    // slow bundle cannot come from this test build.
+    let dir = tempfile::tempdir().unwrap();
+    ok(mg(&["zoo", "--out", dir.path().to_str().unwrap()]));
+    let text = dir.path().join("isnan.onnxtxt");
+    std::fs::write(
+        &text,
+        r#"<ir_version: 8, opset_import: ["" : 17]>
+g (double[2, 3] x) => (bool[2, 3] y)
+{
+   a = Relu (x)
+   y = IsNaN (a)
+}"#,
+    )
+    .unwrap();
+    let isnan = dir.path().join("isnan.onnx");
+    ok(mg(&[
+        "convert",
+        text.to_str().unwrap(),
+        isnan.to_str().unwrap(),
+    ]));
+    let resnet = dir.path().join("resnet_basic.onnx");
+    let mut cases = Vec::new();
+    let seed_numeric = bundles_of(
+        &resnet,
+        "reference,planted-conv-pad",
+        "2",
+        &dir.path().join("a"),
+    );
+    cases.extend(
+        seed_numeric
+            .into_iter()
+            .filter(|(_, m)| m["iteration"] == 0)
+            .take(1),
+    );
+    let crash = bundles_of(&isnan, "reference,tract", "2", &dir.path().join("b"));
+    cases.extend(
+        crash
+            .into_iter()
+            .filter(|(_, m)| m["kind"] == "crash")
+            .take(1),
+    );
+    // Mutants of the zoo on the default backends: a numeric finding and a crash.
+    let mutants = bundles_of(
+        Path::new("zoo"),
+        "reference,ort,tract,burn-ndarray",
+        "120",
+        &dir.path().join("c"),
+    );
+    for kind in ["inconsistency", "crash"] {
+        let on_mutant = |(_, m): &&(PathBuf, Value)| m["iteration"] != 0 && m["kind"] == kind;
+        cases.extend(mutants.iter().filter(on_mutant).take(1).cloned());
+    }
+    let kinds: Vec<String> = cases
+        .iter()
+        .map(|(_, m)| format!("{}@{}", m["kind"], m["iteration"]))
+        .collect();
+    assert_eq!(
+        cases.len(),
+        4,
+        "seed numeric, seed crash, mutant numeric and mutant crash bundles: {kinds:?}"
+    );
+    for (b, meta) in &cases {
+        let what = format!("{} ({})", b.display(), meta["signature"]);
+        let o = ok(mg(&["minimize", b.to_str().unwrap(), "--max-checks", "80"]));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.contains(&format!("kept: {}", meta["signature"].as_str().unwrap())),
+            "{what}: minimize kept another signature\n{out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let small = mutagraph_ir::Model::load(b.join("minimized.onnx")).unwrap();
+        let original = mutagraph_ir::Model::load(b.join("original.onnx")).unwrap();
+        assert!(
+            small.graph.node_count() <= original.graph.node_count(),
+            "{what}"
+        );
+        let o = ok(mg(&["recheck", b.to_str().unwrap()]));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.contains("REPRODUCED"),
+            "{what}: recheck after minimize\n{out}"
+        );
+    }
 }
 
 #[test]

@@ -68,6 +68,18 @@ fn planted(backend: &str, seed: u64, iterations: u64, kind: &str, op: &str) {
     assert_eq!(min["op_type"], op);
     let small = mutagraph_mutators::ir::Model::load(b.join("minimized.onnx")).unwrap();
     assert!(small.graph.nodes().any(|n| n.op_type == op));
+    // What the mutators named has plain names in a bundle (`retuned_1`, not
+    // `retuned_m3b17de67_5`).
+    let names = small.graph.nodes().flat_map(|n| {
+        let values = n.inputs.iter().chain(&n.outputs).cloned();
+        values.chain(n.name.clone())
+    });
+    for name in names {
+        assert!(
+            mutagraph_mutators::ir::names::generated_hint(&name).is_none(),
+            "{backend}: generated name {name} in the bundle"
+        );
+    }
     // The bundle stands alone: `mutagraph recheck` runs it again from its files in fresh
     // workers (the planted backend has no Python package for repro.py to run)...
     let r = Command::new(env!("CARGO_BIN_EXE_mutagraph"))

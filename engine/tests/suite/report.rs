@@ -418,3 +418,121 @@ fn malformed_timeseries_rows_are_skipped_with_a_warning() {
     // Coverage and speed have no column: their charts say so; findings has data.
     assert_eq!(html.matches("no data").count(), 2);
 }
+
+/// A tracker API on this machine answering every request with `body`; returns its address and
+/// the request lines it received.
+fn stub_tracker(body: &'static str) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            log.lock().unwrap().push(line.trim().to_string());
+            // The headers, up to the empty line.
+            let mut h = String::new();
+            while reader.read_line(&mut h).is_ok_and(|n| n > 0) && h.trim() != "" {
+                h.clear();
+            }
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (addr, seen)
+}
+
+#[test]
+fn known_upstream_lists_the_trackers_closest_issues_in_the_report() {
+    use crate::common::mg;
+    // A tract crash: tract 0.23.9 has no f64 IsNaN.
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("isnan.onnxtxt");
+    fs::write(
+        &text,
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (double[2, 3] x) => (bool[2, 3] y)\n{\n   a = Relu (x)\n   y = IsNaN (a)\n}",
+    )
+    .unwrap();
+    let model = dir.path().join("isnan.onnx");
+    assert!(
+        mg(&["convert", text.to_str().unwrap(), model.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let out = dir.path().join("c");
+    let o = mg(&[
+        "campaign",
+        "--seeds",
+        model.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backends",
+        "reference,tract",
+        "--iterations",
+        "1",
+        "--no-minimize",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bundle = fs::read_dir(out.join("findings"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let report = || fs::read_to_string(bundle.join("REPORT.md")).unwrap();
+    // Off by default: the report says it was not checked.
+    assert!(
+        report().contains("## Possibly known upstream\n\nNot checked"),
+        "{}",
+        report()
+    );
+    let (api, seen) = stub_tracker(
+        r#"{"total_count": 1, "items": [{"number": 1234, "title": "IsNaN on f64 fails", "state": "open", "html_url": "https://github.com/sonos/tract/issues/1234"}]}"#,
+    );
+    let o = mg(&[
+        "report",
+        out.to_str().unwrap(),
+        "--known-upstream",
+        "--tracker-api",
+        &api,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let requests = seen.lock().unwrap().clone();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert!(
+        requests[0]
+            .starts_with("GET /search/issues?q=repo%3Asonos%2Ftract%20is%3Aissue%20IsNaN%20"),
+        "{requests:?}"
+    );
+    let md = report();
+    assert!(
+        md.contains(
+            "- [#1234](https://github.com/sonos/tract/issues/1234) IsNaN on f64 fails (open)"
+        ),
+        "{md}"
+    );
+    let meta: serde_json::Value =
+        serde_json::from_slice(&fs::read(bundle.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["upstream"]["issues"][0]["number"], 1234);
+    // Without network (nothing listens there): the report says the search failed.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let o = mg(&[
+        "report",
+        out.to_str().unwrap(),
+        "--known-upstream",
+        "--tracker-api",
+        &format!("http://{closed}"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(report().contains("could not be made"), "{}", report());
+}

@@ -8,7 +8,7 @@
 //! the bundle's files; the environment; what other libraries did; how the bug was found (hits,
 //! first and last seen).
 //!
-//! Text fields are plain text: markdown characters in them are escaped (`\*`, `\|`, `&lt;`...)
+//! Text fields are plain text: markdown characters in them are escaped (`\*`, `\|`, `\<b`...)
 //! so that they render as written. Names, types, attributes and commands are shown as code
 //! (spans or fenced blocks, whose fences are longer than any backtick run inside).
 
@@ -151,27 +151,57 @@ pub struct ReportSpec {
     pub provenance: Option<Provenance>,
     /// What minimization did.
     pub minimization: Option<Minimization>,
+    /// What a search of the library's issue tracker found.
+    pub upstream: Upstream,
 }
 
-/// Escapes plain text for markdown (one line: newlines become spaces): emphasis, code, table
-/// and HTML characters; `[` when the text could form a link.
+/// The "Possibly known upstream" section: a search of the library's issue tracker for the op
+/// and the message (a match of words, not a verdict).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Upstream {
+    /// Not searched (the search needs network access and is off by default).
+    #[default]
+    NotChecked,
+    /// The search was made and failed (no network, a refusal of the server).
+    Failed {
+        /// The search, as sent.
+        query: String,
+        /// What went wrong.
+        error: String,
+    },
+    /// The search was made.
+    Searched {
+        /// The search, as sent.
+        query: String,
+        /// The issues it found, closest first: (number, title, state, address).
+        issues: Vec<(u64, String, String, String)>,
+    },
+}
+
+/// Escapes plain text for markdown (one line: newlines become spaces): emphasis, code and
+/// table characters; `[` when the text could form a link; `<` where it could open an HTML tag,
+/// `&` where it could start a character reference and `>` where it could open a quote, each
+/// with a backslash. Text copied from the rendered page or the raw file reads the same: an
+/// issue title `min <= max` stays that, not `min &lt;= max`.
 pub(crate) fn escape_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     // A link needs `](`: escaping `[` keeps text from turning into one.
     let link = s.contains("](") || s.contains("][");
-    for c in s.chars() {
-        match c {
-            '[' if link => out.push_str("\\["),
-            '\\' | '`' | '*' | '_' | '|' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let escape = match c {
+            '[' => link,
+            '\\' | '`' | '*' | '_' | '|' => true,
+            '<' => next.is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')),
+            '&' => next.is_some_and(|n| n.is_ascii_alphanumeric() || n == '#'),
+            '>' => out.trim_end().is_empty(),
+            _ => false,
+        };
+        if escape {
+            out.push('\\');
         }
+        out.push(if matches!(c, '\n' | '\r') { ' ' } else { c });
     }
     out
 }
@@ -238,6 +268,7 @@ pub fn render_report_md(spec: &ReportSpec) -> String {
     steps_section(&mut s, spec);
     environment_section(&mut s, spec);
     others_section(&mut s, spec);
+    upstream_section(&mut s, &spec.upstream);
     if let Some(p) = &spec.provenance {
         provenance_section(&mut s, p);
     }
@@ -307,6 +338,51 @@ fn comparisons_section(s: &mut String, spec: &ReportSpec) {
             ));
         }
         s.push('\n');
+    }
+}
+
+fn upstream_section(s: &mut String, u: &Upstream) {
+    s.push_str("## Possibly known upstream\n\n");
+    match u {
+        Upstream::NotChecked => s.push_str(
+            "Not checked: searching the library's issue tracker needs network access \
+             (`mutagraph report DIR --known-upstream`).\n\n",
+        ),
+        Upstream::Failed { query, error } => s.push_str(&format!(
+            "The search {} could not be made: {}.\n\n",
+            code(query),
+            escape_text(error)
+        )),
+        Upstream::Searched { query, issues } if issues.is_empty() => s.push_str(&format!(
+            "The issue tracker's search {} finds no issue.\n\n",
+            code(query)
+        )),
+        Upstream::Searched { query, issues } => {
+            s.push_str(&format!(
+                "The issue tracker's search {} finds these, closest first (a match of words, \
+                 not a verdict):\n\n",
+                code(query)
+            ));
+            for (number, title, state, url) in issues {
+                // A link only to an address that cannot break out of it.
+                let safe = url.starts_with("https://") || url.starts_with("http://");
+                let safe = safe
+                    && url
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "/:.-_#?=&%~+".contains(c));
+                let number = if safe {
+                    format!("[#{number}]({url})")
+                } else {
+                    format!("#{number}")
+                };
+                s.push_str(&format!(
+                    "- {number} {} ({})\n",
+                    escape_text(title),
+                    escape_text(state)
+                ));
+            }
+            s.push('\n');
+        }
     }
 }
 
@@ -481,8 +557,10 @@ mod tests {
     fn text_is_escaped() {
         assert_eq!(
             escape_text("a_b *c* <T> | #1 [x]"),
-            "a\\_b \\*c\\* &lt;T&gt; \\| #1 [x]"
+            "a\\_b \\*c\\* \\<T> \\| #1 [x]"
         );
+        assert_eq!(escape_text("min <= max & x"), "min <= max & x");
+        assert_eq!(escape_text("> a &amp; </b>"), "\\> a \\&amp; \\</b>");
         assert_eq!(escape_cell("x|y\nz"), "x\\|y<br>z");
     }
 

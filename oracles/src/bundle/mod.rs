@@ -23,7 +23,7 @@ pub mod snippet;
 
 pub use markdown::{
     BackendStatus, Comparison, Minimization, ModelDescription, NodeLine, Provenance, ReportSpec,
-    ShownValue, ValueLine, render_report_md,
+    ShownValue, Upstream, ValueLine, render_report_md,
 };
 pub use npz::{NpzError, decode_key, encode_key, read_npz, write_npz, write_pb_inputs};
 pub use repro::{ReproSpec, render_repro_py};

@@ -40,6 +40,49 @@ TRACT_TYPES = {
 }
 
 
+def onnx_reference_outputs(model_path, inputs):
+    """(outputs by name, None) as onnx.reference.ReferenceEvaluator computes them, or (None,
+    why) when it cannot (the onnx package missing, an op it lacks, an error of its own)."""
+    try:
+        from onnx.reference import ReferenceEvaluator
+    except ImportError:
+        return None, "the onnx package is not installed (pip install onnx)"
+    try:
+        evaluator = ReferenceEvaluator(model_path)
+        names = list(evaluator.output_names)
+        values = evaluator.run(None, {k: inputs[k] for k in evaluator.input_names})
+    except Exception as e:  # an op it lacks, a type it does not take
+        return None, "onnx.reference cannot run the model: %s: %s" % (
+            type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
+    return dict(zip(names, (np.asarray(v) for v in values))), None
+
+
+def expected_values(model_path, inputs, recompute):
+    """(expected, native) for the kinds compared with expected values: mutagraph's stored f64
+    and native-precision reference outputs, or onnx.reference's when asked (--recompute) or
+    when the stored files are missing; (None, None) with a note when there are none."""
+    if KIND not in ("inconsistency", "nan"):
+        return None, None
+    stored = EXPECTED and os.path.isfile(os.path.join(HERE, EXPECTED))
+    if stored and not recompute:
+        print("expected values: %s (mutagraph's f64 reference); --recompute computes them "
+              "with onnx.reference instead" % EXPECTED)
+        native = EXPECTED_NATIVE if EXPECTED_NATIVE and \
+            os.path.isfile(os.path.join(HERE, EXPECTED_NATIVE)) else None
+        return load_npz(EXPECTED), load_npz(native) if native else None
+    why = "asked for (--recompute)" if recompute else "%s is missing" % (EXPECTED or
+                                                                         "the expected file")
+    computed, error = onnx_reference_outputs(model_path, inputs)
+    if computed is not None:
+        print("expected values: computed by onnx.reference.ReferenceEvaluator (%s)" % why)
+        return computed, None
+    print("expected values: none (%s; %s)" % (why, error))
+    if stored:
+        print("expected values: %s (mutagraph's f64 reference) after all" % EXPECTED)
+        return load_npz(EXPECTED), None
+    return None, None
+
+
 def load_npz(file_name):
     """The arrays of an .npz file next to this script, by tensor name.
 
@@ -110,7 +153,7 @@ def run_ort(model_path, inputs, opt_level, providers, runs):
 
 
 def run_tract(model_path, inputs, runs):
-    """Runs with tract's Python package (the decluttered model, as `tract` runs it). When tract
+    """Runs with tract's Python package (into_runnable() optimizes, as `tract-opt` runs). When tract
     cannot compile the model for its inputs' types and shapes and some inputs are integers (a
     shape, pads, axes or sizes tract needs as constants), it is compiled again with every
     input fixed to its value, as mutagraph's tract pipeline does; a note says so."""
@@ -281,7 +324,10 @@ def describe_variant(variant):
         opt_level, providers = ORT_VARIANTS.get(variant, ORT_VARIANTS["ort"])
         return "onnxruntime as '%s': graph_optimization_level=%s, providers=%s" % (
             variant, opt_level, providers)
-    return "tract (Python package, decluttered model) for '%s'" % variant
+    # tract's package prepares a model with its default CPU runtime, which optimizes it
+    # (into_optimized): that is the crate's `tract-opt` pipeline; `tract` (decluttered only)
+    # has no counterpart in the package.
+    return "tract (Python package: into_runnable() optimizes the model) for '%s'" % variant
 
 
 def tolerance(name):
@@ -463,6 +509,9 @@ def main():
     parser = argparse.ArgumentParser(description=TITLE)
     parser.add_argument("--model", help="run this ONNX file instead of %s" % MODEL)
     parser.add_argument("--timeout", type=float, help="seconds before a run is stopped")
+    parser.add_argument("--recompute", action="store_true",
+                        help="compute the expected values with onnx.reference instead of "
+                             "reading the ones mutagraph stored")
     args = parser.parse_args()
     model_path = os.path.abspath(args.model) if args.model else os.path.join(HERE, MODEL)
     timeout = args.timeout or (HANG_SECONDS if KIND == "hang" else TIMEOUT_SECONDS)
@@ -478,13 +527,12 @@ def main():
     if not os.path.isfile(model_path):
         return verdict(False, "no model file %s" % model_path)
     inputs = load_npz(INPUTS)
-    expected = load_npz(EXPECTED) if EXPECTED else None
-    native = load_npz(EXPECTED_NATIVE) if EXPECTED_NATIVE else None
     for name, value in inputs.items():
         print("   input '%s': %s" % (name, describe(value)))
+    expected, native = expected_values(model_path, inputs, args.recompute)
     print("numpy %s, Python %s" % (np.__version__, sys.version.split()[0]))
     runs = REPEAT_RUNS if KIND in ("flaky", "slow") else 1
-    # tract's package runs one pipeline (decluttered): every tract variant maps onto it.
+    # tract's package runs one pipeline (optimized): every tract variant maps onto it.
     variants = SHOWING if LIBRARY == "onnxruntime" else SHOWING[:1]
     results = []
     for variant in variants:

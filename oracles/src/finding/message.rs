@@ -12,7 +12,7 @@ pub fn core_message(msg: &str) -> String {
     if let Some(i) = m.find("Status Message: ") {
         m = &m[i + "Status Message: ".len()..];
     }
-    let n = normalize_message(m);
+    let n = normalize_message(&without_fact_annotations(m));
     // Source paths of C++ exceptions (`/onnxruntime_src/.../lrn.h:# onnxruntime::...`): the
     // file name stays, the directories go.
     let n: String = n
@@ -74,6 +74,49 @@ fn without_context(msg: &str) -> &str {
         m = &m[..i];
     }
     m
+}
+
+/// The marks with which tract prints what it knows of a value beside its shape and type (a
+/// `TypedFact`: `1,1,F32🟰 1,1,F32 0 ◻️,F32 0`): the constant, the uniform value, the uniform
+/// dimension, an exotic fact, a region of interest.
+const FACT_MARKS: [char; 5] = ['🟰', '◻', '📐', '🔍', '🬳'];
+
+/// `msg` without the values tract prints after a fact's marks ([`FACT_MARKS`]): each mark and
+/// the shapes, types and numbers after it go, the fact's own shape and type stay. They are
+/// the model's weights, not the fault, and emoji in a signature help nobody.
+pub fn without_fact_annotations(msg: &str) -> String {
+    if !msg.contains(FACT_MARKS) {
+        return msg.to_string();
+    }
+    // A word of a fact's value: shapes, element types, numbers, an elided `...`.
+    let value_word = |w: &str| {
+        w.split(',').all(|p| {
+            let p = p.trim_matches(|c: char| FACT_MARKS.contains(&c) || c == '\u{fe0f}');
+            p.is_empty()
+                || p == "..."
+                || p.parse::<f64>().is_ok()
+                || super::tract::is_type_word(&p.to_ascii_lowercase())
+        })
+    };
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(i) = rest.find(FACT_MARKS) {
+        out.push_str(rest[..i].trim_end());
+        // The mark's own word goes whatever it holds (`📐S`: a dimension's expression).
+        let marked = &rest[i..];
+        let mut tail = &marked[marked.find(char::is_whitespace).unwrap_or(marked.len())..];
+        loop {
+            let t = tail.trim_start();
+            let end = t.find(char::is_whitespace).unwrap_or(t.len());
+            if end == 0 || !value_word(&t[..end]) {
+                break;
+            }
+            tail = &t[end..];
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A backend message with what varies between occurrences of one bug taken out: quoted names

@@ -1,6 +1,6 @@
 //! What tract's failure messages say, the stage that met the fault aside: the rewrite rule
 //! that failed and the phrase that names the fault.
-use super::message::{collapse_lists, normalize_message, without_stage};
+use super::message::{collapse_lists, normalize_message, without_fact_annotations, without_stage};
 
 /// The rewrite rule named by a tract message `Pulling #N "name" Op over #M "name" Other: ...`
 /// as `Op/Other`; `None` when the message names no rule.
@@ -63,9 +63,17 @@ pub fn tract_phrase(msg: &str) -> Option<String> {
             m = &m[..i];
         }
     }
+    let m = without_fact_annotations(m);
     let segs: Vec<&str> = m.split(": ").map(str::trim).collect();
+    // The innermost cause, joined with the one before when it says nothing alone (a word, or
+    // only the facts an op was given: `Invalid inputs for Div: 8,1,F32 ; ,F32`).
+    let says_something = |s: &str| {
+        s.split_whitespace().count() >= 2
+            && s.split(|c: char| !c.is_ascii_alphabetic())
+                .any(|w| w.len() >= 2 && !is_type_word(&w.to_ascii_lowercase()))
+    };
     let mut phrase = segs.last().copied().unwrap_or_default().to_string();
-    if phrase.split_whitespace().count() < 2 && segs.len() >= 2 {
+    if !says_something(&phrase) && segs.len() >= 2 {
         phrase = segs[segs.len() - 2..].join(": ");
     }
     // Shapes and fact lists in brackets are the model's, not the fault's; code in
@@ -112,5 +120,31 @@ mod tests {
         );
         assert_eq!(a, b);
         assert!(a.unwrap().contains("substitute"));
+    }
+
+    #[test]
+    fn fact_values_and_their_emoji_stay_out_of_phrases() {
+        // Two messages seen in campaigns (tract 0.23.9), whose signatures read
+        // `msg=# ; ,#🟰 ,# # ◻️,# #` and `msg=trying to substitute a # by #🟰 # # ◻️,# # as ...`.
+        let div = tract_phrase(
+            "compile: Translating node #94 \"Mean_m04dc886a_4\" AddNary ToTypedTranslator: in output_facts invocation for Mean_m04dc886a_4.norm: Div: Typed ops require rank match. Invalid inputs for Div: 8,1,64,8,F32 ; ,F32🟰 ,F32 3 ◻️,F32 3",
+        )
+        .unwrap();
+        assert_eq!(
+            div,
+            "typed ops require rank match. invalid inputs for div: # ; ,#"
+        );
+        let sub = tract_phrase(
+            "compile: running pass FoldUniformMask(17): Trying to substitute a 1,512,F32 by 1,1,F32🟰 1,1,F32 0 ◻️,F32 0 as output #0 of #16 \"PRelu_mdba5d6a3_3.mul\" Mul.\nModelPatch { model: Graph { nodes: [] } }",
+        )
+        .unwrap();
+        assert_eq!(
+            sub,
+            "trying to substitute a # by # as output # of # '_' mul."
+        );
+        assert_eq!(
+            without_fact_annotations("a 2,F32🟰 2,F32 1.5 -inf ◻️,F32 1.5 📐S as b"),
+            "a 2,F32 as b"
+        );
     }
 }

@@ -33,6 +33,15 @@ impl ValueMap {
         ValueMap { values, seed }
     }
 
+    /// The known values also under their new names (`old → new`).
+    pub fn alias(&mut self, renames: &[(String, String)]) {
+        for (old, new) in renames {
+            if let Some(v) = self.values.get(old).cloned() {
+                self.values.insert(new.clone(), v);
+            }
+        }
+    }
+
     /// Inputs for `model`: known values when their shape fits (a leading block when the
     /// model's dims are smaller), generated ones otherwise.
     pub fn inputs_for(&self, model: &Model) -> Option<NamedValues> {

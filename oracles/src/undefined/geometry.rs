@@ -38,6 +38,37 @@ pub(super) fn resize_align_corners_to_one(node: &Node, seen: &Seen) -> Option<St
         .then(|| "align_corners to a length of 1".into())
 }
 
+pub(super) fn resize_align_corners_fractional_length(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "Resize"
+        || node
+            .attributes
+            .string("coordinate_transformation_mode", "half_pixel")
+            != "align_corners"
+        || slot(node, seen, 3).is_some_and(|t| t.num_elements() > 0)
+    {
+        return None;
+    }
+    let x = slot(node, seen, 0)?;
+    let scales = slot(node, seen, 2)
+        .filter(|t| t.num_elements() > 0)?
+        .to_f64s()?;
+    x.shape.iter().zip(&scales).find_map(|(&d, &s)| {
+        let product = d as f64 * s;
+        // Both readings agree on an integer product and on an output of one element.
+        (d > 1 && product.fract() != 0.0 && product.floor() > 1.0)
+            .then(|| format!("length {d} scaled by {s} is {product}"))
+    })
+}
+
+pub(super) fn squeeze_empty_axes(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "Squeeze" {
+        return None;
+    }
+    let by_attribute = node.attributes.ints("axes").is_some_and(<[i64]>::is_empty);
+    let by_input = slot(node, seen, 1).is_some_and(|t| t.num_elements() == 0);
+    (by_attribute || by_input).then(|| "axes given and empty".into())
+}
+
 pub(super) fn resize_crop_without_roi(node: &Node, seen: &Seen) -> Option<String> {
     if node.op_type != "Resize"
         || node

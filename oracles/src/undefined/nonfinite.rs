@@ -1,6 +1,7 @@
 //! NaN, infinities and zero scales: ops that select or compare (what a NaN does there), ops
 //! whose arithmetic has no fixed order (where an infinity meets a zero), weights over
-//! padding, operands scaled by 0, and quantization of what has no rounding.
+//! padding, operands scaled by 0, quantization of what has no rounding, and float16 sums
+//! that pass the type's range where the text fixes no precision.
 use super::{Seen, data_inputs, slot, value};
 use mutagraph_backends::value::HostTensor;
 use mutagraph_ir::attr::AttrLookup;
@@ -94,4 +95,74 @@ pub(super) fn dynamicquantize_zero_range(node: &Node, seen: &Seen) -> Option<Str
         .iter()
         .all(|v| *v == 0.0)
         .then(|| "DynamicQuantizeLinear of zeros only: y_scale 0, zero point 0 / 0".into())
+}
+
+pub(super) fn lrn_half_square_sum_overflow(node: &Node, seen: &Seen) -> Option<String> {
+    use mutagraph_ir::dtype::DType;
+    if node.op_type != "LRN" {
+        return None;
+    }
+    let x = slot(node, seen, 0).filter(|t| t.dtype == DType::F16 && t.shape.len() >= 2)?;
+    let size = node.attributes.int("size", 1).max(1) as usize;
+    let v = x.to_f64s()?;
+    let (n, c) = (x.shape[0], x.shape[1]);
+    let inner: usize = x.shape[2..].iter().product();
+    // The channel window of channel `ch`: floor((size - 1) / 2) before, ceil((size - 1) / 2)
+    // after.
+    let (before, after) = ((size - 1) / 2, size / 2);
+    for b in 0..n {
+        for i in 0..inner {
+            for ch in 0..c {
+                let lo = ch.saturating_sub(before);
+                let hi = (ch + after).min(c - 1);
+                let sum: f64 = (lo..=hi).map(|k| v[(b * c + k) * inner + i].powi(2)).sum();
+                if sum > f64::from(half::f16::MAX) {
+                    return Some(format!("a square sum of {sum:e} in float16"));
+                }
+            }
+        }
+    }
+    None
+}
+
+pub(super) fn mvn_zero_variance(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "MeanVarianceNormalization" {
+        return None;
+    }
+    let x = slot(node, seen, 0).filter(|t| t.dtype.is_float() && t.num_elements() > 0)?;
+    let rank = x.shape.len() as i64;
+    let axes: Vec<usize> = node
+        .attributes
+        .ints("axes")
+        .map_or_else(|| vec![0, 2, 3], <[i64]>::to_vec)
+        .into_iter()
+        .map(|a| if a < 0 { a + rank } else { a })
+        .filter(|a| (0..rank).contains(a))
+        .map(|a| a as usize)
+        .collect();
+    let v = x.to_f64s()?;
+    // Each slice (the kept axes' index): its first value and whether all its values equal it.
+    let mut slices: std::collections::HashMap<usize, (f64, bool)> = Default::default();
+    let mut index = vec![0usize; x.shape.len()];
+    for &value in &v {
+        let key = index
+            .iter()
+            .zip(&x.shape)
+            .enumerate()
+            .filter(|(d, _)| !axes.contains(d))
+            .fold(0, |k, (_, (&i, &n))| k * n + i);
+        let e = slices.entry(key).or_insert((value, true));
+        e.1 &= value == e.0;
+        for d in (0..index.len()).rev() {
+            index[d] += 1;
+            if index[d] < x.shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    slices
+        .values()
+        .any(|&(_, equal)| equal)
+        .then(|| "a slice of equal values (variance 0)".into())
 }

@@ -529,6 +529,40 @@ fn repro_runs_tracts_own_python_package() {
 }
 
 #[test]
+fn repro_computes_expected_values_with_onnx_reference_when_asked_or_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let y = relu_bundle(dir.path());
+    let s = spec("inconsistency", "onnxruntime", &["ort"]);
+    // No stored expected values: onnx.reference computes them, and ORT's Relu agrees.
+    let (code, out) = run_repro(dir.path(), &s, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("expected values: computed by onnx.reference.ReferenceEvaluator (expected.npz is missing)"),
+        "{out}"
+    );
+    assert!(out.contains("matches the expected values"), "{out}");
+    // Stored values that claim 4.5 where Relu gives 4: by them ORT is wrong...
+    let mut wrong = RELU;
+    wrong[3] = 4.5;
+    write_npz(&dir.path().join("expected.npz"), &[(y, f32s(&wrong))]).unwrap();
+    let (code, out) = run_repro(dir.path(), &s, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("expected values: expected.npz"), "{out}");
+    // ... and --recompute sets them aside for onnx.reference's.
+    let (code, out) = run_repro(dir.path(), &s, &["--recompute"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("(asked for (--recompute))"), "{out}");
+    // A crash is judged without expected values: none is read, none is needed.
+    std::fs::remove_file(dir.path().join("expected.npz")).unwrap();
+    let (code, out) = run_repro(dir.path(), &spec("crash", "onnxruntime", &["ort"]), &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("ran without error") && !out.contains("expected values"),
+        "{out}"
+    );
+}
+
+#[test]
 fn repro_nan_crash_hang_and_flaky() {
     let dir = tempfile::tempdir().unwrap();
     let y = relu_bundle(dir.path());
@@ -680,7 +714,43 @@ fn full_report() -> ReportSpec {
             nodes_before: 40,
             nodes_after: 1,
         }),
+        upstream: Upstream::Searched {
+            query: "repo:sonos/tract is:issue Conv in:title".into(),
+            issues: vec![
+                (
+                    12,
+                    "Conv with pads <wrong>".into(),
+                    "open".into(),
+                    "https://github.com/sonos/tract/issues/12".into(),
+                ),
+                (
+                    13,
+                    "odd".into(),
+                    "closed".into(),
+                    "javascript:alert(1)".into(),
+                ),
+            ],
+        },
     }
+}
+
+#[test]
+fn the_upstream_section_links_only_safe_addresses() {
+    let md = render_report_md(&full_report());
+    assert!(md.contains("## Possibly known upstream\n"), "{md}");
+    assert!(
+        md.contains(
+            "- [#12](https://github.com/sonos/tract/issues/12) Conv with pads \\<wrong> (open)\n"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("- #13 odd (closed)\n"), "{md}");
+    let mut spec = full_report();
+    spec.upstream = Upstream::NotChecked;
+    assert!(
+        render_report_md(&spec).contains("Not checked: searching"),
+        "not checked"
+    );
 }
 
 #[test]
@@ -699,6 +769,7 @@ fn report_renders_every_section() {
             "## Steps to reproduce (with this bundle's files)",
             "## Environment",
             "## Other libraries on the same model and inputs",
+            "## Possibly known upstream",
             "## How it was found",
         ]
     );
@@ -767,7 +838,7 @@ fn report_escapes_markdown_in_text() {
     spec.summary = "a_b\nsecond".into();
     let md = render_report_md(&spec);
     assert!(
-        md.starts_with("# Op&lt;T&gt; \\*fails\\* on [x] \\| y\n"),
+        md.starts_with("# Op\\<T> \\*fails\\* on [x] \\| y\n"),
         "{md}"
     );
     spec.title = "see [here](http://x)".into();

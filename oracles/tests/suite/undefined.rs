@@ -42,6 +42,10 @@ const TESTED: &[&str] = &[
     "real-reduction-of-integers",
     "shrink-integer-fraction",
     "resize-align-corners-to-one",
+    "resize-align-corners-fractional-length",
+    "lrn-half-square-sum-overflow",
+    "squeeze-empty-axes",
+    "mvn-zero-variance",
     "resize-crop-without-roi",
     "cast-out-of-range",
     "onehot-index-not-integer",
@@ -185,6 +189,94 @@ fn resize_align_corners_to_length_one() {
         hit(&r, vec![("x", x), ("sizes", i64s(&[2], &[1, 2]))]),
         None
     );
+}
+
+#[test]
+fn resize_align_corners_to_a_fractional_length() {
+    // 61 scaled by 1.5 is 91.5: the output has 91 elements; ONNX Runtime maps with 91,
+    // onnx.reference (and tract) with 91.5.
+    let r = Node::new("Resize", &["x", "", "scales"], &["y"])
+        .with_attr("coordinate_transformation_mode", s("align_corners"))
+        .with_attr("mode", s("linear"));
+    let x = f32s(&[1, 61], &[0.5; 61]);
+    let scales = |v: &[f32]| f32s(&[2], v);
+    assert_eq!(
+        hit(&r, vec![("x", x.clone()), ("scales", scales(&[1.0, 1.5]))]),
+        Some("resize-align-corners-fractional-length")
+    );
+    // An integer product (61 * 2) is read the same both ways.
+    assert_eq!(
+        hit(&r, vec![("x", x.clone()), ("scales", scales(&[1.0, 2.0]))]),
+        None
+    );
+    // Another coordinate mode has no such division.
+    let asym = Node::new("Resize", &["x", "", "scales"], &["y"])
+        .with_attr("coordinate_transformation_mode", s("asymmetric"));
+    assert_eq!(
+        hit(&asym, vec![("x", x), ("scales", scales(&[1.0, 1.5]))]),
+        None
+    );
+}
+
+#[test]
+fn lrn_whose_float16_square_sum_overflows() {
+    let lrn = Node::new("LRN", &["x"], &["y"]).with_attr("size", AttrValue::Int(3));
+    let half = |v: &[f64]| HostTensor::from_f64s(DType::F16, vec![1, 3, 1, 1], v).unwrap();
+    // 200^2 * 2 = 80 000 > 65 504 (channels 0 and 1 share a window); each square fits.
+    assert_eq!(
+        hit(&lrn, vec![("x", half(&[200.0, 200.0, 1.0]))]),
+        Some("lrn-half-square-sum-overflow")
+    );
+    assert_eq!(hit(&lrn, vec![("x", half(&[100.0, 100.0, 100.0]))]), None);
+    // In float32 the same sum is far from the type's range.
+    let single = f32s(&[1, 3, 1, 1], &[200.0, 200.0, 1.0]);
+    assert_eq!(hit(&lrn, vec![("x", single)]), None);
+}
+
+#[test]
+fn squeeze_with_axes_given_but_empty() {
+    let x = f32s(&[1, 2, 1], &[1.0, 2.0]);
+    // Squeeze-11: the attribute.
+    let by_attr = Node::new("Squeeze", &["x"], &["y"]).with_attr("axes", AttrValue::Ints(vec![]));
+    assert_eq!(
+        hit(&by_attr, vec![("x", x.clone())]),
+        Some("squeeze-empty-axes")
+    );
+    let listed = Node::new("Squeeze", &["x"], &["y"]).with_attr("axes", AttrValue::Ints(vec![0]));
+    assert_eq!(hit(&listed, vec![("x", x.clone())]), None);
+    assert_eq!(
+        hit(
+            &Node::new("Squeeze", &["x"], &["y"]),
+            vec![("x", x.clone())]
+        ),
+        None
+    );
+    // Squeeze-13: the input.
+    let by_input = Node::new("Squeeze", &["x", "axes"], &["y"]);
+    assert_eq!(
+        hit(&by_input, vec![("x", x.clone()), ("axes", i64s(&[0], &[]))]),
+        Some("squeeze-empty-axes")
+    );
+    assert_eq!(
+        hit(&by_input, vec![("x", x), ("axes", i64s(&[1], &[2]))]),
+        None
+    );
+}
+
+#[test]
+fn mean_variance_normalization_of_a_constant_slice() {
+    // Axes [0, 2, 3] (given: left to its default the node is `onnx-inconsistent` already):
+    // channel 1 holds 3, 3 (variance 0), channel 0 does not.
+    let mvn = Node::new("MeanVarianceNormalization", &["x"], &["y"])
+        .with_attr("axes", AttrValue::Ints(vec![0, 2, 3]));
+    let x = f32s(&[1, 2, 1, 2], &[1.0, 2.0, 3.0, 3.0]);
+    assert_eq!(hit(&mvn, vec![("x", x)]), Some("mvn-zero-variance"));
+    let varied = f32s(&[1, 2, 1, 2], &[1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(hit(&mvn, vec![("x", varied.clone())]), None);
+    // Over axis 1 the slices are (1, 3) and (2, 4): no constant one.
+    let over_channels = Node::new("MeanVarianceNormalization", &["x"], &["y"])
+        .with_attr("axes", AttrValue::Ints(vec![1]));
+    assert_eq!(hit(&over_channels, vec![("x", varied)]), None);
 }
 
 #[test]
