@@ -202,9 +202,11 @@ pub fn minimize_one(
         target: job.signature.clone(),
         values: ValueMap::default(),
         calls: 0,
+        known: None,
     };
     // The original, on the inputs the campaign used: what the campaign saw must show again.
     let first = rep.check_with(&model, job.inputs.clone())?;
+    rep.start(&first);
     let Some(seen) = first.found else {
         if stop.load(Ordering::Relaxed) {
             return None;

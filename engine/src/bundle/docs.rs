@@ -451,6 +451,7 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
         default_tolerance: rp.default_tolerance,
         expect_error: rp.expect_error.clone(),
         slow_seconds: rp.slow_seconds,
+        embedded_expected: embedded_expected(meta, expected.as_ref()),
     };
     w(&dir.join("repro.py"), render_repro_py(&repro).as_bytes())?;
     let api = match rp.library.as_str() {
@@ -651,6 +652,27 @@ fn other_backends(meta: &Meta) -> Vec<BackendStatus> {
             },
         })
         .collect()
+}
+
+/// The expected values `repro.py` carries in itself for a numeric finding, when they are
+/// small ([`EMBED_LIMIT`](mutagraph_oracles::bundle::repro::EMBED_LIMIT)): the model and
+/// inputs then suffice wherever onnx.reference cannot compute them.
+fn embedded_expected(meta: &Meta, expected: Option<&NamedValues>) -> Vec<(String, HostTensor)> {
+    let Some(expected) = expected.filter(|_| meta.kind.is_numeric()) else {
+        return Vec::new();
+    };
+    let tensors: Vec<(String, HostTensor)> = expected
+        .iter()
+        .filter_map(|(n, v)| Some((n.clone(), v.tensor()?.clone())))
+        .collect();
+    let bytes: usize = tensors
+        .iter()
+        .map(|(_, t)| t.num_elements() * t.dtype.bits().unwrap_or(64).div_ceil(8))
+        .sum();
+    if bytes > mutagraph_oracles::bundle::repro::EMBED_LIMIT {
+        return Vec::new();
+    }
+    tensors
 }
 
 /// How to reproduce: the library's own package (for burn, the `repro/` project when there is

@@ -174,6 +174,7 @@ pub fn recheck(
         target: meta.signature.clone(),
         values: ValueMap::default(),
         calls: 0,
+        known: None,
     };
     let check = rep.check_with(&model, values);
     pool.shutdown();

@@ -34,7 +34,7 @@
 //! [`read_npz`] reads what [`write_npz`] writes and also archives written by `numpy.savez`
 //! (stored members, `.npy` versions 1.0 to 3.0, zip64 records); it refuses compressed members
 //! (`numpy.savez_compressed`), big-endian data and Fortran-order arrays.
-mod npy;
+pub(crate) mod npy;
 mod zip;
 
 use super::{BundleError, write_atomic};

@@ -23,6 +23,8 @@
 //! Options: `--model PATH` runs another model (e.g. `original.onnx`) with the same checks,
 //! `--timeout SECONDS` changes the time limit.
 
+use mutagraph_backends::value::HostTensor;
+
 /// What `repro.py` reproduces.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReproSpec {
@@ -54,6 +56,34 @@ pub struct ReproSpec {
     pub expect_error: Option<String>,
     /// Steady-state seconds at or above which a `slow` finding reproduces.
     pub slow_seconds: f64,
+    /// The f64 reference's outputs written into the script itself (small numeric findings):
+    /// the expected values when the stored file is missing and `onnx.reference` cannot
+    /// compute them (an op it lacks, attributes it ignores).
+    pub embedded_expected: Vec<(String, HostTensor)>,
+}
+
+/// The most bytes of expected values [`ReproSpec::embedded_expected`] holds.
+pub const EMBED_LIMIT: usize = 256 * 1024;
+
+/// The Python literal of `EMBEDDED_EXPECTED`: `{name: (numpy descr, shape, base64 bytes)}`;
+/// tensors numpy cannot hold are left out.
+fn embedded(values: &[(String, HostTensor)]) -> String {
+    use base64::Engine;
+    let items: Vec<String> = values
+        .iter()
+        .filter_map(|(name, t)| {
+            let (descr, bytes) = super::npz::npy::npy_payload(t).ok()?;
+            let shape = t.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>();
+            Some(format!(
+                "{}: ({}, [{}], {})",
+                py_str(name),
+                py_str(&descr),
+                shape.join(", "),
+                py_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+            ))
+        })
+        .collect();
+    format!("{{{}}}", items.join(", "))
 }
 
 const BODY: &str = include_str!("repro_body.py");
@@ -141,7 +171,9 @@ pub fn render_repro_py(spec: &ReproSpec) -> String {
          # The expected values come from mutagraph's interpreter, which evaluates the ONNX\n\
          # operator definitions in float64 (EXPECTED) and in the model's own float types, the\n\
          # spec's function bodies step by step (EXPECTED_NATIVE): a result within tolerance of\n\
-         # either, or between them, is right.\n\
+         # either, or between them, is right. Without those files (or with --recompute) they\n\
+         # are computed with onnx.reference, else taken from EMBEDDED_EXPECTED; the script\n\
+         # says which.\n\
          \n\
          import argparse\n\
          import multiprocessing\n\
@@ -230,6 +262,11 @@ pub fn render_repro_py(spec: &ReproSpec) -> String {
             "kind slow: a steady-state run this long or longer reproduces it",
         ),
         (
+            "EMBEDDED_EXPECTED",
+            embedded(&spec.embedded_expected),
+            "float64 reference outputs written here: {name: (dtype, shape, base64 bytes)}",
+        ),
+        (
             "PIP_PACKAGE",
             py_str(pip_package(&spec.library)),
             "what to install",
@@ -266,6 +303,7 @@ mod tests {
             default_tolerance: (5e-3, 1e-3),
             expect_error: None,
             slow_seconds: 0.05,
+            embedded_expected: vec![],
         }
     }
 

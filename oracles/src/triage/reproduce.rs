@@ -148,6 +148,10 @@ pub struct Reproducer<'a> {
     pub values: ValueMap,
     /// Predicate calls so far.
     pub calls: usize,
+    /// The signatures the starting model showed of the target's library ([`Reproducer::start`]):
+    /// a candidate that shows another of that library's bugs has drifted to it, and is not
+    /// kept (`None`: not checked).
+    pub known: Option<std::collections::HashSet<String>>,
 }
 
 /// What one check of a candidate found.
@@ -213,9 +217,40 @@ impl Reproducer<'_> {
         })
     }
 
-    /// True when `model` still shows the target bug.
+    /// Records what the starting model's check showed of the target's library, so that
+    /// [`Reproducer::reproduces`] refuses candidates that show another of its bugs.
+    pub fn start(&mut self, first: &Check) {
+        let Some(found) = &first.found else {
+            return;
+        };
+        let library = found.finding.library().to_string();
+        self.known = Some(
+            first
+                .all
+                .iter()
+                .filter(|t| t.verdict == Verdict::Report && t.finding.library() == library)
+                .map(|t| t.finding.signature())
+                .collect(),
+        );
+    }
+
+    /// True when `model` still shows the target bug, and no bug of the target's library that
+    /// the starting model did not show ([`Reproducer::start`]): a minimization never drifts
+    /// from one bug to another.
     pub fn reproduces(&mut self, model: &Model) -> bool {
-        self.check(model).is_some_and(|c| c.found.is_some())
+        let Some(c) = self.check(model) else {
+            return false;
+        };
+        let Some(found) = &c.found else {
+            return false;
+        };
+        let library = found.finding.library();
+        self.known.as_ref().is_none_or(|known| {
+            c.all
+                .iter()
+                .filter(|t| t.verdict == Verdict::Report && t.finding.library() == library)
+                .all(|t| known.contains(&t.finding.signature()))
+        })
     }
 }
 

@@ -401,6 +401,7 @@ fn spec(kind: &str, library: &str, showing: &[&str]) -> ReproSpec {
         default_tolerance: (1e-5, 1e-6),
         expect_error: None,
         slow_seconds: 0.05,
+        embedded_expected: vec![],
     }
 }
 
@@ -552,6 +553,31 @@ fn repro_computes_expected_values_with_onnx_reference_when_asked_or_missing() {
     let (code, out) = run_repro(dir.path(), &s, &["--recompute"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("(asked for (--recompute))"), "{out}");
+    // An op onnx.reference lacks (GlobalLpPool): the values written into the script serve.
+    let m = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 2, 1, 2] x) => (float[1, 2, 1, 1] y) {\n y = GlobalLpPool <p: int = 2> (x)\n}",
+    )
+    .unwrap();
+    m.save(dir.path().join("lp.onnx")).unwrap();
+    let lp_inputs = dir.path().join("lp_inputs.npz");
+    let x = HostTensor::new(vec![1, 2, 1, 2], Data::F32(vec![3.0, 4.0, 6.0, 8.0]));
+    write_npz(&lp_inputs, &[("x".to_string(), x)]).unwrap();
+    let mut lp = spec("inconsistency", "onnxruntime", &["ort"]);
+    lp.model_file = "lp.onnx".into();
+    lp.inputs_npz = "lp_inputs.npz".into();
+    lp.expected_npz = Some("lp_expected.npz".into());
+    // The 2-norms are 5 and 10; the script claims 5 and 11.
+    lp.embedded_expected = vec![(
+        "y".into(),
+        HostTensor::new(vec![1, 2, 1, 1], Data::F32(vec![5.0, 11.0])),
+    )];
+    let (code, out) = run_repro(dir.path(), &lp, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("expected values: mutagraph's f64 reference, written into this script"),
+        "{out}"
+    );
+    assert!(out.contains("1 of 2 elements outside"), "{out}");
     // A crash is judged without expected values: none is read, none is needed.
     std::fs::remove_file(dir.path().join("expected.npz")).unwrap();
     let (code, out) = run_repro(dir.path(), &spec("crash", "onnxruntime", &["ort"]), &[]);

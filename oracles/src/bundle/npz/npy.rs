@@ -18,7 +18,7 @@ fn le_bytes<T, const N: usize>(v: &[T], f: impl Fn(&T) -> [u8; N]) -> Vec<u8> {
 }
 
 /// The `descr` and data bytes of a tensor.
-fn npy_payload(t: &HostTensor) -> Result<(String, Vec<u8>), NpzError> {
+pub(crate) fn npy_payload(t: &HostTensor) -> Result<(String, Vec<u8>), NpzError> {
     let (descr, bytes) = match &t.data {
         Data::F32(v) => ("<f4", le_bytes(v, |x| x.to_le_bytes())),
         Data::F64(v) => ("<f8", le_bytes(v, |x| x.to_le_bytes())),
