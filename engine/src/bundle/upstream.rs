@@ -121,16 +121,7 @@ fn run(api: &str, query: &str, timeout: Duration) -> Result<Vec<KnownIssue>, Str
             "{api} needs TLS, which this build lacks (cargo build --release --features tls)"
         ));
     }
-    let mut builder = ureq::Agent::config_builder();
-    if is_loopback(api) {
-        builder = builder.proxy(None);
-    }
-    let agent: ureq::Agent = builder
-        .timeout_global(Some(timeout))
-        .http_status_as_error(false)
-        .user_agent(concat!("mutagraph/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into();
+    let agent = mutagraph_prompts::llm::http_agent(api, timeout);
     let url = format!(
         "{api}/search/issues?q={}&per_page={LISTED}",
         percent_encode(query)
@@ -170,14 +161,6 @@ fn parse(text: &str) -> Option<Vec<KnownIssue>> {
             })
             .collect(),
     )
-}
-
-/// Whether `url` names this machine (proxies never apply there).
-fn is_loopback(url: &str) -> bool {
-    let host = url.split("://").nth(1).unwrap_or(url);
-    ["127.0.0.1", "localhost", "[::1]"]
-        .iter()
-        .any(|h| host.starts_with(h))
 }
 
 /// `s` for a URL's query: unreserved characters as they are, every other byte `%XX`.

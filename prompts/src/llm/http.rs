@@ -41,19 +41,8 @@ impl HttpLlm {
             )));
         }
         let timeout = config.timeout()?;
-        let mut builder = ureq::Agent::config_builder();
-        // Proxies from the environment apply to remote servers, never to this machine.
-        if is_loopback(base) {
-            builder = builder.proxy(None);
-        }
-        let agent: ureq::Agent = builder
-            .timeout_global(Some(timeout))
-            .http_status_as_error(false)
-            .user_agent(concat!("mutagraph/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
         Ok(HttpLlm {
-            agent,
+            agent: agent(base, timeout),
             url: format!("{base}/chat/completions"),
             model: config.model.clone(),
             api_key,
@@ -173,6 +162,22 @@ impl Llm for HttpLlm {
 }
 
 /// Whether the URL's host is this machine (`localhost`, `127.x.y.z`, `[::1]`).
+/// mutagraph's HTTP client for requests to `base`: at most `timeout` per request, statuses
+/// returned rather than raised, proxies from the environment for remote servers only (never
+/// for this machine). The LLM layer and `report --known-upstream` use it.
+pub fn agent(base: &str, timeout: Duration) -> ureq::Agent {
+    let mut builder = ureq::Agent::config_builder();
+    if is_loopback(base) {
+        builder = builder.proxy(None);
+    }
+    builder
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .user_agent(concat!("mutagraph/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
+}
+
 fn is_loopback(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let authority = rest.split('/').next().unwrap_or("");

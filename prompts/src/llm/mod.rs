@@ -66,8 +66,8 @@ pub use config::{
     DEFAULT_API_KEY_ENV, FALLBACK_API_KEY_ENV, LlmConfig, Provider, find_smollm2_gguf,
 };
 pub use constraint::{Constraint, ConstraintStyle, SERVER_ROOT};
-pub use http::HttpLlm;
 pub use http::decode_completion;
+pub use http::{HttpLlm, agent as http_agent};
 #[cfg(feature = "local")]
 pub use local::LocalLlm;
 pub use none::{NOT_CONFIGURED, NoneLlm};
