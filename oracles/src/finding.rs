@@ -321,8 +321,9 @@ impl Finding {
     }
 
     /// The tract rewrite rule a failure happened in, when tract names one: `Pulling #5 "a"
-    /// Downsample over #4 "b" Reshape: Invalid axis` is the rule pulling a `Downsample` over a
-    /// `Reshape`, written `Downsample/Reshape`.
+    /// Downsample over #4 "b" Reshape: Invalid axis` is the rule pulling a `Downsample` over an
+    /// axis op (Reshape, AddAxis, RmAxis, MoveAxis: one rule in tract), written
+    /// `Downsample/AxisOp`.
     pub fn tract_rule(&self) -> Option<String> {
         if !self.is_tract() {
             return None;
@@ -558,12 +559,18 @@ mod tests {
             "Slice",
             "compile: running pass declutter: declutter node #55 \"/Slice\" Downsample: Pulling #55 \"/Slice\" Downsample over #30 \"/Reshape.0\" Reshape: Invalid axis",
         );
-        assert_eq!(conv.tract_rule().as_deref(), Some("Downsample/Reshape"));
+        assert_eq!(conv.tract_rule().as_deref(), Some("Downsample/AxisOp"));
         assert_eq!(conv.signature(), slice.signature());
+        // Pulled over an added axis instead of a reshape: the same rule of tract's.
+        let add_axis = at(
+            "Slice",
+            "compile: running pass declutter: declutter node #15 \"Slice_1.stride-axis-0\" Downsample: Pulling #15 \"Slice_1.stride-axis-0\" Downsample over #1 \"Reshape_2.0\" AddAxis: Invalid axis",
+        );
+        assert_eq!(add_axis.signature(), conv.signature());
         assert_eq!(conv.root_signature(), slice.root_signature());
         assert!(
             conv.signature()
-                .contains("rule=Downsample/Reshape|msg=invalid axis"),
+                .contains("rule=Downsample/AxisOp|msg=invalid axis"),
             "{}",
             conv.signature()
         );

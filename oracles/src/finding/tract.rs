@@ -21,6 +21,12 @@ pub fn tract_rule(msg: &str) -> Option<String> {
     let (pulled, rest) = op_after_node(&msg[start + "Pulling ".len()..])?;
     let rest = rest.strip_prefix(" over ")?;
     let (over, _) = op_after_node(rest)?;
+    // tract's axis ops (`AxisOp`: AddAxis, RmAxis, MoveAxis, Reshape) share one rule for each
+    // op pulled over them (`pull_downsample_over_axis_op`, ...): one fault whichever it is.
+    let over = match over {
+        "AddAxis" | "RmAxis" | "MoveAxis" | "Reshape" => "AxisOp",
+        other => other,
+    };
     Some(format!("{pulled}/{over}"))
 }
 
@@ -94,7 +100,8 @@ pub fn tract_phrase(msg: &str) -> Option<String> {
             _ => {}
         }
     }
-    let n = collapse_lists(&normalize_message(&plain));
+    // A scalar's fact has no dims before its type (`,F32`): the rank is the model's.
+    let n = collapse_lists(&normalize_message(&plain)).replace(" ,#", " #");
     (n.split_whitespace().count() >= 2).then(|| n.chars().take(100).collect())
 }
 
@@ -132,8 +139,13 @@ mod tests {
         .unwrap();
         assert_eq!(
             div,
-            "typed ops require rank match. invalid inputs for div: # ; ,#"
+            "typed ops require rank match. invalid inputs for div: # ; #"
         );
+        // A rank-1 divisor fails the same way as the scalar one: one phrase.
+        let rank1 = tract_phrase(
+            "compile: Translating node #3 \"Mean_1\" AddNary ToTypedTranslator: in output_facts invocation for Mean_1.norm: Div: Typed ops require rank match. Invalid inputs for Div: 1,512,F32 ; 1,F32🟰 1,F32 3 ◻️,F32 3",
+        );
+        assert_eq!(rank1.as_deref(), Some(div.as_str()));
         let sub = tract_phrase(
             "compile: running pass FoldUniformMask(17): Trying to substitute a 1,512,F32 by 1,1,F32🟰 1,1,F32 0 ◻️,F32 0 as output #0 of #16 \"PRelu_mdba5d6a3_3.mul\" Mul.\nModelPatch { model: Graph { nodes: [] } }",
         )
