@@ -203,6 +203,27 @@ impl Finding {
             == mutagraph_backends::catalog::Library::Tract
     }
 
+    /// The source site of an ONNX Runtime failure (`cast_op.cc:983`: the file and line its
+    /// message names): one site is one fault, whichever op reached it (CastLike expands into
+    /// the Cast kernel that refuses). `None` for other libraries and for messages without one.
+    pub fn ort_site(&self) -> Option<String> {
+        let ort =
+            mutagraph_backends::catalog::library(self.backends.first().map_or("", String::as_str))
+                == mutagraph_backends::catalog::Library::OnnxRuntime;
+        if !ort || self.kind.is_numeric() {
+            return None;
+        }
+        self.message.split_whitespace().find_map(|w| {
+            let file = w.rsplit('/').next()?;
+            let (name, line) = file.rsplit_once(':')?;
+            let source = [".cc", ".h", ".cpp", ".cu", ".cuh"]
+                .iter()
+                .any(|ext| name.ends_with(ext));
+            (source && !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| format!("{name}:{line}"))
+        })
+    }
+
     /// The symptom class that stays the same on every smaller model showing this bug: for a
     /// numeric finding `shape` or `values` (NaN findings are their own kind), for a crash how
     /// it ended (`error`, `panic`, `signal-…`), else the symptom.
@@ -229,6 +250,7 @@ impl Finding {
             return self.signature();
         };
         if self.tract_rule().is_some()
+            || self.ort_site().is_some()
             || (self.trigger.is_empty() && self.kind.is_numeric())
             || self.ground.is_some()
         {
@@ -292,6 +314,9 @@ impl Finding {
                 // context: the op and the innermost cause name it.
                 let op = self.location.as_ref().map_or("?", |l| l.op_type.as_str());
                 format!("op={op}|msg={phrase}")
+            } else if let Some(site) = self.ort_site() {
+                // An ONNX Runtime check that fails is one fault whichever op reached it.
+                format!("site={site}|msg={}", core_message(&self.message))
             } else if self.placed_by_message {
                 format!("msg={}", core_message(&self.message))
             } else {
@@ -535,6 +560,37 @@ mod tests {
         let mut c = a.clone();
         c.message = "compile: Failed analyse for node #4 \"q\" Pad: Eager eval during inference: index out of bounds".into();
         assert_eq!(a.root_signature(), c.root_signature());
+    }
+
+    #[test]
+    fn an_onnx_runtime_check_is_one_signature_whichever_op_reached_it() {
+        let at = |backend: &str, op: &str| {
+            let mut f = Finding::new(
+                Kind::Crash,
+                backend,
+                "error",
+                "compile: Exception during initialization: /onnxruntime_src/onnxruntime/core/providers/cpu/tensor/cast_op.cc:983 onnxruntime::{anonymous}::Cast::Cast(const onnxruntime::OpKernelInfo&) Attribute saturate is only used for cast to float 8 types.".into(),
+            );
+            f.layer = Some(Layer::Kernel);
+            f.location = Some(Location {
+                op_type: op.into(),
+                value: "v".into(),
+                attrs: String::new(),
+            });
+            f
+        };
+        let cast = at("ort", "Cast");
+        let cast_like = at("ort-noopt", "CastLike");
+        assert_eq!(cast.ort_site().as_deref(), Some("cast_op.cc:983"));
+        assert_eq!(cast.signature(), cast_like.signature());
+        assert_eq!(cast.root_signature(), cast_like.root_signature());
+        assert!(
+            cast.signature().contains("|site=cast_op.cc:983|msg="),
+            "{}",
+            cast.signature()
+        );
+        // tract's messages name no such site.
+        assert_eq!(at("tract", "Cast").ort_site(), None);
     }
 
     #[test]
