@@ -9,6 +9,8 @@
 //! The change rate R of the How-Far study (Eq. 1-2) is computed for every node:
 //! `R = |D - D_pre| / (D_pre + 1e-7)` with `D` the mean absolute difference of the node's
 //! output and `D_pre` the largest `D` among its inputs.
+mod cancellation;
+
 use crate::checks::mean_abs_diff;
 use crate::envelope::{Precision, inside, new_nonfinite};
 use crate::finding::{Kind, Location};
@@ -443,6 +445,13 @@ fn check_blamed(
     }
     if near_float_limit(node, &seen) {
         // An intermediate overflows the element type where f64 does not.
+        return Verdict::Unstable;
+    }
+    // A normalization folded into x·s + (B − mean·s) rounds at the size of |x|·s.
+    if let Some(bound) = cancellation::normalization_rounding(node, &seen)
+        && cancellation::max_abs_diff(&outs(ex.reference), &outs(backend))
+            .is_some_and(|d| d <= bound)
+    {
         return Verdict::Unstable;
     }
     if reduced_precision(node).is_some() {
