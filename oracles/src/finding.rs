@@ -197,19 +197,21 @@ impl Finding {
         mutagraph_backends::catalog::family(self.backends.first().map_or("", String::as_str))
     }
 
+    /// The faulty library, from the catalog.
+    fn faulty_library(&self) -> mutagraph_backends::catalog::Library {
+        mutagraph_backends::catalog::library(self.backends.first().map_or("", String::as_str))
+    }
+
     /// Whether the faulty library is tract (whose messages name rules and nodes its own way).
     fn is_tract(&self) -> bool {
-        mutagraph_backends::catalog::library(self.backends.first().map_or("", String::as_str))
-            == mutagraph_backends::catalog::Library::Tract
+        self.faulty_library() == mutagraph_backends::catalog::Library::Tract
     }
 
     /// The source site of an ONNX Runtime failure (`cast_op.cc:983`: the file and line its
     /// message names): one site is one fault, whichever op reached it (CastLike expands into
     /// the Cast kernel that refuses). `None` for other libraries and for messages without one.
     pub fn ort_site(&self) -> Option<String> {
-        let ort =
-            mutagraph_backends::catalog::library(self.backends.first().map_or("", String::as_str))
-                == mutagraph_backends::catalog::Library::OnnxRuntime;
+        let ort = self.faulty_library() == mutagraph_backends::catalog::Library::OnnxRuntime;
         if !ort || self.kind.is_numeric() {
             return None;
         }
