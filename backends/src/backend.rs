@@ -43,6 +43,11 @@ pub struct BackendError {
     /// first tensor): the worker pool runs the model again in a fresh worker. Never a finding.
     #[serde(default)]
     pub fresh_process: bool,
+    /// True when the failure leaves the library's process unusable (a GPU device error after
+    /// which every later launch in the process fails or computes garbage): the worker pool
+    /// ends the worker once it has reported this run, and the next run gets a fresh one.
+    #[serde(default)]
+    pub poisoned: bool,
 }
 
 impl BackendError {
@@ -53,6 +58,16 @@ impl BackendError {
             unsupported: false,
             message: message.into(),
             fresh_process: false,
+            poisoned: false,
+        }
+    }
+
+    /// A failure after which the library's process is unusable (see
+    /// [`poisoned`](BackendError::poisoned)).
+    pub fn device(stage: Stage, message: impl Into<String>) -> BackendError {
+        BackendError {
+            poisoned: true,
+            ..BackendError::failed(stage, message)
         }
     }
 
@@ -72,6 +87,7 @@ impl BackendError {
             unsupported: true,
             message: message.into(),
             fresh_process: false,
+            poisoned: false,
         }
     }
 }

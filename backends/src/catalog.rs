@@ -236,6 +236,25 @@ pub fn is_reference(name: &str) -> bool {
     library(name) == Library::Reference
 }
 
+/// True for the backends that run on a GPU.
+pub fn is_gpu(name: &str) -> bool {
+    info(name).is_some_and(|b| b.gpu)
+}
+
+/// Whether a GPU backend's panic `message` reports a device error after which the device is
+/// unusable in that process (CUDA's `CUDA_ERROR_…` codes, cubecl's "server is in an invalid
+/// state", a lost Vulkan device): every later launch there fails or computes garbage.
+pub fn device_error(name: &str, message: &str) -> bool {
+    const MARKS: &[&str] = &[
+        "CUDA_ERROR_",
+        "server is in an invalid state",
+        "DeviceLost",
+        "device lost",
+        "VK_ERROR_DEVICE_LOST",
+    ];
+    is_gpu(name) && MARKS.iter().any(|m| message.contains(m))
+}
+
 /// True when the backend runs a graph optimizer.
 pub fn is_optimized(name: &str) -> bool {
     info(name).is_some_and(|b| b.optimized)

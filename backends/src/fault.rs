@@ -8,6 +8,11 @@
 //! the first time any process prepares it (a marker file per model under that directory), and
 //! by the reference interpreter after that: a finding that a fresh process does not show.
 //!
+//! With [`COMPUTE`] set to `reference`, a model without a fault node is run by the reference
+//! interpreter, and after a `DeviceError` or a `Poison` fault in the same process (a device
+//! left broken, as a GPU's after a failed launch) by the reference with every float output
+//! moved by one: `DeviceError` says so ([`BackendError::device`]), `Poison` does not.
+//!
 //! Its sibling [`Sleep`] (named `sleep`) takes every op and only waits: each run sleeps
 //! [`SLEEP_MS`] milliseconds (20 by default) and returns no outputs, using no CPU. Alone in a
 //! campaign's backend set it measures how the campaign itself scales with `-j`.
@@ -24,6 +29,37 @@ pub struct Fault;
 /// Environment variable: a directory where the fault backend marks the models it has run
 /// wrongly once (see the module documentation).
 pub const WRONG_ONCE: &str = "MUTAGRAPH_FAULT_WRONG_ONCE";
+
+/// Environment variable: `reference` makes the fault backend compute models without a fault
+/// node as the reference does (see the module documentation).
+pub const COMPUTE: &str = "MUTAGRAPH_FAULT_COMPUTE";
+
+/// Set by a `DeviceError` or `Poison` fault: this process's "device" is broken.
+static POISONED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether models without a fault node are computed (see [`COMPUTE`]).
+fn computes() -> bool {
+    std::env::var(COMPUTE).is_ok_and(|v| v == "reference")
+}
+
+/// What a broken device makes of the reference's outputs: every float element moved by one.
+fn garbled(out: NamedValues) -> NamedValues {
+    use crate::value::Value;
+    out.into_iter()
+        .map(|(n, v)| match v {
+            Value::Tensor(t) => match t.to_f64s().filter(|_| t.dtype.is_float()) {
+                Some(x) => {
+                    let moved: Vec<f64> = x.iter().map(|e| e + 1.0).collect();
+                    let g = crate::value::HostTensor::from_f64s(t.dtype, t.shape.clone(), &moved)
+                        .unwrap_or(t);
+                    (n, Value::Tensor(g))
+                }
+                None => (n, Value::Tensor(t)),
+            },
+            other => (n, other),
+        })
+        .collect()
+}
 
 /// Whether `model` was prepared before under the [`WRONG_ONCE`] directory (marking it now if
 /// not); `None` when the variable is not set.
@@ -65,6 +101,10 @@ pub enum Mode {
     Unsupported,
     /// Exits the process with status 3 in the middle of a run.
     Exit,
+    /// A device error that leaves the process's device broken ([`BackendError::device`]).
+    DeviceError,
+    /// Breaks the process's device without a word (identity otherwise).
+    Poison,
 }
 
 impl Mode {
@@ -79,6 +119,8 @@ impl Mode {
             "Error" => Mode::Error,
             "Unsupported" => Mode::Unsupported,
             "Exit" => Mode::Exit,
+            "DeviceError" => Mode::DeviceError,
+            "Poison" => Mode::Poison,
             _ => return None,
         })
     }
@@ -106,6 +148,10 @@ impl Backend for Fault {
                 break;
             }
         }
+        if mode == Mode::Identity && computes() {
+            let inner = crate::reference::Reference::new().prepare(model)?;
+            return Ok(Box::new(OnDevice { inner }));
+        }
         if mode == Mode::Identity && seen_before(model) == Some(true) {
             return crate::reference::Reference::new().prepare(model);
         }
@@ -122,6 +168,22 @@ impl Backend for Fault {
 struct FaultModel {
     mode: Mode,
     outputs: Vec<String>,
+}
+
+/// A model computed as the reference does, on a device a fault may have broken.
+struct OnDevice {
+    inner: Box<dyn Prepared>,
+}
+
+impl Prepared for OnDevice {
+    fn run(&mut self, inputs: &NamedValues) -> Result<NamedValues, BackendError> {
+        let out = self.inner.run(inputs)?;
+        Ok(if POISONED.load(std::sync::atomic::Ordering::Relaxed) {
+            garbled(out)
+        } else {
+            out
+        })
+    }
 }
 
 #[allow(unsafe_code)]
@@ -160,6 +222,14 @@ impl Prepared for FaultModel {
                 ));
             }
             Mode::Exit => std::process::exit(3),
+            Mode::DeviceError => {
+                POISONED.store(true, std::sync::atomic::Ordering::Relaxed);
+                return Err(BackendError::device(
+                    Stage::Run,
+                    "injected device error: CUDA_ERROR_INVALID_VALUE",
+                ));
+            }
+            Mode::Poison => POISONED.store(true, std::sync::atomic::Ordering::Relaxed),
         }
         Ok(self
             .outputs

@@ -156,6 +156,9 @@ pub struct Done {
     pub native: Option<NamedValues>,
     /// Localization on it.
     pub localization: Option<Localization>,
+    /// The library's own values of the blamed node's inputs, when the node alone showed the
+    /// finding on them.
+    pub blamed_inputs: Option<NamedValues>,
     /// The statistics.
     pub info: MinimizedInfo,
     /// What the job's mutations showed on the user's whole model ([`shows_on_whole`]).
@@ -270,6 +273,7 @@ pub fn minimize_one(
     let check = rep.check(&small)?;
     let found = check.found?;
     let (mut finding, localization, native) = (found.finding, found.localization, found.native);
+    let blamed_inputs = found.blamed_inputs;
     // The attributes the bug needs name its root cause.
     if !stop.load(Ordering::Relaxed) {
         finding.trigger = trigger_attributes(&mut rep, &small, &check.inputs, &finding);
@@ -308,6 +312,7 @@ pub fn minimize_one(
         finding,
         native,
         localization,
+        blamed_inputs,
         info,
         whole_model,
     })))

@@ -162,6 +162,56 @@ pub struct Finding {
     /// ([`crate::triage`]'s judging by peers). `None`: judged against the reference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ground: Option<String>,
+    /// Whether the blamed node, run without the rest of the model in a fresh worker of the
+    /// library, shows the finding ([`Blame`]). `None`: not checked (no node blamed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blame: Option<Blame>,
+}
+
+/// The blame checked: the blamed node run without the rest of the model, fed the library's own
+/// values of its inputs (what reached it in the model), in a worker started for that run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "shown", rename_all = "kebab-case")]
+pub enum Blame {
+    /// The node alone shows the finding.
+    Alone,
+    /// The node shows it only with the nodes that produce its inputs (op types, in the
+    /// model's order): a rewrite over them, or a kernel that reads more than its inputs.
+    WithProducers {
+        /// The producers' op types.
+        ops: Vec<String>,
+    },
+    /// Neither the node alone nor with its producers (up to the depth tried) shows it.
+    NotShown {
+        /// How many nodes the largest part tried had.
+        nodes: usize,
+    },
+    /// It could not be checked (why).
+    Unchecked {
+        /// Why.
+        why: String,
+    },
+}
+
+impl Blame {
+    /// In words, for reports: how the blamed node showed the finding on its own.
+    pub fn describe(&self, op: &str) -> String {
+        match self {
+            Blame::Alone => format!(
+                "the {op} node alone, fed the values that reached it, shows it in a fresh process"
+            ),
+            Blame::WithProducers { ops } => format!(
+                "the {op} node shows it only together with the nodes producing its inputs ({}), \
+                 in a fresh process",
+                ops.join(", ")
+            ),
+            Blame::NotShown { nodes } => format!(
+                "the {op} node does not show it without the rest of the model (alone, nor in a \
+                 part of {nodes} nodes ending at it)"
+            ),
+            Blame::Unchecked { why } => format!("the blame on {op} was not checked alone: {why}"),
+        }
+    }
 }
 
 impl Finding {
@@ -183,6 +233,7 @@ impl Finding {
             placed_by_message: false,
             trigger: Vec::new(),
             ground: None,
+            blame: None,
         }
     }
 

@@ -21,7 +21,9 @@ pub mod undefined;
 pub use checks::{
     Crash, Flaky, Hang, Inconsistency, Memory, NanInf, Slow, default_oracles, slow_candidates,
 };
-pub use finding::{Finding, Kind, Layer, Location, core_message, key_phrase, normalize_message};
+pub use finding::{
+    Blame, Finding, Kind, Layer, Location, core_message, key_phrase, normalize_message,
+};
 pub use mutant::Mutant;
 pub use triage::{Triage, Triaged, Verdict};
 

@@ -111,7 +111,7 @@ pub fn key_attrs(node: &Node) -> String {
 
 /// Whether `got` diverges from the envelope of `want` (f64 reference) and `native` for a `kind`
 /// finding. Outside NaN findings a NaN/Inf that only `got` holds counts too.
-fn diverges(
+pub(crate) fn diverges(
     kind: Kind,
     want: &NamedValues,
     native: Option<&NamedValues>,

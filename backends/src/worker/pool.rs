@@ -179,6 +179,8 @@ pub struct PoolOptions {
     pub mem_limit: u64,
     /// Backend settings.
     pub config: WireConfig,
+    /// Environment variables set for the workers (beside this process's own).
+    pub env: Vec<(String, String)>,
 }
 
 impl PoolOptions {
@@ -191,6 +193,7 @@ impl PoolOptions {
             init_timeout: Duration::from_secs(60),
             mem_limit: 4 << 30,
             config: WireConfig::default(),
+            env: Vec::new(),
         }
     }
 }
@@ -216,6 +219,7 @@ pub struct Pool {
     workers: BTreeMap<String, Worker>,
     spawns: BTreeMap<String, u64>,
     fresh_restarts: u64,
+    poisoned: u64,
 }
 
 enum Wait {
@@ -233,6 +237,7 @@ impl Pool {
             workers: BTreeMap::new(),
             spawns: BTreeMap::new(),
             fresh_restarts: 0,
+            poisoned: 0,
         }
     }
 
@@ -254,6 +259,7 @@ impl Pool {
     fn spawn(&mut self, backend: &str) -> Result<(), PoolError> {
         let mut cmd = Command::new(&self.opts.exe);
         cmd.args(&self.opts.args)
+            .envs(self.opts.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -424,6 +430,21 @@ impl Pool {
         self.run_within(backend, model, inputs, self.opts.timeout)
     }
 
+    /// [`run`](Pool::run) in a worker started for this run: nothing an earlier model left in
+    /// the library's process (a poisoned device, a cache) can take part. The new worker then
+    /// serves the later runs of `backend`.
+    pub fn run_fresh(
+        &mut self,
+        backend: &str,
+        model: &[u8],
+        inputs: &NamedValues,
+    ) -> Result<RunReport, PoolError> {
+        if let Some(mut w) = self.workers.remove(backend) {
+            kill(&mut w);
+        }
+        self.run(backend, model, inputs)
+    }
+
     /// Sets the time limit of [`run`](Pool::run).
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.opts.timeout = timeout;
@@ -464,6 +485,12 @@ impl Pool {
         Ok(report)
     }
 
+    /// How many workers were ended because a run left their library's process unusable
+    /// ([`BackendError::poisoned`](crate::backend::BackendError): a device error).
+    pub fn poisoned(&self) -> u64 {
+        self.poisoned
+    }
+
     /// How many runs were repeated in a fresh worker (see [`run_within`](Pool::run_within)).
     pub fn fresh_restarts(&self) -> u64 {
         self.fresh_restarts
@@ -478,6 +505,7 @@ impl Pool {
         timeout: Duration,
     ) -> Result<(RunReport, bool), PoolError> {
         let mut fresh = false;
+        let mut poisoned = false;
         let mem_limit = self.opts.mem_limit;
         let w = self.worker(backend)?;
         let version = w.version.clone();
@@ -513,6 +541,13 @@ impl Pool {
                 report.cached = cached;
                 report.outcome = match result {
                     RunResult::Ok(o) => Outcome::Ok(o),
+                    RunResult::Err(e) if e.poisoned => {
+                        poisoned = true;
+                        Outcome::Error {
+                            stage: e.stage,
+                            message: e.message,
+                        }
+                    }
                     RunResult::Err(e) if e.fresh_process => {
                         fresh = true;
                         Outcome::Error {
@@ -528,11 +563,14 @@ impl Pool {
                         stage: e.stage,
                         message: e.message,
                     },
-                    RunResult::Panic(message) => Outcome::Crash {
-                        signal: None,
-                        exit_code: None,
-                        message,
-                    },
+                    RunResult::Panic(message) => {
+                        poisoned = crate::catalog::device_error(backend, &message);
+                        Outcome::Crash {
+                            signal: None,
+                            exit_code: None,
+                            message,
+                        }
+                    }
                 };
             }
             Wait::Got(other) => {
@@ -577,6 +615,13 @@ impl Pool {
                     limit: mem_limit,
                     message: format!("resident memory reached {} MiB", rss >> 20),
                 };
+            }
+        }
+        if poisoned {
+            // The device is broken for the rest of this process: no later run may meet it.
+            self.poisoned += 1;
+            if let Some(mut w) = self.workers.remove(backend) {
+                kill(&mut w);
             }
         }
         Ok((report, fresh))

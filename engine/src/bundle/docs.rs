@@ -303,23 +303,30 @@ pub(super) fn burn_project(
     node: Option<mutagraph_ir::graph::NodeId>,
     inputs: &NamedValues,
     expected: Option<&NamedValues>,
+    blamed: Option<&NamedValues>,
     rp: &Reproduce,
     title: &str,
     symptom: &str,
 ) -> Result<Option<String>> {
     use mutagraph_backends::burn::repro::{Expect, project};
+    use mutagraph_oracles::localize::{InProcess, node_alone, run_reference};
     // A model of several nodes (the minimizer keeps what the bug needs upstream): the blamed
-    // node alone, fed the values the reference computes for it.
+    // node alone, fed the values burn computed for it when the node alone showed the finding
+    // on them (`blamed`), else those the reference computes for it.
     let alone;
     let (model, inputs, expected) = match (model.graph.node_count(), node) {
         (n, Some(id)) if n > 1 => {
-            let Some(a) = mutagraph_oracles::localize::node_alone(
-                model,
-                id,
-                inputs,
+            let a = match blamed {
+                Some(fed) => mutagraph_ir::slice::extract(model, &[id])
+                    .ok()
+                    .and_then(|single| {
+                        let want = run_reference(&single, fed).ok()?;
+                        Some((single, fed.clone(), want))
+                    }),
                 // The reference ran this minimized model to completion in a worker already.
-                &mut mutagraph_oracles::localize::InProcess,
-            ) else {
+                None => node_alone(model, id, inputs, &mut InProcess),
+            };
+            let Some(a) = a else {
                 return Ok(None);
             };
             alone = a;
@@ -367,6 +374,7 @@ pub(super) fn burn_project(
     _: &Model,
     _: Option<mutagraph_ir::graph::NodeId>,
     _: &NamedValues,
+    _: Option<&NamedValues>,
     _: Option<&NamedValues>,
     _: &Reproduce,
     _: &str,
@@ -474,13 +482,20 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
     if let Some(s) = &snippet {
         w(&dir.join("snippet.py"), s.as_bytes())?;
     }
-    let burn_main = if rp.library == "burn" {
+    // A node that does not show the finding alone has no reproduction of its own.
+    let alone = matches!(
+        finding.blame,
+        None | Some(Blame::Alone) | Some(Blame::Unchecked { .. })
+    );
+    let blamed = npz_values(&dir.join(format!("{p}blamed_inputs.npz")));
+    let burn_main = if rp.library == "burn" && alone {
         burn_project(
             dir,
             model,
             node.map(|n| n.id),
             &inputs,
             expected.as_ref(),
+            blamed.as_ref(),
             rp,
             &title,
             finding.symptom_class(),
@@ -564,6 +579,9 @@ fn facts_lines(meta: &Meta, finding: &Finding, op: &Option<String>) -> Vec<(Stri
     }
     if !meta.trigger.is_empty() {
         facts_lines.push(("Needs".into(), meta.trigger.join(", ")));
+    }
+    if let (Some(b), Some(op)) = (&finding.blame, op) {
+        facts_lines.push(("Blame checked".into(), b.describe(op)));
     }
     if !meta.aliases.is_empty() {
         facts_lines.push((

@@ -60,6 +60,23 @@ pub(super) fn write_values(
     Ok(())
 }
 
+/// Writes `<prefix>blamed_inputs.npz` (the library's own values of the blamed node's inputs,
+/// on which the node alone showed the finding), or removes one an earlier writing left.
+pub(super) fn write_blamed_inputs(
+    dir: &Path,
+    prefix: &str,
+    values: Option<&NamedValues>,
+) -> Result<()> {
+    let path = dir.join(format!("{prefix}blamed_inputs.npz"));
+    match values {
+        Some(v) => write_npz(&path, v),
+        None if path.exists() => {
+            std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))
+        }
+        None => Ok(()),
+    }
+}
+
 /// Reads an `.npz` of the bundle as named values (missing file: `None`).
 pub(super) fn npz_values(path: &Path) -> Option<NamedValues> {
     if !path.exists() {

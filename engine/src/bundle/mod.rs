@@ -42,7 +42,7 @@ use mutagraph_oracles::bundle::{
 };
 use mutagraph_oracles::envelope::Precision;
 use mutagraph_oracles::localize::Localization;
-use mutagraph_oracles::{Finding, Kind, Layer, Mutant, MutantRuns, key_phrase};
+use mutagraph_oracles::{Blame, Finding, Kind, Layer, Mutant, MutantRuns, key_phrase};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -71,6 +71,9 @@ pub struct Found<'a> {
     pub runs: &'a MutantRuns,
     /// The native-precision reference's outputs, when computed.
     pub native: Option<&'a NamedValues>,
+    /// The library's own values of the blamed node's inputs, when the node alone showed the
+    /// finding on them (`blamed_inputs.npz`).
+    pub blamed_inputs: Option<&'a NamedValues>,
     /// Seed model name.
     pub seed: &'a str,
     /// Its file under the campaign's `seeds/`.
@@ -113,6 +116,7 @@ pub fn write_new(dir: &Path, f: &Found) -> Result<()> {
     w(&tmp.join("original.onnx"), f.model.bytes())?;
     let faulty = f.finding.backends[0].as_str();
     write_values(&tmp, "", f.inputs, f.runs, f.native, faulty)?;
+    write_blamed_inputs(&tmp, "", f.blamed_inputs)?;
     let meta = Meta {
         version: Meta::VERSION,
         id: f.entry.id.clone(),
@@ -247,6 +251,7 @@ pub fn write_minimized(dir: &Path, d: &Done) -> Result<()> {
         d.native.as_ref(),
         &meta.backends[0],
     )?;
+    write_blamed_inputs(dir, "minimized_", d.blamed_inputs.as_ref())?;
     meta.minimized = Some(d.info.clone());
     meta.minimized_runs = run_lines(&d.runs);
     meta.minimized_finding = Some(d.finding.clone());
@@ -331,6 +336,7 @@ pub(crate) fn sample(parent: &Path) -> (PathBuf, String, String) {
             whole_model: None,
             runs: &runs,
             native: None,
+            blamed_inputs: None,
             seed: "zoo:test",
             iteration: 3,
             trace: &[],

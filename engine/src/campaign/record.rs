@@ -40,6 +40,7 @@ impl Campaign {
             intermediates,
             native,
             ground_run,
+            blamed_inputs,
             ..
         } = t;
         // Judged by peers: the bundle's expected values are the ground's.
@@ -103,6 +104,7 @@ impl Campaign {
             input_seed: job.input_seed,
             runs,
             native: native.as_ref(),
+            blamed_inputs: blamed_inputs.as_ref(),
             seed: &seed.name,
             seed_file: Some(&seed.file),
             derived_from: seed.origin.as_ref(),

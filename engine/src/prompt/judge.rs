@@ -264,6 +264,7 @@ impl<'p> Judge<'p> {
                     input_seed: self.input_seed,
                     runs: &mr,
                     native: native.as_ref(),
+                    blamed_inputs: None,
                     seed: &self.origin,
                     seed_file: None,
                     derived_from: None,

@@ -81,6 +81,7 @@ fn report_and_snippet_of_a_bundle() {
             whole_model: None,
             runs: &runs,
             native: None,
+            blamed_inputs: None,
             seed: "zoo:lenet",
             iteration: 3,
             trace: &[],
@@ -208,6 +209,7 @@ fn report_of_a_minimized_crash_uses_the_minimized_message() {
         finding: small_f,
         native: None,
         localization: None,
+        blamed_inputs: None,
         info: MinimizedInfo {
             nodes_before: 2,
             nodes_after: 1,
@@ -331,6 +333,7 @@ fn write_tract_bundle(
             whole_model: None,
             runs,
             native: None,
+            blamed_inputs: None,
             seed: "zoo:lenet",
             iteration: 1,
             trace: &[],

@@ -325,3 +325,115 @@ fn burn_ndarray_computes_f64_after_f32_in_a_fresh_worker() {
     assert!(matches!(&out[0].1, Value::Tensor(t) if matches!(t.data, Data::F32(_))));
     assert_eq!(p.fresh_restarts(), 2);
 }
+
+/// A pool whose `fault` workers compute models without a fault node as the reference does.
+fn computing_pool() -> Pool {
+    let mut o = PoolOptions::new(PathBuf::from(env!("CARGO_BIN_EXE_mutagraph")));
+    o.timeout = Duration::from_secs(30);
+    o.env = vec![(
+        mutagraph_backends::fault::COMPUTE.to_string(),
+        "reference".to_string(),
+    )];
+    Pool::new(o)
+}
+
+/// `Relu` then `Neg`, on inputs with a negative element.
+fn two_nodes() -> (Vec<u8>, Vec<(String, Value)>) {
+    let m = text_model("g (float[3] x) => (float[3] z) { y = Relu (x)\n z = Neg (y) }");
+    (m, inputs())
+}
+
+#[test]
+fn a_device_error_ends_the_worker_and_later_runs_get_a_fresh_one() {
+    let mut p = computing_pool();
+    let r = p
+        .run("fault", &model(Some("DeviceError")), &inputs())
+        .unwrap();
+    assert!(
+        matches!(&r.outcome, Outcome::Error { message, .. } if message.contains("device error")),
+        "{:?}",
+        r.outcome
+    );
+    assert_eq!(p.poisoned(), 1);
+    // The next run is in a fresh worker, on a sound device: the reference's values.
+    let (m, ins) = two_nodes();
+    let r = p.run("fault", &m, &ins).unwrap();
+    let Outcome::Ok(out) = &r.outcome else {
+        panic!("{:?}", r.outcome)
+    };
+    assert_eq!(
+        out[0].1,
+        Value::Tensor(HostTensor::new(vec![3], Data::F32(vec![-1.0, -0.0, -3.5])))
+    );
+    assert_eq!(p.spawns("fault"), 2);
+}
+
+/// Runs `two_nodes` on the reference and on `fault` after a silent `Poison` in its worker,
+/// and triages what the oracles find, with the blame checked or not.
+fn triage_after_poison(check_blame: bool) -> Vec<mutagraph_oracles::Triaged> {
+    let mut p = computing_pool();
+    let r = p.run("fault", &model(Some("Poison")), &inputs()).unwrap();
+    assert!(r.outcome.outputs().is_some(), "{:?}", r.outcome);
+    let (m, ins) = two_nodes();
+    let runs = mutagraph_oracles::MutantRuns {
+        runs: vec![
+            p.run("reference", &m, &ins).unwrap(),
+            p.run("fault", &m, &ins).unwrap(),
+        ],
+        reference: Some(0),
+        reruns: Vec::new(),
+        slow_baseline: Default::default(),
+    };
+    let backends = ["reference".to_string(), "fault".to_string()];
+    let mut triage = mutagraph_oracles::Triage::new(
+        &backends,
+        mutagraph_backends::compare::Tolerance::APPROXIMATE,
+    );
+    triage.check_blame = check_blame;
+    triage.judge(&mut p, &m, &ins, &runs)
+}
+
+#[test]
+fn a_finding_only_a_poisoned_worker_shows_is_not_filed() {
+    use mutagraph_oracles::{Blame, Verdict};
+    // The poisoned worker computes every value wrong: localization blames the Relu.
+    let unchecked = triage_after_poison(false);
+    assert!(
+        unchecked
+            .iter()
+            .any(|t| t.verdict == Verdict::Report && t.finding.op_type() == Some("Relu")),
+        "without the check the poisoned worker's values are a finding: {unchecked:?}"
+    );
+    // The Relu alone, fed the values that reached it, in a fresh worker: right. Not filed.
+    let checked = triage_after_poison(true);
+    assert!(!checked.is_empty());
+    for t in &checked {
+        assert!(
+            matches!(t.verdict, Verdict::Unlocalized(_)),
+            "{:?}: {:?}",
+            t.verdict,
+            t.finding
+        );
+        assert!(
+            matches!(t.finding.blame, Some(Blame::NotShown { .. })),
+            "{:?}",
+            t.finding.blame
+        );
+    }
+}
+
+#[test]
+fn a_gpu_backends_device_error_panic_poisons_its_worker_and_a_cpu_backends_does_not() {
+    use mutagraph_backends::catalog::device_error;
+    let cuda = "CUDA_ERROR_INVALID_VALUE: The server is in an invalid state";
+    assert!(device_error("burn-cuda", cuda));
+    assert!(device_error("burn-wgpu", "wgpu: DeviceLost"));
+    assert!(
+        !device_error("burn-ndarray", cuda),
+        "no device on a CPU backend"
+    );
+    assert!(!device_error(
+        "burn-cuda",
+        "index out of bounds: the len is 3"
+    ));
+}

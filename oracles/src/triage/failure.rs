@@ -1,6 +1,7 @@
 //! Steps 3 and 4 for failures (crash, hang, memory): the witnesses, the node the library
 //! failed on, and a wrongly shaped value upstream of it.
 
+use super::confirm::{Blamed, Shows};
 use super::{Cache, Triage, Triaged, Verdict, crash, plain};
 use crate::MutantRuns;
 use crate::finding::{Finding, Kind, Location};
@@ -87,6 +88,16 @@ impl Triage {
             self.undefined_verdict(&at, node, truth, library_values.as_ref(), &mut t);
             t.intermediates = Some(truth.clone());
         }
+        let blamed = Blamed {
+            model,
+            node,
+            faulty: &faulty,
+            inputs: cache.inputs,
+            library: library_values.as_ref(),
+            fresh: true,
+        };
+        let message = t.finding.message.clone();
+        self.check_blame(pool, blamed, &Shows::Failure(&message), &mut t);
         t
     }
 

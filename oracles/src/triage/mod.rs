@@ -46,6 +46,7 @@
 //! made beyond the campaign's (variants, witnesses, the native reference, exposed
 //! intermediates), `failure` steps 3–4 for failures, `numeric` steps 4–6 for numeric findings,
 //! and [`crash`] what a failure message and the model's prefixes say.
+mod confirm;
 pub mod crash;
 mod extra;
 mod failure;
@@ -126,6 +127,10 @@ pub struct Triaged {
     /// The run that stood in for the reference, when the finding was judged by peers
     /// ([`Finding::ground`]): the bundle's expected values are its outputs.
     pub ground_run: Option<RunReport>,
+    /// The library's own values of the blamed node's inputs, when the node alone showed the
+    /// finding on them ([`Blame::Alone`](crate::finding::Blame)): a reproduction of the node
+    /// alone is fed these.
+    pub blamed_inputs: Option<NamedValues>,
 }
 
 /// A triaged finding with its verdict alone (no localization, no values).
@@ -137,6 +142,7 @@ fn plain(finding: Finding, verdict: Verdict) -> Triaged {
         intermediates: None,
         native: None,
         ground_run: None,
+        blamed_inputs: None,
     }
 }
 
@@ -355,6 +361,12 @@ pub struct Triage {
     /// runs (see the module's doc; off unless set: minimization and re-checks judge every
     /// model in full).
     pub learn: bool,
+    /// Check every blame on the blamed node alone ([`confirm`]; on unless turned off).
+    pub check_blame: bool,
+    /// Run those checks in a fresh worker of the library (on unless turned off: minimization
+    /// turns it off for its candidates, and on for the model it starts from and the one it
+    /// keeps).
+    pub fresh_blame: bool,
     /// Its counters and what it learned, shared with the triages of [`Triage::sharing`].
     memory: Arc<Mutex<Memory>>,
     /// The campaign's context of the runs being judged ([`Triage::judge_in`]).
@@ -407,6 +419,8 @@ impl Triage {
             oracles: oracles(tolerance),
             extra_runs: true,
             learn: false,
+            check_blame: true,
+            fresh_blame: true,
             memory: Arc::default(),
             context: None,
         }
@@ -418,6 +432,8 @@ impl Triage {
         Triage {
             extra_runs: self.extra_runs,
             learn: self.learn,
+            check_blame: self.check_blame,
+            fresh_blame: self.fresh_blame,
             memory: self.memory.clone(),
             ..Triage::new(&self.backends, self.tolerance)
         }

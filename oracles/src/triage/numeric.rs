@@ -2,6 +2,7 @@
 //! witnesses, localization to the first diverging node, and the catalogue of what ONNX leaves
 //! open.
 
+use super::confirm::{Blamed, Shows};
 use super::{Cache, Triage, Triaged, Verdict, plain};
 use crate::MutantRuns;
 use crate::envelope::{Precision, inside, new_nonfinite};
@@ -139,6 +140,25 @@ impl Triage {
             ));
         }
         apply_localization(&mut t, &l, exposed.as_ref());
+        if l.verdict == LocVerdict::Localized
+            && let (Some(e), Some(loc)) = (&exposed, &l.location)
+            && let Some(node) = producer_of(model, &loc.value)
+        {
+            let at = Blamed {
+                model,
+                node,
+                faulty: &faulty,
+                inputs: cache.inputs,
+                library: Some(e.backend),
+                fresh: true,
+            };
+            let shows = Shows::Values {
+                kind: t.finding.kind,
+                precision: &precision,
+                native: e.native.is_some(),
+            };
+            self.check_blame(pool, at, &shows, &mut t);
+        }
         t.localization = Some(l);
         t.intermediates = truth;
         t
@@ -239,4 +259,13 @@ fn apply_localization(t: &mut Triaged, l: &Localization, exposed: Option<&Expose
         }
         _ => {}
     }
+}
+
+/// The node of `model` whose first output is `value`.
+pub(super) fn producer_of(model: &Model, value: &str) -> Option<NodeId> {
+    model
+        .graph
+        .nodes()
+        .find(|n| n.outputs.first().is_some_and(|o| o == value))
+        .map(|n| n.id)
 }

@@ -237,8 +237,13 @@ impl Reproducer<'_> {
     /// True when `model` still shows the target bug, and no bug of the target's library that
     /// the starting model did not show ([`Reproducer::start`]): a minimization never drifts
     /// from one bug to another.
+    /// Its blame is checked in the worker the candidates run in (the starting model's and the
+    /// kept model's checks start a fresh one).
     pub fn reproduces(&mut self, model: &Model) -> bool {
-        let Some(c) = self.check(model) else {
+        let fresh = std::mem::replace(&mut self.triage.fresh_blame, false);
+        let c = self.check(model);
+        self.triage.fresh_blame = fresh;
+        let Some(c) = c else {
             return false;
         };
         let Some(found) = &c.found else {

@@ -1,0 +1,218 @@
+//! The blame checked, not inferred: the blamed node is run without the rest of the model, fed
+//! the library's own values of its inputs (what reached it in the model, not the reference's),
+//! in a worker of the library started for that run. When the node alone does not show the
+//! finding, the nodes producing its inputs join it, a level at a time ([`MAX_LEVELS`]): a
+//! rewrite over several nodes shows only with them. A finding no such part shows is not pinned
+//! on the node.
+use crate::envelope::Precision;
+use crate::finding::{Blame, Kind, same_failure};
+use crate::localize::{ReferenceRunner, diverges};
+use mutagraph_backends::catalog;
+use mutagraph_backends::value::NamedValues;
+use mutagraph_backends::worker::{Outcome, Pool};
+use mutagraph_ir::graph::NodeId;
+use mutagraph_ir::model::Model;
+use mutagraph_ir::slice::extract;
+use std::collections::BTreeSet;
+
+/// How many levels of producers may join the blamed node.
+pub const MAX_LEVELS: usize = 2;
+
+/// The blamed node and what reached it.
+pub(super) struct Blamed<'a> {
+    /// The model.
+    pub model: &'a Model,
+    /// The blamed node.
+    pub node: NodeId,
+    /// The library variant that showed the finding.
+    pub faulty: &'a str,
+    /// The model's inputs.
+    pub inputs: &'a NamedValues,
+    /// The library's own values of the model's intermediates (those it computed upstream).
+    pub library: Option<&'a NamedValues>,
+    /// Run the part in a fresh worker (else in the pool's current one).
+    pub fresh: bool,
+}
+
+/// What shows the finding on a part of the model.
+pub(super) enum Shows<'a> {
+    /// A failure worded as this message.
+    Failure(&'a str),
+    /// Values of the blamed node's outputs outside the envelope of the references.
+    Values {
+        /// The finding's kind.
+        kind: Kind,
+        /// The envelope's tolerances.
+        precision: &'a Precision,
+        /// Whether the native-precision reference bounds the envelope too.
+        native: bool,
+    },
+}
+
+/// The check's outcome: the [`Blame`], and the values fed to the node when it showed the
+/// finding alone (a bundle's reproduction runs the node on them).
+pub(super) fn check(pool: &mut Pool, at: &Blamed, shows: &Shows) -> (Blame, Option<NamedValues>) {
+    let mut part: BTreeSet<NodeId> = BTreeSet::from([at.node]);
+    let mut tried = 0;
+    for level in 0..=MAX_LEVELS {
+        let ids: Vec<NodeId> = in_order(at.model, &part);
+        let Ok(single) = extract(at.model, &ids) else {
+            return (
+                unchecked("the part could not be cut out of the model"),
+                None,
+            );
+        };
+        let Some(feed) = feed(&single, at) else {
+            return (
+                unchecked("the library did not compute every value reaching the part"),
+                None,
+            );
+        };
+        tried = ids.len();
+        match shown(pool, at, &single, &feed, shows) {
+            Some(true) if level == 0 => return (Blame::Alone, Some(feed)),
+            Some(true) => {
+                let ops = ids
+                    .iter()
+                    .filter(|id| **id != at.node)
+                    .filter_map(|id| Some(at.model.graph.node(*id)?.op_type.clone()))
+                    .collect();
+                return (Blame::WithProducers { ops }, None);
+            }
+            Some(false) => {}
+            None => return (unchecked("the part could not be run"), None),
+        }
+        let before = part.len();
+        let producers: Vec<NodeId> = part
+            .iter()
+            .filter_map(|id| at.model.graph.node(*id))
+            .flat_map(|n| n.present_inputs())
+            .filter_map(|v| at.model.graph.producer(v))
+            .collect();
+        part.extend(producers);
+        if part.len() == before {
+            break;
+        }
+    }
+    (Blame::NotShown { nodes: tried }, None)
+}
+
+fn unchecked(why: &str) -> Blame {
+    Blame::Unchecked { why: why.into() }
+}
+
+/// `part` in the model's topological order.
+fn in_order(model: &Model, part: &BTreeSet<NodeId>) -> Vec<NodeId> {
+    model
+        .graph
+        .topo_order()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|id| part.contains(id))
+        .collect()
+}
+
+/// The values reaching `single`'s inputs: the model's inputs, else the library's own values.
+fn feed(single: &Model, at: &Blamed) -> Option<NamedValues> {
+    single
+        .graph
+        .real_inputs()
+        .iter()
+        .map(|vi| {
+            let n = vi.name.as_deref()?;
+            at.inputs
+                .iter()
+                .chain(at.library.into_iter().flatten())
+                .find(|(k, _)| k == n)
+                .cloned()
+        })
+        .collect()
+}
+
+/// Whether the library shows the finding on `single` fed `feed` (`None`: it could not be
+/// judged: the library's worker did not start, or the reference failed on the part).
+fn shown(
+    pool: &mut Pool,
+    at: &Blamed,
+    single: &Model,
+    feed: &NamedValues,
+    shows: &Shows,
+) -> Option<bool> {
+    let bytes = single.to_bytes();
+    let run = if at.fresh {
+        pool.run_fresh(at.faulty, &bytes, feed)
+    } else {
+        pool.run(at.faulty, &bytes, feed)
+    }
+    .ok()?;
+    match shows {
+        Shows::Failure(message) => Some(match &run.outcome {
+            Outcome::Ok(_) | Outcome::Unsupported { .. } => false,
+            o => same_failure(catalog::family(at.faulty), message, &o.detail()),
+        }),
+        Shows::Values {
+            kind,
+            precision,
+            native,
+        } => {
+            let Outcome::Ok(got) = &run.outcome else {
+                // Failing where the model ran is another finding, not this one.
+                return Some(false);
+            };
+            let want = pool.run_reference(single, feed, false).ok()?;
+            let nat = if *native {
+                pool.run_reference(single, feed, true).ok()
+            } else {
+                None
+            };
+            let node = at.model.graph.node(at.node)?;
+            let of = |vals: &NamedValues| -> NamedValues {
+                vals.iter()
+                    .filter(|(n, _)| node.outputs.contains(n))
+                    .cloned()
+                    .collect()
+            };
+            let (want, got) = (of(&want), of(got));
+            if want.is_empty() || want.len() != got.len() {
+                return None;
+            }
+            Some(diverges(
+                *kind,
+                &want,
+                nat.as_ref().map(of).as_ref(),
+                &got,
+                precision,
+            ))
+        }
+    }
+}
+
+impl super::Triage {
+    /// Checks the blame of `t` (its location, a node of `at.model`) with [`check`], recording
+    /// it in the finding. A numeric finding no part ending at the node shows is not pinned on
+    /// it ([`Verdict::Unlocalized`](super::Verdict)); a failure keeps its place (the whole
+    /// model fails), with the check saying the node alone does not.
+    pub(super) fn check_blame(
+        &mut self,
+        pool: &mut Pool,
+        at: Blamed,
+        shows: &Shows,
+        t: &mut super::Triaged,
+    ) {
+        if !self.check_blame || t.verdict != super::Verdict::Report {
+            return;
+        }
+        let at = Blamed {
+            fresh: self.fresh_blame,
+            ..at
+        };
+        let (blame, fed) = check(pool, &at, shows);
+        self.memory().stats.extra_runs += 1;
+        let op = t.finding.op_type().unwrap_or("?").to_string();
+        if matches!(blame, Blame::NotShown { .. }) && matches!(shows, Shows::Values { .. }) {
+            t.verdict = super::Verdict::Unlocalized(blame.describe(&op));
+        }
+        t.blamed_inputs = fed;
+        t.finding.blame = Some(blame);
+    }
+}
