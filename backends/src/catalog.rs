@@ -188,6 +188,7 @@ pub const TEST_TABLE: &[BackendInfo] = &[
     row(crate::planted::REDUCE_MEAN, Library::Test, create_test),
     row(crate::planted::MAXPOOL_SAME, Library::Test, create_test),
     row(crate::planted::RNN_CLIP, Library::Test, create_test),
+    row(crate::planted::TWO, Library::Test, create_test),
 ];
 
 /// Every backend name this tool knows (not the test-only ones), in report order: the names

@@ -15,6 +15,7 @@
 //! | [`REDUCE_MEAN`] | `ReduceMean` | a negative axis `a` is normalized to `a + rank - 1` |
 //! | [`MAXPOOL_SAME`] | `MaxPool` | `auto_pad = SAME_*` pads computed from the undilated kernel (wrong output shape) |
 //! | [`RNN_CLIP`] | `RNN`, `GRU`, `LSTM` | the `clip` attribute is ignored (one bug in three ops) |
+//! | [`TWO`] | `Softmax`, `ReduceMean` | both of [`SOFTMAX`]'s and [`REDUCE_MEAN`]'s bugs: two bugs of one library |
 use crate::reference::tensor::{R, T, err};
 use crate::reference::{Cx, OpFn, OpTable, Reference, V, geometry, inp, one, opt, table};
 use mutagraph_ir::attr::{AttrLookup, AttrValue};
@@ -37,8 +38,12 @@ pub const MAXPOOL_SAME: &str = "planted-maxpool-same";
 /// Name of the backend whose recurrent layers ignore `clip` ([`rnn_clip`]).
 pub const RNN_CLIP: &str = "planted-rnn-clip";
 
+/// Name of the backend with two bugs, [`softmax_unstable`] and [`reduce_mean_bad_axis`]: a
+/// model may show one, the other or both.
+pub const TWO: &str = "planted-two";
+
 /// Every planted backend's name.
-pub const NAMES: &[&str] = &[CONV_PAD, SOFTMAX, REDUCE_MEAN, MAXPOOL_SAME, RNN_CLIP];
+pub const NAMES: &[&str] = &[CONV_PAD, SOFTMAX, REDUCE_MEAN, MAXPOOL_SAME, RNN_CLIP, TWO];
 
 /// The planted backend named `name` (one of [`NAMES`]).
 pub fn by_name(name: &str) -> Option<Reference> {
@@ -48,6 +53,7 @@ pub fn by_name(name: &str) -> Option<Reference> {
         REDUCE_MEAN => Some(reduce_mean()),
         MAXPOOL_SAME => Some(maxpool_same()),
         RNN_CLIP => Some(rnn_clip()),
+        TWO => Some(two()),
         _ => None,
     }
 }
@@ -96,6 +102,19 @@ pub fn conv_off_by_one(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> R<Vec<V>> {
         .with_attr("auto_pad", AttrValue::String(b"NOTSET".to_vec()))
         .with_attr("pads", AttrValue::Ints(pads));
     conv(cx, &node, ins)
+}
+
+/// `planted-two`: the reference with [`softmax_unstable`] as `Softmax` and
+/// [`reduce_mean_bad_axis`] as `ReduceMean`.
+pub fn two() -> Reference {
+    Reference::with_overrides(
+        TWO,
+        VERSION,
+        OpTable::from([
+            ("Softmax", softmax_unstable as OpFn),
+            ("ReduceMean", reduce_mean_bad_axis as OpFn),
+        ]),
+    )
 }
 
 /// `planted-softmax`: the reference with [`softmax_unstable`] as `Softmax`.

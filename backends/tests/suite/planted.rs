@@ -276,13 +276,14 @@ fn catalog_creates_planted_backends_outside_the_default_set() {
         "planted-reducemean",
         "planted-softmax",
         "planted-rnn-clip",
+        "planted-two",
     ] {
         assert!(
             PLANTED.contains(&expected),
             "{expected} missing from PLANTED"
         );
     }
-    assert_eq!(PLANTED.len(), 5);
+    assert_eq!(PLANTED.len(), 6);
     for &name in PLANTED {
         assert!(catalog::is_compiled(name), "{name}");
         assert!(!default.contains(&name), "{name} in the default set");

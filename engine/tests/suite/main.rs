@@ -14,6 +14,7 @@ mod conformance_suite;
 mod consistency_cli;
 mod corrupt_models;
 mod coverage_cli;
+mod drift;
 mod hostile;
 mod import_cli;
 mod minimize_cli;

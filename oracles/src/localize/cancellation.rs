@@ -7,6 +7,11 @@
 //! ONNX Runtime's folded form with |x| ≈ 3.4e3 and ε = 1e-5 loses 0.04 in f32 (a false finding
 //! of an independent triage). [`normalization_rounding`] bounds that error so that a blamed
 //! node whose whole difference lies within it is rounding, not a bug.
+//!
+//! Layer and group normalization are computed over contiguous groups, their variance often in
+//! one pass as E[x²] − mean²: a difference rounded at the size of E[x²], which a group whose
+//! values sit far from zero and close together turns into a large relative error of the
+//! variance, divided by (var + ε)^{3/2} in the result.
 use mutagraph_backends::value::{HostTensor, NamedValues};
 use mutagraph_ir::DType;
 use mutagraph_ir::attr::AttrLookup;
@@ -25,6 +30,12 @@ pub fn normalization_rounding(node: &Node, seen: &[(String, HostTensor)]) -> Opt
         seen.iter().find(|(n, _)| n == name).map(|(_, t)| t)
     };
     let x = get(0)?;
+    if matches!(
+        node.op_type.as_str(),
+        "LayerNormalization" | "GroupNormalization"
+    ) {
+        return grouped_rounding(node, x, get(1)?);
+    }
     let unit = match x.dtype {
         DType::F32 => f64::from(f32::EPSILON) / 2.0,
         DType::F16 => 2f64.powi(-11),
@@ -66,6 +77,57 @@ pub fn normalization_rounding(node: &Node, seen: &[(String, HostTensor)]) -> Opt
     Some(STEPS * unit * magnitude)
 }
 
+/// The unit of rounding of a float element type.
+fn unit_of(d: DType) -> Option<f64> {
+    Some(match d {
+        DType::F32 => f64::from(f32::EPSILON) / 2.0,
+        DType::F16 => 2f64.powi(-11),
+        DType::BF16 => 2f64.powi(-8),
+        DType::F64 => f64::EPSILON / 2.0,
+        _ => return None,
+    })
+}
+
+/// [`normalization_rounding`] for layer and group normalization: over each group, the rounding
+/// of x − mean at the size of |x| and of the one-pass variance E[x²] − mean² at the size of
+/// E[x²], carried to the result by 1/sqrt(var + ε) and its derivative, times the largest scale.
+fn grouped_rounding(node: &Node, x: &HostTensor, scale: &HostTensor) -> Option<f64> {
+    let unit = unit_of(x.dtype)?;
+    let xs = x.to_f64s()?;
+    let rank = x.shape.len() as i64;
+    let size = match node.op_type.as_str() {
+        "LayerNormalization" => {
+            let axis = node.attributes.int("axis", -1);
+            let axis = if axis < 0 { axis + rank } else { axis };
+            x.shape.get(usize::try_from(axis).ok()?..)?.iter().product()
+        }
+        _ => {
+            let groups = usize::try_from(node.attributes.int("num_groups", 1)).ok()?;
+            let c = *x.shape.get(1)?;
+            let inner: usize = x.shape.get(2..)?.iter().product();
+            (c / groups.max(1)) * inner
+        }
+    };
+    let epsilon = f64::from(node.attributes.float("epsilon", 1e-5));
+    let s = scale
+        .to_f64s()?
+        .iter()
+        .fold(0f64, |m, v| m.max(v.abs()))
+        .max(f64::MIN_POSITIVE);
+    let mut magnitude = 0f64;
+    for g in xs.chunks(size.max(1)) {
+        let n = g.len() as f64;
+        let mean = g.iter().sum::<f64>() / n;
+        let square = g.iter().map(|v| v * v).sum::<f64>() / n;
+        let var = g.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+        let big = g.iter().fold(0f64, |m, v| m.max(v.abs()));
+        let dev = g.iter().fold(0f64, |m, v| m.max((v - mean).abs()));
+        let sd = (var + epsilon).sqrt();
+        magnitude = magnitude.max((big + mean.abs()) / sd + dev * square / (2.0 * sd.powi(3)));
+    }
+    Some(STEPS * unit * magnitude * s)
+}
+
 /// The largest |a − b| over the outputs both hold, by name; `None` when a shape differs, a
 /// value is not a tensor or a difference is not a number.
 pub fn max_abs_diff(a: &NamedValues, b: &NamedValues) -> Option<f64> {
@@ -94,6 +156,40 @@ mod tests {
 
     fn f32s(shape: &[usize], v: &[f32]) -> HostTensor {
         HostTensor::new(shape.to_vec(), Data::F32(v.to_vec()))
+    }
+
+    #[test]
+    fn a_layer_whose_values_sit_far_from_zero_and_close_together_allows_the_one_pass_variance() {
+        let node = Node::new("LayerNormalization", &["x", "s", "b"], &["y"]);
+        // Values near 1e3 a thousandth apart: E[x²] − mean² loses the variance to rounding.
+        let tight: Vec<f32> = (0..8).map(|i| 1000.0 + i as f32 * 1e-3).collect();
+        let seen = vec![
+            ("x".to_string(), f32s(&[2, 4], &tight)),
+            ("s".to_string(), f32s(&[4], &[1.0; 4])),
+            ("b".to_string(), f32s(&[4], &[0.0; 4])),
+        ];
+        let bound = normalization_rounding(&node, &seen).unwrap();
+        assert!(bound > 1.0, "{bound}");
+        // Centred, spread-out values: a few ulps.
+        let spread = vec![
+            (
+                "x".to_string(),
+                f32s(&[2, 4], &[-1.5, -0.5, 0.5, 1.5, -3.0, -1.0, 1.0, 3.0]),
+            ),
+            ("s".to_string(), f32s(&[4], &[1.0; 4])),
+            ("b".to_string(), f32s(&[4], &[0.0; 4])),
+        ];
+        assert!(normalization_rounding(&node, &spread).unwrap() < 1e-5);
+        // Groups of two channels: the same bound over a group as over a layer of its values.
+        let group = Node::new("GroupNormalization", &["x", "s", "b"], &["y"])
+            .with_attr("num_groups", mutagraph_ir::attr::AttrValue::Int(2));
+        let seen = vec![
+            ("x".to_string(), f32s(&[1, 4, 2], &tight)),
+            ("s".to_string(), f32s(&[4], &[1.0; 4])),
+            ("b".to_string(), f32s(&[4], &[0.0; 4])),
+        ];
+        let g = normalization_rounding(&group, &seen).unwrap();
+        assert!((g - bound).abs() <= bound * 1e-9, "{g} vs {bound}");
     }
 
     #[test]

@@ -18,7 +18,11 @@ use std::collections::BTreeSet;
 /// How many levels of producers may join the blamed node.
 pub const MAX_LEVELS: usize = 2;
 
+/// How many of a failing node's ancestors are tried alone when it does not fail alone.
+pub const MAX_ELSEWHERE: usize = 8;
+
 /// The blamed node and what reached it.
+#[derive(Clone, Copy)]
 pub(super) struct Blamed<'a> {
     /// The model.
     pub model: &'a Model,
@@ -95,6 +99,27 @@ pub(super) fn check(pool: &mut Pool, at: &Blamed, shows: &Shows) -> (Blame, Opti
         }
     }
     (Blame::NotShown { nodes: tried }, None)
+}
+
+/// When the blamed node of a failure does not fail alone: the nearest of its ancestors (at
+/// most [`MAX_ELSEWHERE`]) that fails alone the way looked for, with the values fed to it.
+pub(super) fn elsewhere(
+    pool: &mut Pool,
+    at: &Blamed,
+    shows: &Shows,
+) -> Option<(NodeId, NamedValues)> {
+    let mut before = crate::triage::crash::ancestors(at.model, at.node);
+    before.reverse();
+    before.into_iter().take(MAX_ELSEWHERE).find_map(|id| {
+        let one = Blamed {
+            node: id,
+            fresh: false,
+            ..*at
+        };
+        let single = extract(at.model, &[id]).ok()?;
+        let fed = feed(&single, &one)?;
+        (shown(pool, &one, &single, &fed, shows) == Some(true)).then_some((id, fed))
+    })
 }
 
 fn unchecked(why: &str) -> Blame {
@@ -208,6 +233,22 @@ impl super::Triage {
         };
         let (blame, fed) = check(pool, &at, shows);
         self.memory().stats.extra_runs += 1;
+        // A failure its node does not show alone: the search goes on up the model, for the
+        // node that fails alone the same way.
+        if matches!(blame, Blame::NotShown { .. })
+            && matches!(shows, Shows::Failure(_))
+            && let Some((id, fed)) = elsewhere(pool, &at, shows)
+            && let Some(n) = at.model.graph.node(id)
+        {
+            t.finding.location = Some(crate::finding::Location {
+                op_type: n.op_type.clone(),
+                value: n.outputs.first().cloned().unwrap_or_default(),
+                attrs: crate::localize::key_attrs(n),
+            });
+            t.blamed_inputs = Some(fed);
+            t.finding.blame = Some(Blame::Alone);
+            return;
+        }
         let op = t.finding.op_type().unwrap_or("?").to_string();
         if matches!(blame, Blame::NotShown { .. }) && matches!(shows, Shows::Values { .. }) {
             t.verdict = super::Verdict::Unlocalized(blame.describe(&op));

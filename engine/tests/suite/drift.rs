@@ -1,0 +1,100 @@
+//! Minimization never drifts: a candidate that still shows the target bug but also another bug
+//! of the same library (one the starting model did not show) is not kept
+//! (`Reproducer::start`, `Reproducer::reproduces`). `planted-two` carries two bugs: Softmax
+//! overflows, ReduceMean reduces the wrong axis for a negative one.
+use crate::common::text_model;
+use mutagraph_backends::compare::Tolerance;
+use mutagraph_backends::value::{Data, HostTensor, Value};
+use mutagraph_backends::worker::{Pool, PoolOptions};
+use mutagraph_ir::Model;
+use mutagraph_oracles::triage::{Reproducer, ValueMap};
+use mutagraph_oracles::{MutantRuns, Triage, Verdict};
+use std::path::PathBuf;
+
+const BACKENDS: [&str; 2] = ["reference", "planted-two"];
+
+fn backends() -> Vec<String> {
+    BACKENDS.iter().map(|b| b.to_string()).collect()
+}
+
+fn inputs() -> Vec<(String, Value)> {
+    let t = |shape: Vec<usize>, v: Vec<f32>| Value::Tensor(HostTensor::new(shape, Data::F32(v)));
+    vec![
+        (
+            "a".into(),
+            t(vec![2, 3], vec![1.0, 2.0, 3.0, 5.0, 7.0, 11.0]),
+        ),
+        ("x".into(), t(vec![4], vec![100.0, 1.0, 2.0, 3.0])),
+    ]
+}
+
+/// Softmax over values past 88.7 (planted-two makes NaN), beside a ReduceMean over the last
+/// axis (planted-two divides by the other axis' length) that a product with zero hides or not.
+fn model(hidden: bool) -> Model {
+    let (weights, y2) = if hidden {
+        (
+            "<float zero = {0.0}>",
+            "m = ReduceMean <axes = [-1]> (a)\n y2 = Mul (m, zero)",
+        )
+    } else {
+        ("", "y2 = ReduceMean <axes = [-1]> (a)")
+    };
+    let src = format!(
+        "g (float[2,3] a, float[4] x) => (float[4] y1, float[2,1] y2) {weights} \
+         {{ {y2}\n y1 = Softmax (x) }}"
+    );
+    Model::from_bytes(&text_model(&src)).expect("a valid model")
+}
+
+fn reports(pool: &mut Pool, m: &Model) -> Vec<String> {
+    let bytes = m.to_bytes();
+    let runs = MutantRuns {
+        runs: BACKENDS
+            .iter()
+            .map(|b| pool.run(b, &bytes, &inputs()).unwrap())
+            .collect(),
+        reference: Some(0),
+        reruns: Vec::new(),
+        slow_baseline: Default::default(),
+    };
+    Triage::new(&backends(), Tolerance::APPROXIMATE)
+        .judge(pool, &bytes, &inputs(), &runs)
+        .into_iter()
+        .filter(|t| t.verdict == Verdict::Report)
+        .map(|t| t.finding.signature())
+        .collect()
+}
+
+#[test]
+fn a_candidate_showing_another_bug_of_the_library_is_not_kept() {
+    let mut pool = Pool::new(PoolOptions::new(PathBuf::from(env!(
+        "CARGO_BIN_EXE_mutagraph"
+    ))));
+    let (start, drifted) = (model(true), model(false));
+    let shown = reports(&mut pool, &start);
+    let [target] = shown.as_slice() else {
+        panic!("the starting model shows the Softmax bug alone: {shown:?}")
+    };
+    assert!(target.contains("op=Softmax"), "{target}");
+    let also = reports(&mut pool, &drifted);
+    assert!(also.contains(target), "{also:?}");
+    assert!(
+        also.iter().any(|s| s.contains("op=ReduceMean")),
+        "the smaller model shows the ReduceMean bug too: {also:?}"
+    );
+    let mut rep = Reproducer {
+        pool: &mut pool,
+        triage: Triage::new(&backends(), Tolerance::APPROXIMATE),
+        target: target.clone(),
+        values: ValueMap::new(&inputs(), None, 0),
+        calls: 0,
+        known: None,
+    };
+    let first = rep.check_with(&start, inputs()).unwrap();
+    rep.start(&first);
+    assert!(rep.reproduces(&start));
+    assert!(
+        !rep.reproduces(&drifted),
+        "a candidate that shows the target and a new bug of its library has drifted"
+    );
+}
