@@ -561,7 +561,13 @@ fn tensor_to_ort(t: &HostTensor) -> Result<DynValue, BackendError> {
     where
         T: ort::value::PrimitiveTensorElementType + Clone + std::fmt::Debug + 'static,
     {
-        Ok(Tensor::from_array((shape_i64(shape), v.to_vec()))?.into_dyn())
+        // An empty tensor gets a real allocation, as numpy gives one: an ONNX Runtime kernel
+        // that reads an empty input's first element (InstanceNormalization over a spatial size
+        // of 0) would read an empty Vec's dangling pointer and crash where ONNX Runtime's own
+        // Python package, and its users, do not.
+        let mut data = Vec::with_capacity(v.len().max(1));
+        data.extend_from_slice(v);
+        Ok(Tensor::from_array((shape_i64(shape), data))?.into_dyn())
     }
     let s = &t.shape;
     let r = match &t.data {

@@ -594,6 +594,30 @@ mod tests {
     }
 
     #[test]
+    fn the_reductions_sharing_an_attributes_bug_are_one_root_cause() {
+        // ONNX Runtime keeps a zero-length axis given as negative: ReduceL1 and ReduceMean
+        // (and every ReduceX) through one axes handling.
+        let reduce = |op: &str| {
+            let mut f = Finding::new(Kind::Inconsistency, "ort", "shape", "output 'y'".into());
+            f.location = Some(Location {
+                op_type: op.into(),
+                value: "y".into(),
+                attrs: String::new(),
+            });
+            f.trigger = vec!["axes".into()];
+            f
+        };
+        assert_eq!(
+            reduce("ReduceL1").root_signature(),
+            reduce("ReduceMean").root_signature()
+        );
+        assert_ne!(
+            reduce("ReduceL1").root_signature(),
+            reduce("ArgMax").root_signature()
+        );
+    }
+
+    #[test]
     fn root_signatures_of_failures_keep_how_they_fail() {
         let mut a = Finding::new(
             Kind::Crash,

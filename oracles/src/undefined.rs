@@ -19,8 +19,8 @@ mod writes;
 
 use geometry::{
     gridsample_cubic_border, pad_reflect_beyond_axis, recurrent_zero_length, registry_ambiguity,
-    resize_align_corners_fractional_length, resize_align_corners_to_one, resize_crop_without_roi,
-    resize_empty_axis, same_pad_negative, squeeze_empty_axes,
+    resize_align_corners_to_one, resize_crop_without_roi, resize_empty_axis,
+    resize_fractional_length, same_pad_negative, squeeze_empty_axes,
 };
 use integers::{
     bitshift_width, cast_out_of_range, integer_overflow, onehot_index_not_integer,
@@ -191,16 +191,17 @@ pub static CATALOGUE: &[Entry] = &[
         applies: resize_align_corners_to_one,
     },
     Entry {
-        id: "resize-align-corners-fractional-length",
+        id: "resize-fractional-length",
         affects: Affects::Values,
         ops: Ops::Listed(&["Resize"]),
-        spec: "align_corners maps x_resized to x_resized * (length_original - 1) / \
-               (length_resized - 1); with scales, the output length is \
-               floor(length_original * scale)",
-        open: "when length_original * scale is fractional the text's length_resized is the \
-               floored output length, while ONNX's reference implementation divides by the \
-               unfloored product: the two readings give different coordinates",
-        applies: resize_align_corners_fractional_length,
+        spec: "align_corners and tf_crop_and_resize map x_resized through \
+               (length_original - 1) / (length_resized - 1); with scales, the output length \
+               is floor(length_original * scale), and the text also calls length_resized \
+               length_original * scale",
+        open: "when length_original * scale is fractional, length_resized is the floored \
+               output length by one reading (ONNX Runtime) and the unfloored product by the \
+               other (ONNX's reference implementation, tract): different coordinates",
+        applies: resize_fractional_length,
     },
     Entry {
         id: "squeeze-empty-axes",

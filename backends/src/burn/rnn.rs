@@ -4,7 +4,7 @@
 //! both; `sequence_lens` masks the steps past each batch entry's length. What the attributes
 //! mean and which shapes fit them is read by [`crate::semantics::rnn`], as for the reference.
 use super::ops::{Cx, Outs, Res, full, need_float, opt, req};
-use super::tensor::{R, Val, pad, run_err};
+use super::tensor::{R, Val, reshaped, run_err};
 use crate::semantics::rnn::{Act, Cell, Dims, Spec};
 use burn::tensor::activation as act;
 use burn::tensor::backend::Backend as BurnBackend;
@@ -212,7 +212,7 @@ fn stack_y<B: BurnBackend>(
         } else {
             y
         };
-        Val::float(y.reshape(pad(&y_shape)), y_shape, dt)
+        Val::float(reshaped(y, &y_shape), y_shape, dt)
     })
 }
 
@@ -352,7 +352,7 @@ pub(crate) fn recurrent<B: BurnBackend>(
         } else {
             t
         };
-        let t: Tensor<B, R> = t.reshape(pad(&state_shape));
+        let t: Tensor<B, R> = reshaped(t, &state_shape);
         Val::float(t, state_shape.clone(), dt)
     };
     Ok(outputs(yv, states(yhs), states(ycs)))

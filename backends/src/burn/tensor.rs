@@ -106,6 +106,19 @@ pub(crate) fn pad(shape: &[usize]) -> [usize; R] {
     out
 }
 
+/// `t` reshaped to the ONNX shape `shape` (padded to rank [`R`]). burn reads a 0 in a reshape
+/// target as "keep this dimension": an empty result is made afresh instead.
+pub(crate) fn reshaped<const D: usize, B: BurnBackend, K: burn::tensor::BasicOps<B>>(
+    t: Tensor<B, D, K>,
+    shape: &[usize],
+) -> Tensor<B, R, K> {
+    if shape.contains(&0) {
+        Tensor::empty(pad(shape), &t.device())
+    } else {
+        t.reshape(pad(shape))
+    }
+}
+
 /// The burn axis of ONNX axis `axis` (already normalized) of a tensor of rank `rank`.
 pub(crate) fn bax(rank: usize, axis: usize) -> usize {
     R - rank + axis
@@ -169,15 +182,7 @@ impl<B: BurnBackend> Val<B> {
 
     /// The same tensor with another ONNX shape of as many elements.
     pub fn reshape(self, shape: Vec<usize>) -> Val<B> {
-        let p = pad(&shape);
-        // burn reads a 0 in a reshape target as "keep this dimension": empty results are
-        // made afresh instead
-        let empty = shape.contains(&0);
-        let k = each!(self.k, |t| if empty {
-            Tensor::empty(p, &t.device())
-        } else {
-            t.reshape(p)
-        });
+        let k = each!(self.k, |t| reshaped(t, &shape));
         Val {
             k,
             shape,

@@ -378,3 +378,23 @@ fn unsigned_64_bit_reductions_order_as_unsigned() {
         assert_eq!(got, vec![want], "{op}");
     }
 }
+
+#[test]
+fn instance_normalization_over_no_channels_is_empty() {
+    // Its per-channel scale and bias are reshaped to [1, 0, 1]: burn reads a 0 in a reshape
+    // target as "keep this dimension", so the interpreter makes empty results afresh.
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 0, 2] x, float[0] s, float[0] b) => (float[1, 0, 2] y)
+{
+  y = InstanceNormalization (x, s, b)
+}"#;
+    check(
+        src,
+        &[
+            ("x", F, vec![1, 0, 2], vec![]),
+            ("s", F, vec![0], vec![]),
+            ("b", F, vec![0], vec![]),
+        ],
+        (vec![1, 0, 2], vec![]),
+    );
+}

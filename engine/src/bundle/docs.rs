@@ -177,8 +177,15 @@ pub(super) fn title(meta: &Meta, f: &Finding, op: Option<&str>, facts: &[String]
         Some(Layer::Optimizer) => " with graph optimizations",
         _ => "",
     };
+    // A node that shows it only after its producers: the title names them.
+    let after = match &f.blame {
+        Some(Blame::WithProducers { ops }) if !ops.is_empty() => {
+            format!(" after {}", ops.join(" and "))
+        }
+        _ => String::new(),
+    };
     let mut t = match op {
-        Some(op) => format!("{lib}: {op}{layer} {what}"),
+        Some(op) => format!("{lib}: {op}{after}{layer} {what}"),
         None => format!("{lib}{layer} {what}"),
     };
     let facts: Vec<&String> = facts.iter().take(4).collect();

@@ -344,3 +344,83 @@ fn write_tract_bundle(
     .unwrap();
     (dir, b, sig)
 }
+
+#[test]
+fn a_node_that_shows_it_only_after_its_producers_is_titled_so_and_gets_no_node_repro() {
+    let model = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (float[3] x) => (float[3] y) { t = Neg (x)\n y = Abs (t) }",
+    )
+    .unwrap()
+    .to_bytes();
+    let inputs = vec![("x".to_string(), t(&[-2.0, 1.0, 3.0]))];
+    let runs = MutantRuns {
+        runs: vec![
+            report("reference", &[2.0, 1.0, 3.0]),
+            report("burn-ndarray", &[1.0, 3.0, 2.0]),
+        ],
+        reference: Some(0),
+        reruns: Vec::new(),
+        slow_baseline: Default::default(),
+    };
+    let mut f = Finding::new(
+        Kind::Inconsistency,
+        "burn-ndarray",
+        "values",
+        "output 'y': 3 of 3".into(),
+    );
+    f.location = Some(Location {
+        op_type: "Abs".into(),
+        value: "y".into(),
+        attrs: String::new(),
+    });
+    f.blame = Some(mutagraph_oracles::Blame::WithProducers {
+        ops: vec!["Neg".into()],
+    });
+    let seen = Seen {
+        iteration: 1,
+        elapsed_s: 1.0,
+    };
+    let entry = SigEntry::first("inconsistency-burn-abs-00000000".into(), &f, seen);
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join(&entry.id);
+    let sig = f.signature();
+    write_new(
+        &b,
+        &Found {
+            finding: &f,
+            signature: &sig,
+            entry: &entry,
+            localization: None,
+            model: &mutagraph_oracles::Mutant::new(model),
+            inputs: &inputs,
+            input_seed: 0,
+            seed_file: None,
+            derived_from: None,
+            whole_model: None,
+            runs: &runs,
+            native: None,
+            blamed_inputs: None,
+            seed: "zoo:test",
+            iteration: 1,
+            trace: &[],
+            config: serde_json::json!({"backends": ["reference", "burn-ndarray"]}),
+            tolerance: Tolerance::APPROXIMATE,
+        },
+    )
+    .unwrap();
+    let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
+    let title = md.lines().next().unwrap();
+    assert!(
+        title.starts_with("# burn: Abs after Neg gives wrong values"),
+        "{title}"
+    );
+    assert!(
+        md.contains("- Blame checked: the Abs node shows it only together with the nodes producing its inputs (Neg)"),
+        "{md}"
+    );
+    assert!(
+        !b.join("repro").exists(),
+        "the node alone does not show it: no repro/ of the node alone"
+    );
+}

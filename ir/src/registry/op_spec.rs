@@ -262,13 +262,17 @@ impl OpSpec {
         self
     }
     /// The ops that share this op's attributes and, in every library we know, their code:
-    /// the recurrent layers (RNN, GRU, LSTM) and the windowed pools (MaxPool, AveragePool,
-    /// LpPool). A bug that one of those shared attributes triggers is one bug for the family.
+    /// the recurrent layers (RNN, GRU, LSTM), the windowed pools (MaxPool, AveragePool,
+    /// LpPool) and the ten ReduceX (`Reduce*`). A bug that one of those shared attributes
+    /// triggers is one bug for the family.
     /// Any other op is its own family.
     pub fn family(&self) -> &'static str {
         match (self.category, self.op_type) {
             (Category::Rnn, "RNN" | "GRU" | "LSTM") => "RNN/GRU/LSTM",
             (Category::Pool, "MaxPool" | "AveragePool" | "LpPool") => "MaxPool/AveragePool/LpPool",
+            // The ten ReduceX share their axes handling (`axes`, `keepdims`,
+            // `noop_with_empty_axes`) in every library; only the combining function differs.
+            (Category::Reduce, op) if op.starts_with("Reduce") => "Reduce*",
             _ => self.op_type,
         }
     }

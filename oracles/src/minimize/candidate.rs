@@ -443,6 +443,71 @@ pub(crate) fn without_attribute(cur: &Model, id: NodeId, name: &str) -> Result<M
     finalize(m)
 }
 
+/// [`without_attribute`] for the trigger search: the model without the attribute computes the
+/// same function where the attribute only says how the node reads and writes its values. An
+/// RNN, GRU or LSTM without `layout` = 1 reads sequence-major values: its batch-major inputs
+/// are transposed before it and its outputs back after it ([`without_layout`]), so that a bug
+/// that does not need the layout stays.
+pub(crate) fn without_attribute_keeping_function(
+    cur: &Model,
+    id: NodeId,
+    name: &str,
+) -> Result<Model, Invalid> {
+    let node = cur
+        .graph
+        .node(id)
+        .ok_or_else(|| Invalid("no such node".into()))?;
+    let recurrent = matches!(node.op_type.as_str(), "RNN" | "GRU" | "LSTM");
+    if name == "layout" && recurrent && node.attributes.int("layout", 0) == 1 {
+        without_layout(cur, id)
+    } else {
+        without_attribute(cur, id, name)
+    }
+}
+
+/// The recurrent node `id` with `layout` = 1 removed and Transposes around it: X, initial_h
+/// and initial_c from [batch, ...] to [seq or directions, batch, ...]; Y from
+/// [seq, directions, batch, hidden] back to [batch, seq, directions, hidden], Y_h and Y_c from
+/// [directions, batch, hidden] back to [batch, directions, hidden].
+fn without_layout(cur: &Model, id: NodeId) -> Result<Model, Invalid> {
+    let node = cur
+        .graph
+        .node(id)
+        .ok_or_else(|| Invalid("no such node".into()))?;
+    let mut n2 = node.clone();
+    n2.attributes.retain(|a| a.name != "layout");
+    let mut p = Patch::new();
+    let transpose = |from: &str, to: &str, perm: &[i64]| {
+        PatchOp::AddNode(
+            Node::new("Transpose", &[from], &[to])
+                .with_attr("perm", AttrValue::Ints(perm.to_vec())),
+        )
+    };
+    for slot in [0usize, 5, 6] {
+        if let Some(v) = node.inputs.get(slot).filter(|v| !v.is_empty()) {
+            let moved = format!("{v}_seq_major");
+            p.push(transpose(v, &moved, &[1, 0, 2]));
+            n2.inputs[slot] = moved;
+        }
+    }
+    for (slot, perm) in [
+        (0usize, &[2i64, 0, 1, 3][..]),
+        (1, &[1, 0, 2]),
+        (2, &[1, 0, 2]),
+    ] {
+        if let Some(v) = node.outputs.get(slot).filter(|v| !v.is_empty()) {
+            let moved = format!("{v}_seq_major");
+            p.push(transpose(&moved, v, perm));
+            n2.outputs[slot] = moved;
+        }
+    }
+    p.push(PatchOp::ReplaceNode(id, n2));
+    let mut m = cur.clone();
+    m.apply(&p).map_err(|e| Invalid(e.to_string()))?;
+    forget_declared_shapes(&mut m)?;
+    finalize(m)
+}
+
 /// Keeps the dtype and drops the shape of tensor declarations.
 fn forget_shapes(decls: &mut [pb::ValueInfoProto]) {
     for v in decls {
@@ -537,4 +602,48 @@ pub(crate) fn finalize(mut m: Model) -> Result<Model, Invalid> {
 /// Main-graph node ids in topological order (empty if the graph has a cycle).
 pub(crate) fn topo(m: &Model) -> Vec<NodeId> {
     m.graph.topo_order().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mutagraph_backends::value::{Data, HostTensor, Value};
+
+    #[test]
+    fn a_recurrent_node_without_its_layout_computes_the_same() {
+        let vals = |n: usize, k: f32| -> String {
+            (0..n)
+                .map(|i| format!("{:.3}", ((i as f32 * k).sin() * 0.5)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let src = format!(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[2, 3, 2] x, float[2, 1, 3] h0) => (float[2, 3, 1, 3] y, float[2, 1, 3] yh)\n\
+             <float[1, 9, 2] w = {{{}}}, float[1, 9, 3] r = {{{}}}>\n\
+             {{ y, yh = GRU <hidden_size: int = 3, layout: int = 1, direction: string = \"reverse\"> \
+             (x, w, r, \"\", \"\", h0) }}",
+            vals(18, 0.7),
+            vals(27, 1.3)
+        );
+        let model = mutagraph_ir::text::parse_model(&src).unwrap();
+        let id = model.graph.node_ids()[0];
+        let moved = without_attribute_keeping_function(&model, id, "layout").unwrap();
+        assert_eq!(moved.graph.node_count(), 5, "two Transposes in, two out");
+        let f = |shape: Vec<usize>, n: usize| {
+            let v: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).cos()).collect();
+            Value::Tensor(HostTensor::new(shape, Data::F32(v)))
+        };
+        let inputs = vec![
+            ("x".to_string(), f(vec![2, 3, 2], 12)),
+            ("h0".to_string(), f(vec![2, 1, 3], 6)),
+        ];
+        let a = crate::localize::run_reference(&model, &inputs).unwrap();
+        let b = crate::localize::run_reference(&moved, &inputs).unwrap();
+        assert_eq!(a, b);
+        // A plain removal reads the same values as sequence-major: another function.
+        let plain = without_attribute(&model, id, "layout").unwrap();
+        let c = crate::localize::run_reference(&plain, &inputs);
+        assert!(c.map_or(true, |c| c != a));
+    }
 }

@@ -88,12 +88,14 @@ impl Triage {
             self.undefined_verdict(&at, node, truth, library_values.as_ref(), &mut t);
             t.intermediates = Some(truth.clone());
         }
+        // The library's own values upstream; where it computed none (it fails while
+        // compiling the part before the node), the reference's.
         let blamed = Blamed {
             model,
             node,
             faulty: &faulty,
             inputs: cache.inputs,
-            library: library_values.as_ref(),
+            library: library_values.as_ref().or(truth.as_ref()),
             fresh: true,
         };
         let message = t.finding.message.clone();

@@ -127,9 +127,10 @@ pub struct Triaged {
     /// The run that stood in for the reference, when the finding was judged by peers
     /// ([`Finding::ground`]): the bundle's expected values are its outputs.
     pub ground_run: Option<RunReport>,
-    /// The library's own values of the blamed node's inputs, when the node alone showed the
-    /// finding on them ([`Blame::Alone`](crate::finding::Blame)): a reproduction of the node
-    /// alone is fed these.
+    /// The values of the blamed node's inputs on which the node alone showed the finding
+    /// ([`Blame::Alone`](crate::finding::Blame)): the library's own, or the reference's for a
+    /// failure where the library computed none upstream. A reproduction of the node alone is
+    /// fed these.
     pub blamed_inputs: Option<NamedValues>,
 }
 

@@ -9,7 +9,7 @@
 //! ([`Finding::root_signature`](crate::Finding::root_signature)).
 use super::{Reproducer, Verdict};
 use crate::finding::Finding;
-use crate::minimize::candidate::without_attribute;
+use crate::minimize::candidate::without_attribute_keeping_function;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_ir::Model;
 use mutagraph_ir::attr::{AttrValue, Attribute};
@@ -35,7 +35,7 @@ pub fn trigger_attributes(
     let (id, attrs) = (node.id, node.attributes.clone());
     let mut out = Vec::new();
     for a in &attrs {
-        let Ok(candidate) = without_attribute(model, id, &a.name) else {
+        let Ok(candidate) = without_attribute_keeping_function(model, id, &a.name) else {
             continue;
         };
         let Some(check) = rep.check_with(&candidate, inputs.clone()) else {

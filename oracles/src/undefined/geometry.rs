@@ -38,16 +38,23 @@ pub(super) fn resize_align_corners_to_one(node: &Node, seen: &Seen) -> Option<St
         .then(|| "align_corners to a length of 1".into())
 }
 
-pub(super) fn resize_align_corners_fractional_length(node: &Node, seen: &Seen) -> Option<String> {
+pub(super) fn resize_fractional_length(node: &Node, seen: &Seen) -> Option<String> {
+    let mode = node
+        .attributes
+        .string("coordinate_transformation_mode", "half_pixel");
     if node.op_type != "Resize"
-        || node
-            .attributes
-            .string("coordinate_transformation_mode", "half_pixel")
-            != "align_corners"
+        || !matches!(mode.as_str(), "align_corners" | "tf_crop_and_resize")
         || slot(node, seen, 3).is_some_and(|t| t.num_elements() > 0)
     {
         return None;
     }
+    // An output of one element: align_corners divides by zero by one reading (its own
+    // entry); tf_crop_and_resize takes the middle of the region by one reading only.
+    let least = if mode == "tf_crop_and_resize" {
+        1.0
+    } else {
+        2.0
+    };
     let x = slot(node, seen, 0)?;
     let scales = slot(node, seen, 2)
         .filter(|t| t.num_elements() > 0)?
@@ -55,7 +62,7 @@ pub(super) fn resize_align_corners_fractional_length(node: &Node, seen: &Seen) -
     x.shape.iter().zip(&scales).find_map(|(&d, &s)| {
         let product = d as f64 * s;
         // Both readings agree on an integer product and on an output of one element.
-        (d > 1 && product.fract() != 0.0 && product.floor() > 1.0)
+        (d > 1 && product.fract() != 0.0 && product.floor() >= least)
             .then(|| format!("length {d} scaled by {s} is {product}"))
     })
 }

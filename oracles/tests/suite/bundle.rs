@@ -578,6 +578,27 @@ fn repro_computes_expected_values_with_onnx_reference_when_asked_or_missing() {
         "{out}"
     );
     assert!(out.contains("1 of 2 elements outside"), "{out}");
+    // onnx.reference's LogSoftmax is the log of its Softmax: -inf where exp underflows. It is
+    // not asked; the script's own values (-186, 0) show ONNX Runtime right.
+    let m = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] x) => (float[2] y) {\n y = LogSoftmax (x)\n}",
+    )
+    .unwrap();
+    m.save(dir.path().join("ls.onnx")).unwrap();
+    let x = HostTensor::new(vec![2], Data::F32(vec![53.0, 239.0]));
+    write_npz(&dir.path().join("ls_inputs.npz"), &[("x".to_string(), x)]).unwrap();
+    let mut ls = spec("inconsistency", "onnxruntime", &["ort"]);
+    ls.model_file = "ls.onnx".into();
+    ls.inputs_npz = "ls_inputs.npz".into();
+    ls.expected_npz = Some("ls_expected.npz".into());
+    ls.embedded_expected = vec![(
+        "y".into(),
+        HostTensor::new(vec![2], Data::F32(vec![-186.0, 0.0])),
+    )];
+    let (code, out) = run_repro(dir.path(), &ls, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("the log of Softmax"), "{out}");
+    assert!(out.contains("written into this script"), "{out}");
     // A crash is judged without expected values: none is read, none is needed.
     std::fs::remove_file(dir.path().join("expected.npz")).unwrap();
     let (code, out) = run_repro(dir.path(), &spec("crash", "onnxruntime", &["ort"]), &[]);

@@ -42,7 +42,7 @@ const TESTED: &[&str] = &[
     "real-reduction-of-integers",
     "shrink-integer-fraction",
     "resize-align-corners-to-one",
-    "resize-align-corners-fractional-length",
+    "resize-fractional-length",
     "lrn-half-square-sum-overflow",
     "squeeze-empty-axes",
     "mvn-zero-variance",
@@ -202,7 +202,24 @@ fn resize_align_corners_to_a_fractional_length() {
     let scales = |v: &[f32]| f32s(&[2], v);
     assert_eq!(
         hit(&r, vec![("x", x.clone()), ("scales", scales(&[1.0, 1.5]))]),
-        Some("resize-align-corners-fractional-length")
+        Some("resize-fractional-length")
+    );
+    // tf_crop_and_resize divides the same way, down to an output of one element (the
+    // middle of the region by the floored reading, an end of it by the other).
+    let crop = Node::new("Resize", &["x", "roi", "scales"], &["y"])
+        .with_attr("coordinate_transformation_mode", s("tf_crop_and_resize"))
+        .with_attr("mode", s("linear"));
+    let roi = f32s(&[4], &[0.0, 0.2, 1.0, 0.9]);
+    assert_eq!(
+        hit(
+            &crop,
+            vec![
+                ("x", f32s(&[1, 3], &[0.5; 3])),
+                ("roi", roi),
+                ("scales", scales(&[1.0, 0.5]))
+            ]
+        ),
+        Some("resize-fractional-length")
     );
     // An integer product (61 * 2) is read the same both ways.
     assert_eq!(

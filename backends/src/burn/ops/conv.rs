@@ -1,7 +1,7 @@
 //! Conv and ConvTranspose (1-D, 2-D and 3-D, as burn offers them).
 use super::window::{arr, lift, list, window_pads};
 use super::{Cx, Outs, Res, ints_attr, need_float, opt, req};
-use crate::burn::tensor::{K, R, Val, bax, pad, run_err, run_unsup};
+use crate::burn::tensor::{K, R, Val, bax, reshaped, run_err, run_unsup};
 use burn::tensor::Slice;
 use burn::tensor::backend::Backend as BurnBackend;
 use burn::tensor::module::{
@@ -284,7 +284,7 @@ pub(super) fn conv_transpose<B: BurnBackend>(
     if let Some(b) = bias {
         let mut bs = vec![1usize; r];
         bs[1] = m;
-        t = t.add(b.reshape(pad(&bs)));
+        t = t.add(reshaped(b, &bs));
     }
     Ok(vec![Some(Val::float(t, shape, x.dtype))])
 }

@@ -1,7 +1,7 @@
 //! Reading elements at indices: Gather, GatherElements, GatherND, Compress, NonZero.
 use super::slice::slice;
 use super::{Cx, Outs, Res, full, norm_axis, one, req};
-use crate::burn::tensor::{K, R, Val, bax, each, mk_i, pad, run_err, run_unsup};
+use crate::burn::tensor::{K, R, Val, bax, each, mk_i, reshaped, run_err, run_unsup};
 use burn::tensor::backend::Backend as BurnBackend;
 use burn::tensor::{Int, Tensor, TensorData};
 use mutagraph_ir::attr::AttrLookup;
@@ -213,7 +213,7 @@ pub(super) fn nonzero<B: BurnBackend>(
     }
     let cols = pos.slice([0..n, R - r..R]).swap_dims(0, 1);
     let shape = vec![r, n];
-    let t: Tensor<B, R, Int> = cols.reshape(pad(&shape));
+    let t: Tensor<B, R, Int> = reshaped(cols, &shape);
     one(Val::new(K::I(t), shape, DType::I64))
 }
 

@@ -1,6 +1,6 @@
 //! Losses: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
 use super::{Cx, Outs, Res, need_float, opt, req};
-use crate::burn::tensor::{R, Val, bax, pad, run_err};
+use crate::burn::tensor::{R, Val, bax, pad, reshaped, run_err};
 use burn::tensor::Tensor;
 use burn::tensor::backend::Backend as BurnBackend;
 use mutagraph_ir::attr::AttrLookup;
@@ -68,15 +68,15 @@ fn nll<B: BurnBackend>(
                 burn::tensor::TensorData::new(clean, [n]),
                 dev,
             );
-            w1.select(0, idx).reshape(pad(&gshape)).mul(mask)
+            reshaped(w1.select(0, idx), &gshape).mul(mask)
         }
         None => mask,
     };
     let loss = picked.mul(w.clone());
     let red = a.string("reduction", "mean");
     Ok(match red.as_str() {
-        "none" => Val::float(loss.reshape(pad(&tshape)), tshape, dtype),
-        "sum" => Val::float(loss.sum().reshape(pad(&[])), vec![], dtype),
+        "none" => Val::float(reshaped(loss, &tshape), tshape, dtype),
+        "sum" => Val::float(reshaped(loss.sum(), &[]), vec![], dtype),
         _ => Val::float(loss.sum().div(w.sum()).reshape(pad(&[])), vec![], dtype),
     })
 }

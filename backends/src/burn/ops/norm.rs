@@ -1,7 +1,7 @@
 //! Normalizations: BatchNormalization (inference), InstanceNormalization, LayerNormalization,
 //! LpNormalization, MeanVarianceNormalization.
 use super::{Cx, Outs, Res, bshape, ints_attr, need_float, norm_axis, opt, req};
-use crate::burn::tensor::{R, Val, bax, pad, run_err};
+use crate::burn::tensor::{R, Val, bax, reshaped, run_err};
 use burn::tensor::Tensor;
 use burn::tensor::backend::Backend as BurnBackend;
 use mutagraph_ir::attr::AttrLookup;
@@ -26,7 +26,7 @@ pub(super) fn norm<B: BurnBackend>(
         }
         let mut s = vec![1usize; r];
         s[1] = x.shape[1];
-        Ok(v.f().reshape(pad(&s)))
+        Ok(reshaped(v.f(), &s))
     };
     match op {
         "BatchNormalization" => {

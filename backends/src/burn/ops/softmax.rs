@@ -1,7 +1,7 @@
 //! Softmax, LogSoftmax and Hardmax (before opset 13 over the input coerced to 2-D at `axis`).
 use super::{Cx, Outs, Res, fval, need_float, norm_axis, one, req};
 use crate::burn::tensor::Val;
-use crate::burn::tensor::{R, bax, pad};
+use crate::burn::tensor::{R, bax, reshaped};
 use burn::tensor::activation as act;
 use burn::tensor::backend::Backend as BurnBackend;
 use burn::tensor::{Int, Tensor};
@@ -25,7 +25,7 @@ pub(super) fn softmax<B: BurnBackend>(
     let (t, dim, back) = if legacy {
         let outer: usize = x.shape[..axis].iter().product();
         let inner: usize = x.shape[axis..].iter().product();
-        (t.reshape(pad(&[outer, inner])), R - 1, true)
+        (reshaped(t, &[outer, inner]), R - 1, true)
     } else {
         (t, bax(r, axis), false)
     };
@@ -44,7 +44,7 @@ pub(super) fn softmax<B: BurnBackend>(
             iota.expand(dims).equal(idx.expand(dims)).float()
         }
     };
-    let y = if back { y.reshape(pad(&x.shape)) } else { y };
+    let y = if back { reshaped(y, &x.shape) } else { y };
     one(fval(y, x, x.shape.clone()))
 }
 

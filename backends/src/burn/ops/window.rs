@@ -1,7 +1,7 @@
 //! The sliding-window geometry shared by Conv, ConvTranspose and the pools: attribute lists,
 //! begin and end pads, and tensors lifted from burn's fixed-rank ops back to rank R.
 use super::{Res, ints_attr};
-use crate::burn::tensor::{Val, pad, run_err};
+use crate::burn::tensor::{Val, reshaped, run_err};
 use burn::tensor::Tensor;
 use burn::tensor::backend::Backend as BurnBackend;
 use mutagraph_ir::attr::AttrLookup;
@@ -17,7 +17,7 @@ pub(super) fn arr<const N: usize>(v: &[usize]) -> [usize; N] {
 
 pub(super) fn lift<B: BurnBackend, const N: usize>(t: Tensor<B, N>, dtype: DType) -> Val<B> {
     let s = t.dims().to_vec();
-    Val::float(t.reshape(pad(&s)), s, dtype)
+    Val::float(reshaped(t, &s), s, dtype)
 }
 
 pub(super) fn list(node: &Node, name: &str, n: usize, default: usize) -> Res<Vec<usize>> {
