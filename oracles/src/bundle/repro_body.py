@@ -67,6 +67,12 @@ def onnx_reference_blind_spot(model_path):
     for node in onnx.load(model_path).graph.node:
         if node.op_type in ONNX_REFERENCE_UNSTABLE:
             return ONNX_REFERENCE_UNSTABLE[node.op_type]
+        if node.op_type in ("MaxPool", "AveragePool", "LpPool"):
+            attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+            if attrs.get("auto_pad", b"NOTSET") in (b"SAME_UPPER", b"SAME_LOWER") and \
+                    any(d != 1 for d in attrs.get("dilations", [])):
+                return ("onnx.reference pads %s's SAME windows as if undilated" %
+                        node.op_type)
         ignored = ONNX_REFERENCE_IGNORES.get(node.op_type, ())
         for a in node.attribute:
             if a.name in ignored and \

@@ -415,7 +415,9 @@ fn run_repro(dir: &Path, spec: &ReproSpec, extra: &[&str]) -> (i32, String) {
     args.extend_from_slice(extra);
     let out = python(&args, dir.parent().unwrap());
     let t = text(&out);
-    let last = t.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+    // The verdict ends the script's standard output (a library may still warn on stderr).
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
     assert!(
         last.starts_with("REPRODUCED: ") || last.starts_with("NOT REPRODUCED: "),
         "no verdict line:\n{t}"
@@ -599,6 +601,26 @@ fn repro_computes_expected_values_with_onnx_reference_when_asked_or_missing() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("the log of Softmax"), "{out}");
     assert!(out.contains("written into this script"), "{out}");
+    // onnx.reference pads a dilated SAME MaxPool as ONNX Runtime does (one column short):
+    // not asked, so ONNX Runtime's wrong shape shows against the script's own values.
+    let m = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 1, 1, 1] x) => (float[1, 1, 1, 1] y) {\n y = MaxPool <kernel_shape: ints = [2, 3], strides: ints = [1, 2], dilations: ints = [1, 2], auto_pad: string = \"SAME_LOWER\"> (x)\n}",
+    )
+    .unwrap();
+    m.save(dir.path().join("mp.onnx")).unwrap();
+    let x = HostTensor::new(vec![1, 1, 1, 1], Data::F32(vec![0.25]));
+    write_npz(&dir.path().join("mp_inputs.npz"), &[("x".to_string(), x)]).unwrap();
+    let mut mp = spec("inconsistency", "onnxruntime", &["ort"]);
+    mp.model_file = "mp.onnx".into();
+    mp.inputs_npz = "mp_inputs.npz".into();
+    mp.expected_npz = Some("mp_expected.npz".into());
+    mp.embedded_expected = vec![(
+        "y".into(),
+        HostTensor::new(vec![1, 1, 1, 1], Data::F32(vec![0.25])),
+    )];
+    let (code, out) = run_repro(dir.path(), &mp, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("as if undilated"), "{out}");
     // A crash is judged without expected values: none is read, none is needed.
     std::fs::remove_file(dir.path().join("expected.npz")).unwrap();
     let (code, out) = run_repro(dir.path(), &spec("crash", "onnxruntime", &["ort"]), &[]);
