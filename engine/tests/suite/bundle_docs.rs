@@ -187,7 +187,7 @@ fn report_of_a_minimized_crash_uses_the_minimized_message() {
     });
     f.layer = Some(Layer::Kernel);
     f.variants = vec![("tract".into(), true)];
-    let (_dir, b, sig) = write_tract_bundle("crash-tract-neg-00000000", &f, &model, &inputs, &runs);
+    let (_dir, b, sig) = write_bundle("crash-tract-neg-00000000", &f, &model, &inputs, &runs);
     let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
     assert!(md.contains("node #18"), "{md}");
     let mut small_f = f.clone();
@@ -277,7 +277,7 @@ fn tract_repro_fixes_the_inputs_as_mutagraph_does() {
         attrs: String::new(),
     });
     f.variants = vec![("tract".into(), true)];
-    let (_dir, b, _) = write_tract_bundle(
+    let (_dir, b, _) = write_bundle(
         "inconsistency-tract-reshape-00000000",
         &f,
         &model,
@@ -303,7 +303,7 @@ fn tract_repro_fixes_the_inputs_as_mutagraph_does() {
 
 /// Files `f` (a tract finding seen at iteration 1) as bundle `id` in a new temporary directory;
 /// returns the directory, the bundle's path and the signature.
-fn write_tract_bundle(
+fn write_bundle(
     id: &str,
     f: &Finding,
     model: &[u8],
@@ -337,7 +337,9 @@ fn write_tract_bundle(
             seed: "zoo:lenet",
             iteration: 1,
             trace: &[],
-            config: serde_json::json!({"backends": ["reference", "tract"]}),
+            config: serde_json::json!({
+                "backends": runs.runs.iter().map(|r| r.backend.clone()).collect::<Vec<_>>()
+            }),
             tolerance: Tolerance::APPROXIMATE,
         },
     )
@@ -377,38 +379,13 @@ fn a_node_that_shows_it_only_after_its_producers_is_titled_so_and_gets_no_node_r
     f.blame = Some(mutagraph_oracles::Blame::WithProducers {
         ops: vec!["Neg".into()],
     });
-    let seen = Seen {
-        iteration: 1,
-        elapsed_s: 1.0,
-    };
-    let entry = SigEntry::first("inconsistency-burn-abs-00000000".into(), &f, seen);
-    let dir = tempfile::tempdir().unwrap();
-    let b = dir.path().join(&entry.id);
-    let sig = f.signature();
-    write_new(
-        &b,
-        &Found {
-            finding: &f,
-            signature: &sig,
-            entry: &entry,
-            localization: None,
-            model: &mutagraph_oracles::Mutant::new(model),
-            inputs: &inputs,
-            input_seed: 0,
-            seed_file: None,
-            derived_from: None,
-            whole_model: None,
-            runs: &runs,
-            native: None,
-            blamed_inputs: None,
-            seed: "zoo:test",
-            iteration: 1,
-            trace: &[],
-            config: serde_json::json!({"backends": ["reference", "burn-ndarray"]}),
-            tolerance: Tolerance::APPROXIMATE,
-        },
-    )
-    .unwrap();
+    let (_dir, b, _) = write_bundle(
+        "inconsistency-burn-abs-00000000",
+        &f,
+        &model,
+        &inputs,
+        &runs,
+    );
     let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
     let title = md.lines().next().unwrap();
     assert!(
