@@ -374,15 +374,85 @@ fn pool_body(node: &Node, x: &HostTensor) -> Option<(String, usize)> {
     Some((format!("    {reshape}\n    let y = {call};\n"), r))
 }
 
+/// A Transpose feeding the reproduced node's first input: its input and permutation (ONNX
+/// axes). burn's permute makes a view in another memory order, which some kernels misread.
+struct Permuted {
+    input: HostTensor,
+    perm: Vec<usize>,
+}
+
+impl Permuted {
+    /// The Transpose `p` of `model` over a graph input or weight.
+    fn of(model: &Model, inputs: &NamedValues, p: &Node) -> Option<Permuted> {
+        let input = input(model, inputs, p, 0)?;
+        let rank = input.shape.len();
+        let perm: Vec<usize> = match p.attributes.ints("perm") {
+            Some(v) => v
+                .iter()
+                .map(|&a| usize::try_from(a).ok())
+                .collect::<Option<_>>()?,
+            None => (0..rank).rev().collect(),
+        };
+        (perm.len() == rank).then_some(Permuted { input, perm })
+    }
+
+    /// The transposed value (what the node reads).
+    fn output(&self) -> Option<HostTensor> {
+        let shape: Vec<usize> = self.perm.iter().map(|&a| self.input.shape[a]).collect();
+        let v = self.input.to_f64s()?;
+        let strides = |s: &[usize]| -> Vec<usize> {
+            let mut st = vec![1usize; s.len()];
+            for i in (0..s.len().saturating_sub(1)).rev() {
+                st[i] = st[i + 1] * s[i + 1];
+            }
+            st
+        };
+        let (src, dst) = (strides(&self.input.shape), strides(&shape));
+        let out: Vec<f64> = (0..v.len())
+            .map(|k| {
+                let at: usize = (0..shape.len())
+                    .map(|d| (k / dst[d]) % shape[d].max(1) * src[self.perm[d]])
+                    .sum();
+                v[at]
+            })
+            .collect();
+        HostTensor::from_f64s(self.input.dtype, shape, &out).ok()
+    }
+
+    /// The permutation of the rank-[`R`] tensor burn holds.
+    fn padded_perm(&self) -> String {
+        let off = R - self.perm.len();
+        (0..off)
+            .chain(self.perm.iter().map(|&a| a + off))
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// The project reproducing `expect` on the model's one node, when the node is one of the ops
-/// covered and the values it reads are all f32, all f64, or (arithmetic) all integers.
+/// covered and the values it reads are all f32, all f64, or (arithmetic) all integers. A
+/// model of two nodes, a Transpose feeding the node's first input, is reproduced with the
+/// Transpose too (burn's permuted view; the node's inputs held twice, as the interpreter
+/// holds every value it computed).
 pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<Project> {
     let order = model.graph.topo_order().ok()?;
-    let [id] = order.as_slice() else {
-        return None;
+    let (node, permuted) = match order.as_slice() {
+        [id] => (model.graph.node(*id)?, None),
+        [p, id] => {
+            let (p, node) = (model.graph.node(*p)?, model.graph.node(*id)?);
+            let feeds = p.op_type == "Transpose" && node.inputs.first() == p.outputs.first();
+            if !feeds {
+                return None;
+            }
+            (node, Some(Permuted::of(model, inputs, p)?))
+        }
+        _ => return None,
     };
-    let node = model.graph.node(*id)?;
-    let x = input(model, inputs, node, 0)?;
+    let x = match &permuted {
+        Some(t) => t.output()?,
+        None => input(model, inputs, node, 0)?,
+    };
     let arithmetic = matches!(
         node.op_type.as_str(),
         "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod"
@@ -417,14 +487,28 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
     let crash = !matches!(expect.symptom, "values" | "shape" | "nan" | "dtype");
     let mut main = String::new();
     main.push_str(&preamble(expect, node, float, elem, kind));
-    main.push_str(&format!(
-        "    // input '{}': {}{:?}\n    let x = tensor(vec![{}], [{}]);\n",
-        node.inputs[0],
-        x.dtype,
-        x.shape,
-        literal_list(&x, elem)?,
-        shape_list(&padded(&x.shape))
-    ));
+    match &permuted {
+        Some(t) => main.push_str(&format!(
+            "    // input '{}' before the Transpose: {}{:?}\n    \
+             let x = tensor(vec![{}], [{}]).permute([{}]);\n    \
+             // the interpreter holds every value it computed while later nodes run\n    \
+             let _held = x.clone();\n",
+            model.graph.node(order[0])?.inputs[0],
+            t.input.dtype,
+            t.input.shape,
+            literal_list(&t.input, elem)?,
+            shape_list(&padded(&t.input.shape)),
+            t.padded_perm()
+        )),
+        None => main.push_str(&format!(
+            "    // input '{}': {}{:?}\n    let x = tensor(vec![{}], [{}]);\n",
+            node.inputs[0],
+            x.dtype,
+            x.shape,
+            literal_list(&x, elem)?,
+            shape_list(&padded(&x.shape))
+        )),
+    }
     if arithmetic && let Some(z) = &second {
         main.push_str(&format!(
             "    // input '{}': {}{:?}\n    let z = tensor(vec![{}], [{}]);\n",
@@ -545,11 +629,20 @@ const CHECK_FN: &str = "/// Prints the result beside the expected one and the ve
          None => println!(\"NOT REPRODUCED: every element matches\"),\n    }\n}\n";
 
 /// `Cargo.toml` of a project: burn at the interpreter's version, NdArray only.
+/// burn's features as mutagraph builds it: the project runs the kernels the interpreter ran
+/// (ndarray's SIMD paths among them).
+pub const BURN_FEATURES: &[&str] = &["std", "ndarray", "simd"];
+
 fn cargo_toml() -> String {
+    let features = BURN_FEATURES
+        .iter()
+        .map(|f| format!("\"{f}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
         "[package]\nname = \"mutagraph-burn-repro\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
          publish = false\n\n[dependencies]\nburn = {{ version = \"={BURN_VERSION}\", \
-         default-features = false, features = [\"std\", \"ndarray\"] }}\n\n\
+         default-features = false, features = [{features}] }}\n\n\
          # Not part of any enclosing workspace.\n[workspace]\n"
     )
 }
@@ -600,6 +693,59 @@ mod tests {
         );
         // a crash is reproduced by the panic alone: no value check
         assert!(!p.main_rs.contains("fn check("), "{}", p.main_rs);
+    }
+
+    #[test]
+    fn projects_build_burn_as_mutagraph_does() {
+        let manifest = include_str!("../../Cargo.toml");
+        let line = manifest
+            .lines()
+            .find(|l| l.starts_with("burn = {"))
+            .expect("backends/Cargo.toml depends on burn");
+        let features = BURN_FEATURES
+            .iter()
+            .map(|f| format!("\"{f}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert!(
+            line.contains(&format!("version = \"={BURN_VERSION}\"")),
+            "{line}"
+        );
+        assert!(line.contains(&format!("features = [{features}]")), "{line}");
+        assert!(cargo_toml().contains(&format!("features = [{features}]")));
+    }
+
+    #[test]
+    fn a_node_after_a_transpose_runs_on_burns_permuted_view_held_twice() {
+        let m = one_node(
+            "g (float[1,2,3] x) => (float[1,3,2] y) { t = Transpose <perm: ints = [0, 2, 1]> (x)\n y = Reciprocal (t) }",
+        );
+        let v: Vec<f32> = (1..=6).map(|i| i as f32).collect();
+        let inputs: NamedValues = vec![(
+            "x".into(),
+            Value::Tensor(HostTensor::new(vec![1, 2, 3], Data::F32(v))),
+        )];
+        // x = [[1,2,3],[4,5,6]] transposed: [[1,4],[2,5],[3,6]]
+        let want = HostTensor::new(
+            vec![1, 3, 2],
+            Data::F32(vec![1.0, 0.25, 0.5, 0.2, 1.0 / 3.0, 1.0 / 6.0]),
+        );
+        let p = project(&m, &inputs, &expect(&want, "values")).expect("Transpose, then Reciprocal");
+        assert!(
+            p.main_rs.contains(".permute([0, 1, 2, 3, 5, 4])"),
+            "{}",
+            p.main_rs
+        );
+        assert!(
+            p.main_rs.contains("let _held = x.clone();"),
+            "{}",
+            p.main_rs
+        );
+        assert!(p.main_rs.contains("x.recip()"), "{}", p.main_rs);
+        // Any other producer: no project.
+        let m =
+            one_node("g (float[1,2,3] x) => (float[1,2,3] y) { t = Neg (x)\n y = Reciprocal (t) }");
+        assert!(project(&m, &inputs, &expect(&want, "values")).is_none());
     }
 
     #[test]

@@ -311,6 +311,7 @@ pub(super) fn burn_project(
     inputs: &NamedValues,
     expected: Option<&NamedValues>,
     blamed: Option<&NamedValues>,
+    blame: Option<&Blame>,
     rp: &Reproduce,
     title: &str,
     symptom: &str,
@@ -321,7 +322,22 @@ pub(super) fn burn_project(
     // node alone, fed the values burn computed for it when the node alone showed the finding
     // on them (`blamed`), else those the reference computes for it.
     let alone;
+    // A node that shows it only after a Transpose: the project runs both (burn's permuted
+    // view is what the node misreads).
+    let after_transpose = matches!(
+        blame,
+        Some(Blame::WithProducers { ops }) if ops.len() == 1 && ops[0] == "Transpose"
+    );
     let (model, inputs, expected) = match (model.graph.node_count(), node) {
+        (2, Some(_)) if after_transpose => (model, inputs, expected),
+        // A node that does not show it alone has no reproduction of its own.
+        _ if !matches!(
+            blame,
+            None | Some(Blame::Alone) | Some(Blame::Unchecked { .. })
+        ) =>
+        {
+            return Ok(None);
+        }
         (n, Some(id)) if n > 1 => {
             let a = match blamed {
                 Some(fed) => mutagraph_ir::slice::extract(model, &[id])
@@ -383,11 +399,24 @@ pub(super) fn burn_project(
     _: &NamedValues,
     _: Option<&NamedValues>,
     _: Option<&NamedValues>,
+    _: Option<&Blame>,
     _: &Reproduce,
     _: &str,
     _: &str,
 ) -> Result<Option<String>> {
     Ok(None)
+}
+
+/// The op types of a model of at most four nodes, in order (`Pad, MaxPool, Sqrt`).
+fn op_chain(model: &Model) -> Option<String> {
+    let order = model.graph.topo_order().ok()?;
+    (!order.is_empty() && order.len() <= 4).then(|| {
+        order
+            .iter()
+            .filter_map(|id| Some(model.graph.node(*id)?.op_type.clone()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
 }
 
 /// The model in `path`, decoded and typed.
@@ -435,13 +464,19 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
         &meta.finding
     };
     let loc_value = finding.location.as_ref().map(|l| l.value.clone());
-    let node = focus(model, loc_value.as_deref());
+    // Not pinned on a node (an optimizer's rewrite that exposing the intermediates undoes):
+    // the report names the ops of the small model, not one of them.
+    let node = loc_value
+        .is_some()
+        .then(|| focus(model, loc_value.as_deref()))
+        .flatten();
     let op = meta
         .minimized
         .as_ref()
         .and_then(|m| m.op_type.clone())
         .or(meta.op_type.clone())
-        .or_else(|| node.map(|n| n.op_type.clone()));
+        .or_else(|| node.map(|n| n.op_type.clone()))
+        .or_else(|| op_chain(model));
     let facts = node
         .map(|n| trigger_facts(model, n, &inputs))
         .unwrap_or_default();
@@ -489,13 +524,8 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
     if let Some(s) = &snippet {
         w(&dir.join("snippet.py"), s.as_bytes())?;
     }
-    // A node that does not show the finding alone has no reproduction of its own.
-    let alone = matches!(
-        finding.blame,
-        None | Some(Blame::Alone) | Some(Blame::Unchecked { .. })
-    );
     let blamed = npz_values(&dir.join(format!("{p}blamed_inputs.npz")));
-    let burn_main = if rp.library == "burn" && alone {
+    let burn_main = if rp.library == "burn" {
         burn_project(
             dir,
             model,
@@ -503,6 +533,7 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
             &inputs,
             expected.as_ref(),
             blamed.as_ref(),
+            finding.blame.as_ref(),
             rp,
             &title,
             finding.symptom_class(),

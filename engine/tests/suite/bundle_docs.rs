@@ -401,3 +401,38 @@ fn a_node_that_shows_it_only_after_its_producers_is_titled_so_and_gets_no_node_r
         "the node alone does not show it: no repro/ of the node alone"
     );
 }
+
+#[test]
+fn an_optimizer_finding_on_no_node_is_titled_with_the_small_models_ops() {
+    let model = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (float[3] x) => (float[3] y) { t = Neg (x)\n y = Abs (t) }",
+    )
+    .unwrap()
+    .to_bytes();
+    let inputs = vec![("x".to_string(), t(&[-2.0, 1.0, 3.0]))];
+    let runs = MutantRuns {
+        runs: vec![
+            report("reference", &[2.0, 1.0, 3.0]),
+            report("ort", &[2.0, 1.0, 2.0]),
+        ],
+        reference: Some(0),
+        reruns: Vec::new(),
+        slow_baseline: Default::default(),
+    };
+    let mut f = Finding::new(Kind::Inconsistency, "ort", "values", "output 'y'".into());
+    f.layer = Some(Layer::Optimizer);
+    let (_dir, b, _) = write_bundle(
+        "inconsistency-ort-values-00000000",
+        &f,
+        &model,
+        &inputs,
+        &runs,
+    );
+    let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
+    let title = md.lines().next().unwrap();
+    assert!(
+        title.starts_with("# ONNX Runtime: Neg, Abs with graph optimizations gives wrong values"),
+        "{title}"
+    );
+}
