@@ -18,8 +18,8 @@ mod nonfinite;
 mod writes;
 
 use geometry::{
-    gridsample_cubic_border, pad_reflect_beyond_axis, recurrent_zero_length, registry_ambiguity,
-    resize_align_corners_to_one, resize_crop_without_roi, resize_empty_axis,
+    gridsample_cubic_border, pad_reflect_beyond_axis, recurrent_zero_length, reduce_mean_empty_set,
+    registry_ambiguity, resize_align_corners_to_one, resize_crop_without_roi, resize_empty_axis,
     resize_fractional_length, same_pad_negative, squeeze_empty_axes,
 };
 use integers::{
@@ -202,6 +202,14 @@ pub static CATALOGUE: &[Entry] = &[
                output length by one reading (ONNX Runtime) and the unfloored product by the \
                other (ONNX's reference implementation, tract): different coordinates",
         applies: resize_fractional_length,
+    },
+    Entry {
+        id: "reduce-mean-empty-set",
+        affects: Affects::Values,
+        ops: Ops::Listed(&["ReduceMean"]),
+        spec: "ReduceMean: reduction over an empty set of values yields undefined",
+        open: "the mean over an empty axis has no defined value (NaN, 0 or anything)",
+        applies: reduce_mean_empty_set,
     },
     Entry {
         id: "squeeze-empty-axes",

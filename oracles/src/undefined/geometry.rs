@@ -280,3 +280,25 @@ pub(super) fn registry_ambiguity(node: &Node, seen: &Seen) -> Option<String> {
     let ctx = InferCtx::new(node, 22, inputs, consts);
     check(&ctx).err().map(|e| e.to_string())
 }
+
+pub(super) fn reduce_mean_empty_set(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "ReduceMean" {
+        return None;
+    }
+    let x = slot(node, seen, 0)?;
+    let rank = x.shape.len() as i64;
+    // The axes: the attribute before opset 18, the input from 18; none is every axis unless
+    // noop_with_empty_axes says nothing is reduced.
+    let axes: Vec<i64> = match node.attributes.ints("axes") {
+        Some(a) => a.to_vec(),
+        None => match slot(node, seen, 1).filter(|t| t.num_elements() > 0) {
+            Some(t) => t.to_f64s()?.iter().map(|&a| a as i64).collect(),
+            None if node.attributes.int("noop_with_empty_axes", 0) == 1 => return None,
+            None => (0..rank).collect(),
+        },
+    };
+    axes.iter()
+        .map(|&a| if a < 0 { a + rank } else { a })
+        .find(|&a| x.shape.get(a as usize) == Some(&0))
+        .map(|a| format!("axis {a} of {:?} is empty", x.shape))
+}

@@ -45,6 +45,7 @@ const TESTED: &[&str] = &[
     "resize-fractional-length",
     "lrn-half-square-sum-overflow",
     "squeeze-empty-axes",
+    "reduce-mean-empty-set",
     "mvn-zero-variance",
     "resize-crop-without-roi",
     "cast-out-of-range",
@@ -63,6 +64,34 @@ const TESTED: &[&str] = &[
     "pow-integer-negative-exponent",
     "recurrent-zero-length",
 ];
+
+#[test]
+fn a_mean_over_an_empty_axis_is_undefined() {
+    // ONNX Runtime gives 0, numpy and onnx.reference NaN: the text says "undefined".
+    let by_attr =
+        Node::new("ReduceMean", &["x"], &["y"]).with_attr("axes", AttrValue::Ints(vec![-1]));
+    let empty = f32s(&[2, 0], &[]);
+    assert_eq!(
+        hit(&by_attr, vec![("x", empty.clone())]),
+        Some("reduce-mean-empty-set")
+    );
+    let by_input = Node::new("ReduceMean", &["x", "axes"], &["y"]);
+    assert_eq!(
+        hit(
+            &by_input,
+            vec![("x", empty.clone()), ("axes", i64s(&[1], &[0]))]
+        ),
+        None,
+        "axis 0 has two elements"
+    );
+    assert_eq!(
+        hit(&by_input, vec![("x", empty), ("axes", i64s(&[1], &[1]))]),
+        Some("reduce-mean-empty-set")
+    );
+    // ReduceSum over an empty set is defined: 0.
+    let sum = Node::new("ReduceSum", &["x"], &["y"]);
+    assert_eq!(hit(&sum, vec![("x", f32s(&[2, 0], &[]))]), None);
+}
 
 #[test]
 fn pools_where_onnx_disagrees_with_itself() {
