@@ -407,6 +407,30 @@ pub(super) fn burn_project(
     Ok(None)
 }
 
+/// Writes `snippet.py` (`onnx.helper` and the library's Python API) for ONNX Runtime and
+/// tract bundles; returns it.
+fn write_snippet(
+    dir: &Path,
+    model: &Model,
+    (model_file, inputs_npz): &(&str, String),
+    inputs: &NamedValues,
+    expected: Option<&NamedValues>,
+    rp: &Reproduce,
+) -> Result<Option<String>> {
+    let api = match rp.library.as_str() {
+        "onnxruntime" => Api::OnnxRuntime {
+            optimized: rp.showing.iter().all(|b| catalog::is_optimized(b)),
+        },
+        "tract" => Api::Tract,
+        _ => return Ok(None),
+    };
+    let snippet = python_snippet(model, model_file, inputs, inputs_npz, expected, api);
+    if let Some(s) = &snippet {
+        w(&dir.join("snippet.py"), s.as_bytes())?;
+    }
+    Ok(snippet)
+}
+
 /// The op types of a model of at most four nodes, in order (`Pad, MaxPool, Sqrt`).
 fn op_chain(model: &Model) -> Option<String> {
     let order = model.graph.topo_order().ok()?;
@@ -504,26 +528,8 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
         embedded_expected: embedded_expected(meta, expected.as_ref()),
     };
     w(&dir.join("repro.py"), render_repro_py(&repro).as_bytes())?;
-    let api = match rp.library.as_str() {
-        "onnxruntime" => Some(Api::OnnxRuntime {
-            optimized: rp.showing.iter().all(|b| catalog::is_optimized(b)),
-        }),
-        "tract" => Some(Api::Tract),
-        _ => None,
-    };
-    let snippet = api.and_then(|api| {
-        python_snippet(
-            model,
-            model_file,
-            &inputs,
-            &format!("{p}inputs.npz"),
-            expected.as_ref(),
-            api,
-        )
-    });
-    if let Some(s) = &snippet {
-        w(&dir.join("snippet.py"), s.as_bytes())?;
-    }
+    let files = (model_file, format!("{p}inputs.npz"));
+    let snippet = write_snippet(dir, model, &files, &inputs, expected.as_ref(), rp)?;
     let blamed = npz_values(&dir.join(format!("{p}blamed_inputs.npz")));
     let burn_main = if rp.library == "burn" {
         burn_project(

@@ -347,8 +347,11 @@ fn write_bundle(
     (dir, b, sig)
 }
 
-#[test]
-fn a_node_that_shows_it_only_after_its_producers_is_titled_so_and_gets_no_node_repro() {
+/// `y = Abs(Neg(x))` on x = [-2, 1, 3], with the reference's run and `faulty`'s (`actual`).
+fn neg_then_abs(
+    faulty: &str,
+    actual: &[f32],
+) -> (Vec<u8>, mutagraph_backends::value::NamedValues, MutantRuns) {
     let model = mutagraph_ir::text::parse_model(
         "<ir_version: 8, opset_import: [\"\" : 17]>\n\
          g (float[3] x) => (float[3] y) { t = Neg (x)\n y = Abs (t) }",
@@ -359,12 +362,18 @@ fn a_node_that_shows_it_only_after_its_producers_is_titled_so_and_gets_no_node_r
     let runs = MutantRuns {
         runs: vec![
             report("reference", &[2.0, 1.0, 3.0]),
-            report("burn-ndarray", &[1.0, 3.0, 2.0]),
+            report(faulty, actual),
         ],
         reference: Some(0),
         reruns: Vec::new(),
         slow_baseline: Default::default(),
     };
+    (model, inputs, runs)
+}
+
+#[test]
+fn a_node_that_shows_it_only_after_its_producers_is_titled_so_and_gets_no_node_repro() {
+    let (model, inputs, runs) = neg_then_abs("burn-ndarray", &[1.0, 3.0, 2.0]);
     let mut f = Finding::new(
         Kind::Inconsistency,
         "burn-ndarray",
@@ -404,22 +413,7 @@ fn a_node_that_shows_it_only_after_its_producers_is_titled_so_and_gets_no_node_r
 
 #[test]
 fn an_optimizer_finding_on_no_node_is_titled_with_the_small_models_ops() {
-    let model = mutagraph_ir::text::parse_model(
-        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
-         g (float[3] x) => (float[3] y) { t = Neg (x)\n y = Abs (t) }",
-    )
-    .unwrap()
-    .to_bytes();
-    let inputs = vec![("x".to_string(), t(&[-2.0, 1.0, 3.0]))];
-    let runs = MutantRuns {
-        runs: vec![
-            report("reference", &[2.0, 1.0, 3.0]),
-            report("ort", &[2.0, 1.0, 2.0]),
-        ],
-        reference: Some(0),
-        reruns: Vec::new(),
-        slow_baseline: Default::default(),
-    };
+    let (model, inputs, runs) = neg_then_abs("ort", &[2.0, 1.0, 2.0]);
     let mut f = Finding::new(Kind::Inconsistency, "ort", "values", "output 'y'".into());
     f.layer = Some(Layer::Optimizer);
     let (_dir, b, _) = write_bundle(
