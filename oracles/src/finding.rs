@@ -84,6 +84,17 @@ pub struct Location {
     pub attrs: String,
 }
 
+impl Location {
+    /// The location of `node`: its op type, first output and key attributes.
+    pub fn of(node: &mutagraph_ir::graph::Node) -> Location {
+        Location {
+            op_type: node.op_type.clone(),
+            value: node.outputs.first().cloned().unwrap_or_default(),
+            attrs: crate::localize::key_attrs(node),
+        }
+    }
+}
+
 /// Which part of a library a finding is in, told apart by running the library's variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -338,11 +338,7 @@ pub fn localize_with(
         };
     };
     let node = model.graph.node(id).expect("found above");
-    let location = Location {
-        op_type: node.op_type.clone(),
-        value: node.outputs.first().cloned().unwrap_or_default(),
-        attrs: key_attrs(node),
-    };
+    let location = Location::of(node);
     let verdict = match extract(model, &[id]) {
         Ok(single) => check_blamed(node, &single, kind, inputs, ex, precision, runner),
         Err(_) => Verdict::Localized,

@@ -398,25 +398,7 @@ impl Permuted {
 
     /// The transposed value (what the node reads).
     fn output(&self) -> Option<HostTensor> {
-        let shape: Vec<usize> = self.perm.iter().map(|&a| self.input.shape[a]).collect();
-        let v = self.input.to_f64s()?;
-        let strides = |s: &[usize]| -> Vec<usize> {
-            let mut st = vec![1usize; s.len()];
-            for i in (0..s.len().saturating_sub(1)).rev() {
-                st[i] = st[i + 1] * s[i + 1];
-            }
-            st
-        };
-        let (src, dst) = (strides(&self.input.shape), strides(&shape));
-        let out: Vec<f64> = (0..v.len())
-            .map(|k| {
-                let at: usize = (0..shape.len())
-                    .map(|d| (k / dst[d]) % shape[d].max(1) * src[self.perm[d]])
-                    .sum();
-                v[at]
-            })
-            .collect();
-        HostTensor::from_f64s(self.input.dtype, shape, &out).ok()
+        crate::reference::transposed(&self.input, &self.perm)
     }
 
     /// The permutation of the rank-[`R`] tensor burn holds.

@@ -285,6 +285,12 @@ fn round_to_type(v: &mut V) {
 // ---------------------------------------------------------------------------------------------
 // Conversions between host values and interpreter values.
 
+/// `h` transposed by `perm` (ONNX's Transpose) as the interpreter computes it.
+pub(crate) fn transposed(h: &HostTensor, perm: &[usize]) -> Option<HostTensor> {
+    let t = ops::reshape::transpose(&host_to_t(h).ok()?, perm).ok()?;
+    t_to_host(&t, false).ok()
+}
+
 fn host_to_t(h: &HostTensor) -> R<T> {
     let shape = h.shape.clone();
     Ok(match &h.data {

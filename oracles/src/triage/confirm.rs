@@ -240,11 +240,7 @@ impl super::Triage {
             && let Some((id, fed)) = elsewhere(pool, &at, shows)
             && let Some(n) = at.model.graph.node(id)
         {
-            t.finding.location = Some(crate::finding::Location {
-                op_type: n.op_type.clone(),
-                value: n.outputs.first().cloned().unwrap_or_default(),
-                attrs: crate::localize::key_attrs(n),
-            });
+            t.finding.location = Some(crate::finding::Location::of(n));
             t.blamed_inputs = Some(fed);
             t.finding.blame = Some(Blame::Alone);
             return;

@@ -79,11 +79,7 @@ impl Triage {
             }
         }
         let n = model.graph.node(node).expect("a node of the model");
-        t.finding.location = Some(Location {
-            op_type: n.op_type.clone(),
-            value: n.outputs.first().cloned().unwrap_or_default(),
-            attrs: crate::localize::key_attrs(n),
-        });
+        t.finding.location = Some(Location::of(n));
         if let Some(truth) = &truth {
             self.undefined_verdict(&at, node, truth, library_values.as_ref(), &mut t);
             t.intermediates = Some(truth.clone());

@@ -142,7 +142,7 @@ impl Triage {
         apply_localization(&mut t, &l, exposed.as_ref());
         if l.verdict == LocVerdict::Localized
             && let (Some(e), Some(loc)) = (&exposed, &l.location)
-            && let Some(node) = producer_of(model, &loc.value)
+            && let Some(node) = model.graph.producer(&loc.value)
         {
             let at = Blamed {
                 model,
@@ -259,13 +259,4 @@ fn apply_localization(t: &mut Triaged, l: &Localization, exposed: Option<&Expose
         }
         _ => {}
     }
-}
-
-/// The node of `model` whose first output is `value`.
-pub(super) fn producer_of(model: &Model, value: &str) -> Option<NodeId> {
-    model
-        .graph
-        .nodes()
-        .find(|n| n.outputs.first().is_some_and(|o| o == value))
-        .map(|n| n.id)
 }

@@ -26,7 +26,7 @@ mod pool;
 mod quantize;
 mod recurrent;
 mod reduce;
-mod reshape;
+pub(super) mod reshape;
 mod resize;
 mod roi;
 mod scatter;
