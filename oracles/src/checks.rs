@@ -1,6 +1,7 @@
 //! The oracles, one type per symptom.
 use crate::finding::{Finding, Kind};
 use crate::{MutantRuns, Oracle};
+use mutagraph_backends::backend::Stage;
 use mutagraph_backends::compare::{CompareOptions, Comparison, Metrics, Tolerance, compare};
 use mutagraph_backends::value::{NamedValues, Value};
 use mutagraph_backends::worker::pool::signal_name;
@@ -22,16 +23,8 @@ impl Oracle for Crash {
             if !runs.someone_else_ran(&r.backend) {
                 continue;
             }
-            let (symptom, stage) = match &r.outcome {
-                Outcome::Crash {
-                    signal: Some(s), ..
-                } => (format!("signal-{}", signal_name(*s)), None),
-                Outcome::Crash {
-                    exit_code: Some(_), ..
-                } => ("exit".to_string(), None),
-                Outcome::Crash { .. } => ("panic".to_string(), None),
-                Outcome::Error { stage, .. } => ("error".to_string(), Some(*stage)),
-                _ => continue,
+            let Some((symptom, stage)) = crash_symptom(&r.outcome) else {
+                continue;
             };
             let mut f = Finding::new(Kind::Crash, &r.backend, &symptom, r.outcome.detail());
             f.stage = stage;
@@ -39,6 +32,22 @@ impl Oracle for Crash {
         }
         out
     }
+}
+
+/// A crash's symptom and the stage that failed, for an outcome that is a crash: a signal, an
+/// exit, a panic or an error the library reported.
+pub fn crash_symptom(outcome: &Outcome) -> Option<(String, Option<Stage>)> {
+    Some(match outcome {
+        Outcome::Crash {
+            signal: Some(s), ..
+        } => (format!("signal-{}", signal_name(*s)), None),
+        Outcome::Crash {
+            exit_code: Some(_), ..
+        } => ("exit".to_string(), None),
+        Outcome::Crash { .. } => ("panic".to_string(), None),
+        Outcome::Error { stage, .. } => ("error".to_string(), Some(*stage)),
+        _ => return None,
+    })
 }
 
 /// A backend timed out where some other backend finished, and the time it was given is

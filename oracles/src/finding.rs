@@ -313,12 +313,11 @@ impl Finding {
         let (Some(loc), None) = (&self.location, &self.gap) else {
             return self.signature();
         };
-        if self.tract_rule().is_some()
-            || self.ort_site().is_some()
-            || (self.trigger.is_empty() && self.kind.is_numeric())
-            || self.ground.is_some()
-        {
+        if self.tract_rule().is_some() || self.ort_site().is_some() || self.ground.is_some() {
             return self.signature();
+        }
+        if self.trigger.is_empty() && self.kind.is_numeric() {
+            return self.numeric_root();
         }
         let family = mutagraph_ir::registry::Registry::global()
             .get("", &loc.op_type)
@@ -343,6 +342,24 @@ impl Finding {
             self.symptom_class(),
             self.trigger.join(",")
         )
+    }
+
+    /// The root cause of a numeric finding without a trigger: its op's kernel computing wrong
+    /// values, whether they came out NaN or merely wrong (tract's GlobalLpPool dividing by the
+    /// window size gives both). A wrong shape, element type or missing output stays apart.
+    fn numeric_root(&self) -> String {
+        let sig = self.signature();
+        match self.symptom_class() {
+            "values" | "nan" if self.symptom != "missing-output" => {
+                let place = sig.splitn(5, '|').nth(4).unwrap_or_default();
+                format!(
+                    "numeric|{}|{}|{place}",
+                    self.library(),
+                    self.layer.map(Layer::name).unwrap_or_default()
+                )
+            }
+            _ => sig,
+        }
     }
 
     /// The dedup signature: one per root cause as far as the campaign can tell. Kind, library
@@ -626,6 +643,33 @@ mod tests {
             reduce("ReduceL1").root_signature(),
             reduce("ArgMax").root_signature()
         );
+    }
+
+    #[test]
+    fn nan_and_wrong_values_of_one_kernel_are_one_root_cause() {
+        let at = |kind: Kind, symptom: &str, op: &str| {
+            let mut f = Finding::new(kind, "tract", symptom, "output 'y'".into());
+            f.layer = Some(Layer::Kernel);
+            f.location = Some(Location {
+                op_type: op.into(),
+                value: "y".into(),
+                attrs: String::new(),
+            });
+            f
+        };
+        let nan = at(Kind::Nan, "partial", "GlobalLpPool");
+        let values = at(Kind::Inconsistency, "values", "GlobalLpPool");
+        assert_ne!(nan.signature(), values.signature());
+        assert_eq!(nan.root_signature(), values.root_signature());
+        // Another op, a wrong shape, a missing output: other root causes.
+        let others = [
+            at(Kind::Inconsistency, "values", "GlobalAveragePool"),
+            at(Kind::Inconsistency, "shape", "GlobalLpPool"),
+            at(Kind::Inconsistency, "missing-output", "GlobalLpPool"),
+        ];
+        for o in others {
+            assert_ne!(o.root_signature(), values.root_signature(), "{o:?}");
+        }
     }
 
     #[test]

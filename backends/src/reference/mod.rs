@@ -286,6 +286,7 @@ fn round_to_type(v: &mut V) {
 // Conversions between host values and interpreter values.
 
 /// `h` transposed by `perm` (ONNX's Transpose) as the interpreter computes it.
+#[cfg_attr(not(feature = "burn"), allow(dead_code))]
 pub(crate) fn transposed(h: &HostTensor, perm: &[usize]) -> Option<HostTensor> {
     let t = ops::reshape::transpose(&host_to_t(h).ok()?, perm).ok()?;
     t_to_host(&t, false).ok()

@@ -13,13 +13,19 @@ use mutagraph_backends::worker::{Outcome, Pool};
 use mutagraph_ir::graph::NodeId;
 use mutagraph_ir::model::Model;
 use mutagraph_ir::slice::extract;
-use std::collections::BTreeSet;
+use crate::minimize::candidate::{OutputRule, carve, constants};
+use mutagraph_ir::tensor::Tensor;
+use std::collections::{BTreeSet, HashMap};
 
 /// How many levels of producers may join the blamed node.
 pub const MAX_LEVELS: usize = 2;
 
 /// How many of a failing node's ancestors are tried alone when it does not fail alone.
 pub const MAX_ELSEWHERE: usize = 8;
+
+/// How many of a failing node's nearest ancestors the search for where its failure starts may
+/// take in ([`failing_tail`]).
+pub const MAX_UPSTREAM: usize = 32;
 
 /// The blamed node and what reached it.
 #[derive(Clone, Copy)]
@@ -120,6 +126,52 @@ pub(super) fn elsewhere(
         let fed = feed(&single, &one)?;
         (shown(pool, &one, &single, &fed, shows) == Some(true)).then_some((id, fed))
     })
+}
+
+/// Where a failure that its node does not show alone starts: the smallest tail of the node's
+/// ancestors (in the model's order; the nearest [`MAX_UPSTREAM`] at most) that, run with the
+/// node and fed the values of `at.library` (the reference's, for a library that computed
+/// none), fails the way looked for. The tail's first node is where the library goes wrong (a
+/// shape it infers wrongly, a value it computes wrongly); the part is returned in order, the
+/// failing node last.
+pub(super) fn failing_tail(pool: &mut Pool, at: &Blamed, message: &str) -> Option<Vec<NodeId>> {
+    let before = crate::triage::crash::ancestors(at.model, at.node);
+    let from = before.len().saturating_sub(MAX_UPSTREAM);
+    let family = catalog::family(at.faulty);
+    let consts = constants(at.model);
+    (from..before.len()).rev().find_map(|k| {
+        let mut ids = before[k..].to_vec();
+        ids.push(at.node);
+        let (outcome, _) = run_part(pool, at, &consts, &ids)?;
+        (!matches!(outcome, Outcome::Ok(_) | Outcome::Unsupported { .. })
+            && same_failure(family, message, &outcome.detail()))
+        .then_some(ids)
+    })
+}
+
+/// The library's outcome on the node `id` of `at.model` alone, fed from `at.inputs` and
+/// `at.library`, with what it was fed. Values the model computes from its initializers alone
+/// stay constants, as in the model (a library infers shapes from them).
+pub(super) fn run_alone(pool: &mut Pool, at: &Blamed, id: NodeId) -> Option<(Outcome, NamedValues)> {
+    run_part(pool, at, &constants(at.model), &[id])
+}
+
+/// The library's outcome on the part of `at.model` made of `ids` (the last one's outputs are
+/// the part's), with the values the model computes from its initializers alone as constants
+/// (`consts`), fed the rest from `at.inputs` and `at.library`; with what it was fed.
+fn run_part(
+    pool: &mut Pool,
+    at: &Blamed,
+    consts: &HashMap<String, Tensor>,
+    ids: &[NodeId],
+) -> Option<(Outcome, NamedValues)> {
+    let last = at.model.graph.node(*ids.last()?)?;
+    let outputs = last.outputs.iter().filter(|o| !o.is_empty()).cloned().collect();
+    let keep: BTreeSet<NodeId> = ids.iter().copied().collect();
+    let part = carve(at.model, consts, &keep, &[], &OutputRule::Explicit(outputs)).ok()?;
+    let fed = feed(&part, at)?;
+    let run = pool.run(at.faulty, &part.to_bytes(), &fed).ok()?;
+    Some((run.outcome, fed))
 }
 
 fn unchecked(why: &str) -> Blame {

@@ -1,13 +1,14 @@
 //! Steps 3 and 4 for failures (crash, hang, memory): the witnesses, the node the library
 //! failed on, and a wrongly shaped value upstream of it.
 
-use super::confirm::{Blamed, Shows};
+use super::confirm::{self, Blamed, Shows};
 use super::{Cache, Triage, Triaged, Verdict, crash, plain};
 use crate::MutantRuns;
-use crate::finding::{Finding, Kind, Location};
+use crate::checks::crash_symptom;
+use crate::finding::{Blame, Finding, Kind, Location};
 use mutagraph_backends::catalog;
 use mutagraph_backends::value::NamedValues;
-use mutagraph_backends::worker::Pool;
+use mutagraph_backends::worker::{Outcome, Pool};
 use mutagraph_ir::graph::NodeId;
 use mutagraph_ir::model::Model;
 
@@ -96,7 +97,56 @@ impl Triage {
         };
         let message = t.finding.message.clone();
         self.check_blame(pool, blamed, &Shows::Failure(&message), &mut t);
+        if let Some(truth) = &truth
+            && matches!(t.finding.blame, Some(Blame::NotShown { .. }))
+        {
+            let on_truth = Blamed {
+                library: Some(truth),
+                ..blamed
+            };
+            self.failure_upstream(pool, on_truth, truth, &mut t);
+        }
         t
+    }
+
+    /// A failure its node does not show alone starts upstream, where the smallest failing
+    /// tail of its ancestors begins ([`confirm::failing_tail`], fed the reference's values).
+    /// That node alone fails its own way: the finding becomes that failure, on it (the same
+    /// bug as where it fails first). Or it gives another shape than the reference: the finding
+    /// becomes that wrong shape. Else the node keeps the blame, shown with the tail before it.
+    fn failure_upstream(&mut self, pool: &mut Pool, at: Blamed, truth: &NamedValues, t: &mut Triaged) {
+        self.memory().stats.extra_runs += 1;
+        let Some(tail) = confirm::failing_tail(pool, &at, &t.finding.message) else {
+            return;
+        };
+        let (first, before) = (tail[0], &tail[..tail.len() - 1]);
+        let (Some(n), Some((outcome, fed))) =
+            (at.model.graph.node(first), confirm::run_alone(pool, &at, first))
+        else {
+            return;
+        };
+        if let Some((symptom, stage)) = crash_symptom(&outcome) {
+            let f = &mut t.finding;
+            f.message = outcome.detail();
+            (f.symptom, f.stage) = (symptom, stage);
+            f.gap = crash::dtype_gap(catalog::library(at.faulty), &f.message);
+            f.placed_by_message = !crash::quoted_spans(&f.message).is_empty();
+            f.location = Some(Location::of(n));
+        } else if let Outcome::Ok(got) = &outcome
+            && let Some((loc, why)) =
+                crash::first_shape_mismatch(at.model, &[first], truth, got, at.faulty)
+        {
+            self.wrong_shape(at.model, at.inputs, truth, (loc, why), t);
+        } else {
+            let ops = before
+                .iter()
+                .filter_map(|id| Some(at.model.graph.node(*id)?.op_type.clone()))
+                .collect();
+            t.finding.blame = Some(Blame::WithProducers { ops });
+            return;
+        }
+        t.finding.blame = Some(Blame::Alone);
+        t.blamed_inputs = Some(fed);
     }
 
     /// The node the library failed on: the one its message names, else the first whose
@@ -213,10 +263,23 @@ impl Triage {
         } = *at;
         let before = crash::ancestors(model, node);
         let Some(got) = got else { return false };
-        let Some((loc, why)) = crash::first_shape_mismatch(model, &before, truth, got, faulty)
-        else {
+        let Some(wrong) = crash::first_shape_mismatch(model, &before, truth, got, faulty) else {
             return false;
         };
+        self.wrong_shape(model, inputs, truth, wrong, t);
+        true
+    }
+
+    /// `t` becomes the inconsistency `wrong` (a value's location, and why its shape is wrong)
+    /// that its failure follows from.
+    fn wrong_shape(
+        &self,
+        model: &Model,
+        inputs: &NamedValues,
+        truth: &NamedValues,
+        (loc, why): (Location, String),
+        t: &mut Triaged,
+    ) {
         let f = &mut t.finding;
         f.message = format!("{why}; downstream: {}", f.message);
         f.kind = Kind::Inconsistency;
@@ -236,7 +299,6 @@ impl Triage {
             t.verdict = Verdict::Undefined(hit);
         }
         t.intermediates = Some(truth.clone());
-        true
     }
 
     /// The verdict `Undefined` when what ONNX leaves open explains the failure at `node`: at
