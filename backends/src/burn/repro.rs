@@ -127,6 +127,7 @@ fn body(node: &Node, x: &HostTensor, second: Option<&HostTensor>) -> Option<(Str
         }
         "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" => binary_body(node, x, second),
         "Trilu" => trilu_body(node, x, second),
+        "Gemm" => gemm_body(node, x, second),
         "MaxPool" | "AveragePool" => pool_body(node, x),
         _ => unary_body(node, x),
     }
@@ -275,6 +276,35 @@ fn binary_body(
         _ => "x.fmod(z)",
     };
     Some((format!("    let y = {call};\n"), R))
+}
+
+/// [`body`] of Gemm, as the interpreter computes it: A (`x`) and B (`z`) swapped when
+/// transposed, burn's matmul, alpha, then C (`c`, when the node has it) times beta.
+fn gemm_body(node: &Node, x: &HostTensor, second: Option<&HostTensor>) -> Option<(String, usize)> {
+    let a = &node.attributes;
+    if x.shape.len() != 2 || second?.shape.len() != 2 {
+        return None;
+    }
+    let swap = format!("swap_dims({}, {})", R - 2, R - 1);
+    let mut s = String::new();
+    if a.int("transA", 0) != 0 {
+        s.push_str(&format!("    let x = x.{swap};\n"));
+    }
+    if a.int("transB", 0) != 0 {
+        s.push_str(&format!("    let z = z.{swap};\n"));
+    }
+    s.push_str("    let y = x.matmul(z);\n");
+    let (alpha, beta) = (a.float("alpha", 1.0) as f64, a.float("beta", 1.0) as f64);
+    if alpha != 1.0 {
+        s.push_str(&format!("    let y = y.mul_scalar({alpha:?});\n"));
+    }
+    if node.inputs.get(2).is_some_and(|c| !c.is_empty()) {
+        match beta {
+            1.0 => s.push_str("    let y = y.add(c);\n"),
+            _ => s.push_str(&format!("    let y = y.add(c.mul_scalar({beta:?}));\n")),
+        }
+    }
+    Some((s, R))
 }
 
 /// [`body`] of Trilu.
@@ -439,6 +469,8 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
         node.op_type.as_str(),
         "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod"
     );
+    // ops whose second input (and Gemm's third) is a tensor operand the project writes out
+    let operands = arithmetic || node.op_type == "Gemm";
     // burn's element type for the model: the interpreter's choice
     let (elem, kind) = match x.dtype {
         DType::F32 => ("f32", ""),
@@ -450,7 +482,7 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
         return None;
     }
     let second = input(model, inputs, node, 1);
-    if arithmetic
+    if operands
         && second
             .as_ref()
             .is_none_or(|z| z.dtype != x.dtype || z.num_elements() > MAX_ELEMENTS)
@@ -491,15 +523,8 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
             shape_list(&padded(&x.shape))
         )),
     }
-    if arithmetic && let Some(z) = &second {
-        main.push_str(&format!(
-            "    // input '{}': {}{:?}\n    let z = tensor(vec![{}], [{}]);\n",
-            node.inputs[1],
-            z.dtype,
-            z.shape,
-            literal_list(z, elem)?,
-            shape_list(&padded(&z.shape))
-        ));
+    if operands {
+        main.push_str(&operand_lines(model, inputs, node, x.dtype, elem)?);
     }
     main.push_str(&run_block(&stmts, crash));
     if crash {
@@ -529,6 +554,44 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
         cargo_toml: cargo_toml(),
         main_rs: main,
     })
+}
+
+/// The statements writing out the node's operands after its first input: `z` (the second
+/// input) and, for Gemm, `c` (the third, when present), each of the first's element type.
+fn operand_lines(
+    model: &Model,
+    inputs: &NamedValues,
+    node: &Node,
+    dtype: DType,
+    elem: &str,
+) -> Option<String> {
+    let names: &[&str] = if node.op_type == "Gemm" {
+        &["z", "c"]
+    } else {
+        &["z"]
+    };
+    let mut s = String::new();
+    for (i, var) in names.iter().enumerate() {
+        let Some(t) = input(model, inputs, node, i + 1) else {
+            continue;
+        };
+        if t.dtype != dtype || t.num_elements() > MAX_ELEMENTS || t.shape.len() > R {
+            return None;
+        }
+        let shape = padded(&t.shape)
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>();
+        s.push_str(&format!(
+            "    // input '{}': {}{:?}\n    let {var} = tensor(vec![{}], [{}]);\n",
+            node.inputs[i + 1],
+            t.dtype,
+            t.shape,
+            literal_list(&t, elem)?,
+            shape.join(", ")
+        ));
+    }
+    Some(s)
 }
 
 /// The `main` of a project up to its inputs: what it is, the imports and `tensor`.
@@ -675,6 +738,34 @@ mod tests {
         );
         // a crash is reproduced by the panic alone: no value check
         assert!(!p.main_rs.contains("fn check("), "{}", p.main_rs);
+    }
+
+    #[test]
+    fn gemm_is_written_as_the_interpreter_runs_it() {
+        let m = one_node(
+            "g (float[2,3] a, float[2,3] b, float[2] c) => (float[2,2] y) \
+             { y = Gemm <transB: int = 1, alpha: float = 0.5> (a, b, c) }",
+        );
+        let f32s =
+            |shape: Vec<usize>, v: Vec<f32>| Value::Tensor(HostTensor::new(shape, Data::F32(v)));
+        let inputs: NamedValues = vec![
+            ("a".into(), f32s(vec![2, 3], vec![1.0; 6])),
+            ("b".into(), f32s(vec![2, 3], vec![2.0; 6])),
+            ("c".into(), f32s(vec![2], vec![0.5, -0.5])),
+        ];
+        let want = HostTensor::new(vec![2, 2], Data::F32(vec![3.5, 2.5, 3.5, 2.5]));
+        let p = project(&m, &inputs, &expect(&want, "values")).expect("Gemm is covered");
+        let swap = format!("let z = z.swap_dims({}, {});", R - 2, R - 1);
+        for line in [
+            swap.as_str(),
+            "let y = x.matmul(z);",
+            "let y = y.mul_scalar(0.5);",
+            "let y = y.add(c);",
+            "let c = tensor(vec![0.5_f32, -0.5_f32]",
+        ] {
+            assert!(p.main_rs.contains(line), "{line} not in {}", p.main_rs);
+        }
+        assert!(!p.main_rs.contains("let x = x.swap_dims"), "{}", p.main_rs);
     }
 
     #[test]

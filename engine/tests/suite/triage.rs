@@ -437,7 +437,11 @@ fn a_failure_downstream_of_a_wrong_shape_is_filed_as_that_shape() {
     ];
     let t = tract_triaged(src, &inputs, |m| m.contains("Reshape volume mismatch"));
     let f = &t.finding;
-    assert_eq!((f.kind, f.symptom.as_str()), (Kind::Inconsistency, "shape"), "{f:?}");
+    assert_eq!(
+        (f.kind, f.symptom.as_str()),
+        (Kind::Inconsistency, "shape"),
+        "{f:?}"
+    );
     assert_eq!(f.op_type(), Some("Einsum"), "{f:?}");
     assert_eq!(f.blame, Some(mutagraph_oracles::Blame::Alone));
     assert!(f.message.contains("downstream: compile:"), "{}", f.message);

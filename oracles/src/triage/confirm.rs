@@ -7,13 +7,13 @@
 use crate::envelope::Precision;
 use crate::finding::{Blame, Kind, same_failure};
 use crate::localize::{ReferenceRunner, diverges};
+use crate::minimize::candidate::{OutputRule, carve, constants};
 use mutagraph_backends::catalog;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Outcome, Pool};
 use mutagraph_ir::graph::NodeId;
 use mutagraph_ir::model::Model;
 use mutagraph_ir::slice::extract;
-use crate::minimize::candidate::{OutputRule, carve, constants};
 use mutagraph_ir::tensor::Tensor;
 use std::collections::{BTreeSet, HashMap};
 
@@ -152,7 +152,11 @@ pub(super) fn failing_tail(pool: &mut Pool, at: &Blamed, message: &str) -> Optio
 /// The library's outcome on the node `id` of `at.model` alone, fed from `at.inputs` and
 /// `at.library`, with what it was fed. Values the model computes from its initializers alone
 /// stay constants, as in the model (a library infers shapes from them).
-pub(super) fn run_alone(pool: &mut Pool, at: &Blamed, id: NodeId) -> Option<(Outcome, NamedValues)> {
+pub(super) fn run_alone(
+    pool: &mut Pool,
+    at: &Blamed,
+    id: NodeId,
+) -> Option<(Outcome, NamedValues)> {
     run_part(pool, at, &constants(at.model), &[id])
 }
 
@@ -166,7 +170,12 @@ fn run_part(
     ids: &[NodeId],
 ) -> Option<(Outcome, NamedValues)> {
     let last = at.model.graph.node(*ids.last()?)?;
-    let outputs = last.outputs.iter().filter(|o| !o.is_empty()).cloned().collect();
+    let outputs = last
+        .outputs
+        .iter()
+        .filter(|o| !o.is_empty())
+        .cloned()
+        .collect();
     let keep: BTreeSet<NodeId> = ids.iter().copied().collect();
     let part = carve(at.model, consts, &keep, &[], &OutputRule::Explicit(outputs)).ok()?;
     let fed = feed(&part, at)?;

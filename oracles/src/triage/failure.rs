@@ -114,15 +114,22 @@ impl Triage {
     /// That node alone fails its own way: the finding becomes that failure, on it (the same
     /// bug as where it fails first). Or it gives another shape than the reference: the finding
     /// becomes that wrong shape. Else the node keeps the blame, shown with the tail before it.
-    fn failure_upstream(&mut self, pool: &mut Pool, at: Blamed, truth: &NamedValues, t: &mut Triaged) {
+    fn failure_upstream(
+        &mut self,
+        pool: &mut Pool,
+        at: Blamed,
+        truth: &NamedValues,
+        t: &mut Triaged,
+    ) {
         self.memory().stats.extra_runs += 1;
         let Some(tail) = confirm::failing_tail(pool, &at, &t.finding.message) else {
             return;
         };
         let (first, before) = (tail[0], &tail[..tail.len() - 1]);
-        let (Some(n), Some((outcome, fed))) =
-            (at.model.graph.node(first), confirm::run_alone(pool, &at, first))
-        else {
+        let (Some(n), Some((outcome, fed))) = (
+            at.model.graph.node(first),
+            confirm::run_alone(pool, &at, first),
+        ) else {
             return;
         };
         if let Some((symptom, stage)) = crash_symptom(&outcome) {
