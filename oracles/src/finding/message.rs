@@ -45,12 +45,35 @@ pub fn same_failure(library: &str, a: &str, b: &str) -> bool {
 /// (at least two words) is left.
 pub fn key_phrase(msg: &str) -> Option<String> {
     let m = without_context(msg);
-    let mut last = m.rsplit(": ").next().unwrap_or(m).trim();
-    if let Some(i) = last.rfind("] ") {
-        last = last[i + 2..].trim();
+    let causes: Vec<&str> = m.split(": ").collect();
+    // The innermost cause worded in words: the values a library prints after it (shapes,
+    // tract's facts) stay with it only when they are short and plain.
+    let at = (0..causes.len())
+        .rev()
+        .find(|&i| worded(causes[i]))
+        .unwrap_or(causes.len() - 1);
+    let mut cause = causes[at].trim();
+    // an ONNX Runtime exception: what follows its source location and template arguments
+    if let Some(i) = cause.rfind("] ") {
+        cause = cause[i + 2..].trim();
     }
+    let after = causes[at + 1..].join(": ");
+    let last = if after.is_empty() || after.len() > 40 || after.contains(FACT_MARKS) {
+        cause.to_string()
+    } else {
+        format!("{cause}: {}", after.trim())
+    };
     let last: String = last.chars().take(100).collect();
     (last.split_whitespace().count() >= 2).then_some(last)
+}
+
+/// Whether a cause is worded (two words of three letters or more), not only values.
+fn worded(cause: &str) -> bool {
+    cause
+        .split_whitespace()
+        .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 3)
+        .count()
+        >= 2
 }
 
 /// `msg` without the stage prefix our backends add (`run: `, `panic: `, ...).
@@ -285,6 +308,16 @@ mod tests {
             Some("index out of bounds")
         );
         assert_eq!(key_phrase("panic: boom"), None);
+        // Values after the cause: short plain ones stay with it, tract's facts do not.
+        assert_eq!(
+            key_phrase("panic: ndarray: could not broadcast array from shape: [2, 2] to: [0, 2] (at /x/lib.rs:1)")
+                .as_deref(),
+            Some("could not broadcast array from shape: [2, 2] to: [0, 2]")
+        );
+        assert_eq!(
+            key_phrase("compile: Translating node #5 \"m\" Mean: Typed ops require rank match. Invalid inputs for Div: 1,1,1,1,F32 ; ,F32\u{1f7f0} ,F32 2").as_deref(),
+            Some("Typed ops require rank match. Invalid inputs for Div")
+        );
     }
 
     #[test]
