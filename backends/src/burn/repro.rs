@@ -170,6 +170,27 @@ fn unary_body(node: &Node, x: &HostTensor) -> Option<(String, usize)> {
             "act::sigmoid(x.clone().mul_scalar({:?})).mul(x)",
             a.float("alpha", 1.0) as f64
         )),
+        "LpNormalization" => {
+            let r = x.shape.len();
+            let axis = a.int("axis", -1);
+            let axis = usize::try_from(if axis < 0 { axis + r as i64 } else { axis })
+                .ok()
+                .filter(|&a| a < r)?;
+            let d = bax(r, axis);
+            let nrm = match a.int("p", 2) {
+                1 => format!("x.clone().abs().sum_dim({d})"),
+                _ => format!("x.clone().mul(x.clone()).sum_dim({d}).sqrt()"),
+            };
+            Some((
+                format!(
+                    "    let nrm = {nrm};\n    \
+                     // a zero norm divides by one (the slice stays zero)\n    \
+                     let nrm = nrm.clone().add(nrm.equal_elem(0.0).float());\n    \
+                     let y = x.div(nrm);\n"
+                ),
+                R,
+            ))
+        }
         "Gelu" if a.string("approximate", "none") == "tanh" => unary("act::gelu_approximate(x)"),
         "Gelu" => unary("act::gelu(x)"),
         "Softmax" | "LogSoftmax" => {
@@ -442,6 +463,137 @@ impl Permuted {
     }
 }
 
+/// The ops [`project`] writes before the reproduced node, in a model of two.
+pub const PRODUCERS: &[&str] = &["Transpose", "OneHot"];
+
+/// The node producing the reproduced node's first input, in a model of two: the values burn
+/// holds there are made as the interpreter makes them (a view, a layout of its own).
+enum Producer {
+    /// A Transpose: burn's permuted view.
+    Transpose(Permuted),
+    /// A OneHot of these indices (normalized, all within the depth): burn's `one_hot_fill`.
+    OneHot {
+        indices: HostTensor,
+        depth: usize,
+        off: f64,
+        on: f64,
+        axis: usize,
+    },
+}
+
+impl Producer {
+    fn of(model: &Model, inputs: &NamedValues, p: &Node) -> Option<Producer> {
+        match p.op_type.as_str() {
+            "Transpose" => Some(Producer::Transpose(Permuted::of(model, inputs, p)?)),
+            "OneHot" => {
+                let at = |i| input(model, inputs, p, i);
+                let depth = *at(1)?.to_f64s()?.first()?;
+                let values = at(2).filter(|v| v.dtype.is_float())?.to_f64s()?;
+                let (raw, shape) = (at(0)?, at(0)?.shape);
+                let n = depth as i64;
+                let idx: Vec<i64> = raw.to_f64s()?.iter().map(|&v| v as i64).collect();
+                let r = shape.len();
+                if depth < 1.0
+                    || values.len() != 2
+                    || r + 1 > R
+                    || idx.iter().any(|&i| i < -n || i >= n)
+                {
+                    return None;
+                }
+                let norm: Vec<f64> = idx
+                    .iter()
+                    .map(|&i| (if i < 0 { i + n } else { i }) as f64)
+                    .collect();
+                let axis = p.attributes.int("axis", -1);
+                let axis = if axis < 0 { axis + r as i64 + 1 } else { axis };
+                Some(Producer::OneHot {
+                    indices: HostTensor::from_f64s(DType::F32, shape, &norm).ok()?,
+                    depth: depth as usize,
+                    off: values[0],
+                    on: values[1],
+                    axis: usize::try_from(axis).ok().filter(|&a| a <= r)?,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The value the reproduced node reads.
+    fn output(&self) -> Option<HostTensor> {
+        match self {
+            Producer::Transpose(t) => t.output(),
+            Producer::OneHot {
+                indices,
+                depth,
+                off,
+                on,
+                axis,
+            } => {
+                let idx = indices.to_f64s()?;
+                let mut shape = indices.shape.clone();
+                shape.insert(*axis, *depth);
+                let inner: usize = indices.shape[*axis..].iter().product();
+                let v: Vec<f64> = (0..idx.len() * depth)
+                    .map(|k| {
+                        let (outer, rest) = (k / (depth * inner), k % (depth * inner));
+                        let (d, i) = (rest / inner, rest % inner);
+                        if idx[outer * inner + i] as usize == d {
+                            *on
+                        } else {
+                            *off
+                        }
+                    })
+                    .collect();
+                HostTensor::from_f64s(DType::F32, shape, &v).ok()
+            }
+        }
+    }
+
+    /// The statements making `x`, the producer's input being `name`.
+    fn lines(&self, name: &str, elem: &str) -> Option<String> {
+        let held = "    // the interpreter holds every value it computed while later nodes run\n    \
+                    let _held = x.clone();\n";
+        let shape_list = |s: &[usize]| {
+            s.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        Some(match self {
+            Producer::Transpose(t) => format!(
+                "    // input '{name}' before the Transpose: {}{:?}\n    \
+                 let x = tensor(vec![{}], [{}]).permute([{}]);\n{held}",
+                t.input.dtype,
+                t.input.shape,
+                literal_list(&t.input, elem)?,
+                shape_list(&padded(&t.input.shape)),
+                t.padded_perm()
+            ),
+            Producer::OneHot {
+                indices,
+                depth,
+                off,
+                on,
+                axis,
+            } => {
+                let r = indices.shape.len();
+                let mut shape5 = vec![1usize; R - 1 - r];
+                shape5.extend_from_slice(&indices.shape);
+                format!(
+                    "    // input '{name}' of the OneHot (indices made non-negative): {:?}\n    \
+                     let i = Tensor::<B, {}>::from_data(TensorData::new(vec![{}], [{}]), &Default::default());\n    \
+                     let x: Tensor<B, {R}> = i.one_hot_fill({depth}, {on:?}, {off:?}, {});\n{held}",
+                    indices.shape,
+                    R - 1,
+                    literal_list(indices, elem)?,
+                    shape_list(&shape5),
+                    R - (r + 1) + axis
+                )
+            }
+        })
+    }
+}
+
 /// The project reproducing `expect` on the model's one node, when the node is one of the ops
 /// covered and the values it reads are all f32, all f64, or (arithmetic) all integers. A
 /// model of two nodes, a Transpose feeding the node's first input, is reproduced with the
@@ -453,11 +605,10 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
         [id] => (model.graph.node(*id)?, None),
         [p, id] => {
             let (p, node) = (model.graph.node(*p)?, model.graph.node(*id)?);
-            let feeds = p.op_type == "Transpose" && node.inputs.first() == p.outputs.first();
-            if !feeds {
+            if node.inputs.first() != p.outputs.first() {
                 return None;
             }
-            (node, Some(Permuted::of(model, inputs, p)?))
+            (node, Some(Producer::of(model, inputs, p)?))
         }
         _ => return None,
     };
@@ -502,18 +653,7 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
     let mut main = String::new();
     main.push_str(&preamble(expect, node, float, elem, kind));
     match &permuted {
-        Some(t) => main.push_str(&format!(
-            "    // input '{}' before the Transpose: {}{:?}\n    \
-             let x = tensor(vec![{}], [{}]).permute([{}]);\n    \
-             // the interpreter holds every value it computed while later nodes run\n    \
-             let _held = x.clone();\n",
-            model.graph.node(order[0])?.inputs[0],
-            t.input.dtype,
-            t.input.shape,
-            literal_list(&t.input, elem)?,
-            shape_list(&padded(&t.input.shape)),
-            t.padded_perm()
-        )),
+        Some(t) => main.push_str(&t.lines(&model.graph.node(order[0])?.inputs[0], elem)?),
         None => main.push_str(&format!(
             "    // input '{}': {}{:?}\n    let x = tensor(vec![{}], [{}]);\n",
             node.inputs[0],
@@ -738,6 +878,46 @@ mod tests {
         );
         // a crash is reproduced by the panic alone: no value check
         assert!(!p.main_rs.contains("fn check("), "{}", p.main_rs);
+    }
+
+    #[test]
+    fn a_node_after_a_onehot_runs_on_burns_one_hot_fill() {
+        let m = one_node(
+            "g (float[2,2] i) => (float[2,2,2] y) <float[1] d = {2}, float[2] v = {0, 1}> \
+             { t = OneHot <axis: int = 1> (i, d, v)\n y = LpNormalization <p: int = 1, axis: int = 1> (t) }",
+        );
+        let inputs: NamedValues = vec![(
+            "i".into(),
+            Value::Tensor(HostTensor::new(
+                vec![2, 2],
+                Data::F32(vec![0.5, -1.0, 1.0, 0.0]),
+            )),
+        )];
+        let want = HostTensor::new(
+            vec![2, 2, 2],
+            Data::F32(vec![1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0]),
+        );
+        let p =
+            project(&m, &inputs, &expect(&want, "values")).expect("OneHot, then LpNormalization");
+        for line in [
+            // -1 made 1 (depth 2); the indices held at rank R - 1
+            "TensorData::new(vec![0.0_f32, 1.0_f32, 1.0_f32, 0.0_f32]",
+            &format!("i.one_hot_fill(2, 1.0, 0.0, {})", R - 2),
+            "let _held = x.clone();",
+            &format!("let nrm = x.clone().abs().sum_dim({});", R - 2),
+            "let y = x.div(nrm);",
+        ] {
+            assert!(p.main_rs.contains(line), "{line} not in {}", p.main_rs);
+        }
+        // An index outside the depth (a row of off values, which the interpreter masks): none.
+        let outside: NamedValues = vec![(
+            "i".into(),
+            Value::Tensor(HostTensor::new(
+                vec![2, 2],
+                Data::F32(vec![0.0, 5.0, 1.0, 0.0]),
+            )),
+        )];
+        assert!(project(&m, &outside, &expect(&want, "values")).is_none());
     }
 
     #[test]

@@ -316,20 +316,21 @@ pub(super) fn burn_project(
     title: &str,
     symptom: &str,
 ) -> Result<Option<String>> {
-    use mutagraph_backends::burn::repro::{Expect, project};
+    use mutagraph_backends::burn::repro::{Expect, PRODUCERS, project};
     use mutagraph_oracles::localize::{InProcess, node_alone, run_reference};
     // A model of several nodes (the minimizer keeps what the bug needs upstream): the blamed
     // node alone, fed the values burn computed for it when the node alone showed the finding
     // on them (`blamed`), else those the reference computes for it.
     let alone;
-    // A node that shows it only after a Transpose: the project runs both (burn's permuted
-    // view is what the node misreads).
-    let after_transpose = matches!(
+    // A node that shows it only after a producer the generator writes (a Transpose, a
+    // OneHot): the project runs both (burn's layout of the producer's value is what the node
+    // misreads).
+    let after_producer = matches!(
         blame,
-        Some(Blame::WithProducers { ops }) if ops.len() == 1 && ops[0] == "Transpose"
+        Some(Blame::WithProducers { ops }) if ops.len() == 1 && PRODUCERS.contains(&ops[0].as_str())
     );
     let (model, inputs, expected) = match (model.graph.node_count(), node) {
-        (2, Some(_)) if after_transpose => (model, inputs, expected),
+        (2, Some(_)) if after_producer => (model, inputs, expected),
         // A node that does not show it alone has no reproduction of its own.
         _ if !matches!(
             blame,
