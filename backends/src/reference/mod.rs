@@ -24,6 +24,7 @@ use tensor::{Buf, R, T, err, kind, unsup};
 
 /// Window geometry of a conv or pool (for variants of the interpreter that reuse it).
 pub use gemm::set_threads;
+pub(crate) use ops::unscale_by;
 pub use ops::{Geo, geometry, softmax_groups_of};
 
 /// A run-time value of the interpreter.

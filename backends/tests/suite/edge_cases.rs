@@ -68,6 +68,28 @@ g (float[1, 0, 2] x) => (float[1, 0, 4] y)
 }
 
 #[test]
+fn resize_nearest_sends_an_exact_tie_the_way_its_mode_says() {
+    // 15 to 22 by sizes, asymmetric: x_original = 11 / (22 / 15) = 7.5 exactly in the text's
+    // arithmetic (7.500000000000001 dividing by the f64 ratio), and round_prefer_floor takes
+    // pixel 7 there.
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1, 1, 15] x) => (float[1, 1, 1, 22] y)
+<int64[4] sizes = {1, 1, 1, 22}>
+{ y = Resize <mode: string = "nearest", coordinate_transformation_mode: string = "asymmetric", nearest_mode: string = "round_prefer_floor"> (x, "", "", sizes) }"#;
+    let want = [
+        0, 1, 1, 2, 3, 3, 4, 5, 5, 6, 7, 7, 8, 9, 10, 10, 11, 12, 12, 13, 14, 14,
+    ];
+    check(
+        src,
+        &[("x", F, vec![1, 1, 1, 15], (0..15).map(f64::from).collect())],
+        (
+            vec![1, 1, 1, 22],
+            want.iter().map(|&i| f64::from(i)).collect(),
+        ),
+    );
+}
+
+#[test]
 fn expand_and_where_to_an_empty_shape() {
     let src = r#"<ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 0, 1] x) => (float[2, 0, 3] y)
@@ -83,6 +105,21 @@ g (float[0] x) => (float[0] y)
 <bool[0] c = {}, float one = {1}>
 { y = Where (c, x, one) }"#;
     check(src, &[("x", F, vec![0], vec![])], (vec![0], vec![]));
+    // Operands whose ones meet another operand's sizes and zeros: every one of them made
+    // empty at the whole broadcast shape (slicing an operand kept its ones, and burn's
+    // mask_where could not broadcast them).
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[0, 5, 5] x, float[1, 0, 1, 1] z) => (float[1, 0, 5, 5] y)
+<bool[1] c = {1}>
+{ y = Where (c, x, z) }"#;
+    check(
+        src,
+        &[
+            ("x", F, vec![0, 5, 5], vec![]),
+            ("z", F, vec![1, 0, 1, 1], vec![]),
+        ],
+        (vec![1, 0, 5, 5], vec![]),
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! ops (BitwiseAnd, BitwiseOr, BitwiseXor, BitShift, BitwiseNot), Max, Min, Sum, Mean, Where.
 use super::{Cx, Outs, Res, bshape, fval, one, req};
 use crate::burn::tensor::{Class, K, Val, each, pad, run_err, run_unsup};
-use burn::tensor::Slice;
+use burn::tensor::Tensor;
 use burn::tensor::backend::Backend as BurnBackend;
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::dtype::DType;
@@ -27,13 +27,9 @@ fn expand_to<B: BurnBackend>(v: &Val<B>, shape: &[usize]) -> K<B> {
     }
     let p = pad(shape);
     if shape.contains(&0) {
-        // burn's expand refuses a zero size: an empty result is made, not broadcast.
-        return each!(v.k.clone(), |t| t.zeros_like().slice(
-            p.iter()
-                .map(|&d| Slice::from(0..d))
-                .collect::<Vec<_>>()
-                .as_slice()
-        ));
+        // burn's expand refuses a zero size: the empty result is made at the target's shape
+        // (a slice of the input would keep its ones where the target has other sizes).
+        return each!(v.k.clone(), |t| Tensor::empty(p, &t.device()));
     }
     each!(v.k.clone(), |t| t.expand(p))
 }

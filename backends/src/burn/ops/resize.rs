@@ -11,9 +11,10 @@ use mutagraph_ir::graph::Node;
 fn resize_coord(mode: &str, x: f64, scale: f64, in_len: usize, out_len: usize) -> f64 {
     // ONNX takes the resized length as in * scale, unrounded
     let (i, o) = (in_len as f64, in_len as f64 * scale);
+    let unscale = |v: f64| crate::reference::unscale_by(v, scale, in_len, out_len);
     match mode {
-        "tf_half_pixel_for_nn" => (x + 0.5) / scale,
-        "asymmetric" => x / scale,
+        "tf_half_pixel_for_nn" => unscale(x + 0.5),
+        "asymmetric" => unscale(x),
         "align_corners" => {
             if out_len == 1 || o == 1.0 {
                 0.0
@@ -23,7 +24,7 @@ fn resize_coord(mode: &str, x: f64, scale: f64, in_len: usize, out_len: usize) -
         }
         "pytorch_half_pixel" => {
             if out_len > 1 {
-                (x + 0.5) / scale - 0.5
+                unscale(x + 0.5) - 0.5
             } else {
                 0.0
             }
@@ -31,9 +32,9 @@ fn resize_coord(mode: &str, x: f64, scale: f64, in_len: usize, out_len: usize) -
         "half_pixel_symmetric" => {
             let adj = o / (scale * i);
             let off = i / 2.0 * (1.0 - adj);
-            off + (x + 0.5) / scale - 0.5
+            off + unscale(x + 0.5) - 0.5
         }
-        _ => (x + 0.5) / scale - 0.5,
+        _ => unscale(x + 0.5) - 0.5,
     }
 }
 

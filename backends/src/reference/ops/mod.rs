@@ -41,6 +41,7 @@ mod window;
 
 pub use geometry::{Geo, geometry};
 pub use reshape::transpose;
+pub(crate) use resize::unscale_by;
 pub use softmax::softmax_groups_of;
 
 /// Every op of the reference: op key (`Op`, or `domain::Op` outside the default domain) ->

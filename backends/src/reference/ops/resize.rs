@@ -32,16 +32,16 @@ fn to_input_coord(ax: &Axis, x: usize, coord: &str) -> R<f64> {
     let x = x as f64;
     let (inl, outl, s) = (ax.in_len as f64, ax.out_len as f64, ax.scale);
     Ok(match coord {
-        "half_pixel" => (x + 0.5) / s - 0.5,
+        "half_pixel" => unscale(x + 0.5, ax) - 0.5,
         "half_pixel_symmetric" => {
             let adj = outl / (s * inl);
             let center = inl / 2.0;
             let offset = center * (1.0 - adj);
-            offset + (x + 0.5) / s - 0.5
+            offset + unscale(x + 0.5, ax) - 0.5
         }
         "pytorch_half_pixel" => {
             if outl > 1.0 {
-                (x + 0.5) / s - 0.5
+                unscale(x + 0.5, ax) - 0.5
             } else {
                 0.0
             }
@@ -53,8 +53,8 @@ fn to_input_coord(ax: &Axis, x: usize, coord: &str) -> R<f64> {
                 x * (inl - 1.0) / (ax.out_f - 1.0)
             }
         }
-        "asymmetric" => x / s,
-        "tf_half_pixel_for_nn" => (x + 0.5) / s,
+        "asymmetric" => unscale(x, ax),
+        "tf_half_pixel_for_nn" => unscale(x + 0.5, ax),
         "tf_crop_and_resize" => {
             let (a, b) = ax.roi;
             if outl > 1.0 {
@@ -65,6 +65,23 @@ fn to_input_coord(ax: &Axis, x: usize, coord: &str) -> R<f64> {
         }
         c => return Err(unsup(format!("coordinate_transformation_mode {c}"))),
     })
+}
+
+/// `v / scale`. A scale the sizes gave (resized / original) is applied as `v · original /
+/// resized`, exact where the text's ratio is: 11 / (22 / 15) is 7.500000000000001 in f64,
+/// 11 · 15 / 22 is the 7.5 the text means (a tie that `round_prefer_floor` sends down).
+/// burn's interpreter maps its coordinates with it too.
+pub(crate) fn unscale_by(v: f64, scale: f64, in_len: usize, out_len: usize) -> f64 {
+    let (inl, outl) = (in_len as f64, out_len as f64);
+    if scale == outl / inl {
+        v * inl / outl
+    } else {
+        v / scale
+    }
+}
+
+fn unscale(v: f64, ax: &Axis) -> f64 {
+    unscale_by(v, ax.scale, ax.in_len, ax.out_len)
 }
 
 /// The cubic convolution kernel with coefficient `a` (Keys; ONNX Resize `cubic_coeff_a`).
