@@ -407,7 +407,13 @@ fn findings_a_fresh_process_does_not_show_are_withdrawn() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    assert_eq!(moved.len() as u64, withdrawn, "{moved:?}");
+    // A withdrawn signature is forgotten, so a later hit files it again; withdrawn again, it
+    // goes to the same directory (the count says how many withdrawals, the directories how
+    // many signatures).
+    assert!(
+        !moved.is_empty() && moved.len() as u64 <= withdrawn,
+        "{withdrawn}: {moved:?}"
+    );
     for d in &moved {
         let meta = json(&d.join("meta.json"));
         let shown = meta["not_shown_again"].as_array().unwrap();
