@@ -225,6 +225,14 @@ impl Blame {
     }
 }
 
+/// A signature without the peer it was judged against: the same bug judged against the
+/// reference once a candidate lets the reference run (a minimizer dropping the op it lacks).
+pub fn unground(signature: &str) -> &str {
+    signature
+        .find("|ground=")
+        .map_or(signature, |at| &signature[..at])
+}
+
 impl Finding {
     /// A finding with the given kind, backend, symptom and message; the rest empty.
     pub fn new(kind: Kind, backend: &str, symptom: &str, message: String) -> Finding {

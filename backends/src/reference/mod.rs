@@ -22,9 +22,11 @@ pub mod tensor;
 
 use tensor::{Buf, R, T, err, kind, unsup};
 
-/// Window geometry of a conv or pool (for variants of the interpreter that reuse it).
 pub use gemm::set_threads;
+/// Resize's input coordinate, shared with burn's interpreter.
+#[cfg(feature = "burn")]
 pub(crate) use ops::unscale_by;
+/// Window geometry of a conv or pool (for variants of the interpreter that reuse it).
 pub use ops::{Geo, geometry, softmax_groups_of};
 
 /// A run-time value of the interpreter.

@@ -513,6 +513,7 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
         library: rp.library.clone(),
         showing: rp.showing.clone(),
         clean: rp.clean.clone(),
+        ground: finding.ground.clone().filter(|g| rp.clean.contains(g)),
         model_file: model_file.into(),
         inputs_npz: format!("{p}inputs.npz"),
         expected_npz: has(&format!("{p}expected.npz")).then(|| format!("{p}expected.npz")),

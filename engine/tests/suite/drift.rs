@@ -98,3 +98,85 @@ fn a_candidate_showing_another_bug_of_the_library_is_not_kept() {
         "a candidate that shows the target and a new bug of its library has drifted"
     );
 }
+
+/// Add → LayerNormalization over the last two axes (ONNX Runtime 1.31.1 fuses it into
+/// SkipLayerNormalization, which normalizes over the last axis only), beside an LSTM with
+/// `input_forget = 1` that the reference refuses (ONNX leaves the coupling undefined) or not.
+fn skip_layer_norm(with_lstm: bool) -> Model {
+    let (outputs, lstm) = if with_lstm {
+        (
+            ", float[1,1,1,1] h",
+            " h = LSTM <hidden_size = 1, input_forget = 1> (q, w, r)\n",
+        )
+    } else {
+        ("", "")
+    };
+    let src = format!(
+        "g (float[1,2,4] a, float[1,2,4] b, float[1,1,2] q) => (float[1,2,4] y{outputs}) \
+         <float[4] sc = {{1, 1, 1, 1}}, float[4] bi = {{0, 0, 0, 0}}, \
+         float[1,4,2] w = {{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8}}, \
+         float[1,4,1] r = {{0.1, 0.2, 0.3, 0.4}}> \
+         {{ s = Add (a, b)\n y = LayerNormalization <axis = -2> (s, sc, bi)\n{lstm} }}"
+    );
+    Model::from_bytes(&text_model(&src)).expect("a valid model")
+}
+
+/// A bug judged against ONNX Runtime's unoptimized run because the reference could not run
+/// the model is the same bug once a candidate drops the op the reference lacks: the minimizer
+/// may keep that candidate (it used to keep the LSTM, unrelated to the fusion, to the end).
+#[test]
+fn dropping_the_op_the_reference_lacked_keeps_the_bug() {
+    let mut pool = Pool::new(PoolOptions::new(PathBuf::from(env!(
+        "CARGO_BIN_EXE_mutagraph"
+    ))));
+    let backends: Vec<String> = ["reference", "ort"].map(String::from).to_vec();
+    let t = |shape: Vec<usize>, v: Vec<f32>| Value::Tensor(HostTensor::new(shape, Data::F32(v)));
+    let values = vec![
+        (
+            "a".to_string(),
+            t(vec![1, 2, 4], (0..8).map(|v| v as f32).collect()),
+        ),
+        ("b".to_string(), t(vec![1, 2, 4], vec![0.0; 8])),
+        ("q".to_string(), t(vec![1, 1, 2], vec![0.5, -0.5])),
+    ];
+    let start = skip_layer_norm(true);
+    let bytes = start.to_bytes();
+    let runs = MutantRuns {
+        runs: backends
+            .iter()
+            .map(|b| pool.run(b, &bytes, &values).unwrap())
+            .collect(),
+        reference: Some(0),
+        reruns: Vec::new(),
+        slow_baseline: Default::default(),
+    };
+    let shown: Vec<String> = Triage::new(&backends, Tolerance::APPROXIMATE)
+        .judge(&mut pool, &bytes, &values, &runs)
+        .into_iter()
+        .filter(|t| t.verdict == Verdict::Report)
+        .map(|t| t.finding.signature())
+        .collect();
+    let [target] = shown.as_slice() else {
+        panic!("ONNX Runtime's optimizer bug alone: {shown:?}")
+    };
+    assert!(
+        target.starts_with("inconsistency|ort|optimizer|values")
+            && target.contains("ground=ort-noopt"),
+        "{target}"
+    );
+    let mut rep = Reproducer {
+        pool: &mut pool,
+        triage: Triage::new(&backends, Tolerance::APPROXIMATE),
+        target: target.clone(),
+        values: ValueMap::new(&values, None, 0),
+        calls: 0,
+        known: None,
+    };
+    let first = rep.check_with(&start, values.clone()).unwrap();
+    rep.start(&first);
+    assert!(rep.reproduces(&start));
+    assert!(
+        rep.reproduces(&skip_layer_norm(false)),
+        "without the LSTM the reference judges the same optimizer bug"
+    );
+}

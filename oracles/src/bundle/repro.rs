@@ -12,7 +12,8 @@
 //! - runs the model in a child process (a segfault or a hang of the library is observed, not
 //!   suffered) on every variant that showed the bug (`ort`: `ORT_ENABLE_ALL`; `ort-noopt`:
 //!   `ORT_DISABLE_ALL`; one intra-op thread), and, for an optimizer bug, on the variant that
-//!   ran the model correctly too;
+//!   ran the model correctly too; where the finding was judged against that variant (`GROUND`:
+//!   the reference could not run the model), its outputs are the expected values;
 //! - compares each output with the campaign's own rule and tolerance: an element is right when
 //!   it is within the output's tolerance of either expected value or between them;
 //! - ends with one line `REPRODUCED: ...` (exit status 0) or `NOT REPRODUCED: ...` (1), saying
@@ -40,6 +41,9 @@ pub struct ReproSpec {
     pub showing: Vec<String>,
     /// The variants that ran the model correctly (an optimizer bug's unoptimized variant).
     pub clean: Vec<String>,
+    /// The variant whose own run gives the expected values (one of `clean`: an optimizer bug
+    /// judged against the unoptimized run because the reference could not run the model).
+    pub ground: Option<String>,
     /// The model file, relative to the bundle directory (e.g. `minimized.onnx`).
     pub model_file: String,
     /// The inputs (`.npz`, keys = graph input names).
@@ -173,7 +177,8 @@ pub fn render_repro_py(spec: &ReproSpec) -> String {
          # spec's function bodies step by step (EXPECTED_NATIVE): a result within tolerance of\n\
          # either, or between them, is right. Without those files (or with --recompute) they\n\
          # are computed with onnx.reference, else taken from EMBEDDED_EXPECTED; the script\n\
-         # says which.\n\
+         # says which. Where mutagraph judged the bug against the library's own run as GROUND\n\
+         # (the reference could not run the model), that run gives them.\n\
          \n\
          import argparse\n\
          import multiprocessing\n\
@@ -220,6 +225,11 @@ pub fn render_repro_py(spec: &ReproSpec) -> String {
             "CLEAN",
             format!("[{}]", list(&spec.clean)),
             "its variants that ran the model correctly",
+        ),
+        (
+            "GROUND",
+            py_opt(&spec.ground),
+            "the variant whose own run gives the expected values (None: the reference)",
         ),
         ("MODEL", py_str(&spec.model_file), "the ONNX model"),
         (
@@ -295,6 +305,7 @@ mod tests {
             library: "tract".into(),
             showing: vec!["tract".into()],
             clean: vec![],
+            ground: None,
             model_file: "minimized.onnx".into(),
             inputs_npz: "inputs.npz".into(),
             expected_npz: Some("expected.npz".into()),

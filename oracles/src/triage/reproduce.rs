@@ -4,7 +4,7 @@
 //! has the target signature.
 use super::{Triage, Triaged, Verdict};
 use crate::MutantRuns;
-use crate::finding::Finding;
+use crate::finding::{Finding, unground};
 use mutagraph_backends::catalog;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::{HostTensor, NamedValues, Value};
@@ -207,7 +207,10 @@ impl Reproducer<'_> {
         let all = self.triage.judge(self.pool, &bytes, &inputs, &mr);
         let found = all
             .iter()
-            .find(|t| t.verdict == Verdict::Report && t.finding.signature() == self.target)
+            .find(|t| {
+                t.verdict == Verdict::Report
+                    && unground(&t.finding.signature()) == unground(&self.target)
+            })
             .cloned();
         Some(Check {
             runs: mr,
@@ -229,7 +232,7 @@ impl Reproducer<'_> {
                 .all
                 .iter()
                 .filter(|t| t.verdict == Verdict::Report && t.finding.library() == library)
-                .map(|t| t.finding.signature())
+                .map(|t| unground(&t.finding.signature()).to_string())
                 .collect(),
         );
     }
@@ -254,7 +257,7 @@ impl Reproducer<'_> {
             c.all
                 .iter()
                 .filter(|t| t.verdict == Verdict::Report && t.finding.library() == library)
-                .all(|t| known.contains(&t.finding.signature()))
+                .all(|t| known.contains(unground(&t.finding.signature())))
         })
     }
 }

@@ -393,6 +393,7 @@ fn spec(kind: &str, library: &str, showing: &[&str]) -> ReproSpec {
         library: library.into(),
         showing: showing.iter().map(|s| s.to_string()).collect(),
         clean: vec![],
+        ground: None,
         model_file: "minimized.onnx".into(),
         inputs_npz: "inputs.npz".into(),
         expected_npz: Some("expected.npz".into()),
@@ -478,6 +479,51 @@ fn repro_ort_wrong_result_is_reproduced_and_the_clean_variant_shown() {
     // The variant mutagraph saw right is run too.
     assert!(out.contains("ort shows it too"), "{out}");
     assert!(out.contains("[0.0, 2.0, 0.0, 4.5, 0.0, 6.0]"), "{out}");
+}
+
+/// A bug judged against the library's own unoptimized run (the reference could not run the
+/// model): that run gives the expected values, from the model and inputs alone. ONNX Runtime
+/// 1.31.1 fuses Add → LayerNormalization with axis -2 into SkipLayerNormalization, which
+/// normalizes over the last axis only.
+#[test]
+fn repro_takes_the_expected_values_from_the_ground_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 2, 4] a, float[1, 2, 4] b) => (float[1, 2, 4] y) <float[4] sc = {1, 1, 1, 1}, float[4] bi = {0, 0, 0, 0}> {\n s = Add (a, b)\n y = LayerNormalization <axis: int = -2> (s, sc, bi)\n}",
+    )
+    .unwrap();
+    m.save(dir.path().join("minimized.onnx")).unwrap();
+    let a = HostTensor::new(vec![1, 2, 4], Data::F32((0..8).map(|v| v as f32).collect()));
+    let b = HostTensor::new(vec![1, 2, 4], Data::F32(vec![0.0; 8]));
+    write_npz(
+        &dir.path().join("inputs.npz"),
+        &[("a".to_string(), a), ("b".to_string(), b)],
+    )
+    .unwrap();
+    let mut s = spec("inconsistency", "onnxruntime", &["ort"]);
+    s.expected_npz = None;
+    s.clean = vec!["ort-noopt".into()];
+    s.ground = Some("ort-noopt".into());
+    let (code, out) = run_repro(dir.path(), &s, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("expected values: onnxruntime's own run as 'ort-noopt'"),
+        "{out}"
+    );
+    assert!(
+        out.contains("elements outside the expected values"),
+        "{out}"
+    );
+    // A model both levels compute alike does not reproduce: the ground's run is compared.
+    relu_bundle(dir.path());
+    write_npz(
+        &dir.path().join("inputs.npz"),
+        &[(INPUT.to_string(), f32s(&[-1.0, 2.0, -3.0, 4.0, -5.0, 6.0]))],
+    )
+    .unwrap();
+    let (code, out) = run_repro(dir.path(), &s, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("matches the expected values"), "{out}");
 }
 
 #[test]
