@@ -187,10 +187,19 @@ pub fn dtype_gap(library: Library, message: &str) -> Option<String> {
     // "No super type for F32 and I32", are no missing type: tract wires its own f32
     // constants into a model of another type; `finding::tract_phrase` names them.)
     let tdim_accessed = word_after("tensor is ").filter(|w| w == "tdim");
+    // "impossible to unify I64 with TDim": a value tract typed as a symbolic dimension (a
+    // Shape's output) meets an integer, the TDim leak whichever side it stands on; an i64
+    // kernel that is missing fails otherwise ("Can't build a WeightType from I64").
+    let unify = word_after("impossible to unify ").map(|first| {
+        let tdim_beside = lower
+            .find("impossible to unify ")
+            .is_some_and(|i| lower[i..].contains(" with tdim"));
+        if tdim_beside { "tdim".to_string() } else { first }
+    });
     let candidates = [
         word_before(" is not a number"),
         word_after("does not support "),
-        word_after("impossible to unify "),
+        unify,
         word_after("weighttype from "),
         word_after("unsupported datum type "),
         tdim_accessed,
@@ -524,6 +533,18 @@ mod tests {
         );
         assert_eq!(
             dtype_gap(t, "compile: impossible to unify TDim with I64.").as_deref(),
+            Some("tdim")
+        );
+        // The TDim leak on either side of the unification (a Shape's output read as i64)
+        // is not tract lacking i64, which fails apart in the codegen below.
+        assert_eq!(
+            dtype_gap(
+                t,
+                "compile: Failed analyse for node #132 \"e\" EinSum: Infering facts: Applying \
+                 rule inputs[1].datum_type == outputs[0].datum_type: Impossible to unify I64 \
+                 with TDim."
+            )
+            .as_deref(),
             Some("tdim")
         );
         assert_eq!(
