@@ -116,3 +116,59 @@ fn one_bug_in_three_ops_is_one_bundle() {
     let report = std::fs::read_to_string(filed[0].join("REPORT.md")).unwrap();
     assert!(report.contains("clip"), "{report}");
 }
+
+/// The trigger search removes a recurrent node's `layout` = 1 keeping what the model computes
+/// (Transposes around the node, whose output a Transpose now gives): the bug stays on the
+/// node, so `layout` is no trigger; `clip` is.
+#[test]
+fn a_layout_kept_by_transposes_is_no_trigger() {
+    use mutagraph_backends::compare::Tolerance;
+    use mutagraph_backends::value::{Data, HostTensor, Value};
+    use mutagraph_backends::worker::{Pool, PoolOptions};
+    use mutagraph_oracles::triage::trigger::trigger_attributes;
+    use mutagraph_oracles::triage::{Reproducer, ValueMap};
+    use mutagraph_oracles::{Triage, Verdict};
+
+    let w: Vec<String> = (0..36)
+        .map(|k| format!("{}", (k % 7) as f32 - 3.0))
+        .collect();
+    let r: Vec<String> = (0..27)
+        .map(|k| format!("{}", (k % 5) as f32 - 2.0))
+        .collect();
+    let src = format!(
+        "g (float[1,3,4] x) => (float[1,3,1,3] y) <float[1,9,4] w = {{{}}}, \
+         float[1,9,3] r = {{{}}}> {{ y, yh = GRU <hidden_size = 3, clip = 0.1, layout = 1> \
+         (x, w, r) }}",
+        w.join(", "),
+        r.join(", ")
+    );
+    let model = mutagraph_ir::Model::from_bytes(&crate::common::text_model(&src)).unwrap();
+    let x = (0..12).map(|k| (k as f32 - 5.0) * 0.7).collect();
+    let inputs = vec![(
+        "x".to_string(),
+        Value::Tensor(HostTensor::new(vec![1, 3, 4], Data::F32(x))),
+    )];
+    let backends: Vec<String> = ["reference", "planted-rnn-clip"].map(String::from).to_vec();
+    let mut pool = Pool::new(PoolOptions::new(std::path::PathBuf::from(env!(
+        "CARGO_BIN_EXE_mutagraph"
+    ))));
+    let mut rep = Reproducer {
+        pool: &mut pool,
+        triage: Triage::new(&backends, Tolerance::APPROXIMATE),
+        target: String::new(),
+        values: ValueMap::new(&inputs, None, 0),
+        calls: 0,
+        known: None,
+    };
+    let check = rep.check_with(&model, inputs.clone()).unwrap();
+    let found: Vec<_> = check
+        .all
+        .iter()
+        .filter(|t| t.verdict == Verdict::Report)
+        .collect();
+    let [t] = found.as_slice() else {
+        panic!("the planted clip bug alone: {found:?}")
+    };
+    let trigger = trigger_attributes(&mut rep, &model, &check.inputs, &t.finding);
+    assert_eq!(trigger, vec!["clip".to_string()]);
+}

@@ -194,7 +194,11 @@ pub fn dtype_gap(library: Library, message: &str) -> Option<String> {
         let tdim_beside = lower
             .find("impossible to unify ")
             .is_some_and(|i| lower[i..].contains(" with tdim"));
-        if tdim_beside { "tdim".to_string() } else { first }
+        if tdim_beside {
+            "tdim".to_string()
+        } else {
+            first
+        }
     });
     let candidates = [
         word_before(" is not a number"),

@@ -51,10 +51,17 @@ pub fn trigger_attributes(
                 .any(|r| r.backend == b && r.outcome.outputs().is_some())
         };
         let reference_ran = check.runs.reference_outputs().is_some();
+        // The node keeps its id; its output may be renamed (a layout removed leaves the
+        // node's output to a Transpose).
+        let at = candidate
+            .graph
+            .node(id)
+            .and_then(|n| n.outputs.first().cloned())
+            .unwrap_or_else(|| loc.value.clone());
         let still = check
             .all
             .iter()
-            .any(|t| t.verdict == Verdict::Report && same_bug(&t.finding, f));
+            .any(|t| t.verdict == Verdict::Report && same_bug(&t.finding, f, &at));
         if !still && reference_ran && f.backends.iter().any(|b| ran(b)) {
             out.push(describe(a));
         }
@@ -62,11 +69,12 @@ pub fn trigger_attributes(
     out
 }
 
-/// The same bug for the trigger search: same kind and library, pinned on the same value.
-fn same_bug(g: &Finding, f: &Finding) -> bool {
+/// The same bug for the trigger search: same kind and library, pinned on the blamed node's
+/// output (`at`, as the candidate names it).
+fn same_bug(g: &Finding, f: &Finding, at: &str) -> bool {
     g.kind == f.kind
         && g.library() == f.library()
-        && g.location.as_ref().map(|l| &l.value) == f.location.as_ref().map(|l| &l.value)
+        && g.location.as_ref().is_some_and(|l| l.value == at)
 }
 
 /// An attribute as a trigger: a choice (a string, or a 0/1 flag such as `layout`) with its
