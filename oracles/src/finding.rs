@@ -324,6 +324,9 @@ impl Finding {
         if self.tract_rule().is_some() || self.ort_site().is_some() || self.ground.is_some() {
             return self.signature();
         }
+        if let Some(root) = self.strided_input_root() {
+            return root;
+        }
         if self.trigger.is_empty() && self.kind.is_numeric() {
             return self.numeric_root();
         }
@@ -350,6 +353,26 @@ impl Finding {
             self.symptom_class(),
             self.trigger.join(",")
         )
+    }
+
+    /// The root cause of burn's wrong values that its node shows only after the nodes that
+    /// produce its inputs ([`Blame::WithProducers`]: alone, fed burn's own values of them in
+    /// fresh contiguous tensors, it computes them right). burn runs each op eagerly on the
+    /// tensors it is given, so what differs is their memory layout (a Transpose's or
+    /// one_hot_fill's strided view): one kernel path wrong on strided input (burn-ndarray's
+    /// SIMD unary dispatch reached through Abs, Reciprocal, Softsign or LpNormalization),
+    /// whichever op took it. Per backend: each device has its own kernels.
+    fn strided_input_root(&self) -> Option<String> {
+        let burn = self.faulty_library() == mutagraph_backends::catalog::Library::Burn;
+        let after_producers = matches!(self.blame, Some(Blame::WithProducers { .. }));
+        (burn && after_producers && self.kind.is_numeric() && self.symptom != "missing-output")
+            .then(|| {
+                format!(
+                    "numeric|{}|{}|strided-input",
+                    self.backends.first().map_or("", String::as_str),
+                    self.layer.map(Layer::name).unwrap_or_default()
+                )
+            })
     }
 
     /// The root cause of a numeric finding without a trigger: its op's kernel computing wrong
@@ -677,6 +700,35 @@ mod tests {
         ];
         for o in others {
             assert_ne!(o.root_signature(), values.root_signature(), "{o:?}");
+        }
+    }
+
+    #[test]
+    fn burns_values_wrong_only_after_their_producers_are_one_root_cause() {
+        let after = |kind: Kind, op: &str, producer: &str, backend: &str| {
+            let mut f = Finding::new(kind, backend, "values", "output 'y'".into());
+            f.layer = Some(Layer::Kernel);
+            f.location = Some(Location {
+                op_type: op.into(),
+                value: "y".into(),
+                attrs: String::new(),
+            });
+            f.blame = Some(Blame::WithProducers {
+                ops: vec![producer.into()],
+            });
+            f
+        };
+        let abs = after(Kind::Inconsistency, "Abs", "Transpose", "burn-ndarray");
+        let recip = after(Kind::Nan, "Reciprocal", "OneHot", "burn-ndarray");
+        assert_ne!(abs.signature(), recip.signature());
+        assert_eq!(abs.root_signature(), recip.root_signature());
+        // Shown alone, on another device, or by another library: apart.
+        let mut alone = abs.clone();
+        alone.blame = Some(Blame::Alone);
+        let wgpu = after(Kind::Inconsistency, "Abs", "Transpose", "burn-wgpu");
+        let tract = after(Kind::Inconsistency, "Abs", "Transpose", "tract");
+        for o in [alone, wgpu, tract] {
+            assert_ne!(o.root_signature(), abs.root_signature(), "{o:?}");
         }
     }
 
