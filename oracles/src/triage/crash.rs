@@ -230,14 +230,17 @@ pub fn named_node(model: &Model, message: &str) -> Option<NodeId> {
         }
     }
     // tract names the nodes it derives from one of ours by suffixes ("Gemm_1.beta_c",
-    // "Conv_3.downsample.1", "Slice_2.Slice_2.slice-axis-0-0"): the longest node name that
-    // starts a quoted span, followed by a dot
+    // "Conv_3.downsample.1", "Slice_2.Slice_2.slice-axis-0-0"), ONNX Runtime the node a
+    // fusion makes by the node it anchors on and the transformer ("/n/Mul/LayerNormFusion/"):
+    // the longest node name that starts a quoted span, followed by a dot or by a slash
     quoted.iter().find_map(|q| {
         g.nodes()
             .filter_map(|n| {
                 let name = n.name.as_deref().filter(|s| !s.is_empty())?;
                 q.strip_prefix(name)
-                    .is_some_and(|rest| rest.starts_with('.'))
+                    .is_some_and(|rest| {
+                        rest.starts_with('.') || (rest.starts_with('/') && rest.ends_with('/'))
+                    })
                     .then_some((name.len(), n.id))
             })
             .max_by_key(|&(len, _)| len)
@@ -612,6 +615,17 @@ mod tests {
         let id = named_node(&m, msg).expect("found");
         assert_eq!(m.graph.node(id).unwrap().name.as_deref(), Some("Gemm_1"));
         assert_eq!(named_node(&m, "\"Gemm_10.beta_c\" Mul"), None);
+        // ONNX Runtime's fused node: the node it anchors on, then the transformer.
+        let m = mutagraph_ir::text::parse_model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[2] x) => (float[2] y) { [\"/b/n\"] a = Erf (x)\n [\"/b/n/Mul\"] y = Relu (a) }",
+        )
+        .unwrap();
+        let msg = "load: This is an invalid model. Type Error: Type 'tensor(int64)' of input \
+                   parameter (c_6) of operator (LayerNormalization) in node \
+                   (/b/n/Mul/LayerNormFusion/) is invalid.";
+        let id = named_node(&m, msg).expect("found");
+        assert_eq!(m.graph.node(id).unwrap().name.as_deref(), Some("/b/n/Mul"));
     }
 
     #[test]
