@@ -379,19 +379,18 @@ impl Finding {
 
     /// The root cause of a numeric finding without a trigger: its op's kernel computing wrong
     /// values, whether they came out NaN or merely wrong (tract's GlobalLpPool dividing by the
-    /// window size gives both). A wrong shape, element type or missing output stays apart.
+    /// window size gives both), whatever attributes the node had (the trigger search found
+    /// none it needs: ONNX Runtime's Resize ignoring the coordinate transform where a scale is
+    /// 1 shows in every mode). A wrong shape, element type or missing output stays apart.
     fn numeric_root(&self) -> String {
-        let sig = self.signature();
-        match self.symptom_class() {
-            "values" | "nan" if self.symptom != "missing-output" => {
-                let place = sig.splitn(5, '|').nth(4).unwrap_or_default();
-                format!(
-                    "numeric|{}|{}|{place}",
-                    self.library(),
-                    self.layer.map(Layer::name).unwrap_or_default()
-                )
-            }
-            _ => sig,
+        match (self.symptom_class(), &self.location) {
+            ("values" | "nan", Some(loc)) if self.symptom != "missing-output" => format!(
+                "numeric|{}|{}|op={}",
+                self.library(),
+                self.layer.map(Layer::name).unwrap_or_default(),
+                loc.op_type
+            ),
+            _ => self.signature(),
         }
     }
 
@@ -697,6 +696,11 @@ mod tests {
         // An odd `p` is what makes tract's wrong values NaN, not what makes them wrong.
         nan.trigger = vec!["p".into()];
         assert_eq!(nan.root_signature(), values.root_signature());
+        // Attributes the trigger search found no need for are not the root's.
+        let mut with_p = at(Kind::Inconsistency, "values", "GlobalLpPool");
+        with_p.location.as_mut().unwrap().attrs = "p=3".into();
+        assert_ne!(with_p.signature(), values.signature());
+        assert_eq!(with_p.root_signature(), values.root_signature());
         // Another op, a wrong shape, a missing output: other root causes.
         let others = [
             at(Kind::Inconsistency, "values", "GlobalAveragePool"),

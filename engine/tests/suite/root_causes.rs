@@ -172,3 +172,57 @@ fn a_layout_kept_by_transposes_is_no_trigger() {
     let trigger = trigger_attributes(&mut rep, &model, &check.inputs, &t.finding);
     assert_eq!(trigger, vec!["clip".to_string()]);
 }
+
+/// The trigger attributes of the one finding `backends` show on `src` (a one-node model whose
+/// input `x` takes `x`).
+fn trigger_of(src: &str, x: HostTensorArg, backends: &[&str]) -> Vec<String> {
+    use mutagraph_backends::compare::Tolerance;
+    use mutagraph_backends::value::Value;
+    use mutagraph_backends::worker::{Pool, PoolOptions};
+    use mutagraph_oracles::triage::trigger::trigger_attributes;
+    use mutagraph_oracles::triage::{Reproducer, ValueMap};
+    use mutagraph_oracles::{Triage, Verdict};
+
+    let model = mutagraph_ir::Model::from_bytes(&crate::common::text_model(src)).unwrap();
+    let inputs = vec![("x".to_string(), Value::Tensor(x))];
+    let backends: Vec<String> = backends.iter().map(|b| b.to_string()).collect();
+    let mut pool = Pool::new(PoolOptions::new(std::path::PathBuf::from(env!(
+        "CARGO_BIN_EXE_mutagraph"
+    ))));
+    let mut rep = Reproducer {
+        pool: &mut pool,
+        triage: Triage::new(&backends, Tolerance::APPROXIMATE),
+        target: String::new(),
+        values: ValueMap::new(&inputs, None, 0),
+        calls: 0,
+        known: None,
+    };
+    let check = rep.check_with(&model, inputs.clone()).unwrap();
+    let found: Vec<_> = check
+        .all
+        .iter()
+        .filter(|t| t.verdict == Verdict::Report)
+        .collect();
+    let [t] = found.as_slice() else {
+        panic!("one finding: {found:?}")
+    };
+    trigger_attributes(&mut rep, &model, &check.inputs, &t.finding)
+}
+
+type HostTensorArg = mutagraph_backends::value::HostTensor;
+
+/// ONNX Runtime 1.31.1 returns a Resize's input unchanged where every scale is 1, ignoring the
+/// roi of `tf_crop_and_resize` (and the half-pixel shift of `tf_half_pixel_for_nn`), whatever
+/// the mode: a choice the default happens to hide it on is no trigger when another value shows
+/// it, so the bug needs no attribute of the node.
+#[test]
+fn a_choice_another_value_shows_the_bug_with_is_no_trigger() {
+    use mutagraph_backends::value::{Data, HostTensor};
+    let src = "g (float[2,1] x) => (float[2,1] y) <float[4] roi = {0.5, 0.5, 0.5, 0.5}, \
+               float[2] sc = {1, 1}> { y = Resize <mode = \"linear\", \
+               coordinate_transformation_mode = \"tf_crop_and_resize\", \
+               extrapolation_value = 2.0> (x, roi, sc) }";
+    let x = HostTensor::new(vec![2, 1], Data::F32(vec![-0.24337365, -0.0891192]));
+    let trigger = trigger_of(src, x, &["reference", "ort"]);
+    assert_eq!(trigger, Vec::<String>::new());
+}

@@ -1,7 +1,7 @@
 //! Building candidate models from the current one: sub-models carved out of a node set (with
 //! dead code eliminated, cut values turned into typed graph inputs or constant initializers),
 //! and the final typing and validation every candidate goes through.
-use crate::ir::attr::{AttrLookup, AttrValue};
+use crate::ir::attr::{AttrLookup, AttrValue, Attribute};
 use crate::ir::graph::{Graph, Node, NodeId};
 use crate::ir::patch::{Patch, PatchOp};
 use crate::ir::registry::{InferCtx, Registry};
@@ -435,6 +435,29 @@ pub(crate) fn without_attribute(cur: &Model, id: NodeId, name: &str) -> Result<M
     }
     let mut n2 = node.clone();
     n2.attributes.retain(|a| a.name != name);
+    let mut m = cur.clone();
+    let mut p = Patch::new();
+    p.push(PatchOp::ReplaceNode(id, n2));
+    m.apply(&p).map_err(|e| Invalid(e.to_string()))?;
+    forget_declared_shapes(&mut m)?;
+    finalize(m)
+}
+
+/// `cur` with the attribute `name` of node `id` set to `value` (its declared shapes forgotten,
+/// as [`without_attribute`] does).
+pub(crate) fn with_attribute(
+    cur: &Model,
+    id: NodeId,
+    name: &str,
+    value: AttrValue,
+) -> Result<Model, Invalid> {
+    let node = cur
+        .graph
+        .node(id)
+        .ok_or_else(|| Invalid("no such node".into()))?;
+    let mut n2 = node.clone();
+    n2.attributes.retain(|a| a.name != name);
+    n2.attributes.push(Attribute::new(name, value));
     let mut m = cur.clone();
     let mut p = Patch::new();
     p.push(PatchOp::ReplaceNode(id, n2));

@@ -9,10 +9,11 @@
 //! ([`Finding::root_signature`](crate::Finding::root_signature)).
 use super::{Reproducer, Verdict};
 use crate::finding::Finding;
-use crate::minimize::candidate::without_attribute_keeping_function;
+use crate::minimize::candidate::{with_attribute, without_attribute_keeping_function};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_ir::Model;
 use mutagraph_ir::attr::{AttrValue, Attribute};
+use mutagraph_ir::registry::{Legal, Registry};
 
 /// The trigger attributes of `f` on `model` (the finding as `rep` reports it on `inputs`), as
 /// [`describe`] writes them, in the node's attribute order.
@@ -32,41 +33,88 @@ pub fn trigger_attributes(
     else {
         return Vec::new();
     };
-    let (id, attrs) = (node.id, node.attributes.clone());
+    let (id, attrs, op) = (node.id, node.attributes.clone(), node.op_type.clone());
     let mut out = Vec::new();
     for a in &attrs {
         let Ok(candidate) = without_attribute_keeping_function(model, id, &a.name) else {
             continue;
         };
-        let Some(check) = rep.check_with(&candidate, inputs.clone()) else {
+        if shows(rep, &candidate, id, inputs, f) != Some(false) {
             continue;
-        };
-        // Gone, with the library and the reference both running the model: not gone because
-        // the attribute was needed to run at all (`hidden_size`).
-        let ran = |b: &str| {
-            check
-                .runs
-                .runs
-                .iter()
-                .any(|r| r.backend == b && r.outcome.outputs().is_some())
-        };
-        let reference_ran = check.runs.reference_outputs().is_some();
-        // The node keeps its id; its output may be renamed (a layout removed leaves the
-        // node's output to a Transpose).
-        let at = candidate
-            .graph
-            .node(id)
-            .and_then(|n| n.outputs.first().cloned())
-            .unwrap_or_else(|| loc.value.clone());
-        let still = check
-            .all
-            .iter()
-            .any(|t| t.verdict == Verdict::Report && same_bug(&t.finding, f, &at));
-        if !still && reference_ran && f.backends.iter().any(|b| ran(b)) {
+        }
+        // A choice is the trigger only when no other legal value shows the bug either: the
+        // default may happen to hide it on these values (nearest Resize over a roi that
+        // linear interpolation reads).
+        let others = alternatives(model, &op, a);
+        let elsewhere = others.iter().any(|v| {
+            with_attribute(model, id, &a.name, v.clone())
+                .is_ok_and(|c| shows(rep, &c, id, inputs, f) == Some(true))
+        });
+        if !elsewhere {
             out.push(describe(a));
         }
     }
     out
+}
+
+/// Whether `candidate` still shows `f` on node `id`: `None` when it tells nothing (it could not
+/// be run, or the library or the reference did not run it: an attribute needed to run at all,
+/// such as `hidden_size`, is no trigger).
+fn shows(
+    rep: &mut Reproducer,
+    candidate: &Model,
+    id: mutagraph_ir::graph::NodeId,
+    inputs: &NamedValues,
+    f: &Finding,
+) -> Option<bool> {
+    let check = rep.check_with(candidate, inputs.clone())?;
+    let ran = |b: &str| {
+        check
+            .runs
+            .runs
+            .iter()
+            .any(|r| r.backend == b && r.outcome.outputs().is_some())
+    };
+    if check.runs.reference_outputs().is_none() || !f.backends.iter().any(|b| ran(b)) {
+        return None;
+    }
+    // The node keeps its id; its output may be renamed (a layout removed leaves the node's
+    // output to a Transpose).
+    let at = candidate.graph.node(id)?.outputs.first()?.clone();
+    Some(
+        check
+            .all
+            .iter()
+            .any(|t| t.verdict == Verdict::Report && same_bug(&t.finding, f, &at)),
+    )
+}
+
+/// The other legal values of a string attribute (neither its value nor the default, which
+/// removing it tried), from the op's spec.
+fn alternatives(model: &Model, op: &str, a: &Attribute) -> Vec<AttrValue> {
+    let AttrValue::String(current) = &a.value else {
+        return Vec::new();
+    };
+    let opset = model.opset("").unwrap_or(0);
+    let Some(spec) = Registry::global()
+        .get("", op)
+        .and_then(|s| s.attr_spec_at(&a.name, opset))
+    else {
+        return Vec::new();
+    };
+    let Legal::Strings(values) = &spec.legal else {
+        return Vec::new();
+    };
+    let default = match &spec.default {
+        Some(AttrValue::String(d)) => d.as_slice(),
+        _ => &[],
+    };
+    values
+        .iter()
+        .map(|v| v.as_bytes())
+        .filter(|v| *v != current.as_slice() && *v != default)
+        .map(|v| AttrValue::String(v.to_vec()))
+        .collect()
 }
 
 /// The same bug for the trigger search: same kind and library, pinned on the blamed node's

@@ -41,6 +41,7 @@ mod window;
 
 pub use geometry::{Geo, geometry};
 pub use reshape::transpose;
+#[cfg(feature = "burn")]
 pub(crate) use resize::unscale_by;
 pub use softmax::softmax_groups_of;
 
