@@ -1,6 +1,7 @@
 //! One bundle per root cause: a bug that shows on several ops and with any other attribute
 //! (the planted backend ignores `clip` in RNN, GRU and LSTM, as tract does) is filed under
 //! different signatures first, then merged once minimization finds the attribute it needs.
+use mutagraph_backends::value::{Data, HostTensor};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -122,13 +123,6 @@ fn one_bug_in_three_ops_is_one_bundle() {
 /// node, so `layout` is no trigger; `clip` is.
 #[test]
 fn a_layout_kept_by_transposes_is_no_trigger() {
-    use mutagraph_backends::compare::Tolerance;
-    use mutagraph_backends::value::{Data, HostTensor, Value};
-    use mutagraph_backends::worker::{Pool, PoolOptions};
-    use mutagraph_oracles::triage::trigger::trigger_attributes;
-    use mutagraph_oracles::triage::{Reproducer, ValueMap};
-    use mutagraph_oracles::{Triage, Verdict};
-
     let w: Vec<String> = (0..36)
         .map(|k| format!("{}", (k % 7) as f32 - 3.0))
         .collect();
@@ -142,40 +136,15 @@ fn a_layout_kept_by_transposes_is_no_trigger() {
         w.join(", "),
         r.join(", ")
     );
-    let model = mutagraph_ir::Model::from_bytes(&crate::common::text_model(&src)).unwrap();
     let x = (0..12).map(|k| (k as f32 - 5.0) * 0.7).collect();
-    let inputs = vec![(
-        "x".to_string(),
-        Value::Tensor(HostTensor::new(vec![1, 3, 4], Data::F32(x))),
-    )];
-    let backends: Vec<String> = ["reference", "planted-rnn-clip"].map(String::from).to_vec();
-    let mut pool = Pool::new(PoolOptions::new(std::path::PathBuf::from(env!(
-        "CARGO_BIN_EXE_mutagraph"
-    ))));
-    let mut rep = Reproducer {
-        pool: &mut pool,
-        triage: Triage::new(&backends, Tolerance::APPROXIMATE),
-        target: String::new(),
-        values: ValueMap::new(&inputs, None, 0),
-        calls: 0,
-        known: None,
-    };
-    let check = rep.check_with(&model, inputs.clone()).unwrap();
-    let found: Vec<_> = check
-        .all
-        .iter()
-        .filter(|t| t.verdict == Verdict::Report)
-        .collect();
-    let [t] = found.as_slice() else {
-        panic!("the planted clip bug alone: {found:?}")
-    };
-    let trigger = trigger_attributes(&mut rep, &model, &check.inputs, &t.finding);
+    let x = HostTensor::new(vec![1, 3, 4], Data::F32(x));
+    let trigger = trigger_of(&src, x, &["reference", "planted-rnn-clip"]);
     assert_eq!(trigger, vec!["clip".to_string()]);
 }
 
 /// The trigger attributes of the one finding `backends` show on `src` (a one-node model whose
 /// input `x` takes `x`).
-fn trigger_of(src: &str, x: HostTensorArg, backends: &[&str]) -> Vec<String> {
+fn trigger_of(src: &str, x: HostTensor, backends: &[&str]) -> Vec<String> {
     use mutagraph_backends::compare::Tolerance;
     use mutagraph_backends::value::Value;
     use mutagraph_backends::worker::{Pool, PoolOptions};
@@ -209,15 +178,12 @@ fn trigger_of(src: &str, x: HostTensorArg, backends: &[&str]) -> Vec<String> {
     trigger_attributes(&mut rep, &model, &check.inputs, &t.finding)
 }
 
-type HostTensorArg = mutagraph_backends::value::HostTensor;
-
 /// ONNX Runtime 1.31.1 returns a Resize's input unchanged where every scale is 1, ignoring the
 /// roi of `tf_crop_and_resize` (and the half-pixel shift of `tf_half_pixel_for_nn`), whatever
 /// the mode: a choice the default happens to hide it on is no trigger when another value shows
 /// it, so the bug needs no attribute of the node.
 #[test]
 fn a_choice_another_value_shows_the_bug_with_is_no_trigger() {
-    use mutagraph_backends::value::{Data, HostTensor};
     let src = "g (float[2,1] x) => (float[2,1] y) <float[4] roi = {0.5, 0.5, 0.5, 0.5}, \
                float[2] sc = {1, 1}> { y = Resize <mode = \"linear\", \
                coordinate_transformation_mode = \"tf_crop_and_resize\", \
