@@ -31,8 +31,8 @@ use mutagraph_ir::graph::Node;
 use mutagraph_ir::registry::{Registry, Traits};
 use nonfinite::{
     clip_default_bound_infinite, dynamicquantize_zero_range, gemm_zero_scale,
-    inf_into_order_dependent, lrn_half_square_sum_overflow, mvn_zero_variance, nan_into_select,
-    nonfinite_conv_weights, quantize_nonfinite,
+    inf_into_order_dependent, lrn_half_square_sum_overflow, mvn_zero_variance,
+    nan_into_scatter_reduction, nan_into_select, nonfinite_conv_weights, quantize_nonfinite,
 };
 use writes::{maxunpool_duplicate_indices, scatter_duplicate_indices};
 
@@ -336,6 +336,16 @@ pub static CATALOGUE: &[Entry] = &[
                border / reflection padding applies to the location or to each tap is not \
                said, so the two readings differ near the border",
         applies: gridsample_cubic_border,
+    },
+    Entry {
+        id: "scatter-reduction-nan",
+        affects: Affects::Values,
+        ops: Ops::Listed(&["ScatterElements", "ScatterND"]),
+        spec: "with reduction 'max' or 'min', the written value is f(data, update) with f the \
+               maximum or minimum",
+        open: "the maximum or minimum of a NaN and a number is not defined: it may be the \
+               NaN or the number",
+        applies: nan_into_scatter_reduction,
     },
     Entry {
         id: "scatter-duplicate-indices",

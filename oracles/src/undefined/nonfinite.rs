@@ -27,6 +27,21 @@ pub(super) fn nan_into_select(node: &Node, seen: &Seen) -> Option<String> {
     .then(|| format!("NaN reaches {}", node.op_type))
 }
 
+/// A scatter that reduces by `min` or `max` with a NaN in its data or updates: the text's
+/// `f(data, update)` is max or min, which it does not define on NaN.
+pub(super) fn nan_into_scatter_reduction(node: &Node, seen: &Seen) -> Option<String> {
+    let scatter = matches!(node.op_type.as_str(), "ScatterElements" | "ScatterND");
+    let reduction = node.attributes.string("reduction", "none");
+    if !scatter || !matches!(reduction.as_str(), "min" | "max") {
+        return None;
+    }
+    [0, 2]
+        .into_iter()
+        .filter_map(|k| slot(node, seen, k))
+        .any(|t| nan_inf(t).0 > 0)
+        .then(|| format!("NaN reaches {}'s {reduction} reduction", node.op_type))
+}
+
 pub(super) fn inf_into_order_dependent(node: &Node, seen: &Seen) -> Option<String> {
     (Registry::global().has(&node.op_type, Traits::INF_UNSPECIFIED)
         && data_inputs(node, seen).iter().any(|t| nan_inf(t).1 > 0))

@@ -57,6 +57,7 @@ const TESTED: &[&str] = &[
     "quantize-nonfinite",
     "dynamicquantize-zero-range",
     "gridsample-cubic-border",
+    "scatter-reduction-nan",
     "scatter-duplicate-indices",
     "maxunpool-duplicate-indices",
     "integer-overflow",
@@ -617,6 +618,32 @@ fn scatter_with_duplicate_indices() {
         ),
         Some("scatter-duplicate-indices")
     );
+}
+
+#[test]
+fn a_nan_into_a_min_or_max_scatter() {
+    // tract takes min(NaN, 1) as NaN, the reference as 1: the text's f is min, undefined on NaN.
+    let reduce = |r: &str| {
+        Node::new("ScatterElements", &["d", "i", "u"], &["y"]).with_attr("reduction", s(r))
+    };
+    let d = f32s(&[2], &[f32::NAN, 3.0]);
+    let values = || {
+        vec![
+            ("d", d.clone()),
+            ("i", i64s(&[2], &[0, 1])),
+            ("u", f32s(&[2], &[1.0, 1.0])),
+        ]
+    };
+    assert_eq!(hit(&reduce("min"), values()), Some("scatter-reduction-nan"));
+    assert_eq!(hit(&reduce("max"), values()), Some("scatter-reduction-nan"));
+    // A sum propagates the NaN by IEEE 754; numbers alone are defined.
+    assert_eq!(hit(&reduce("add"), values()), None);
+    let finite = vec![
+        ("d", f32s(&[2], &[2.0, 3.0])),
+        ("i", i64s(&[2], &[0, 1])),
+        ("u", f32s(&[2], &[1.0, 1.0])),
+    ];
+    assert_eq!(hit(&reduce("min"), finite), None);
 }
 
 #[test]
