@@ -301,6 +301,62 @@ fn tract_repro_fixes_the_inputs_as_mutagraph_does() {
     );
 }
 
+/// A model tract fails on both ways (a variable Reshape shape, then, with the inputs fixed, a
+/// logarithm of int64): repro.py reports both failures as the crate pipeline does, so the
+/// bundle's expected phrase (from the first) is found.
+#[test]
+fn tract_repro_reports_both_failures_when_fixing_the_inputs_fails_too() {
+    let model = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (int64[4] x, int64[2] s) => (int64 y) { r = Reshape (x, s)\n \
+         y = ReduceLogSum <keepdims = 0> (r) }",
+    )
+    .unwrap()
+    .to_bytes();
+    let i64s = |v: Vec<i64>| Value::Tensor(HostTensor::new(vec![v.len()], Data::I64(v)));
+    let inputs = vec![
+        ("x".to_string(), i64s(vec![1, 2, 3, 4])),
+        ("s".to_string(), i64s(vec![2, 2])),
+    ];
+    let failed = |backend: &str| RunReport {
+        backend: backend.into(),
+        outcome: Outcome::Error {
+            stage: mutagraph_backends::backend::Stage::Compile,
+            message: "compile: Translating node #1 \"r\" Reshape ToTypedTranslator: shape \
+                      input is variable; with the inputs fixed to their values: Ln does not \
+                      support I64"
+                .into(),
+        },
+        ..report(backend, &[])
+    };
+    let runs = MutantRuns {
+        runs: vec![report("reference", &[0.0]), failed("tract")],
+        reference: Some(0),
+        reruns: Vec::new(),
+        slow_baseline: Default::default(),
+    };
+    let mut f = Finding::new(
+        Kind::Crash,
+        "tract",
+        "error",
+        "compile: Translating node #1 \"r\" Reshape ToTypedTranslator: shape input is variable"
+            .into(),
+    );
+    f.variants = vec![("tract".into(), true)];
+    let (_dir, b, _) = write_bundle("crash-tract-reshape-00000000", &f, &model, &inputs, &runs);
+    let out = Command::new("python3")
+        .arg("repro.py")
+        .current_dir(&b)
+        .output()
+        .expect("python3 with onnx and the tract package: bash .ci/setup");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("\nREPRODUCED: ") && text.contains("with the inputs fixed to their values: "),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Files `f` (a tract finding seen at iteration 1) as bundle `id` in a new temporary directory;
 /// returns the directory, the bundle's path and the signature.
 fn write_bundle(

@@ -233,7 +233,9 @@ def run_tract(model_path, inputs, runs):
         try:
             return compile_and_run_tract(tract, frozen, inputs, runs, [])
         except CompileError as again:
-            raise again.cause
+            # both failures, as the crate pipeline reports them
+            raise RuntimeError("%s; with the inputs fixed to their values: %s" %
+                               (e.cause, again.cause))
         finally:
             os.unlink(frozen)
 
