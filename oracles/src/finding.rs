@@ -192,6 +192,14 @@ pub enum Blame {
         /// The producers' op types.
         ops: Vec<String>,
     },
+    /// The node shows it only inside the part an ONNX Runtime rewrite matched around it
+    /// (the rule names its node after an anchor that need not be the pattern's last).
+    InRewrite {
+        /// The rewrite, as ONNX Runtime names it (`LayerNormFusion`).
+        rule: String,
+        /// The part's op types, in the model's order.
+        ops: Vec<String>,
+    },
     /// Neither the node alone nor with its producers (up to the depth tried) shows it.
     NotShown {
         /// How many nodes the largest part tried had.
@@ -214,6 +222,11 @@ impl Blame {
             Blame::WithProducers { ops } => format!(
                 "the {op} node shows it only together with the nodes producing its inputs ({}), \
                  in a fresh process",
+                ops.join(", ")
+            ),
+            Blame::InRewrite { rule, ops } => format!(
+                "the {op} node shows it only inside the part around it that ONNX Runtime's \
+                 {rule} rewrites ({}), in a fresh process",
                 ops.join(", ")
             ),
             Blame::NotShown { nodes } => format!(
@@ -402,7 +415,13 @@ impl Finding {
     pub fn signature(&self) -> String {
         let layer = self.layer.map(Layer::name).unwrap_or_default();
         let place = if let Some(g) = &self.gap {
-            format!("gap={g}")
+            // A missing element type is one finding per library, op and type, whichever
+            // consumer exposed it (the blamed node is the op that lacks it: tract's Equal, EyeLike
+            // and Pad on bool are three kernels to write, not one).
+            match self.op_type() {
+                Some(op) => format!("gap={g}|op={op}"),
+                None => format!("gap={g}"),
+            }
         } else {
             let op = match &self.location {
                 Some(l) if l.attrs.is_empty() => format!("op={}", l.op_type),
@@ -473,7 +492,8 @@ impl Finding {
     pub fn signature_id(&self) -> String {
         let sig = self.signature();
         let what = match (&self.gap, self.op_type()) {
-            (Some(g), _) => format!("{g}_gap"),
+            (Some(g), Some(op)) => format!("{op}-{g}_gap"),
+            (Some(g), None) => format!("{g}_gap"),
             (None, Some(op)) => op.to_string(),
             (None, None) => self.symptom.clone(),
         };
@@ -504,416 +524,4 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn variants_of_one_library_share_a_signature() {
-        let mut a = Finding::new(Kind::Inconsistency, "ort", "values", "x".into());
-        let loc = Location {
-            op_type: "Celu".into(),
-            value: "v".into(),
-            attrs: String::new(),
-        };
-        a.location = Some(loc.clone());
-        let mut b = Finding::new(Kind::Inconsistency, "ort-noopt", "values", "y".into());
-        b.location = Some(loc.clone());
-        let mut both = a.clone();
-        both.backends.push("ort-noopt".into());
-        assert_eq!(a.signature(), b.signature());
-        assert_eq!(a.signature(), both.signature());
-        // An optimizer bug is another root cause than a kernel bug of the same op.
-        let mut opt = a.clone();
-        opt.layer = Some(Layer::Optimizer);
-        assert_ne!(opt.signature(), a.signature());
-        // The symptom class stays: a wrong shape is not a wrong value.
-        let mut shape = a.clone();
-        shape.symptom = "shape".into();
-        assert_ne!(shape.signature(), a.signature());
-        // A dtype gap is one finding whatever the op.
-        let mut g1 = Finding::new(
-            Kind::Crash,
-            "tract",
-            "error",
-            "run: evaluating #1 \"a\" Pad: bool is not a number".into(),
-        );
-        g1.gap = Some("bool".into());
-        let mut g2 = Finding::new(
-            Kind::Crash,
-            "tract-opt",
-            "error",
-            "compile: EyeLike: bool is not a number".into(),
-        );
-        g2.gap = Some("bool".into());
-        g2.location = Some(loc);
-        assert_eq!(g1.signature(), g2.signature());
-        assert!(g1.signature_id().starts_with("crash-tract-bool_gap-"));
-    }
-
-    #[test]
-    fn one_tract_fault_met_at_different_stages_is_one_signature() {
-        let at = |msg: &str, op: &str| {
-            let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());
-            f.layer = Some(Layer::Kernel);
-            f.placed_by_message = true;
-            f.location = Some(Location {
-                op_type: op.into(),
-                value: "v".into(),
-                attrs: String::new(),
-            });
-            f.signature()
-        };
-        // IsInf reached by type analysis, by constant folding and at run time.
-        let a = at(
-            "compile: Failed analyse for node #1 \"IsInf_5\" IsInf: Eager eval during inference: Evaluating #1 \"adhoc\" IsInf: Element wise eval in-place not defined",
-            "IsInf",
-        );
-        let b = at(
-            "run: Evaluating #1 \"IsInf_11\" IsInf: Element wise eval in-place not defined",
-            "IsInf",
-        );
-        let c = at(
-            "compile: running pass PropConst(6): Eager eval #7 \"IsInf_4\" IsInf during optimisation: Element wise eval in-place not defined",
-            "IsInf",
-        );
-        assert_eq!(a, b);
-        assert_eq!(a, c);
-        assert!(
-            a.ends_with("op=IsInf|msg=element wise eval in-place not defined"),
-            "{a}"
-        );
-        // Another op with the same words is another finding.
-        assert_ne!(
-            a,
-            at(
-                "run: Evaluating #1 \"n\" IsNan: Element wise eval in-place not defined",
-                "IsNaN"
-            )
-        );
-        // Shapes in a message are the model's.
-        assert_eq!(
-            at(
-                "compile: Translating node #1 \"F_5\" Flatten ToTypedTranslator: Reshape volume mismatch: input [Val(1), Val(0), Val(1)] (vol=0) vs shape [Val(1), Val(1)] (vol=1)",
-                "Flatten"
-            ),
-            at(
-                "compile: Failed analyse for node #5 \"F_13\" Flatten: Eager eval during inference: Reshape volume mismatch: input [Val(0), Val(1)] (vol=0) vs shape [Val(1), Val(1)] (vol=1)",
-                "Flatten"
-            ),
-        );
-        // The condition that failed stays (backticks are code, not a name).
-        let cond = at(
-            "compile: Translating node #2 \"M_11\" MatMulInference ToTypedTranslator: Condition failed: `a_rank > 1 || b_rank > 1`",
-            "MatMul",
-        );
-        assert!(cond.contains("a_rank > # || b_rank > #"), "{cond}");
-        assert_eq!(
-            cond,
-            at(
-                "compile: Failed analyse for node #2 \"M_13\" MatMulInference: Eager eval during inference: Condition failed: `a_rank > 1 || b_rank > 1`",
-                "MatMul"
-            )
-        );
-        assert_ne!(
-            cond,
-            at(
-                "compile: Translating node #5 \"S\" StridedSlice ToTypedTranslator: Slice: Condition failed: `start <= end` (425 vs 360)",
-                "MatMul"
-            )
-        );
-        // Element types meeting in one op, whichever types and words.
-        let mix = at(
-            "compile: Failed analyse for node #5 \"G\" Gemm: Eager eval during inference: Evaluating #5 \"adhoc.alpha_ab\" Mul: Tensor datum type error: tensor is F16, accessed as F32",
-            "Gemm",
-        );
-        assert!(mix.ends_with("op=Gemm|msg=mixes element types"), "{mix}");
-        for other in [
-            "compile: running pass PropConst(0): Eager eval #5 \"G.beta_c\" Mul during optimisation: Tensor datum type error: tensor is F32, accessed as F64",
-            "compile: Translating node #3 \"G\" Gemm ToTypedTranslator: in output_facts invocation for G.beta_c: Mul: No super type for F32 and I32",
-            "compile: Translating node #3 \"G\" Gemm ToTypedTranslator: Output mismatch after rewiring expansion for output #0: expected 1,5,F16 got 1,5,F32",
-        ] {
-            assert_eq!(mix, at(other, "Gemm"), "{other}");
-        }
-        // A shape mismatch of one type is not a type mix.
-        let shape = at(
-            "compile: Translating node #3 \"R\" RNN ToTypedTranslator: Output mismatch after rewiring expansion for output #0: expected 1,1,2,19,F32 got 1,2,1,19,F32",
-            "RNN",
-        );
-        assert!(!shape.contains("mixes"), "{shape}");
-        // Panics: the source location goes, the panic's words stay.
-        assert_eq!(
-            at(
-                "panic: assertion failed: end <= axis_len (at /x/ndarray-0.17.2/src/impl_methods.rs:591)",
-                "Pad"
-            ),
-            at(
-                "panic: assertion failed: end <= axis_len (at /y/ndarray-0.17.2/src/impl_methods.rs:12)",
-                "Pad"
-            ),
-        );
-    }
-
-    #[test]
-    fn the_reductions_sharing_an_attributes_bug_are_one_root_cause() {
-        // ONNX Runtime keeps a zero-length axis given as negative: ReduceL1 and ReduceMean
-        // (and every ReduceX) through one axes handling.
-        let reduce = |op: &str| {
-            let mut f = Finding::new(Kind::Inconsistency, "ort", "shape", "output 'y'".into());
-            f.location = Some(Location {
-                op_type: op.into(),
-                value: "y".into(),
-                attrs: String::new(),
-            });
-            f.trigger = vec!["axes".into()];
-            f
-        };
-        assert_eq!(
-            reduce("ReduceL1").root_signature(),
-            reduce("ReduceMean").root_signature()
-        );
-        assert_ne!(
-            reduce("ReduceL1").root_signature(),
-            reduce("ArgMax").root_signature()
-        );
-    }
-
-    #[test]
-    fn nan_and_wrong_values_of_one_kernel_are_one_root_cause() {
-        let at = |kind: Kind, symptom: &str, op: &str| {
-            let mut f = Finding::new(kind, "tract", symptom, "output 'y'".into());
-            f.layer = Some(Layer::Kernel);
-            f.location = Some(Location {
-                op_type: op.into(),
-                value: "y".into(),
-                attrs: String::new(),
-            });
-            f
-        };
-        let mut nan = at(Kind::Nan, "partial", "GlobalLpPool");
-        let values = at(Kind::Inconsistency, "values", "GlobalLpPool");
-        assert_ne!(nan.signature(), values.signature());
-        assert_eq!(nan.root_signature(), values.root_signature());
-        // An odd `p` is what makes tract's wrong values NaN, not what makes them wrong.
-        nan.trigger = vec!["p".into()];
-        assert_eq!(nan.root_signature(), values.root_signature());
-        // Attributes the trigger search found no need for are not the root's.
-        let mut with_p = at(Kind::Inconsistency, "values", "GlobalLpPool");
-        with_p.location.as_mut().unwrap().attrs = "p=3".into();
-        assert_ne!(with_p.signature(), values.signature());
-        assert_eq!(with_p.root_signature(), values.root_signature());
-        // Another op, a wrong shape, a missing output: other root causes.
-        let others = [
-            at(Kind::Inconsistency, "values", "GlobalAveragePool"),
-            at(Kind::Inconsistency, "shape", "GlobalLpPool"),
-            at(Kind::Inconsistency, "missing-output", "GlobalLpPool"),
-        ];
-        for o in others {
-            assert_ne!(o.root_signature(), values.root_signature(), "{o:?}");
-        }
-    }
-
-    #[test]
-    fn burns_values_wrong_only_after_their_producers_are_one_root_cause() {
-        let after = |kind: Kind, op: &str, producer: &str, backend: &str| {
-            let mut f = Finding::new(kind, backend, "values", "output 'y'".into());
-            f.layer = Some(Layer::Kernel);
-            f.location = Some(Location {
-                op_type: op.into(),
-                value: "y".into(),
-                attrs: String::new(),
-            });
-            f.blame = Some(Blame::WithProducers {
-                ops: vec![producer.into()],
-            });
-            f
-        };
-        let abs = after(Kind::Inconsistency, "Abs", "Transpose", "burn-ndarray");
-        let recip = after(Kind::Nan, "Reciprocal", "OneHot", "burn-ndarray");
-        assert_ne!(abs.signature(), recip.signature());
-        assert_eq!(abs.root_signature(), recip.root_signature());
-        // Shown alone, on another device, or by another library: apart.
-        let mut alone = abs.clone();
-        alone.blame = Some(Blame::Alone);
-        let wgpu = after(Kind::Inconsistency, "Abs", "Transpose", "burn-wgpu");
-        let tract = after(Kind::Inconsistency, "Abs", "Transpose", "tract");
-        for o in [alone, wgpu, tract] {
-            assert_ne!(o.root_signature(), abs.root_signature(), "{o:?}");
-        }
-    }
-
-    #[test]
-    fn root_signatures_of_failures_keep_how_they_fail() {
-        let mut a = Finding::new(
-            Kind::Crash,
-            "tract",
-            "error",
-            "run: Evaluating #1 \"p\" Pad: index out of bounds".into(),
-        );
-        a.location = Some(Location {
-            op_type: "Pad".into(),
-            value: "v".into(),
-            attrs: "mode=\"reflect\"".into(),
-        });
-        a.trigger = vec!["mode=\"reflect\"".into()];
-        let mut b = a.clone();
-        b.message = "run: Evaluating #1 \"p\" Pad: start <= axis_len failed".into();
-        assert_ne!(a.root_signature(), b.root_signature());
-        let mut c = a.clone();
-        c.message = "compile: Failed analyse for node #4 \"q\" Pad: Eager eval during inference: index out of bounds".into();
-        assert_eq!(a.root_signature(), c.root_signature());
-    }
-
-    #[test]
-    fn an_onnx_runtime_check_is_one_signature_whichever_op_reached_it() {
-        let at = |backend: &str, op: &str| {
-            let mut f = Finding::new(
-                Kind::Crash,
-                backend,
-                "error",
-                "compile: Exception during initialization: /onnxruntime_src/onnxruntime/core/providers/cpu/tensor/cast_op.cc:983 onnxruntime::{anonymous}::Cast::Cast(const onnxruntime::OpKernelInfo&) Attribute saturate is only used for cast to float 8 types.".into(),
-            );
-            f.layer = Some(Layer::Kernel);
-            f.location = Some(Location {
-                op_type: op.into(),
-                value: "v".into(),
-                attrs: String::new(),
-            });
-            f
-        };
-        let cast = at("ort", "Cast");
-        let cast_like = at("ort-noopt", "CastLike");
-        assert_eq!(cast.ort_site().as_deref(), Some("cast_op.cc:983"));
-        assert_eq!(cast.signature(), cast_like.signature());
-        assert_eq!(cast.root_signature(), cast_like.root_signature());
-        assert!(
-            cast.signature().contains("|site=cast_op.cc:983|msg="),
-            "{}",
-            cast.signature()
-        );
-        // tract's messages name no such site.
-        assert_eq!(at("tract", "Cast").ort_site(), None);
-    }
-
-    #[test]
-    fn a_failing_tract_rule_is_one_signature_whichever_op_left_the_node() {
-        let at = |op: &str, msg: &str| {
-            let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());
-            f.stage = Some(Stage::Compile);
-            f.layer = Some(Layer::Kernel);
-            f.location = Some(Location {
-                op_type: op.into(),
-                value: "v".into(),
-                attrs: String::new(),
-            });
-            f.trigger = vec!["strides".into()];
-            f
-        };
-        let conv = at(
-            "Conv",
-            "compile: running pass declutter: declutter node #51 \"Conv_5.downsample.1\" Downsample: Pulling #51 \"Conv_5.downsample.1\" Downsample over #50 \"Reshape_18.1\" Reshape: Invalid axis",
-        );
-        let slice = at(
-            "Slice",
-            "compile: running pass declutter: declutter node #55 \"/Slice\" Downsample: Pulling #55 \"/Slice\" Downsample over #30 \"/Reshape.0\" Reshape: Invalid axis",
-        );
-        assert_eq!(conv.tract_rule().as_deref(), Some("Downsample/AxisOp"));
-        assert_eq!(conv.signature(), slice.signature());
-        // Pulled over an added axis instead of a reshape: the same rule of tract's.
-        let add_axis = at(
-            "Slice",
-            "compile: running pass declutter: declutter node #15 \"Slice_1.stride-axis-0\" Downsample: Pulling #15 \"Slice_1.stride-axis-0\" Downsample over #1 \"Reshape_2.0\" AddAxis: Invalid axis",
-        );
-        assert_eq!(add_axis.signature(), conv.signature());
-        assert_eq!(conv.root_signature(), slice.root_signature());
-        assert!(
-            conv.signature()
-                .contains("rule=Downsample/AxisOp|msg=invalid axis"),
-            "{}",
-            conv.signature()
-        );
-        // Pulled over another op, or failing another way, is another fault.
-        let expand = at(
-            "Expand",
-            "compile: declutter node #34 \"c.downsample.1\" Downsample: Pulling #34 \"c.downsample.1\" Downsample over #33 \"/Expand\" MultiBroadcastTo: Trying to substitute a 1,37,5,16,F16 by 1,37,5,32,F16 as output #0",
-        );
-        assert_eq!(
-            expand.tract_rule().as_deref(),
-            Some("Downsample/MultiBroadcastTo")
-        );
-        assert_ne!(expand.signature(), conv.signature());
-        // Another library's message, or one naming no rule, keeps the op.
-        let mut ort = conv.clone();
-        ort.backends = vec!["ort".into()];
-        assert_eq!(ort.tract_rule(), None);
-        assert!(ort.signature().contains("op=Conv"));
-        assert_eq!(tract_rule("run: Evaluating #1 \"p\" Pad: bad"), None);
-    }
-
-    #[test]
-    fn one_failure_of_a_family_is_one_root_cause_without_a_trigger() {
-        let at = |kind: Kind, op: &str, msg: &str| {
-            let mut f = Finding::new(kind, "tract", "error", msg.into());
-            f.layer = Some(Layer::Kernel);
-            f.location = Some(Location {
-                op_type: op.into(),
-                value: "v".into(),
-                attrs: String::new(),
-            });
-            f
-        };
-        let msg = |op: &str| {
-            format!(
-                "compile: running pass ChangeAxes: Making patch for AxisChange from #4 \"{op}_5.h0\" Const: Trying to substitute a 1,1,2,F32 by 1,2,F32 as output #0 of #4 \"{op}_5.h0\" RmAxis."
-            )
-        };
-        let rnn = at(Kind::Crash, "RNN", &msg("RNN"));
-        let lstm = at(Kind::Crash, "LSTM", &msg("LSTM"));
-        assert_ne!(rnn.signature(), lstm.signature());
-        assert_eq!(rnn.root_signature(), lstm.root_signature());
-        // Failing another way is another root cause.
-        let other = at(
-            Kind::Crash,
-            "LSTM",
-            "compile: seq_len only supported for trivial noop case",
-        );
-        assert_ne!(other.root_signature(), rnn.root_signature());
-        // Ops of different families stay apart, and wrong values without a trigger stay the op's.
-        assert_ne!(
-            at(Kind::Crash, "Pad", &msg("RNN")).root_signature(),
-            rnn.root_signature()
-        );
-        let mut gru = at(Kind::Inconsistency, "GRU", "x");
-        gru.symptom = "values".into();
-        let mut lstm_values = gru.clone();
-        lstm_values.location.as_mut().unwrap().op_type = "LSTM".into();
-        assert_ne!(gru.root_signature(), lstm_values.root_signature());
-    }
-
-    #[test]
-    fn signatures_use_the_location_else_the_message() {
-        let mut f = Finding::new(Kind::Crash, "tract", "error", "node \"a1\" failed 3".into());
-        f.stage = Some(Stage::Compile);
-        let mut g = f.clone();
-        g.message = "node \"b7\" failed 12".into();
-        assert_eq!(f.signature(), g.signature());
-        assert_eq!(f.signature_id(), g.signature_id());
-        assert_eq!(
-            f.signature(),
-            "crash|tract||error|op=?|msg=node '_' failed #"
-        );
-        let mut h = Finding::new(Kind::Inconsistency, "ort", "values", "x".into());
-        assert!(h.signature().ends_with("op=?"));
-        h.location = Some(Location {
-            op_type: "Conv".into(),
-            value: "v1".into(),
-            attrs: "auto_pad=NOTSET".into(),
-        });
-        h.layer = Some(Layer::Kernel);
-        assert_eq!(
-            h.signature(),
-            "inconsistency|ort|kernel|values|op=Conv[auto_pad=NOTSET]"
-        );
-        assert!(h.signature_id().starts_with("inconsistency-ort-conv-"));
-        assert_ne!(h.signature_id(), f.signature_id());
-    }
-}
+mod tests;

@@ -301,6 +301,63 @@ fn tract_repro_fixes_the_inputs_as_mutagraph_does() {
     );
 }
 
+/// A model whose output tract keeps as its dimension type (a Shape's): tract's package cannot
+/// hand TDim to numpy, so repro.py converts it to int64 and says so, and the run is judged.
+#[test]
+fn tract_repro_reads_an_output_tract_keeps_as_a_dimension() {
+    let model = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (float[3] x) => (int64[1] y) { y = Shape (x) }",
+    )
+    .unwrap()
+    .to_bytes();
+    let inputs = vec![("x".to_string(), t(&[1.0, 2.0, 3.0]))];
+    let out = |backend: &str, v: i64| RunReport {
+        outcome: Outcome::Ok(vec![(
+            "y".into(),
+            Value::Tensor(HostTensor::new(vec![1], Data::I64(vec![v]))),
+        )]),
+        ..report(backend, &[])
+    };
+    // A made-up wrong answer: tract's package gives the right one.
+    let runs = MutantRuns {
+        runs: vec![out("reference", 3), out("tract", 4)],
+        reference: Some(0),
+        reruns: Vec::new(),
+        slow_baseline: Default::default(),
+    };
+    let mut f = Finding::new(
+        Kind::Inconsistency,
+        "tract",
+        "values",
+        "output 'y': 1 of 1".into(),
+    );
+    f.location = Some(Location {
+        op_type: "Shape".into(),
+        value: "y".into(),
+        attrs: String::new(),
+    });
+    f.variants = vec![("tract".into(), true)];
+    let (_dir, b, _) = write_bundle(
+        "inconsistency-tract-shape-00000000",
+        &f,
+        &model,
+        &inputs,
+        &runs,
+    );
+    let out = Command::new("python3")
+        .arg("repro.py")
+        .current_dir(&b)
+        .output()
+        .expect("python3 with onnx and the tract package: bash .ci/setup");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("converted to int64") && text.contains("matches the expected values"),
+        "tract's TDim output was not read:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A model tract fails on both ways (a variable Reshape shape, then, with the inputs fixed, a
 /// logarithm of int64): repro.py reports both failures as the crate pipeline does, so the
 /// bundle's expected phrase (from the first) is found.

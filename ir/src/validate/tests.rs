@@ -521,3 +521,30 @@ fn inputs_required_from_an_opset_on() {
     );
     assert!(errs(&m).is_empty(), "{:?}", errs(&m));
 }
+
+/// ScatterElements' `reduction` gained max and min at opset 18: at 16 and 17 only none, add
+/// and mul are legal (a campaign that wrote min at 17 filed ORT's refusal as a finding).
+#[test]
+fn a_scatter_reduction_is_checked_against_its_opset() {
+    let at = |opset: i64, reduction: &str| {
+        let mut p = model("ScatterElements", "");
+        p.opset_import[0].version = Some(opset);
+        p.graph.as_mut().unwrap().node[0]
+            .attribute
+            .push(pb::AttributeProto {
+                name: Some("reduction".into()),
+                r#type: Some(3),
+                s: Some(reduction.as_bytes().to_vec()),
+                ..Default::default()
+            });
+        errors(p)
+            .into_iter()
+            .filter(|e| e.contains("reduction"))
+            .collect::<Vec<_>>()
+    };
+    assert!(!at(17, "min").is_empty());
+    assert!(!at(17, "max").is_empty());
+    assert_eq!(at(17, "mul"), Vec::<String>::new());
+    assert_eq!(at(18, "min"), Vec::<String>::new());
+    assert_eq!(at(16, "add"), Vec::<String>::new());
+}

@@ -294,12 +294,29 @@ def compile_and_run_tract(tract, model_path, inputs, runs, notes):
     results, seconds = [], []
     for _ in range(runs):
         start = time.perf_counter()
-        values = [t.to_numpy() for t in runnable.run(arrays)]
+        values = [tract_numpy(t, notes) for t in runnable.run(arrays)]
         seconds.append(time.perf_counter() - start)
         if names is None or len(names) != len(values):
             names = ["output_%d" % k for k in range(len(values))]
         results.append(list(zip(names, values)))
     return results, seconds, notes
+
+
+def tract_numpy(tensor, notes):
+    """A tract output as numpy. A value tract keeps as its symbolic-dimension type TDim (a
+    Shape's output) has no numpy form in the package: it is converted to int64, the type the
+    model declares, and a note says so."""
+    try:
+        return tensor.to_numpy()
+    except Exception as e:
+        if "TDim" not in str(e):
+            raise
+        from tract.tensor import DatumType
+        note = ("tract returned an output as its own dimension type TDim, which its package "
+                "cannot hand to numpy: converted to int64 (convert_to)")
+        if note not in notes:
+            notes.append(note)
+        return tensor.convert_to(DatumType.I64).to_numpy()
 
 
 def child_main(conn, library, variant, model_path, inputs, runs):

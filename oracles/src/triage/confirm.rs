@@ -104,7 +104,46 @@ pub(super) fn check(pool: &mut Pool, at: &Blamed, shows: &Shows) -> (Blame, Opti
             break;
         }
     }
+    if let Shows::Failure(message) = shows
+        && let Some(rule) = crate::triage::crash::ort_rewrite(message)
+        && let Some(blame) = in_rewrite(pool, at, shows, &rule)
+    {
+        return (blame, None);
+    }
     (Blame::NotShown { nodes: tried }, None)
+}
+
+/// A failure of a node ONNX Runtime's rewrite made (`…/n/Mul/LayerNormFusion/`): the rule
+/// names the node it anchors on, which need not be the last of what it matched (LayerNorm's
+/// pattern ends in an Add after the Mul), so the part is the anchor with what precedes it
+/// ([`MAX_UPSTREAM`] nearest ancestors) and [`MAX_LEVELS`] levels of its consumers.
+fn in_rewrite(pool: &mut Pool, at: &Blamed, shows: &Shows, rule: &str) -> Option<Blame> {
+    let g = &at.model.graph;
+    let mut part: BTreeSet<NodeId> = crate::triage::crash::ancestors(at.model, at.node)
+        .into_iter()
+        .rev()
+        .take(MAX_UPSTREAM)
+        .collect();
+    let mut front = vec![at.node];
+    part.insert(at.node);
+    for _ in 0..MAX_LEVELS {
+        front = front
+            .iter()
+            .filter_map(|id| g.node(*id))
+            .flat_map(|n| n.outputs.iter().flat_map(|o| g.consumers(o)))
+            .filter(|id| part.insert(*id))
+            .collect();
+    }
+    let ids = in_order(at.model, &part);
+    let single = extract(at.model, &ids).ok()?;
+    let feed = feed(&single, at)?;
+    (shown(pool, at, &single, &feed, shows) == Some(true)).then(|| Blame::InRewrite {
+        rule: rule.to_string(),
+        ops: ids
+            .iter()
+            .filter_map(|id| Some(g.node(*id)?.op_type.clone()))
+            .collect(),
+    })
 }
 
 /// When the blamed node of a failure does not fail alone: the nearest of its ancestors (at

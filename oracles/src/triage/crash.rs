@@ -248,6 +248,20 @@ pub fn named_node(model: &Model, message: &str) -> Option<NodeId> {
     })
 }
 
+/// The ONNX Runtime rewrite that made the node a message quotes, when it names one: the
+/// transformer whose name ends a quoted `…/<anchor>/<Rule>/` (`LayerNormFusion` in
+/// `'/n/Mul/LayerNormFusion/'`).
+pub fn ort_rewrite(message: &str) -> Option<String> {
+    quoted_spans(message).into_iter().find_map(|q| {
+        let inner = q.strip_suffix('/')?;
+        let (anchor, rule) = inner.rsplit_once('/')?;
+        let rule_like = rule.len() > 2
+            && rule.starts_with(|c: char| c.is_ascii_uppercase())
+            && rule.chars().all(|c| c.is_ascii_alphanumeric());
+        (rule_like && !anchor.is_empty()).then(|| rule.to_string())
+    })
+}
+
 /// The quoted spans of a message (node names, value names as libraries quote them).
 pub fn quoted_spans(s: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -626,6 +640,13 @@ mod tests {
                    (/b/n/Mul/LayerNormFusion/) is invalid.";
         let id = named_node(&m, msg).expect("found");
         assert_eq!(m.graph.node(id).unwrap().name.as_deref(), Some("/b/n/Mul"));
+        // The rewrite is named too; a plain node path is no rewrite.
+        assert_eq!(ort_rewrite(msg).as_deref(), Some("LayerNormFusion"));
+        assert_eq!(
+            ort_rewrite("running Add node. Name:'/b/n/Add' Status"),
+            None
+        );
+        assert_eq!(ort_rewrite("in node (/b/conv/) is invalid"), None);
     }
 
     #[test]

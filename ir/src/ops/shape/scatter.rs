@@ -93,11 +93,8 @@ pub(super) fn register(r: &mut Registry) {
             .input("updates", "T")
             .output("output", "T")
             .attr(axis("axis", 0))
-            .attr(
-                AttrSpec::string("reduction", "none")
-                    .one_of(&["none", "add", "mul", "max", "min"])
-                    .versions(16, None),
-            )
+            .attr(reduction(16, Some(18), &["none", "add", "mul"]))
+            .attr(reduction(18, None, &["none", "add", "mul", "max", "min"]))
             .types("T", CLASSIC16)
             .types("Tind", IND)
             .requires(indices_along_axis)
@@ -109,14 +106,19 @@ pub(super) fn register(r: &mut Registry) {
             .input("indices", I64T)
             .input("updates", "T")
             .output("output", "T")
-            .attr(
-                AttrSpec::string("reduction", "none")
-                    .one_of(&["none", "add", "mul", "max", "min"])
-                    .versions(16, None),
-            )
+            .attr(reduction(16, Some(18), &["none", "add", "mul"]))
+            .attr(reduction(18, None, &["none", "add", "mul", "max", "min"]))
             .types("T", CLASSIC16)
             .types(I64T, I64_ONLY)
             .infer(infer_scatter_nd)
             .requires(scatter_nd_requires),
     );
+}
+
+/// The `reduction` of ScatterElements and ScatterND: opset 16 brought none, add and mul, opset
+/// 18 max and min (a model with `reduction="min"` at opset 17 is invalid).
+fn reduction(since: i64, until: Option<i64>, legal: &[&'static str]) -> AttrSpec {
+    AttrSpec::string("reduction", "none")
+        .one_of(legal)
+        .versions(since, until)
 }
