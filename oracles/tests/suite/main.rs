@@ -3,6 +3,7 @@
 //! filled a CI machine's disk while linking.
 
 mod bundle;
+mod bundle_report;
 mod checks;
 mod localize;
 mod minimize;
