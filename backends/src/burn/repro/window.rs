@@ -72,10 +72,9 @@ pub(super) fn conv_body(node: &Node, x: &HostTensor, w: &HostTensor) -> Option<(
     let d = r;
     Some((
         format!(
-            "    let x{d}: Tensor<B, {d}> = x.reshape({});
-                 let w{d}: Tensor<B, {d}> = z.reshape({});
-                 let y = module::{f}(x{d}, w{d}, {bias}, {options});
-",
+            "    let x{d}: Tensor<B, {d}> = x.reshape({});\n    \
+             let w{d}: Tensor<B, {d}> = z.reshape({});\n    \
+             let y = module::{f}(x{d}, w{d}, {bias}, {options});\n",
             arr(&x.shape),
             arr(&w.shape)
         ),
