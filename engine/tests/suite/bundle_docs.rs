@@ -265,35 +265,10 @@ fn tract_repro_fixes_the_inputs_as_mutagraph_does() {
         reruns: Vec::new(),
         slow_baseline: Default::default(),
     };
-    let mut f = Finding::new(
-        Kind::Inconsistency,
-        "tract",
-        "values",
-        "output 'y': 1 of 3".into(),
-    );
-    f.location = Some(Location {
-        op_type: "Reshape".into(),
-        value: "y".into(),
-        attrs: String::new(),
-    });
-    f.variants = vec![("tract".into(), true)];
-    let (_dir, b, _) = write_bundle(
-        "inconsistency-tract-reshape-00000000",
-        &f,
-        &model,
-        &inputs,
-        &runs,
-    );
-    let out = Command::new("python3")
-        .arg("repro.py")
-        .current_dir(&b)
-        .output()
-        .expect("python3 with onnx and the tract package: bash .ci/setup");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = tract_values_repro("Reshape", &model, &inputs, &runs);
     assert!(
         text.contains("fixed to their values"),
-        "no retry with fixed inputs:\n{text}{}",
-        String::from_utf8_lossy(&out.stderr)
+        "no retry with fixed inputs:\n{text}"
     );
     assert!(
         text.contains("NOT REPRODUCED") && text.contains("matches the expected values"),
@@ -326,35 +301,10 @@ fn tract_repro_reads_an_output_tract_keeps_as_a_dimension() {
         reruns: Vec::new(),
         slow_baseline: Default::default(),
     };
-    let mut f = Finding::new(
-        Kind::Inconsistency,
-        "tract",
-        "values",
-        "output 'y': 1 of 1".into(),
-    );
-    f.location = Some(Location {
-        op_type: "Shape".into(),
-        value: "y".into(),
-        attrs: String::new(),
-    });
-    f.variants = vec![("tract".into(), true)];
-    let (_dir, b, _) = write_bundle(
-        "inconsistency-tract-shape-00000000",
-        &f,
-        &model,
-        &inputs,
-        &runs,
-    );
-    let out = Command::new("python3")
-        .arg("repro.py")
-        .current_dir(&b)
-        .output()
-        .expect("python3 with onnx and the tract package: bash .ci/setup");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = tract_values_repro("Shape", &model, &inputs, &runs);
     assert!(
         text.contains("converted to int64") && text.contains("matches the expected values"),
-        "tract's TDim output was not read:\n{text}{}",
-        String::from_utf8_lossy(&out.stderr)
+        "tract's TDim output was not read:\n{text}"
     );
 }
 
@@ -412,6 +362,40 @@ fn tract_repro_reports_both_failures_when_fixing_the_inputs_fails_too() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The output of `repro.py` (stdout, then stderr) of a bundle filing tract's values of `op`'s
+/// output `y` as wrong.
+fn tract_values_repro(
+    op: &str,
+    model: &[u8],
+    inputs: &mutagraph_backends::value::NamedValues,
+    runs: &MutantRuns,
+) -> String {
+    let mut f = Finding::new(
+        Kind::Inconsistency,
+        "tract",
+        "values",
+        "output 'y' differs".into(),
+    );
+    f.location = Some(Location {
+        op_type: op.into(),
+        value: "y".into(),
+        attrs: String::new(),
+    });
+    f.variants = vec![("tract".into(), true)];
+    let id = format!("inconsistency-tract-{}-00000000", op.to_lowercase());
+    let (_dir, b, _) = write_bundle(&id, &f, model, inputs, runs);
+    let out = Command::new("python3")
+        .arg("repro.py")
+        .current_dir(&b)
+        .output()
+        .expect("python3 with onnx and the tract package: bash .ci/setup");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 /// Files `f` (a tract finding seen at iteration 1) as bundle `id` in a new temporary directory;
