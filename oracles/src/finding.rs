@@ -417,8 +417,9 @@ impl Finding {
         let place = if let Some(g) = &self.gap {
             // A missing element type is one finding per library, op and type, whichever
             // consumer exposed it (the blamed node is the op that lacks it: tract's Equal, EyeLike
-            // and Pad on bool are three kernels to write, not one).
-            match self.op_type() {
+            // and Pad on bool are three kernels to write, not one). TDim is no ONNX type: its
+            // leak out of tract's shape computations is one fault whatever op it meets.
+            match self.gap_op() {
                 Some(op) => format!("gap={g}|op={op}"),
                 None => format!("gap={g}"),
             }
@@ -488,12 +489,23 @@ impl Finding {
         tract_rule(&self.message)
     }
 
+    /// The op a missing element type is filed on: the blamed op, but none for tract's own
+    /// dimension type (a TDim leaking into values is one fault, whichever op it reaches).
+    fn gap_op(&self) -> Option<&str> {
+        self.gap
+            .as_deref()
+            .filter(|g| *g != "tdim")
+            .and(self.op_type())
+    }
+
     /// A file-name-safe id for the signature: `kind-library-what-<8 hex digits>`.
     pub fn signature_id(&self) -> String {
         let sig = self.signature();
         let what = match (&self.gap, self.op_type()) {
-            (Some(g), Some(op)) => format!("{op}-{g}_gap"),
-            (Some(g), None) => format!("{g}_gap"),
+            (Some(g), _) => match self.gap_op() {
+                Some(op) => format!("{op}-{g}_gap"),
+                None => format!("{g}_gap"),
+            },
             (None, Some(op)) => op.to_string(),
             (None, None) => self.symptom.clone(),
         };
