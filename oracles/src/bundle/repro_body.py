@@ -59,14 +59,47 @@ ONNX_REFERENCE_UNSTABLE = {
 }
 
 
+def window_blind_spot(node, opset):
+    """Why onnx.reference (onnx 1.22) computes this windowed or normalizing node otherwise than
+    its text, or None (each checked against the text's formula and ONNX Runtime): LRN's channel
+    window, BatchNormalization before opset 14 (its batch's statistics), a Conv or ConvTranspose
+    auto_pad (VALID padded as SAME), uneven pads of a convolution or pool, a grouped
+    ConvTranspose."""
+    from onnx import helper
+
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    op = node.op_type
+    if op == "LRN":
+        return "onnx.reference's LRN does not sum the squares over the channel window the text defines"
+    if op == "BatchNormalization" and opset < 14:
+        return ("onnx.reference's BatchNormalization before opset 14 normalizes with the batch's "
+                "own statistics, not the given mean and variance")
+    if op not in ("Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool"):
+        return None
+    if op in ("Conv", "ConvTranspose") and attrs.get("auto_pad", b"NOTSET") != b"NOTSET":
+        return "onnx.reference computes %s's auto_pad windows otherwise than the text" % op
+    pads = list(attrs.get("pads", []))
+    half = len(pads) // 2
+    if pads[:half] != pads[half:]:
+        return "onnx.reference reads %s's uneven pads in another order than the text" % op
+    if op == "ConvTranspose" and attrs.get("group", 1) > 1:
+        return "onnx.reference cuts a grouped ConvTranspose's weight otherwise than the text"
+    return None
+
+
 def onnx_reference_blind_spot(model_path):
     """Why onnx.reference's values would not be the operator's for this model, or None."""
     import onnx
     from onnx import helper
 
-    for node in onnx.load(model_path).graph.node:
+    model = onnx.load(model_path)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    for node in model.graph.node:
         if node.op_type in ONNX_REFERENCE_UNSTABLE:
             return ONNX_REFERENCE_UNSTABLE[node.op_type]
+        window = window_blind_spot(node, opset)
+        if window:
+            return window
         if node.op_type in ("MaxPool", "AveragePool", "LpPool"):
             attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
             if attrs.get("auto_pad", b"NOTSET") in (b"SAME_UPPER", b"SAME_LOWER") and \

@@ -667,6 +667,26 @@ fn repro_computes_expected_values_with_onnx_reference_when_asked_or_missing() {
     let (code, out) = run_repro(dir.path(), &mp, &[]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("as if undilated"), "{out}");
+    // onnx.reference's LRN leaves the last channel unnormalized (2 where the text gives
+    // 2 / (1 + 3/3 · 5) = 1/3): not asked, so ONNX Runtime's right values are no bug.
+    let m = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 2, 1, 1] x) => (float[1, 2, 1, 1] y) {\n y = LRN <size: int = 3, alpha: float = 3.0, beta: float = 1.0> (x)\n}",
+    )
+    .unwrap();
+    m.save(dir.path().join("lrn.onnx")).unwrap();
+    let x = HostTensor::new(vec![1, 2, 1, 1], Data::F32(vec![1.0, 2.0]));
+    write_npz(&dir.path().join("lrn_inputs.npz"), &[("x".to_string(), x)]).unwrap();
+    let mut lrn = spec("inconsistency", "onnxruntime", &["ort"]);
+    lrn.model_file = "lrn.onnx".into();
+    lrn.inputs_npz = "lrn_inputs.npz".into();
+    lrn.expected_npz = Some("lrn_expected.npz".into());
+    lrn.embedded_expected = vec![(
+        "y".into(),
+        HostTensor::new(vec![1, 2, 1, 1], Data::F32(vec![1.0 / 6.0, 1.0 / 3.0])),
+    )];
+    let (code, out) = run_repro(dir.path(), &lrn, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("channel window"), "{out}");
     // A crash is judged without expected values: none is read, none is needed.
     std::fs::remove_file(dir.path().join("expected.npz")).unwrap();
     let (code, out) = run_repro(dir.path(), &spec("crash", "onnxruntime", &["ort"]), &[]);
