@@ -548,3 +548,21 @@ fn a_scatter_reduction_is_checked_against_its_opset() {
     assert_eq!(at(18, "min"), Vec::<String>::new());
     assert_eq!(at(16, "add"), Vec::<String>::new());
 }
+
+/// MeanVarianceNormalization's function body has float constants: on float16 ONNX's checker
+/// refuses the model (its Add binds float16 and float), so it is ambiguous, never generated.
+#[test]
+fn mean_variance_normalization_on_another_type_than_float_is_ambiguous() {
+    let at = |ty: &str| {
+        let m = crate::text::parse_model(&format!(
+            "<ir_version: 8, opset_import: [\"\" : 13]>\n\
+             g ({ty}[1,2,2,2] x) => ({ty}[1,2,2,2] y) \
+             {{ y = MeanVarianceNormalization <axes: ints = [0, 2, 3]> (x) }}"
+        ))
+        .unwrap();
+        check(&m).ambiguous
+    };
+    assert_eq!(at("float"), Vec::<String>::new());
+    let f16 = at("float16");
+    assert!(f16.iter().any(|a| a.contains("function body")), "{f16:?}");
+}

@@ -278,9 +278,11 @@ pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
     list.push(R::boxed("Erf", Dt::Reg, ANY_RANK, same, plain));
     list.push(R::boxed("IsInf", Dt::Reg, ANY_RANK, bool_same, act));
     list.push(R::boxed("LpNormalization", Dt::Reg, RANK1, same, lp_norm));
+    // float only: on other types ONNX's checker refuses the function body (the registry's
+    // ambiguity rule for the op)
     list.push(R::boxed(
         "MeanVarianceNormalization",
-        Dt::Reg,
+        Dt::Only(&[DType::F32]),
         RANK1,
         same,
         mvn,

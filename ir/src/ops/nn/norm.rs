@@ -273,12 +273,23 @@ pub(super) fn register(r: &mut Registry) {
             .output("Y", "T")
             .types("T", FLOAT)
             .infer(unary)
-            .ambiguous(|c| match c.ints("axes") {
-                Some(_) => Ok(()),
-                None => Err(rule!(
-                    "axes left to its default: ONNX's checker fails on it (the function body \
-                     reads the absent attribute)"
-                )),
+            .ambiguous(|c| {
+                if c.ints("axes").is_none() {
+                    return Err(rule!(
+                        "axes left to its default: ONNX's checker fails on it (the function \
+                         body reads the absent attribute)"
+                    ));
+                }
+                // The function body's constants (the exponent, the epsilon) are float: on
+                // any other element type its Pow or Add binds two types, and ONNX's checker
+                // refuses the model (ORT too, with the checker's words).
+                match c.dtype(0) {
+                    DType::F32 | DType::Other(_) => Ok(()),
+                    d => Err(rule!(
+                        "element type {d}: ONNX's checker fails on the function body, whose \
+                         constants are float"
+                    )),
+                }
             })
             .requires(|c| {
                 if let Some(s) = shape_of(c, 0) {
