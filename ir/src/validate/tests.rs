@@ -566,3 +566,23 @@ fn mean_variance_normalization_on_another_type_than_float_is_ambiguous() {
     let f16 = at("float16");
     assert!(f16.iter().any(|a| a.contains("function body")), "{f16:?}");
 }
+
+/// ReduceLogSum with noop_with_empty_axes=1 and no axes: the text says the output is the
+/// input, the function body takes its log (ONNX Runtime gave -inf for 0 where the reference
+/// kept 0): ambiguous. ReduceSum has no such body.
+#[test]
+fn a_noop_reduction_through_a_function_body_is_ambiguous() {
+    let at = |op: &str, noop: i64| {
+        let m = crate::text::parse_model(&format!(
+            "<ir_version: 8, opset_import: [\"\" : 18]>\n\
+             g (float[1] x) => (float[1] y) \
+             {{ y = {op} <noop_with_empty_axes: int = {noop}> (x) }}"
+        ))
+        .unwrap();
+        check(&m).ambiguous
+    };
+    assert!(!at("ReduceLogSum", 1).is_empty());
+    assert!(!at("ReduceL2", 1).is_empty());
+    assert_eq!(at("ReduceLogSum", 0), Vec::<String>::new());
+    assert_eq!(at("ReduceSum", 1), Vec::<String>::new());
+}

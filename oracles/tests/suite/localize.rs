@@ -311,6 +311,13 @@ fn results_onnx_leaves_open_are_undefined() {
     let x = vec![("x".to_string(), shaped(&[1, 1, 1, 3], &[1.0, 2.0, 3.0]))];
     let got = shaped(&[1, 1, 1, 1], &[2.0]);
     assert!(undefined(verdict(resize, Kind::Inconsistency, x, got)));
+    // ReduceLogSum told not to reduce: the text keeps the input (0), the function body takes
+    // its log (-inf, as ONNX Runtime gives).
+    let noop = "g (float[1] x) => (float[1] y) \
+                { y = ReduceLogSum <noop_with_empty_axes: int = 1> (x) }";
+    let x = vec![("x".to_string(), shaped(&[1], &[0.0]))];
+    let got = shaped(&[1], &[f32::NEG_INFINITY]);
+    assert!(undefined(verdict(noop, Kind::Nan, x, got)));
 }
 
 #[test]

@@ -52,6 +52,12 @@ fn reduce_op(
         // What a NaN does to a maximum or a minimum is left open.
         spec = spec.traits(Traits::NAN_UNSPECIFIED);
     }
+    if matches!(
+        name,
+        "ReduceL1" | "ReduceL2" | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare"
+    ) {
+        spec = spec.ambiguous(noop_through_a_body);
+    }
     spec = match red {
         Red::Sum => spec.infer(reduce_infer).fold(|c| fold_reduce(c, Red::Sum)),
         Red::Prod => spec.infer(reduce_infer).fold(|c| fold_reduce(c, Red::Prod)),
@@ -60,6 +66,22 @@ fn reduce_op(
         Red::Other => spec.infer(reduce_infer),
     };
     r.add(spec);
+}
+
+/// `noop_with_empty_axes=1` without axes on a reduction whose function body maps the
+/// elements before or after summing (ReduceLogSum is Log of ReduceSum): the text says the
+/// output is the input, the body still applies the map (log 0 = -inf where the text gives 0;
+/// ONNX Runtime, tract and onnx.reference follow the body).
+fn noop_through_a_body(c: &InferCtx) -> Result<(), crate::registry::InferError> {
+    let noop = c.int("noop_with_empty_axes", 0) != 0;
+    match reduce_axes(c) {
+        Axes::Known(a) if noop && a.is_empty() => Err(rule!(
+            "noop_with_empty_axes=1 without axes: the text says the output is the input, the \
+             function body still maps the elements (a log, an exponential, an absolute value or \
+             a square)"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// What a ReduceX node reduces over.
