@@ -21,8 +21,10 @@
 //!   (`EXPECT_ERROR`), the reported symptom (wrong shape, wrong values, NaN), a hang, a
 //!   steady-state run as slow as reported, or repeated runs that differ.
 //!
-//! Options: `--model PATH` runs another model (e.g. `original.onnx`) with the same checks,
-//! `--timeout SECONDS` changes the time limit.
+//! Options: `--model PATH` runs another model (e.g. `original.onnx`) with the same checks, on
+//! the bundle's inputs file that holds its inputs (`--inputs PATH` names one) and with expected
+//! values from onnx.reference (the stored ones are the script's model's); `--timeout SECONDS`
+//! changes the time limit.
 
 use mutagraph_backends::value::HostTensor;
 
@@ -167,7 +169,8 @@ pub fn render_repro_py(spec: &ReproSpec) -> String {
          # Reproduction script written by mutagraph (a fuzzer of ONNX inference libraries).\n\
          # Needs Python >= 3.8 and:  {needs}\n\
          # Run:  python repro.py              (files are found next to this script)\n\
-         #       python repro.py --model original.onnx   (same checks on another model)\n\
+         #       python repro.py --model original.onnx   (the model as found, with its own\n\
+         #           inputs.npz; expected values from onnx.reference; --inputs F for others)\n\
          # Runs the model with the library itself, compares every output with the expected\n\
          # values, and ends with one line REPRODUCED: ... (exit status 0) or\n\
          # NOT REPRODUCED: ... (exit status 1).\n\

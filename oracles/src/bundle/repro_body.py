@@ -175,6 +175,25 @@ def expected_values(model_path, inputs, recompute):
     return None, None
 
 
+def inputs_for(model_path):
+    """The bundle's inputs file for `model_path`: INPUTS when it holds every graph input of the
+    model, else inputs.npz (the model as found, beside the minimized one) when that does. The
+    stored expected values are the script's model's: another model's are computed."""
+    if model_path == os.path.join(HERE, MODEL):
+        return INPUTS
+    try:
+        import onnx
+        graph = onnx.load(model_path).graph
+    except Exception:  # no onnx package, or a model it cannot read: the library will say
+        return INPUTS
+    names = {i.name for i in graph.input} - {t.name for t in graph.initializer}
+    for candidate in (INPUTS, "inputs.npz"):
+        if os.path.isfile(os.path.join(HERE, candidate)) and \
+                names <= set(load_npz(candidate)):
+            return candidate
+    return INPUTS
+
+
 def load_npz(file_name):
     """The arrays of an .npz file next to this script, by tensor name.
 
@@ -631,6 +650,8 @@ def verdict(reproduced, why):
 def main():
     parser = argparse.ArgumentParser(description=TITLE)
     parser.add_argument("--model", help="run this ONNX file instead of %s" % MODEL)
+    parser.add_argument("--inputs", help="the .npz of its inputs (default: %s, else the bundle's "
+                                         "inputs.npz when the model's inputs are there)" % INPUTS)
     parser.add_argument("--timeout", type=float, help="seconds before a run is stopped")
     parser.add_argument("--recompute", action="store_true",
                         help="compute the expected values with onnx.reference instead of "
@@ -649,7 +670,11 @@ def main():
         return verdict(False, "this script runs onnxruntime and tract; see REPORT.md")
     if not os.path.isfile(model_path):
         return verdict(False, "no model file %s" % model_path)
-    inputs = load_npz(INPUTS)
+    other = model_path != os.path.join(HERE, MODEL)
+    inputs_file = os.path.abspath(args.inputs) if args.inputs else inputs_for(model_path)
+    print("inputs: %s" % inputs_file)
+    inputs = load_npz(inputs_file)
+    recompute = args.recompute or other
     for name, value in inputs.items():
         print("   input '%s': %s" % (name, describe(value)))
     runs = REPEAT_RUNS if KIND in ("flaky", "slow") else 1
@@ -662,7 +687,7 @@ def main():
         if expected is None:
             return verdict(False, "%s, which gives the expected values, did not run" % GROUND)
     else:
-        expected, native = expected_values(model_path, inputs, args.recompute)
+        expected, native = expected_values(model_path, inputs, recompute)
     print("numpy %s, Python %s" % (np.__version__, sys.version.split()[0]))
     # tract's package runs one pipeline (optimized): every tract variant maps onto it.
     variants = SHOWING if LIBRARY == "onnxruntime" else SHOWING[:1]

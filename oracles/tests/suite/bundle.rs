@@ -577,6 +577,36 @@ fn repro_runs_tracts_own_python_package() {
     assert_eq!(code, 1, "{out}");
 }
 
+/// `--model original.onnx` runs the model as found on its own inputs (the bundle's
+/// `inputs.npz`, not the minimized model's) against onnx.reference's values.
+#[test]
+fn repro_runs_another_model_on_its_own_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    relu_bundle(dir.path());
+    std::fs::copy(
+        dir.path().join("minimized.onnx"),
+        dir.path().join("original.onnx"),
+    )
+    .unwrap();
+    // The minimized model's inputs file names other inputs.
+    write_npz(
+        &dir.path().join("minimized_inputs.npz"),
+        &[("other".to_string(), f32s(&RELU))],
+    )
+    .unwrap();
+    let mut s = spec("inconsistency", "onnxruntime", &["ort"]);
+    s.inputs_npz = "minimized_inputs.npz".into();
+    s.embedded_expected = vec![("y".into(), f32s(&[9.0; 6]))];
+    let original = dir.path().join("original.onnx");
+    let (code, out) = run_repro(dir.path(), &s, &["--model", original.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("inputs.npz") && !out.contains("minimized_inputs.npz"),
+        "{out}"
+    );
+    assert!(out.contains("computed by onnx.reference"), "{out}");
+}
+
 #[test]
 fn repro_computes_expected_values_with_onnx_reference_when_asked_or_missing() {
     let dir = tempfile::tempdir().unwrap();
