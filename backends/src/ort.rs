@@ -32,8 +32,10 @@
 //!   falling back to the CPU.
 //!
 //! Sessions use [`Config::threads`] intra-op threads (1 when unset). ONNX Runtime's own logging
-//! is routed to a logger that drops everything below `Fatal`, so failed runs do not flood stderr;
-//! the failures themselves come back as [`BackendError`]s.
+//! is routed to a logger that drops its messages, so failed runs do not flood stderr (the
+//! failures themselves come back as [`BackendError`]s), but for one: an optimized session logs
+//! verbosely, and each graph transformer it starts is marked in a worker
+//! ([`crate::worker::context`]), so that a process that dies in one says which.
 //!
 //! # Values
 //!
@@ -308,10 +310,15 @@ fn runtime(config: &Config) -> Result<Arc<Runtime>, OrtError> {
         named_by: origin.describe(),
         err,
     })?;
-    // Every message of ONNX Runtime goes to this logger, which keeps quiet: failures are reported
-    // through the errors returned by the API.
-    let quiet: ort::logging::LoggerFunction =
-        Arc::new(|_level, _category, _id, _location, _msg| {});
+    // Every message of ONNX Runtime goes to this logger, which keeps quiet (failures are reported
+    // through the errors returned by the API) but for the graph transformer being applied: a
+    // worker that dies in one says which.
+    let quiet: ort::logging::LoggerFunction = Arc::new(|_level, _category, _id, _location, msg| {
+        if let Some(name) = transformer_applied(msg) {
+            let step = crate::worker::context::optimizer_pass(Library::OnnxRuntime.display(), name);
+            crate::worker::context::enter(&step);
+        }
+    });
     let env = builder
         .with_name("mutagraph")
         .with_telemetry(false)
@@ -380,10 +387,16 @@ impl OrtBackend {
         } else {
             GraphOptimizationLevel::Disable
         };
+        // The optimizer's verbose messages name each graph transformer it applies.
+        let log = if self.info.optimized {
+            ort::logging::LogLevel::Verbose
+        } else {
+            ort::logging::LogLevel::Fatal
+        };
         let b = Session::builder(&self.runtime.env)?
             .with_optimization_level(level)?
             .with_intra_threads(self.threads)?
-            .with_log_level(ort::logging::LogLevel::Fatal)?;
+            .with_log_level(log)?;
         #[cfg(feature = "ort-cuda")]
         let b = if self.info.gpu {
             b.with_execution_providers([ort::ep::CUDA::default().build().error_on_failure()])?
@@ -411,9 +424,9 @@ impl Backend for OrtBackend {
         let mut builder = self
             .builder()
             .map_err(|e| classify(&e, Stage::Load, "configuring the session"))?;
-        let session = builder
-            .commit_from_memory(model)
-            .map_err(|e| classify(&e, session_stage(&e), ""))?;
+        let session = builder.commit_from_memory(model);
+        crate::worker::context::leave();
+        let session = session.map_err(|e| classify(&e, session_stage(&e), ""))?;
         let inputs = session
             .inputs()
             .iter()
@@ -474,6 +487,14 @@ impl Prepared for OrtModel {
         }
         Ok(result)
     }
+}
+
+/// The graph transformer a verbose message of ONNX Runtime's optimizer says it starts
+/// (`Applying graph transformer NchwcTransformer on step 1.`).
+fn transformer_applied(msg: &str) -> Option<&str> {
+    let rest = msg.strip_prefix("Applying graph transformer ")?;
+    let name = rest.split_whitespace().next()?;
+    (!name.is_empty()).then_some(name)
 }
 
 fn with_name(mut e: BackendError, name: &str) -> BackendError {

@@ -4,7 +4,7 @@ mod message;
 mod tract;
 
 pub use message::{core_message, key_phrase, normalize_message, same_failure};
-pub use tract::{tract_phrase, tract_rule};
+pub use tract::{tract_derived_op, tract_phrase, tract_rule};
 
 use mutagraph_backends::backend::Stage;
 use mutagraph_backends::compare::Metrics;
@@ -334,7 +334,11 @@ impl Finding {
         let (Some(loc), None) = (&self.location, &self.gap) else {
             return self.signature();
         };
-        if self.tract_rule().is_some() || self.ort_site().is_some() || self.ground.is_some() {
+        if self.tract_rule().is_some()
+            || self.ort_site().is_some()
+            || self.optimizer_pass().is_some()
+            || self.ground.is_some()
+        {
             return self.signature();
         }
         if let Some(root) = self.strided_input_root() {
@@ -431,6 +435,10 @@ impl Finding {
             };
             if self.kind.is_numeric() {
                 op
+            } else if let Some(pass) = self.optimizer_pass() {
+                // The process died applying one pass of the optimizer: one fault of that pass,
+                // whichever nodes it was rewriting.
+                format!("pass={pass}|msg={}", core_message(&self.message))
             } else if let (Some(rule), Some(phrase)) =
                 (self.tract_rule(), tract_phrase(&self.message))
             {
@@ -489,25 +497,38 @@ impl Finding {
         tract_rule(&self.message)
     }
 
-    /// The op a missing element type is filed on: the blamed op, but none for tract's own
-    /// dimension type (a TDim leaking into values is one fault, whichever op it reaches).
-    fn gap_op(&self) -> Option<&str> {
-        self.gap
-            .as_deref()
-            .filter(|g| *g != "tdim")
-            .and(self.op_type())
+    /// The optimizer pass a failure happened in, when the worker died applying one (ONNX
+    /// Runtime's verbose log names each graph transformer as it starts it: `signal 11
+    /// (SIGSEGV): in ONNX Runtime's optimizer pass NchwcTransformer`). The pass is the place,
+    /// not a node: no node had run.
+    pub fn optimizer_pass(&self) -> Option<&str> {
+        if self.kind.is_numeric() {
+            return None;
+        }
+        mutagraph_backends::worker::context::pass_named(&self.message)
+    }
+
+    /// The op a missing element type is filed on: the blamed op, or the op tract derived from
+    /// it whose kernel lacks the type (tract's Gelu runs an Erf: Erf on f64 is one gap whether
+    /// a Gelu or an Erf reached it); none for tract's own dimension type (a TDim leaking into
+    /// values is one fault, whichever op it reaches).
+    pub fn gap_op(&self) -> Option<&str> {
+        self.gap.as_deref().filter(|g| *g != "tdim")?;
+        let derived = self.is_tract().then(|| tract_derived_op(&self.message));
+        derived.flatten().or(self.op_type())
     }
 
     /// A file-name-safe id for the signature: `kind-library-what-<8 hex digits>`.
     pub fn signature_id(&self) -> String {
         let sig = self.signature();
-        let what = match (&self.gap, self.op_type()) {
-            (Some(g), _) => match self.gap_op() {
+        let what = match (&self.gap, self.op_type(), self.optimizer_pass()) {
+            (_, _, Some(pass)) => pass.to_string(),
+            (Some(g), _, _) => match self.gap_op() {
                 Some(op) => format!("{op}-{g}_gap"),
                 None => format!("{g}_gap"),
             },
-            (None, Some(op)) => op.to_string(),
-            (None, None) => self.symptom.clone(),
+            (None, Some(op), None) => op.to_string(),
+            (None, None, None) => self.symptom.clone(),
         };
         let clean = |s: &str| -> String {
             s.chars()

@@ -18,9 +18,10 @@ mod nonfinite;
 mod writes;
 
 use geometry::{
-    gridsample_cubic_border, pad_reflect_beyond_axis, recurrent_zero_length, reduce_mean_empty_set,
-    registry_ambiguity, resize_align_corners_to_one, resize_crop_without_roi, resize_empty_axis,
-    resize_fractional_length, same_pad_negative, squeeze_empty_axes,
+    convtranspose_output_padding_between, gridsample_cubic_border, pad_reflect_beyond_axis,
+    recurrent_zero_length, reduce_mean_empty_set, registry_ambiguity, resize_align_corners_to_one,
+    resize_crop_without_roi, resize_empty_axis, resize_fractional_length, same_pad_negative,
+    split_num_outputs_beyond_chunks, squeeze_empty_axes,
 };
 use integers::{
     bitshift_width, cast_out_of_range, integer_overflow, onehot_index_not_integer,
@@ -31,8 +32,9 @@ use mutagraph_ir::graph::Node;
 use mutagraph_ir::registry::{Registry, Traits};
 use nonfinite::{
     clip_default_bound_infinite, dynamicquantize_zero_range, gemm_zero_scale,
-    inf_into_order_dependent, lrn_half_square_sum_overflow, mvn_zero_variance,
-    nan_into_scatter_reduction, nan_into_select, nonfinite_conv_weights, quantize_nonfinite,
+    hardsigmoid_zero_alpha_infinite, inf_into_order_dependent, lrn_half_square_sum_overflow,
+    mvn_zero_variance, nan_into_scatter_reduction, nan_into_select, nonfinite_conv_weights,
+    quantize_nonfinite,
 };
 use writes::{maxunpool_duplicate_indices, scatter_duplicate_indices};
 
@@ -117,6 +119,16 @@ pub fn classify_for(node: &Node, seen: &Seen, beyond_values: bool) -> Option<Hit
 
 /// The catalogue.
 pub static CATALOGUE: &[Entry] = &[
+    Entry {
+        id: "hardsigmoid-zero-alpha-infinite",
+        affects: Affects::Values,
+        ops: Ops::Listed(&["HardSigmoid"]),
+        spec: "HardSigmoid computes max(0, min(1, alpha * x + beta))",
+        open: "with alpha 0 an infinite x gives 0 * inf, NaN, before a max and a min that the \
+               text does not define on NaN: beta clamped to [0, 1] (the product dropped as 0) \
+               and NaN are both readings",
+        applies: hardsigmoid_zero_alpha_infinite,
+    },
     Entry {
         id: "nan-unspecified",
         affects: Affects::Values,
@@ -288,6 +300,29 @@ pub static CATALOGUE: &[Entry] = &[
                pads the spec does not say whether the crop comes before the reflection, and \
                an axis cropped to nothing has no element to mirror",
         applies: pad_reflect_beyond_axis,
+    },
+    Entry {
+        id: "convtranspose-output-padding-stride-or-dilation",
+        affects: Affects::Everything,
+        ops: Ops::Listed(&["ConvTranspose"]),
+        spec: "ConvTranspose: each value of output_padding must be less than the \
+               corresponding stride/dilation dimension",
+        open: "\"stride/dilation\" is read as the stride (ONNX Runtime refuses a larger \
+               value) or as the larger of the two (PyTorch, which exports such models): a \
+               value between them is valid by one reading only (onnx/onnx#3187)",
+        applies: convtranspose_output_padding_between,
+    },
+    Entry {
+        id: "split-num-outputs-beyond-chunks",
+        affects: Affects::Everything,
+        ops: Ops::Listed(&["Split"]),
+        spec: "Split with num_outputs splits into equal parts; if the tensor is not evenly \
+               splittable, the last chunk will be smaller",
+        open: "when parts of ceil(length / num_outputs) leave more than the last part short \
+               (or a part empty: num_outputs above the length), no reading gives equal parts \
+               with only the last smaller; whether such parts are empty, shorter, or the \
+               split refused is open (onnx/onnx#5766)",
+        applies: split_num_outputs_beyond_chunks,
     },
     Entry {
         id: "same-pad-negative",

@@ -3,6 +3,7 @@
 //! [`pool::Pool`] keeps one warm worker per backend and turns whatever happens into an
 //! [`Outcome`]: outputs, an error of a stage, a crash (signal or panic), a timeout, or running
 //! out of memory, with wall time and peak memory.
+pub mod context;
 pub mod pool;
 pub mod protocol;
 pub mod serve;

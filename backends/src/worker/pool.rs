@@ -200,11 +200,30 @@ impl PoolOptions {
 
 struct Worker {
     child: Child,
+    /// The file in which the worker records the step it is in ([`super::context`]).
+    step_file: PathBuf,
     stdin: BufWriter<ChildStdin>,
     rx: Receiver<io::Result<Response>>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     stderr_thread: Option<JoinHandle<()>>,
     version: String,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.step_file);
+    }
+}
+
+/// A step file for the next worker: in the temporary directory, named after this process and a
+/// counter, created empty.
+fn new_step_file() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("mutagraph-step-{}-{n}", std::process::id()));
+    // Best effort: without the file the worker records no step.
+    let _ = std::fs::File::create(&path);
+    path
 }
 
 const STDERR_KEEP: usize = 16 * 1024;
@@ -257,9 +276,11 @@ impl Pool {
     }
 
     fn spawn(&mut self, backend: &str) -> Result<(), PoolError> {
+        let step_file = new_step_file();
         let mut cmd = Command::new(&self.opts.exe);
         cmd.args(&self.opts.args)
             .envs(self.opts.env.iter().map(|(k, v)| (k, v)))
+            .env(super::context::STEP_FILE_ENV, &step_file)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -325,6 +346,7 @@ impl Pool {
         });
         let mut w = Worker {
             child,
+            step_file,
             stdin,
             rx,
             stderr,
@@ -585,6 +607,7 @@ impl Pool {
                 let mut w = self.workers.remove(backend).expect("present");
                 let peak = status_rss(w.child.id());
                 let (status, tail) = reap(&mut w);
+                let step = super::context::at_death(&w.step_file);
                 report.peak_rss = peak;
                 report.outcome = if let Some(line) = oom_line(&tail) {
                     Outcome::OutOfMemory {
@@ -595,7 +618,7 @@ impl Pool {
                     Outcome::Crash {
                         signal: status.signal(),
                         exit_code: status.code(),
-                        message: last_line(&tail),
+                        message: death_message(&tail, step),
                     }
                 };
             }
@@ -717,6 +740,17 @@ fn oom_line(stderr: &str) -> Option<String> {
                 || l.to_ascii_lowercase().contains("out of memory")
         })
         .map(clip)
+}
+
+/// What a dead worker's stderr says: its most telling line, and the step it died in when the
+/// backend named one (`in ONNX Runtime's optimizer pass NchwcTransformer`).
+fn death_message(tail: &str, step: Option<String>) -> String {
+    let line = last_line(tail);
+    match (step, line.is_empty()) {
+        (Some(step), true) => step,
+        (Some(step), false) => format!("{line} ({step})"),
+        (None, _) => line,
+    }
 }
 
 /// The most telling line of a dead worker's stderr: a panic or error line if there is one,

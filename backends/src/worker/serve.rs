@@ -17,6 +17,7 @@ thread_local! {
 /// that whatever a library prints cannot corrupt the frames.
 pub fn serve() -> io::Result<()> {
     watch_parent();
+    super::context::enable();
     let channel = rustix::io::dup(io::stdout())?;
     rustix::stdio::dup2_stdout(io::stderr())?;
     let mut out = BufWriter::new(std::fs::File::from(channel));

@@ -148,18 +148,36 @@ pub(super) fn title(meta: &Meta, f: &Finding, op: Option<&str>, facts: &[String]
     } else {
         meta.library.clone()
     };
+    if let Some(pass) = f.optimizer_pass() {
+        // `signal 11 (SIGSEGV)`: how the process ended, before the step it ended in.
+        let how = f.message.split(": ").next().unwrap_or_default();
+        let on = op
+            .map(|o| format!(" on a model of {o}"))
+            .unwrap_or_default();
+        return format!("{lib}: the optimizer pass {pass} crashes{on}: {how}");
+    }
     let what = match (meta.kind, f.symptom_class()) {
         _ if f.gap.is_some() => {
             // The op this model shows it on; the ops other hits met it on are listed in the
             // report, not here (they are not in this model).
             let g = f.gap.clone().unwrap_or_default();
             let ops: Vec<&str> = meta.ops_seen.keys().map(String::as_str).collect();
-            let on = op.or(ops.first().copied().filter(|_| ops.len() == 1));
-            let on = on.unwrap_or("?");
-            // TDim is tract's own symbolic-dimension type, not one of ONNX's: the bug is a
-            // value tract typed as a dimension meeting an integer, not a missing kernel.
+            // The kernel may be an op the library derived from the model's (tract's Gelu runs
+            // an Erf).
+            let derived = f.gap_op().filter(|k| Some(*k) != f.op_type());
+            let on = match (derived, op) {
+                (Some(kernel), Some(op)) => format!("{kernel} inside {op}"),
+                (kernel, op) => kernel
+                    .or(op)
+                    .or(ops.first().copied().filter(|_| ops.len() == 1))
+                    .unwrap_or("?")
+                    .to_string(),
+            };
+            // TDim is tract's own symbolic-dimension type, not one of ONNX's: the bug is an
+            // int64 value tract holds as a dimension (a shape computed, a Cast to int64)
+            // reaching an op without a TDim kernel, not a type ONNX allows.
             return if g == "tdim" {
-                format!("{lib}: a shape value typed as its symbolic TDim meets an integer ({on})")
+                format!("{lib}: {on} fails on an int64 value held as tract's dimension type TDim")
             } else {
                 format!("{lib}: no support for element type {g} ({on}), which ONNX allows")
             };
@@ -187,9 +205,11 @@ pub(super) fn title(meta: &Meta, f: &Finding, op: Option<&str>, facts: &[String]
         }
         _ => String::new(),
     };
-    let mut t = match op {
-        Some(op) => format!("{lib}: {op}{after}{layer} {what}"),
-        None => format!("{lib}{layer} {what}"),
+    // A rewrite rule that fails is the library's rule, not the op's kernel: the title names it.
+    let mut t = match (rewrite(f), op) {
+        (Some(rule), _) => format!("{lib}: {rule}{layer} {what}"),
+        (None, Some(op)) => format!("{lib}: {op}{after}{layer} {what}"),
+        (None, None) => format!("{lib}{layer} {what}"),
     };
     let facts: Vec<&String> = facts.iter().take(4).collect();
     if !facts.is_empty() {
@@ -203,6 +223,30 @@ pub(super) fn title(meta: &Meta, f: &Finding, op: Option<&str>, facts: &[String]
         ));
     }
     t
+}
+
+/// The facts of a minimized node without the attributes the bug does not need: the trigger
+/// search tried removing each, and the bug stayed without those not in `trigger`.
+fn without_incidental(facts: Vec<String>, trigger: &[String]) -> Vec<String> {
+    facts
+        .into_iter()
+        .filter(|f| attr_name(f).is_none_or(|a| trigger.iter().any(|t| t == a)))
+        .collect()
+}
+
+/// The attribute a fact of [`trigger_facts`] sets (`clip` of `clip=0.5`), if it is one.
+fn attr_name(fact: &str) -> Option<&str> {
+    let (name, _) = fact.split_once('=')?;
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some(name)
+}
+
+/// The rewrite a failure happened in, in words (`the rewrite pulling Downsample over Conv`),
+/// when tract's message names one.
+fn rewrite(f: &Finding) -> Option<String> {
+    let rule = f.tract_rule()?;
+    let (pulled, over) = rule.split_once('/')?;
+    Some(format!("the rewrite pulling {pulled} over {over}"))
 }
 
 /// The spec clauses at stake, in our words.
@@ -242,7 +286,7 @@ pub(super) fn spec_points(
             } else if g == "tdim" {
                 v.push(
                     "tdim is not an ONNX type: it is tract's own type for dimensions, which \
-                     tract gives to the values of shape computations it tracks."
+                     tract gives to int64 values it tracks as dimensions."
                         .into(),
                 );
             }
@@ -292,10 +336,12 @@ pub(super) fn spec_points(
     }
     if meta.layer == Some(Layer::Optimizer) {
         let clean: Vec<&str> = meta.reproduce.clean.iter().map(String::as_str).collect();
-        let what = if f.kind.is_numeric() {
-            "gives the expected result: an optimization pass changes what the model computes"
-        } else {
-            "runs: an optimization pass fails on it"
+        let what = match f.optimizer_pass() {
+            _ if f.kind.is_numeric() => "gives the expected result: an optimization pass \
+                                          changes what the model computes"
+                .to_string(),
+            Some(pass) => format!("runs: the process dies in the optimization pass {pass}"),
+            None => "runs: an optimization pass fails on it".to_string(),
         };
         v.push(format!(
             "With graph optimizations off ({}) the same model {what}.",
@@ -515,9 +561,12 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
         .or(meta.op_type.clone())
         .or_else(|| node.map(|n| n.op_type.clone()))
         .or_else(|| op_chain(model));
-    let facts = node
+    let mut facts = node
         .map(|n| trigger_facts(model, n, &inputs))
         .unwrap_or_default();
+    if minimized {
+        facts = without_incidental(facts, &meta.trigger);
+    }
     let title = title(meta, finding, op.as_deref(), &facts);
     let repro = ReproSpec {
         title: title.clone(),
@@ -541,6 +590,7 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
         expect_error: rp.expect_error.clone(),
         slow_seconds: rp.slow_seconds,
         embedded_expected: embedded_expected(meta, expected.as_ref()),
+        optimizer_pass: finding.optimizer_pass().map(String::from),
     };
     w(&dir.join("repro.py"), render_repro_py(&repro).as_bytes())?;
     let files = (model_file, format!("{p}inputs.npz"));
@@ -633,7 +683,23 @@ fn facts_lines(meta: &Meta, finding: &Finding, op: &Option<String>) -> Vec<(Stri
     if let Some(op) = &op {
         facts_lines.push(("Operator".into(), op.clone()));
     }
-    if let Some(s) = meta.stage {
+    if let Some(rule) = rewrite(finding) {
+        facts_lines.push((
+            "Rewrite rule".into(),
+            format!("{rule}: tract's message names the rewrite that failed"),
+        ));
+    }
+    if let Some(pass) = finding.optimizer_pass() {
+        facts_lines.push((
+            "Optimizer pass".into(),
+            format!(
+                "{pass}: the process died while applying it (the optimizer's verbose log names \
+                 each pass as it starts it); repro.py runs the model again with it disabled"
+            ),
+        ));
+    }
+    // The stage of this model's failure (a minimized model may fail later than the seed).
+    if let Some(s) = finding.stage.or(meta.stage) {
         facts_lines.push(("Fails at".into(), s.to_string()));
     }
     if !meta.trigger.is_empty() {
@@ -658,20 +724,19 @@ fn facts_lines(meta: &Meta, finding: &Finding, op: &Option<String>) -> Vec<(Stri
 /// The report's summary: what the library does wrong, what it shows with, what it needs.
 fn summary(meta: &Meta, finding: &Finding, op: &Option<String>, facts: &[String]) -> String {
     let what = match meta.kind {
+        Kind::Crash if finding.optimizer_pass().is_some() => format!(
+            "{} dies while its optimizer pass {} rewrites a valid model that {}.",
+            meta.library,
+            finding.optimizer_pass().unwrap_or_default(),
+            runners(finding)
+        ),
         Kind::Crash => format!(
             "{} fails on a valid model{} that {}.",
             meta.library,
             op.as_ref()
                 .map(|o| format!(" at its {o} node"))
                 .unwrap_or_default(),
-            match other_runners(finding).as_slice() {
-                [] => "mutagraph's interpreter of ONNX's definitions runs".to_string(),
-                [one] => format!("{one} runs"),
-                o => format!(
-                    "{} run",
-                    o.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-                ),
-            }
+            runners(finding)
         ),
         Kind::Nan => format!(
             "{} returns NaN or infinite values where ONNX's definition gives finite ones.",
@@ -709,6 +774,18 @@ fn summary(meta: &Meta, finding: &Finding, op: &Option<String>, facts: &[String]
         ),
     };
     format!("{what}{trig}{needs}")
+}
+
+/// Who runs the finding's model without the failure, as the end of a sentence (`tract runs`).
+fn runners(finding: &Finding) -> String {
+    match other_runners(finding).as_slice() {
+        [] => "mutagraph's interpreter of ONNX's definitions runs".to_string(),
+        [one] => format!("{one} runs"),
+        o => format!(
+            "{} run",
+            o.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+    }
 }
 
 /// What the other libraries did with the model (the report's "other backends").

@@ -192,3 +192,96 @@ fn a_choice_another_value_shows_the_bug_with_is_no_trigger() {
     let trigger = trigger_of(src, x, &["reference", "ort"]);
     assert_eq!(trigger, Vec::<String>::new());
 }
+
+/// ONNX Runtime 1.31.1 (the version CI installs) dies with SIGSEGV in its NchwcTransformer
+/// creating a session for a float16 Transpose (perm 1,0,2) into a MatMul on a constant weight
+/// (known upstream: microsoft/onnxruntime#28392). No node runs, so no node is to blame: the
+/// place is the pass the verbose log says the process was applying, the bundle is named after
+/// it, and its `repro.py` (with nothing stored but the model and inputs) runs the model again
+/// without the pass to show that the pass is the cause.
+#[test]
+fn a_process_that_dies_in_an_optimizer_pass_is_filed_on_that_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as T, numpy_helper as nh
+W = nh.from_array(np.ones((4, 24), np.float16), 'W')
+g = h.make_graph([h.make_node('Transpose', ['x'], ['t'], perm=[1, 0, 2]),
+                  h.make_node('MatMul', ['t', 'W'], ['y'])], 'g',
+                 [h.make_tensor_value_info('x', T.FLOAT16, [1, 1, 4])],
+                 [h.make_tensor_value_info('y', T.FLOAT16, [1, 1, 24])], initializer=[W])
+m = h.make_model(g, opset_imports=[h.make_opsetid('', 15)])
+m.ir_version = 8
+onnx.checker.check_model(m, full_check=True)
+onnx.save(m, sys.argv[1])
+"#;
+    let seed = dir.path().join("transpose_matmul.onnx");
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .arg(&seed)
+        .output()
+        .expect("python3 is needed (apt-get install python3; pip install onnx numpy)");
+    assert!(
+        o.status.success(),
+        "writing the seed needs `pip install onnx numpy`: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = dir.path().join("c");
+    let o = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
+        .args(["campaign", "--seeds"])
+        .arg(&seed)
+        .arg("--out")
+        .arg(&out)
+        .args(["--seed", "1", "--iterations", "1", "--quiet"])
+        .args(["--backends", "reference,ort,tract"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let filed: Vec<_> = std::fs::read_dir(out.join("findings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("meta.json").exists())
+        .collect();
+    let bundle = filed
+        .iter()
+        .find(|p| p.to_string_lossy().contains("crash-ort-nchwctransformer-"))
+        .unwrap_or_else(|| panic!("no bundle named after the pass: {filed:?}"));
+    let meta = json(&bundle.join("meta.json"));
+    let sig = meta["signature"].as_str().unwrap();
+    assert!(sig.contains("|pass=NchwcTransformer|"), "{sig}");
+    assert_eq!(meta["layer"], "optimizer", "{meta}");
+    assert!(meta["finding"]["location"].is_null(), "{meta}");
+    let report = std::fs::read_to_string(bundle.join("REPORT.md")).unwrap();
+    assert!(
+        report.contains(
+            "optimizer pass NchwcTransformer crashes on a model of Transpose, MatMul: signal 11"
+        ),
+        "{report}"
+    );
+    for e in std::fs::read_dir(bundle).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if name.contains("expected") || name.contains("actual") || name == "outputs" {
+            if p.is_dir() {
+                std::fs::remove_dir_all(&p).unwrap();
+            } else {
+                std::fs::remove_file(&p).unwrap();
+            }
+        }
+    }
+    let o = Command::new("python3")
+        .arg(bundle.join("repro.py"))
+        .output()
+        .expect("python3 with onnxruntime is needed (pip install onnxruntime==1.31.1)");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        text.contains("REPRODUCED: ort:")
+            && text.contains("with NchwcTransformer disabled it does not show"),
+        "{text}"
+    );
+}

@@ -21,6 +21,9 @@
 //!   (`EXPECT_ERROR`), the reported symptom (wrong shape, wrong values, NaN), a hang, a
 //!   steady-state run as slow as reported, or repeated runs that differ.
 //!
+//! - where the library died in one pass of its optimizer (`OPTIMIZER_PASS`, ONNX Runtime only),
+//!   runs each showing variant again with that pass disabled and says whether the bug goes.
+//!
 //! Options: `--model PATH` runs another model (e.g. `original.onnx`) with the same checks, on
 //! the bundle's inputs file that holds its inputs (`--inputs PATH` names one) and with expected
 //! values from onnx.reference (the stored ones are the script's model's); `--timeout SECONDS`
@@ -66,6 +69,9 @@ pub struct ReproSpec {
     /// the expected values when the stored file is missing and `onnx.reference` cannot
     /// compute them (an op it lacks, attributes it ignores).
     pub embedded_expected: Vec<(String, HostTensor)>,
+    /// The optimizer pass the library died in (`NchwcTransformer`): the script runs the
+    /// showing variants again with that pass disabled, which tells whether it is the cause.
+    pub optimizer_pass: Option<String>,
 }
 
 /// The most bytes of expected values [`ReproSpec::embedded_expected`] holds.
@@ -280,6 +286,11 @@ pub fn render_repro_py(spec: &ReproSpec) -> String {
             "float64 reference outputs written here: {name: (dtype, shape, base64 bytes)}",
         ),
         (
+            "OPTIMIZER_PASS",
+            py_opt(&spec.optimizer_pass),
+            "the optimizer pass the library died in (None: not one pass); run again without it",
+        ),
+        (
             "PIP_PACKAGE",
             py_str(pip_package(&spec.library)),
             "what to install",
@@ -318,6 +329,7 @@ mod tests {
             expect_error: None,
             slow_seconds: 0.05,
             embedded_expected: vec![],
+            optimizer_pass: None,
         }
     }
 

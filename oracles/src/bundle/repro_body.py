@@ -50,6 +50,24 @@ ONNX_REFERENCE_IGNORES = {
              "input_forget"),
 }
 ATTRIBUTE_DEFAULTS = {"direction": b"forward", "linear_before_reset": 0, "input_forget": 0}
+# The activations a recurrent op takes by default (one list per direction).
+DEFAULT_ACTIVATIONS = {"RNN": [b"Tanh"], "GRU": [b"Sigmoid", b"Tanh"],
+                       "LSTM": [b"Sigmoid", b"Tanh", b"Tanh"]}
+
+
+def changes_result(op, attrs, name):
+    """Whether the attribute `name` (set on a node of `op` with attributes `attrs`) gives
+    another result than leaving it out: its default value does not, nor alphas and betas of the
+    default activations (which take none)."""
+    value = attrs[name]
+    default = DEFAULT_ACTIVATIONS.get(op, [])
+    default_activations = [bytes(a) for a in attrs.get("activations", default)] in (
+        default, default * 2)
+    if name == "activations":
+        return not default_activations
+    if name in ("activation_alpha", "activation_beta"):
+        return not default_activations
+    return value != ATTRIBUTE_DEFAULTS.get(name, object())
 # Ops whose onnx.reference kernel (onnx 1.22) departs from the operator's values on some inputs.
 ONNX_REFERENCE_UNSTABLE = {
     # op_log_softmax.py takes the log of Softmax's result: -inf once exp underflows, where
@@ -107,10 +125,12 @@ def onnx_reference_blind_spot(model_path):
                 return ("onnx.reference pads %s's SAME windows as if undilated" %
                         node.op_type)
         ignored = ONNX_REFERENCE_IGNORES.get(node.op_type, ())
-        for a in node.attribute:
-            if a.name in ignored and \
-                    helper.get_attribute_value(a) != ATTRIBUTE_DEFAULTS.get(a.name, object()):
-                return "onnx.reference ignores %s's attribute %s" % (node.op_type, a.name)
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        names = [n for n in attrs if n in ignored and changes_result(node.op_type, attrs, n)]
+        if names:
+            return "onnx.reference ignores %s's %s %s" % (
+                node.op_type, "attribute" if len(names) == 1 else "attributes",
+                ", ".join(names))
         if ignored and len(node.input) > 4 and node.input[4]:
             return "onnx.reference ignores %s's sequence_lens" % node.op_type
     return None
@@ -227,8 +247,9 @@ def graph_outputs(model_path):
     return [o.name for o in onnx.load(model_path).graph.output]
 
 
-def run_ort(model_path, inputs, opt_level, providers, runs):
-    """Runs with onnxruntime; returns (outputs of every run, seconds per run, notes)."""
+def run_ort(model_path, inputs, opt_level, providers, runs, disabled=()):
+    """Runs with onnxruntime (the optimizer passes in `disabled` turned off); returns (outputs
+    of every run, seconds per run, notes)."""
     import onnxruntime as ort
 
     notes = []
@@ -240,7 +261,8 @@ def run_ort(model_path, inputs, opt_level, providers, runs):
     if use != providers:
         notes.append("execution providers %s not available here" %
                      [p for p in providers if p not in available])
-    session = ort.InferenceSession(model_path, options, providers=use or None)
+    session = ort.InferenceSession(model_path, options, providers=use or None,
+                                   disabled_optimizers=list(disabled))
     feeds = {}
     for arg in session.get_inputs():
         if arg.name not in inputs:
@@ -371,7 +393,7 @@ def tract_numpy(tensor, notes):
         return tensor.convert_to(DatumType.I64).to_numpy()
 
 
-def child_main(conn, library, variant, model_path, inputs, runs):
+def child_main(conn, library, variant, model_path, inputs, runs, disabled):
     """Runs in a child process, so that a crash or a hang of the library cannot take this
     script down. Sends back ("ok", results, seconds, peak RSS, notes), ("error", message,
     notes) or ("setup", message, notes)."""
@@ -379,7 +401,8 @@ def child_main(conn, library, variant, model_path, inputs, runs):
     try:
         if library == "onnxruntime":
             opt_level, providers = ORT_VARIANTS.get(variant, ORT_VARIANTS["ort"])
-            results, seconds, notes = run_ort(model_path, inputs, opt_level, providers, runs)
+            results, seconds, notes = run_ort(model_path, inputs, opt_level, providers, runs,
+                                              disabled)
         else:
             results, seconds, notes = run_tract(model_path, inputs, runs)
         conn.send(("ok", results, seconds, peak_rss_mib(), notes))
@@ -413,14 +436,17 @@ class Run:
         self.seconds, self.rss = seconds or [], rss
 
 
-def run_library(variant, model_path, inputs, runs, timeout):
+def run_library(variant, model_path, inputs, runs, timeout, disabled=()):
     label = describe_variant(variant)
+    if disabled:
+        label += ", disabled_optimizers=%s" % list(disabled)
     print("\n-- %s" % label)
     sys.stdout.flush()
     ctx = multiprocessing.get_context("spawn")
     receiver, sender = ctx.Pipe(duplex=False)
     child = ctx.Process(target=child_main,
-                        args=(sender, LIBRARY, variant, model_path, inputs, runs))
+                        args=(sender, LIBRARY, variant, model_path, inputs, runs,
+                              tuple(disabled)))
     child.start()
     sender.close()
     try:
@@ -641,6 +667,22 @@ def run_burn(timeout):
     return False, last[-1] if last else "the repro project did not run (exit %d)" % done.returncode
 
 
+def without_pass(variants, model_path, inputs, runs, timeout, expected, native):
+    """Runs the showing variants again with OPTIMIZER_PASS disabled: whether the bug goes
+    with it, in words."""
+    gone = []
+    for variant in variants:
+        run = run_library(variant, model_path, inputs, runs, timeout, [OPTIMIZER_PASS])
+        show(run, expected, native)
+        ok, why = shows_bug(run, expected, native)
+        gone.append(not ok)
+        print("   %s without %s %s" % (variant, OPTIMIZER_PASS,
+                                       "shows it too: %s" % why if ok else "does not show it"))
+    if all(gone):
+        return "with %s disabled it does not show: that pass is the cause" % OPTIMIZER_PASS
+    return "it shows with %s disabled too: that pass is not the whole cause" % OPTIMIZER_PASS
+
+
 def verdict(reproduced, why):
     print()
     print(("REPRODUCED: " if reproduced else "NOT REPRODUCED: ") + why)
@@ -705,6 +747,8 @@ def main():
             print("   %s %s (mutagraph saw it run correctly)" %
                   (variant, "shows it too" if ok else "does not show it"))
     hits = [why for ok, why in results if ok]
+    if hits and OPTIMIZER_PASS and LIBRARY == "onnxruntime":
+        hits.append(without_pass(variants, model_path, inputs, runs, timeout, expected, native))
     if hits:
         return verdict(True, "; ".join(hits))
     return verdict(False, "; ".join(why for _, why in results))

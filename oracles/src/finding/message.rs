@@ -93,10 +93,26 @@ fn without_context(msg: &str) -> &str {
     if let Some(i) = m.find("; with the inputs fixed to their values") {
         m = &m[..i];
     }
+    // A dump of a library's own structures on lines of their own (tract's `ModelPatch { ..`
+    // after a failed rewrite): the model it was rewriting, not the failure.
+    if let Some((i, _)) = m
+        .match_indices('\n')
+        .find(|&(i, _)| debug_dump(&m[i + 1..]))
+    {
+        m = &m[..i];
+    }
     if let Some(i) = m.rfind(" (at ") {
         m = &m[..i];
     }
     m
+}
+
+/// Whether `line` starts a Rust `Debug` dump of a struct (`ModelPatch { context: ...`).
+fn debug_dump(line: &str) -> bool {
+    let name = line.split(' ').next().unwrap_or_default();
+    name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.chars().all(|c| c.is_ascii_alphanumeric())
+        && line[name.len()..].starts_with(" {")
 }
 
 /// The marks with which tract prints what it knows of a value beside its shape and type (a
@@ -286,6 +302,14 @@ mod tests {
             ),
             "padding values must be non-negative"
         );
+    }
+
+    #[test]
+    fn a_dump_after_the_message_is_no_cause() {
+        let msg = "compile: running pass declutter: declutter node #86 \"s\" Downsample: Pulling #86 \"s\" Downsample over #74 \"c\" Conv: Trying to substitute a 1,32,7,8,F32 by 1,32,8,8,F32 as output #0 of #86 \"s\" Downsample.\nModelPatch { context: [], dont_apply_twice: None, model: Graph { nodes: [Node { id: 2, op: EinSum abcd->ad (F32), outputs: [1,8,F32 ] }] } }";
+        let k = key_phrase(msg).unwrap();
+        assert!(k.starts_with("Trying to substitute a 1,32,7,8,F32"), "{k}");
+        assert!(!core_message(msg).contains("modelpatch"));
     }
 
     #[test]

@@ -51,6 +51,23 @@ fn variants_of_one_library_share_a_signature() {
     assert_eq!(sign.signature(), cumsum.signature());
     assert!(sign.signature_id().starts_with("crash-tract-tdim_gap-"));
     assert!(g1.signature_id().starts_with("crash-tract-pad_bool_gap-"));
+    // The kernel tract derives from a model's node lacks the type: tract's Gelu runs an Erf,
+    // so Erf on f64 is one gap whether a Gelu or an Erf reached it.
+    let mut gelu = gap(
+        "tract",
+        "run: Evaluating #5 \"Gelu_1.erf\" Erf: f64 not supported",
+        "Gelu",
+    );
+    let mut erf = gap(
+        "tract",
+        "run: Evaluating #1 \"Erf_1\" Erf: f64 not supported",
+        "Erf",
+    );
+    gelu.gap = Some("f64".into());
+    erf.gap = Some("f64".into());
+    assert_eq!(gelu.gap_op(), Some("Erf"));
+    assert_eq!(gelu.signature(), erf.signature());
+    assert!(gelu.signature_id().starts_with("crash-tract-erf_f64_gap-"));
 }
 
 #[test]
@@ -418,4 +435,42 @@ fn signatures_use_the_location_else_the_message() {
     );
     assert!(h.signature_id().starts_with("inconsistency-ort-conv-"));
     assert_ne!(h.signature_id(), f.signature_id());
+}
+
+#[test]
+fn a_process_dying_in_an_optimizer_pass_is_one_signature_per_pass() {
+    let died_in = |pass: &str| {
+        let step = mutagraph_backends::worker::context::optimizer_pass("ONNX Runtime", pass);
+        let mut f = Finding::new(
+            Kind::Crash,
+            "ort",
+            "signal-SIGSEGV",
+            format!("signal 11 (SIGSEGV): {step}"),
+        );
+        f.layer = Some(Layer::Optimizer);
+        f
+    };
+    let nchwc = died_in("NchwcTransformer");
+    assert_eq!(nchwc.optimizer_pass(), Some("NchwcTransformer"));
+    assert!(
+        nchwc.signature().contains("|pass=NchwcTransformer|"),
+        "{}",
+        nchwc.signature()
+    );
+    assert_eq!(nchwc.root_signature(), nchwc.signature());
+    assert!(
+        nchwc
+            .signature_id()
+            .starts_with("crash-ort-nchwctransformer-"),
+        "{}",
+        nchwc.signature_id()
+    );
+    assert_ne!(
+        nchwc.signature(),
+        died_in("MatmulTransposeFusion").signature()
+    );
+    // Wrong values name no pass, whatever the message says.
+    let mut numeric = died_in("NchwcTransformer");
+    numeric.kind = Kind::Inconsistency;
+    assert_eq!(numeric.optimizer_pass(), None);
 }

@@ -5,18 +5,6 @@ use super::message::{collapse_lists, normalize_message, without_fact_annotations
 /// The rewrite rule named by a tract message `Pulling #N "name" Op over #M "name" Other: ...`
 /// as `Op/Other`; `None` when the message names no rule.
 pub fn tract_rule(msg: &str) -> Option<String> {
-    // After each `#N "name" ` comes the op's name, up to the next space or colon.
-    fn op_after_node(s: &str) -> Option<(&str, &str)> {
-        let s = s.strip_prefix('#')?;
-        let s = s.trim_start_matches(|c: char| c.is_ascii_digit());
-        let s = s.strip_prefix(" \"")?;
-        let close = s.find("\" ")?;
-        let rest = &s[close + 2..];
-        let end = rest.find([' ', ':']).unwrap_or(rest.len());
-        let op = &rest[..end];
-        (!op.is_empty() && op.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-            .then_some((op, &rest[end..]))
-    }
     let start = msg.find("Pulling #")?;
     let (pulled, rest) = op_after_node(&msg[start + "Pulling ".len()..])?;
     let rest = rest.strip_prefix(" over ")?;
@@ -28,6 +16,38 @@ pub fn tract_rule(msg: &str) -> Option<String> {
         other => other,
     };
     Some(format!("{pulled}/{over}"))
+}
+
+/// A node `#N "name" Op` at the start of `s`: tract's op name and what follows it (its op's name
+/// runs up to the next space or colon), with the node's name.
+fn op_after_node(s: &str) -> Option<(&str, &str)> {
+    node_at(s).map(|(_, op, rest)| (op, rest))
+}
+
+/// [`op_after_node`] with the node's name first.
+fn node_at(s: &str) -> Option<(&str, &str, &str)> {
+    let s = s.strip_prefix('#')?;
+    let s = s.trim_start_matches(|c: char| c.is_ascii_digit());
+    let s = s.strip_prefix(" \"")?;
+    let close = s.find("\" ")?;
+    let (name, rest) = (&s[..close], &s[close + 2..]);
+    let end = rest.find([' ', ':']).unwrap_or(rest.len());
+    let op = &rest[..end];
+    (!op.is_empty() && op.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then_some((
+        name,
+        op,
+        &rest[end..],
+    ))
+}
+
+/// tract's op of the first node a message names that tract derived from one of the model's
+/// (its name is the model node's with a suffix: `#5 "Gelu_1.erf" Erf` is the Erf that tract
+/// expands Gelu into): the kernel that failed is that op's, not the model node's.
+pub fn tract_derived_op(msg: &str) -> Option<&str> {
+    msg.match_indices('#').find_map(|(i, _)| {
+        let (name, op, _) = node_at(&msg[i..])?;
+        name.contains('.').then_some(op)
+    })
 }
 
 /// What a tract failure says went wrong, without the stage that met it: the innermost cause

@@ -54,6 +54,11 @@ impl Triage {
             return t;
         }
         t.finding.gap = crash::dtype_gap(library, &t.finding.message);
+        if t.finding.optimizer_pass().is_some() {
+            // The worker died applying a pass of the optimizer, before any node ran: the pass
+            // is the place (a node found by running parts of the model would be a guess).
+            return t;
+        }
         let Some(model) = cache.model() else {
             return t;
         };

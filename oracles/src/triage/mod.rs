@@ -53,6 +53,7 @@ mod failure;
 mod numeric;
 mod peers;
 pub mod reproduce;
+mod ties;
 pub mod trigger;
 
 pub use reproduce::{Reproducer, ValueMap};

@@ -117,6 +117,11 @@ impl Triage {
         if matches!(f.kind, Kind::Flaky | Kind::Slow) {
             return plain(f, Verdict::Report);
         }
+        if f.kind.is_numeric()
+            && let Some(why) = self.near_ties(pool, cache, peer, &faulty)
+        {
+            return plain(f, Verdict::Unstable(why));
+        }
         if catalog::family(&faulty) == catalog::family(ground) {
             f.layer = Some(Layer::Optimizer);
             f.variants = vec![(faulty, true), (ground.to_string(), false)];
@@ -140,6 +145,28 @@ impl Triage {
             self.variants(pool, cache, peer, &mut t.finding);
         }
         t
+    }
+
+    /// Why `faulty`'s outputs leave the ground's only in indices picked among values within
+    /// rounding of each other ([`ties::only_near_ties`], the ranked values read from the
+    /// ground's intermediates).
+    fn near_ties(
+        &mut self,
+        pool: &mut Pool,
+        cache: &mut Cache,
+        peer: &MutantRuns,
+        faulty: &str,
+    ) -> Option<String> {
+        let want = peer.reference_outputs()?;
+        let got = peer
+            .others()
+            .find(|r| r.backend == faulty)?
+            .outcome
+            .outputs()?;
+        let ground = peer.runs.get(peer.reference?)?.backend.clone();
+        let seen = self.exposed(pool, cache, &ground)?;
+        let model = cache.model()?;
+        super::ties::only_near_ties(model, got, want, &[&seen, cache.inputs], self.tolerance)
     }
 
     /// The unoptimized runs of libraries other than the faulty one's and the ground's that

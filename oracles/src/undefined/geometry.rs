@@ -302,3 +302,42 @@ pub(super) fn reduce_mean_empty_set(node: &Node, seen: &Seen) -> Option<String> 
         .find(|&a| x.shape.get(a as usize) == Some(&0))
         .map(|a| format!("axis {a} of {:?} is empty", x.shape))
 }
+
+/// A ConvTranspose whose `output_padding` on some axis is at least the stride or the dilation
+/// but smaller than the other: the text bounds it by "the corresponding stride/dilation".
+pub(super) fn convtranspose_output_padding_between(node: &Node, _: &Seen) -> Option<String> {
+    if node.op_type != "ConvTranspose" {
+        return None;
+    }
+    let pads = node.ints("output_padding")?;
+    let ints = |name: &str, at: usize| {
+        node.ints(name)
+            .and_then(|v| v.get(at).copied())
+            .unwrap_or(1)
+    };
+    pads.iter().enumerate().find_map(|(i, &p)| {
+        let (s, d) = (ints("strides", i), ints("dilations", i));
+        (p >= s.min(d) && p < s.max(d))
+            .then(|| format!("output_padding {p} with stride {s} and dilation {d}"))
+    })
+}
+
+/// A Split by `num_outputs` into more parts than the text's reading fills: chunks of
+/// ceil(length / num_outputs) leave more than the last part short (or empty).
+pub(super) fn split_num_outputs_beyond_chunks(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "Split" {
+        return None;
+    }
+    let k = node.attributes.int("num_outputs", 0);
+    let x = slot(node, seen, 0)?;
+    let rank = x.shape.len() as i64;
+    let axis = node.attributes.int("axis", 0);
+    let axis = if axis < 0 { axis + rank } else { axis };
+    let n = *x.shape.get(usize::try_from(axis).ok()?)? as i64;
+    if k < 2 {
+        return None;
+    }
+    let chunk = (n + k - 1) / k;
+    ((k - 1) * chunk >= n)
+        .then(|| format!("num_outputs {k} over an axis of length {n} (chunks of {chunk})"))
+}

@@ -181,3 +181,13 @@ pub(super) fn mvn_zero_variance(node: &Node, seen: &Seen) -> Option<String> {
         .any(|&(_, equal)| equal)
         .then(|| "a slice of equal values (variance 0)".into())
 }
+
+/// A HardSigmoid with `alpha` 0 fed an infinity: alpha * x is 0 * inf, NaN, and the max and
+/// min around it are not defined on NaN.
+pub(super) fn hardsigmoid_zero_alpha_infinite(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "HardSigmoid" || node.attributes.float("alpha", 0.2) != 0.0 {
+        return None;
+    }
+    let x = slot(node, seen, 0)?;
+    (nan_inf(x).1 > 0).then(|| "an infinite input with alpha 0".into())
+}

@@ -403,6 +403,7 @@ fn spec(kind: &str, library: &str, showing: &[&str]) -> ReproSpec {
         expect_error: None,
         slow_seconds: 0.05,
         embedded_expected: vec![],
+        optimizer_pass: None,
     }
 }
 
@@ -717,6 +718,30 @@ fn repro_computes_expected_values_with_onnx_reference_when_asked_or_missing() {
     let (code, out) = run_repro(dir.path(), &lrn, &[]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("channel window"), "{out}");
+    // onnx.reference ignores a GRU's clip: not asked, and the reason names clip, not the
+    // activations the model spells out at their defaults.
+    let m = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 1, 2] x, float[1, 3, 2] w, float[1, 3, 1] r) => (float[1, 1, 1, 1] y) {\n y = GRU <hidden_size: int = 1, clip: float = 0.5, activations: strings = [\"Sigmoid\", \"Tanh\"]> (x, w, r)\n}",
+    )
+    .unwrap();
+    m.save(dir.path().join("gru.onnx")).unwrap();
+    let t = |shape: Vec<usize>, v: Vec<f32>| HostTensor::new(shape, Data::F32(v));
+    write_npz(
+        &dir.path().join("gru_inputs.npz"),
+        &[
+            ("x".to_string(), t(vec![1, 1, 2], vec![1.0, 2.0])),
+            ("w".to_string(), t(vec![1, 3, 2], vec![0.5; 6])),
+            ("r".to_string(), t(vec![1, 3, 1], vec![0.5; 3])),
+        ],
+    )
+    .unwrap();
+    let mut gru = spec("inconsistency", "onnxruntime", &["ort"]);
+    gru.model_file = "gru.onnx".into();
+    gru.inputs_npz = "gru_inputs.npz".into();
+    gru.expected_npz = Some("gru_expected.npz".into());
+    gru.embedded_expected = vec![("y".into(), t(vec![1, 1, 1, 1], vec![0.25]))];
+    let (_, out) = run_repro(dir.path(), &gru, &[]);
+    assert!(out.contains("ignores GRU's attribute clip"), "{out}");
     // A crash is judged without expected values: none is read, none is needed.
     std::fs::remove_file(dir.path().join("expected.npz")).unwrap();
     let (code, out) = run_repro(dir.path(), &spec("crash", "onnxruntime", &["ort"]), &[]);

@@ -64,6 +64,9 @@ const TESTED: &[&str] = &[
     "bitshift-width",
     "pow-integer-negative-exponent",
     "recurrent-zero-length",
+    "hardsigmoid-zero-alpha-infinite",
+    "convtranspose-output-padding-stride-or-dilation",
+    "split-num-outputs-beyond-chunks",
 ];
 
 #[test]
@@ -806,4 +809,59 @@ fn clip_of_infinity_without_a_bound() {
         ),
         None
     );
+}
+
+#[test]
+fn hard_sigmoid_without_slope_on_an_infinity() {
+    let hs = |alpha: f32| {
+        Node::new("HardSigmoid", &["x"], &["y"]).with_attr("alpha", AttrValue::Float(alpha))
+    };
+    let inf = f32s(&[2], &[f32::INFINITY, 1.0]);
+    assert_eq!(
+        hit(&hs(0.0), vec![("x", inf.clone())]),
+        Some("hardsigmoid-zero-alpha-infinite")
+    );
+    // A slope makes the product infinite, which the clamps define; a finite input with alpha 0
+    // gives beta.
+    assert_eq!(hit(&hs(0.5), vec![("x", inf)]), None);
+    assert_eq!(hit(&hs(0.0), vec![("x", f32s(&[1], &[3.0]))]), None);
+}
+
+#[test]
+fn transposed_convolution_padding_between_stride_and_dilation() {
+    let ct = |pad: i64, stride: i64, dilation: i64| {
+        Node::new("ConvTranspose", &["x", "w"], &["y"])
+            .with_attr("output_padding", AttrValue::Ints(vec![pad]))
+            .with_attr("strides", AttrValue::Ints(vec![stride]))
+            .with_attr("dilations", AttrValue::Ints(vec![dilation]))
+    };
+    let v = || {
+        vec![
+            ("x", f32s(&[1, 1, 2], &[1.0, 2.0])),
+            ("w", f32s(&[1, 1, 2], &[1.0, 1.0])),
+        ]
+    };
+    let open = Some("convtranspose-output-padding-stride-or-dilation");
+    // Below the dilation only (ONNX Runtime refuses it), below the stride only.
+    assert_eq!(hit(&ct(1, 1, 2), v()), open);
+    assert_eq!(hit(&ct(1, 2, 1), v()), open);
+    // Below both: valid by every reading.
+    assert_eq!(hit(&ct(1, 2, 2), v()), None);
+}
+
+#[test]
+fn split_into_more_parts_than_full_chunks() {
+    let split = |k: i64| {
+        let outs: Vec<String> = (0..k).map(|i| format!("y{i}")).collect();
+        let outs: Vec<&str> = outs.iter().map(String::as_str).collect();
+        Node::new("Split", &["x"], &outs).with_attr("num_outputs", AttrValue::Int(k))
+    };
+    let x = |n: usize| vec![("x", f32s(&[n], &vec![1.0; n]))];
+    let open = Some("split-num-outputs-beyond-chunks");
+    // Length 1 into 2 parts: one empty. Length 5 into 4: chunks 2, 2, 1, 0.
+    assert_eq!(hit(&split(2), x(1)), open);
+    assert_eq!(hit(&split(4), x(5)), open);
+    // Length 5 into 3: 2, 2, 1, only the last smaller. Length 6 into 3: equal parts.
+    assert_eq!(hit(&split(3), x(5)), None);
+    assert_eq!(hit(&split(3), x(6)), None);
 }

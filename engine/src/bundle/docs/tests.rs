@@ -45,5 +45,45 @@ fn a_gap_title_names_this_models_op() {
     f.gap = Some("tdim".into());
     let t = title(&meta, &f, Some("Add"), &[]);
     assert!(!t.contains("ONNX allows"), "{t}");
-    assert!(t.contains("TDim") && t.contains("(Add)"), "{t}");
+    assert_eq!(
+        t,
+        "tract: Add fails on an int64 value held as tract's dimension type TDim"
+    );
+}
+
+/// A failed rewrite of tract is titled after the rewrite, not the op it was pulled over.
+#[test]
+fn a_failed_rewrite_is_titled_after_the_rewrite() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, _, _) = crate::bundle::sample(t.path());
+    let mut meta = crate::bundle::read_meta(&b).unwrap();
+    meta.library = "tract".into();
+    meta.kind = Kind::Crash;
+    let mut f = meta.finding.clone();
+    f.kind = Kind::Crash;
+    f.backends = vec!["tract".into()];
+    f.message = "compile: running pass declutter: Pulling #86 \"s\" Downsample over #74 \"c\" \
+                 Conv: Trying to substitute a 1,32,7,8,F32 by 1,32,8,8,F32 as output #0 of #86 \
+                 \"s\" Downsample.\nModelPatch { context: [] }"
+        .into();
+    let t = title(&meta, &f, Some("Conv"), &[]);
+    assert!(
+        t.starts_with(
+            "tract: the rewrite pulling Downsample over Conv fails: Trying to substitute"
+        ),
+        "{t}"
+    );
+    assert!(!t.contains("ModelPatch"), "{t}");
+}
+
+/// On a minimized model the title keeps the attributes the bug needs and every fact that is
+/// not an attribute (types, special values).
+#[test]
+fn incidental_attributes_stay_out_of_a_minimized_title() {
+    let facts: Vec<String> = ["on f16", "NaN in 'x'", "alpha=0", "beta=0.5", "clip=3"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let kept = without_incidental(facts, &["clip".to_string()]);
+    assert_eq!(kept, vec!["on f16", "NaN in 'x'", "clip=3"]);
 }
