@@ -242,8 +242,12 @@ fn attr_name(fact: &str) -> Option<&str> {
 }
 
 /// The rewrite a failure happened in, in words (`the rewrite pulling Downsample over Conv`),
-/// when tract's message names one.
+/// when tract's message names one, or ONNX Runtime's (`the rewrite LayerNormFusion`) when the
+/// blame check found the failure only inside the part that rewrite matched.
 fn rewrite(f: &Finding) -> Option<String> {
+    if let Some(Blame::InRewrite { rule, .. }) = &f.blame {
+        return Some(format!("the rewrite {rule}"));
+    }
     let rule = f.tract_rule()?;
     let (pulled, over) = rule.split_once('/')?;
     Some(format!("the rewrite pulling {pulled} over {over}"))
@@ -686,7 +690,12 @@ fn facts_lines(meta: &Meta, finding: &Finding, op: &Option<String>) -> Vec<(Stri
     if let Some(rule) = rewrite(finding) {
         facts_lines.push((
             "Rewrite rule".into(),
-            format!("{rule}: tract's message names the rewrite that failed"),
+            match &finding.blame {
+                Some(Blame::InRewrite { .. }) => {
+                    format!("{rule}: ONNX Runtime names the node it failed on after the rewrite")
+                }
+                _ => format!("{rule}: tract's message names the rewrite that failed"),
+            },
         ));
     }
     if let Some(pass) = finding.optimizer_pass() {

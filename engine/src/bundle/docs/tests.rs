@@ -87,3 +87,25 @@ fn incidental_attributes_stay_out_of_a_minimized_title() {
     let kept = without_incidental(facts, &["clip".to_string()]);
     assert_eq!(kept, vec!["on f16", "NaN in 'x'", "clip=3"]);
 }
+
+/// A failure ONNX Runtime meets in a node one of its rewrites made is titled after the rewrite.
+#[test]
+fn a_failure_inside_an_ort_rewrite_is_titled_after_it() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, _, _) = crate::bundle::sample(t.path());
+    let mut meta = crate::bundle::read_meta(&b).unwrap();
+    meta.kind = Kind::Crash;
+    let mut f = meta.finding.clone();
+    f.kind = Kind::Crash;
+    f.message = "load: This is an invalid model. Type Error: Type 'tensor(bool)' of input \
+                 parameter (g) of operator (LayerNormalization) in node \
+                 (/b/ln/Mul/LayerNormFusion/) is invalid."
+        .into();
+    f.blame = Some(Blame::InRewrite {
+        rule: "LayerNormFusion".into(),
+        ops: vec!["ReduceMean".into(), "Sub".into()],
+    });
+    let t = title(&meta, &f, Some("Mul"), &[]);
+    assert!(t.contains(": the rewrite LayerNormFusion "), "{t}");
+    assert!(!t.starts_with("ONNX Runtime: Mul"), "{t}");
+}
