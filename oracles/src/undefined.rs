@@ -20,8 +20,9 @@ mod writes;
 use geometry::{
     convtranspose_output_padding_between, gridsample_cubic_border, pad_reflect_beyond_axis,
     recurrent_zero_length, reduce_mean_empty_set, registry_ambiguity, resize_align_corners_to_one,
-    resize_crop_without_roi, resize_empty_axis, resize_fractional_length, same_pad_negative,
-    split_num_outputs_beyond_chunks, squeeze_empty_axes,
+    resize_crop_without_roi, resize_empty_axis, resize_fractional_length,
+    resize_pytorch_half_pixel_to_one, same_pad_negative, split_num_outputs_beyond_chunks,
+    squeeze_empty_axes,
 };
 use integers::{
     bitshift_width, cast_out_of_range, integer_overflow, onehot_index_not_integer,
@@ -201,6 +202,16 @@ pub static CATALOGUE: &[Entry] = &[
                (length_resized - 1)",
         open: "for an output length of 1 the formula divides by zero",
         applies: resize_align_corners_to_one,
+    },
+    Entry {
+        id: "resize-pytorch-half-pixel-to-one",
+        affects: Affects::Values,
+        ops: Ops::Listed(&["Resize"]),
+        spec: "pytorch_half_pixel maps x_resized to length_resized > 1 ? (x_resized + 0.5) / \
+               scale - 0.5 : 0",
+        open: "for an output length of 1 the text takes coordinate 0 and ONNX's reference \
+               implementation -0.5 (tract follows it): ONNX disagrees with itself",
+        applies: resize_pytorch_half_pixel_to_one,
     },
     Entry {
         id: "resize-fractional-length",

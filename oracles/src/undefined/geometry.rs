@@ -20,6 +20,26 @@ fn resize_out(node: &Node, seen: &Seen, dims: &[usize]) -> Option<Vec<f64>> {
     )
 }
 
+/// A Resize with `pytorch_half_pixel` to a length of 1 from a longer axis: the text maps the
+/// one output to 0, ONNX's reference implementation to -0.5.
+pub(super) fn resize_pytorch_half_pixel_to_one(node: &Node, seen: &Seen) -> Option<String> {
+    if node.op_type != "Resize"
+        || node
+            .attributes
+            .string("coordinate_transformation_mode", "half_pixel")
+            != "pytorch_half_pixel"
+    {
+        return None;
+    }
+    let x = slot(node, seen, 0)?;
+    let out = resize_out(node, seen, &x.shape)?;
+    x.shape
+        .iter()
+        .zip(&out)
+        .any(|(&d, &o)| o == 1.0 && d > 1)
+        .then(|| "pytorch_half_pixel to a length of 1".into())
+}
+
 pub(super) fn resize_align_corners_to_one(node: &Node, seen: &Seen) -> Option<String> {
     if node.op_type != "Resize"
         || node

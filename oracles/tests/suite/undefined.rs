@@ -67,6 +67,7 @@ const TESTED: &[&str] = &[
     "hardsigmoid-zero-alpha-infinite",
     "convtranspose-output-padding-stride-or-dilation",
     "split-num-outputs-beyond-chunks",
+    "resize-pytorch-half-pixel-to-one",
 ];
 
 #[test]
@@ -864,4 +865,25 @@ fn split_into_more_parts_than_full_chunks() {
     // Length 5 into 3: 2, 2, 1, only the last smaller. Length 6 into 3: equal parts.
     assert_eq!(hit(&split(3), x(5)), None);
     assert_eq!(hit(&split(3), x(6)), None);
+}
+
+#[test]
+fn resize_pytorch_half_pixel_to_length_one() {
+    let r = Node::new("Resize", &["x", "", "", "sizes"], &["y"])
+        .with_attr("coordinate_transformation_mode", s("pytorch_half_pixel"))
+        .with_attr("mode", s("cubic"));
+    let x = f32s(&[1, 1, 2, 3], &[0.6, 0.0, 0.0, 0.62, 0.56, 0.68]);
+    // Round 6's tract bundle: the height 2 resized to 1 (the text: row 0; onnx.reference: -0.5).
+    assert_eq!(
+        hit(
+            &r,
+            vec![("x", x.clone()), ("sizes", i64s(&[4], &[1, 16, 1, 30]))]
+        ),
+        Some("resize-pytorch-half-pixel-to-one")
+    );
+    // Longer outputs, or an axis of length 1 kept at 1, are defined.
+    assert_eq!(
+        hit(&r, vec![("x", x), ("sizes", i64s(&[4], &[1, 16, 2, 30]))]),
+        None
+    );
 }
