@@ -78,3 +78,18 @@ pub fn corpus_files(out: &std::path::Path) -> std::collections::BTreeMap<String,
     }
     files
 }
+
+/// Runs the Python `script` with `dir` as its one argument (it writes models there with the
+/// `onnx` package); `what` says what it writes, for the message when it cannot.
+pub fn python_writes(script: &str, dir: &std::path::Path, what: &str) {
+    let o = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(dir)
+        .output()
+        .expect("python3 is needed (apt-get install python3; pip install onnx numpy)");
+    assert!(
+        o.status.success(),
+        "writing {what} needs `pip install onnx numpy`: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -34,16 +34,7 @@ def rec(op, gates, attrs, path):
 rec('GRU', 3, dict(clip=0.1, direction='reverse'), sys.argv[1] + '/gru.onnx')
 rec('LSTM', 4, dict(clip=0.1), sys.argv[1] + '/lstm.onnx')
 "#;
-    let o = Command::new("python3")
-        .args(["-c", script])
-        .arg(dir)
-        .output()
-        .expect("python3 is needed (apt-get install python3; pip install onnx numpy)");
-    assert!(
-        o.status.success(),
-        "writing the seeds needs `pip install onnx numpy`: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    crate::common::python_writes(script, dir, "the seeds");
 }
 
 #[test]
@@ -213,19 +204,10 @@ g = h.make_graph([h.make_node('Transpose', ['x'], ['t'], perm=[1, 0, 2]),
 m = h.make_model(g, opset_imports=[h.make_opsetid('', 15)])
 m.ir_version = 8
 onnx.checker.check_model(m, full_check=True)
-onnx.save(m, sys.argv[1])
+onnx.save(m, sys.argv[1] + '/transpose_matmul.onnx')
 "#;
+    crate::common::python_writes(script, dir.path(), "the seed");
     let seed = dir.path().join("transpose_matmul.onnx");
-    let o = Command::new("python3")
-        .args(["-c", script])
-        .arg(&seed)
-        .output()
-        .expect("python3 is needed (apt-get install python3; pip install onnx numpy)");
-    assert!(
-        o.status.success(),
-        "writing the seed needs `pip install onnx numpy`: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
     let out = dir.path().join("c");
     let o = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
         .args(["campaign", "--seeds"])

@@ -761,16 +761,7 @@ onnx.save(m, sys.argv[1] + '/m.onnx')
 u = lambda shape: r.uniform(-1, 1, shape).astype(np.float16)
 np.savez(sys.argv[1] + '/in.npz', s=u((2, 8, 8)), v=u((2, 8, 8)), x=u((8, 2, 16)), e=u((8, 2, 16)))
 "#;
-    let o = std::process::Command::new("python3")
-        .args(["-c", script])
-        .arg(dir)
-        .output()
-        .expect("python3 is needed (apt-get install python3; pip install onnx numpy)");
-    assert!(
-        o.status.success(),
-        "writing the model needs `pip install onnx numpy`: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    crate::common::python_writes(script, dir, "the model");
     let bytes = std::fs::read(dir.join("m.onnx")).unwrap();
     let inputs = mutagraph_oracles::bundle::npz::read_npz(&dir.join("in.npz"))
         .unwrap()

@@ -20,41 +20,39 @@ fn resize_out(node: &Node, seen: &Seen, dims: &[usize]) -> Option<Vec<f64>> {
     )
 }
 
-/// A Resize with `pytorch_half_pixel` to a length of 1 from a longer axis: the text maps the
-/// one output to 0, ONNX's reference implementation to -0.5.
-pub(super) fn resize_pytorch_half_pixel_to_one(node: &Node, seen: &Seen) -> Option<String> {
-    if node.op_type != "Resize"
-        || node
-            .attributes
-            .string("coordinate_transformation_mode", "half_pixel")
-            != "pytorch_half_pixel"
-    {
+/// The input lengths of the axes a Resize in coordinate mode `mode` resizes to a length of 1.
+fn resized_to_one(node: &Node, seen: &Seen, mode: &str) -> Option<Vec<usize>> {
+    let ours = node
+        .attributes
+        .string("coordinate_transformation_mode", "half_pixel");
+    if node.op_type != "Resize" || ours != mode {
         return None;
     }
     let x = slot(node, seen, 0)?;
     let out = resize_out(node, seen, &x.shape)?;
-    x.shape
+    Some(
+        x.shape
+            .iter()
+            .zip(&out)
+            .filter(|(_, o)| **o == 1.0)
+            .map(|(&d, _)| d)
+            .collect(),
+    )
+}
+
+/// A Resize with `pytorch_half_pixel` to a length of 1 from a longer axis: the text maps the
+/// one output to 0, ONNX's reference implementation to -0.5.
+pub(super) fn resize_pytorch_half_pixel_to_one(node: &Node, seen: &Seen) -> Option<String> {
+    resized_to_one(node, seen, "pytorch_half_pixel")?
         .iter()
-        .zip(&out)
-        .any(|(&d, &o)| o == 1.0 && d > 1)
+        .any(|&d| d > 1)
         .then(|| "pytorch_half_pixel to a length of 1".into())
 }
 
 pub(super) fn resize_align_corners_to_one(node: &Node, seen: &Seen) -> Option<String> {
-    if node.op_type != "Resize"
-        || node
-            .attributes
-            .string("coordinate_transformation_mode", "half_pixel")
-            != "align_corners"
-    {
-        return None;
-    }
-    let x = slot(node, seen, 0)?;
-    let out = resize_out(node, seen, &x.shape)?;
-    x.shape
+    resized_to_one(node, seen, "align_corners")?
         .iter()
-        .zip(&out)
-        .any(|(&d, &o)| o == 1.0 && d != 1)
+        .any(|&d| d != 1)
         .then(|| "align_corners to a length of 1".into())
 }
 
