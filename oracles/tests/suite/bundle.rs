@@ -606,6 +606,31 @@ fn repro_runs_another_model_on_its_own_inputs() {
         "{out}"
     );
     assert!(out.contains("computed by onnx.reference"), "{out}");
+    // A model onnx.reference cannot run (GlobalLpPool): the stored values are the bundle
+    // model's, never another's, even where the output names agree.
+    write_npz(
+        &dir.path().join("expected.npz"),
+        &[("y".into(), f32s(&[9.0; 6]))],
+    )
+    .unwrap();
+    let m = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 2, 1, 2] x) => (float[1, 2, 1, 1] y) {\n y = GlobalLpPool <p: int = 2> (x)\n}",
+    )
+    .unwrap();
+    let lp = dir.path().join("lp.onnx");
+    m.save(&lp).unwrap();
+    let lp_inputs = dir.path().join("lp_inputs.npz");
+    let x = HostTensor::new(vec![1, 2, 1, 2], Data::F32(vec![3.0, 4.0, 6.0, 8.0]));
+    write_npz(&lp_inputs, &[("x".to_string(), x)]).unwrap();
+    s.expected_npz = Some("expected.npz".into());
+    let args = [
+        "--model",
+        lp.to_str().unwrap(),
+        "--inputs",
+        lp_inputs.to_str().unwrap(),
+    ];
+    let (_, out) = run_repro(dir.path(), &s, &args);
+    assert!(out.contains("expected values: none"), "{out}");
 }
 
 #[test]
