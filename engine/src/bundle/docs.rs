@@ -340,12 +340,14 @@ pub(super) fn spec_points(
     }
     if meta.layer == Some(Layer::Optimizer) {
         let clean: Vec<&str> = meta.reproduce.clean.iter().map(String::as_str).collect();
-        let what = match f.optimizer_pass() {
-            _ if f.kind.is_numeric() => "gives the expected result: an optimization pass \
-                                          changes what the model computes"
+        let what = match (f.kind.is_numeric(), f.optimizer_pass()) {
+            (true, _) => "gives the expected result: an optimization pass changes what the \
+                          model computes"
                 .to_string(),
-            Some(pass) => format!("runs: the process dies in the optimization pass {pass}"),
-            None => "runs: an optimization pass fails on it".to_string(),
+            (false, Some(pass)) => {
+                format!("runs: the process dies in the optimization pass {pass}")
+            }
+            (false, None) => "runs: an optimization pass fails on it".to_string(),
         };
         v.push(format!(
             "With graph optimizations off ({}) the same model {what}.",
@@ -732,14 +734,14 @@ fn facts_lines(meta: &Meta, finding: &Finding, op: &Option<String>) -> Vec<(Stri
 
 /// The report's summary: what the library does wrong, what it shows with, what it needs.
 fn summary(meta: &Meta, finding: &Finding, op: &Option<String>, facts: &[String]) -> String {
-    let what = match meta.kind {
-        Kind::Crash if finding.optimizer_pass().is_some() => format!(
+    let what = match (meta.kind, finding.optimizer_pass()) {
+        (Kind::Crash, Some(pass)) => format!(
             "{} dies while its optimizer pass {} rewrites a valid model that {}.",
             meta.library,
-            finding.optimizer_pass().unwrap_or_default(),
+            pass,
             runners(finding)
         ),
-        Kind::Crash => format!(
+        (Kind::Crash, None) => format!(
             "{} fails on a valid model{} that {}.",
             meta.library,
             op.as_ref()
@@ -747,15 +749,15 @@ fn summary(meta: &Meta, finding: &Finding, op: &Option<String>, facts: &[String]
                 .unwrap_or_default(),
             runners(finding)
         ),
-        Kind::Nan => format!(
+        (Kind::Nan, _) => format!(
             "{} returns NaN or infinite values where ONNX's definition gives finite ones.",
             meta.library
         ),
-        Kind::Inconsistency if finding.symptom_class() == "shape" => format!(
+        (Kind::Inconsistency, _) if finding.symptom_class() == "shape" => format!(
             "{} returns an output whose shape differs from the one ONNX's definition gives.",
             meta.library
         ),
-        Kind::Inconsistency => format!(
+        (Kind::Inconsistency, _) => format!(
             "{} returns values that differ from ONNX's definition beyond rounding.",
             meta.library
         ),

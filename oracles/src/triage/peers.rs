@@ -149,7 +149,7 @@ impl Triage {
 
     /// Why `faulty`'s outputs leave the ground's only in indices picked among values within
     /// rounding of each other ([`ties::only_near_ties`], the ranked values read from the
-    /// ground's intermediates).
+    /// ground's intermediates, run only when every differing output is such indices).
     fn near_ties(
         &mut self,
         pool: &mut Pool,
@@ -163,10 +163,19 @@ impl Triage {
             .find(|r| r.backend == faulty)?
             .outcome
             .outputs()?;
+        let names = super::ties::differing_indices(cache.model()?, got, want, self.tolerance)?;
+        // Only then the ground's intermediates, where the ranked values are read.
         let ground = peer.runs.get(peer.reference?)?.backend.clone();
         let seen = self.exposed(pool, cache, &ground)?;
         let model = cache.model()?;
-        super::ties::only_near_ties(model, got, want, &[&seen, cache.inputs], self.tolerance)
+        let outputs = (got, want);
+        super::ties::only_near_ties(
+            model,
+            &names,
+            outputs,
+            &[&seen, cache.inputs],
+            self.tolerance,
+        )
     }
 
     /// The unoptimized runs of libraries other than the faulty one's and the ground's that
