@@ -11,6 +11,23 @@ pub struct Config {
     /// Intra-op threads for libraries that take it, and for the reference's Conv (`None`: 1,
     /// for reproducible timings).
     pub threads: Option<usize>,
+    /// Which of its rewrites the library applies to a model (all, for a campaign).
+    pub rewrites: Rewrites,
+}
+
+/// Which of its rewrites a library applies when it prepares a model: all of them (what a
+/// campaign runs), or fewer, to find the one rewrite a finding needs. A worker records the
+/// rewrites that changed the model (see [`crate::worker::context::rewrote`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Rewrites {
+    /// Every rewrite.
+    #[default]
+    All,
+    /// ONNX Runtime without these graph transformers or rules (its `disabled_optimizers`).
+    Without(Vec<String>),
+    /// tract stopping its declutter after this many rewrites (its optimizer's `stopping_at`):
+    /// 0 runs the typed model as translated.
+    First(usize),
 }
 
 /// The library a backend runs: variants of one library (`ort` and `ort-noopt`) share their
@@ -401,15 +418,20 @@ fn create_ort(name: &str, config: &Config) -> Result<Box<dyn Backend>, CreateErr
     }
 }
 
-fn create_tract(name: &str, _: &Config) -> Result<Box<dyn Backend>, CreateError> {
+fn create_tract(name: &str, config: &Config) -> Result<Box<dyn Backend>, CreateError> {
     #[cfg(feature = "tract")]
     {
-        Ok(Box::new(crate::tract::TractBackend::new(
-            info(name).is_some_and(|b| b.optimized),
-        )))
+        let b = crate::tract::TractBackend::new(info(name).is_some_and(|b| b.optimized));
+        Ok(Box::new(match config.rewrites {
+            Rewrites::First(steps) => b.with_declutter_steps(steps),
+            _ => b,
+        }))
     }
     #[cfg(not(feature = "tract"))]
-    Err(not_compiled(name, "tract"))
+    {
+        let _ = config;
+        Err(not_compiled(name, "tract"))
+    }
 }
 
 fn create_burn(name: &str, _: &Config) -> Result<Box<dyn Backend>, CreateError> {

@@ -45,7 +45,7 @@
 //! returned as what ONNX Runtime hands back (its content). Maps and anything else are
 //! `unsupported`.
 use crate::backend::{Backend, BackendError, Capabilities, Prepared, Stage};
-use crate::catalog::{self, BackendInfo, Config, CreateError, Library};
+use crate::catalog::{self, BackendInfo, Config, CreateError, Library, Rewrites};
 use crate::value::{Data, HostTensor, NamedValues, Value};
 use ort::environment::Environment;
 use ort::session::Session;
@@ -317,6 +317,8 @@ fn runtime(config: &Config) -> Result<Arc<Runtime>, OrtError> {
         if let Some(name) = transformer_applied(msg) {
             let step = crate::worker::context::optimizer_pass(Library::OnnxRuntime.display(), name);
             crate::worker::context::enter(&step);
+        } else if let Some(name) = transformer_modified(msg) {
+            crate::worker::context::rewrote(name);
         }
     });
     let env = builder
@@ -338,6 +340,8 @@ pub struct OrtBackend {
     info: &'static BackendInfo,
     runtime: Arc<Runtime>,
     threads: usize,
+    /// The graph transformers and rules left out (`disabled_optimizers`).
+    disabled: Vec<String>,
 }
 
 impl OrtBackend {
@@ -362,6 +366,10 @@ impl OrtBackend {
             info,
             runtime,
             threads: config.threads.unwrap_or(1).max(1),
+            disabled: match &config.rewrites {
+                Rewrites::Without(names) => names.clone(),
+                _ => Vec::new(),
+            },
         };
         if info.gpu {
             // Registering the execution provider fails without the CUDA build of ONNX Runtime
@@ -397,6 +405,11 @@ impl OrtBackend {
             .with_optimization_level(level)?
             .with_intra_threads(self.threads)?
             .with_log_level(log)?;
+        let b = if self.disabled.is_empty() {
+            b
+        } else {
+            b.with_disabled_optimizers(self.disabled.join(";"))?
+        };
         #[cfg(feature = "ort-cuda")]
         let b = if self.info.gpu {
             b.with_execution_providers([ort::ep::CUDA::default().build().error_on_failure()])?
@@ -495,6 +508,14 @@ fn transformer_applied(msg: &str) -> Option<&str> {
     let rest = msg.strip_prefix("Applying graph transformer ")?;
     let name = rest.split_whitespace().next()?;
     (!name.is_empty()).then_some(name)
+}
+
+/// The graph transformer that changed the model, from ONNX Runtime's message after it applied
+/// one (`GraphTransformer SkipLayerNormFusion modified: 1 with status: OK`).
+fn transformer_modified(msg: &str) -> Option<&str> {
+    let rest = msg.strip_prefix("GraphTransformer ")?;
+    let (name, after) = rest.split_once(' ')?;
+    after.starts_with("modified: 1").then_some(name)
 }
 
 fn with_name(mut e: BackendError, name: &str) -> BackendError {
@@ -778,7 +799,7 @@ mod tests {
     fn create_with_a_missing_library_is_an_init_error() {
         let config = Config {
             ort_dylib: Some("/nonexistent/libonnxruntime.so".into()),
-            threads: None,
+            ..Config::default()
         };
         match OrtBackend::create("ort", &config) {
             Err(CreateError::Init { name, problem }) => {

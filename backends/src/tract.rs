@@ -43,6 +43,8 @@ pub const TRACT_VERSION: &str = "0.23.9";
 /// tract, plain (`tract`) or optimized (`tract-opt`).
 pub struct TractBackend {
     optimized: bool,
+    /// How many rewrites its declutter applies (`None`: all).
+    steps: Option<usize>,
     onnx: tract_onnx::Onnx,
 }
 
@@ -51,9 +53,57 @@ impl TractBackend {
     pub fn new(optimized: bool) -> TractBackend {
         TractBackend {
             optimized,
+            steps: None,
             onnx: tract_onnx::onnx(),
         }
     }
+
+    /// The backend whose declutter stops after `steps` rewrites (tract's `stopping_at`), then
+    /// runs the model as it is (without the optimizer's kernel selection, for `tract-opt`
+    /// too); the rewrites it applies are recorded ([`rewrote`]).
+    ///
+    /// [`rewrote`]: crate::worker::context::rewrote
+    pub fn with_declutter_steps(mut self, steps: usize) -> TractBackend {
+        self.steps = Some(steps);
+        record_patches();
+        self
+    }
+}
+
+/// Whether the patches tract's optimizer applies now are recorded: those of the declutter
+/// [`TractBackend::with_declutter_steps`] stops, not those of the plan's code generation after it.
+static RECORDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records each patch tract's optimizer applies while [`RECORDING`] (it logs them at debug
+/// level: `applying patch #3: declutter/0 >> …`) as a rewrite of the model; other messages are
+/// dropped.
+fn record_patches() {
+    struct Patches;
+    impl log::Log for Patches {
+        fn enabled(&self, m: &log::Metadata) -> bool {
+            m.target().starts_with("tract_core::optim")
+        }
+        fn log(&self, r: &log::Record) {
+            if self.enabled(r.metadata()) && RECORDING.load(std::sync::atomic::Ordering::Relaxed) {
+                let text = r.args().to_string();
+                if let Some(name) = patch_applied(&text) {
+                    crate::worker::context::rewrote(name);
+                }
+            }
+        }
+        fn flush(&self) {}
+    }
+    static PATCHES: Patches = Patches;
+    if log::set_logger(&PATCHES).is_ok() {
+        log::set_max_level(log::LevelFilter::Debug);
+    }
+}
+
+/// The patch a message of tract's optimizer says it applies (`applying patch #3: <name>`).
+fn patch_applied(msg: &str) -> Option<&str> {
+    let rest = msg.strip_prefix("applying patch #")?;
+    let (_, name) = rest.split_once(": ")?;
+    (!name.is_empty()).then_some(name)
 }
 
 impl Backend for TractBackend {
@@ -108,6 +158,7 @@ impl Backend for TractBackend {
         Ok(Box::new(TractModel {
             model: parsed,
             optimized: self.optimized,
+            steps: self.steps,
             inputs,
             outputs,
             plans: HashMap::new(),
@@ -128,6 +179,7 @@ type Plan = Result<Arc<TypedRunnableModel>, BackendError>;
 struct TractModel {
     model: InferenceModel,
     optimized: bool,
+    steps: Option<usize>,
     inputs: Vec<String>,
     outputs: Vec<String>,
     /// Plans for input element types and shapes.
@@ -150,7 +202,17 @@ impl TractModel {
             };
             m = m.with_input_fact(ix, fact).map_err(err)?;
         }
-        let typed = if self.optimized {
+        let typed = if let Some(steps) = self.steps {
+            m.into_typed().and_then(|mut t| {
+                use std::sync::atomic::Ordering::Relaxed;
+                RECORDING.store(true, Relaxed);
+                let done = tract_onnx::tract_core::optim::Optimizer::declutter()
+                    .stopping_at(steps)
+                    .optimize(&mut t);
+                RECORDING.store(false, Relaxed);
+                done.map(|()| t)
+            })
+        } else if self.optimized {
             m.into_optimized()
         } else {
             // What tract's own Python package and command line run: the typed model,

@@ -200,6 +200,18 @@ pub enum Blame {
         /// The part's op types, in the model's order.
         ops: Vec<String>,
     },
+    /// The part ending at the node shows it with all of the library's rewrites and not with
+    /// one of them left out (ONNX Runtime without that graph transformer, tract's declutter
+    /// stopped before that rewrite): the rewrite is the cause, not the node's kernel.
+    Rewrite {
+        /// The library, as reports name it (`tract`).
+        library: String,
+        /// The rewrite in words that hold on any model (`declutter Downsample`,
+        /// `SkipLayerNormFusion`).
+        rule: String,
+        /// The part's op types, in the model's order.
+        ops: Vec<String>,
+    },
     /// Neither the node alone nor with its producers (up to the depth tried) shows it.
     NotShown {
         /// How many nodes the largest part tried had.
@@ -227,6 +239,11 @@ impl Blame {
             Blame::InRewrite { rule, ops } => format!(
                 "the {op} node shows it only inside the part around it that ONNX Runtime's \
                  {rule} rewrites ({}), in a fresh process",
+                ops.join(", ")
+            ),
+            Blame::Rewrite { library, rule, ops } => format!(
+                "the part ending at the {op} node ({}) shows it in a fresh process, and does not \
+                 without {library}'s rewrite {rule}",
                 ops.join(", ")
             ),
             Blame::NotShown { nodes } => format!(
@@ -335,6 +352,7 @@ impl Finding {
             return self.signature();
         };
         if self.tract_rule().is_some()
+            || self.rewrite().is_some()
             || self.ort_site().is_some()
             || self.optimizer_pass().is_some()
             || self.ground.is_some()
@@ -433,7 +451,16 @@ impl Finding {
                 Some(l) => format!("op={}[{}]", l.op_type, l.attrs),
                 None => "op=?".to_string(),
             };
-            if self.kind.is_numeric() {
+            if let Some(rule) = self.rewrite() {
+                // A rewrite of the library that the finding needs (the part shows it with the
+                // rewrite and not without): one fault of that rewrite where it leaves this op.
+                let how = if self.kind.is_numeric() {
+                    String::new()
+                } else {
+                    format!("|msg={}", core_message(&self.message))
+                };
+                format!("rewrite={rule}|{op}{how}")
+            } else if self.kind.is_numeric() {
                 op
             } else if let Some(pass) = self.optimizer_pass() {
                 // The process died applying one pass of the optimizer: one fault of that pass,
@@ -495,6 +522,15 @@ impl Finding {
             return None;
         }
         tract_rule(&self.message)
+    }
+
+    /// The rewrite of the library the finding needs, when the blame check found one
+    /// ([`Blame::Rewrite`]).
+    pub fn rewrite(&self) -> Option<&str> {
+        match &self.blame {
+            Some(Blame::Rewrite { rule, .. }) => Some(rule),
+            _ => None,
+        }
     }
 
     /// The optimizer pass a failure happened in, when the worker died applying one (ONNX

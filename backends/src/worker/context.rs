@@ -8,6 +8,7 @@
 //! stderr per step instead (ONNX Runtime's thirty-odd passes per session) woke the engine's
 //! reader thread as often and cost a zoo campaign 7 % of its executions.
 use std::path::Path;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// The environment variable that names a worker's step file.
@@ -79,6 +80,23 @@ pub fn enter(what: &str) {
 /// The worker left the step it entered last.
 pub fn leave() {
     enter(NOWHERE);
+}
+
+/// The rewrites that changed the model being prepared, in order ([`rewrote`]).
+static REWRITES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The library applied the rewrite `name` and it changed the model (ONNX Runtime's graph
+/// transformer, tract's patch): the worker reports it with the run.
+pub fn rewrote(name: &str) {
+    REWRITES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(name.to_string());
+}
+
+/// The rewrites recorded since the last call.
+pub fn take_rewrites() -> Vec<String> {
+    std::mem::take(&mut *REWRITES.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 /// The step a dead worker was in, from its step file.

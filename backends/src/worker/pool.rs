@@ -5,6 +5,7 @@ use super::protocol::{
     Request, Response, RunResult, WireConfig, read_frame, write_frame, write_run,
 };
 use crate::backend::{Capabilities, Stage};
+use crate::catalog::Rewrites;
 use crate::value::NamedValues;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -138,6 +139,9 @@ pub struct RunReport {
     pub peak_rss: u64,
     /// True when the worker reused the model it had prepared for the previous request.
     pub cached: bool,
+    /// The rewrites that changed the model while the worker prepared it, in order, as the
+    /// library names them (see [`Pool::run_rewriting`]).
+    pub rewrites: Vec<String>,
 }
 
 /// Errors of the pool itself (not of a backend on a model).
@@ -239,7 +243,13 @@ pub struct Pool {
     spawns: BTreeMap<String, u64>,
     fresh_restarts: u64,
     poisoned: u64,
+    /// The rewrites of the workers of [`Pool::run_rewriting`], by worker key.
+    rewriting: BTreeMap<String, Rewrites>,
 }
+
+/// Between a backend's name and its rewrites in the key of a worker of
+/// [`Pool::run_rewriting`].
+const REWRITING: char = '@';
 
 enum Wait {
     Got(Response),
@@ -257,6 +267,7 @@ impl Pool {
             spawns: BTreeMap::new(),
             fresh_restarts: 0,
             poisoned: 0,
+            rewriting: BTreeMap::new(),
         }
     }
 
@@ -276,6 +287,7 @@ impl Pool {
     }
 
     fn spawn(&mut self, backend: &str) -> Result<(), PoolError> {
+        let rewrites = self.rewriting.get(backend).cloned().unwrap_or_default();
         let step_file = new_step_file();
         let mut cmd = Command::new(&self.opts.exe);
         cmd.args(&self.opts.args)
@@ -354,8 +366,15 @@ impl Pool {
             version: String::new(),
         };
         let init = Request::Init {
-            backend: backend.to_string(),
-            config: self.opts.config.clone(),
+            backend: backend
+                .split(REWRITING)
+                .next()
+                .unwrap_or(backend)
+                .to_string(),
+            config: WireConfig {
+                rewrites,
+                ..self.opts.config.clone()
+            },
         };
         let sent = write_frame(&mut w.stdin, &init);
         let limit = self.opts.init_timeout;
@@ -467,6 +486,28 @@ impl Pool {
         self.run(backend, model, inputs)
     }
 
+    /// [`run`](Pool::run) in a worker started for this run whose library applies only the
+    /// `rewrites` given, stopped after it; the report says which rewrites changed the model.
+    /// To find the rewrite a finding needs: the model run with fewer of them.
+    pub fn run_rewriting(
+        &mut self,
+        backend: &str,
+        rewrites: &Rewrites,
+        model: &[u8],
+        inputs: &NamedValues,
+    ) -> Result<RunReport, PoolError> {
+        let key = format!("{backend}{REWRITING}{rewrites:?}");
+        self.rewriting.insert(key.clone(), rewrites.clone());
+        let report = self.run_fresh(&key, model, inputs);
+        if let Some(mut w) = self.workers.remove(&key) {
+            kill(&mut w);
+        }
+        self.rewriting.remove(&key);
+        let mut report = report?;
+        report.backend = backend.to_string();
+        Ok(report)
+    }
+
     /// Sets the time limit of [`run`](Pool::run).
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.opts.timeout = timeout;
@@ -548,6 +589,7 @@ impl Pool {
             run_ms: 0.0,
             peak_rss: 0,
             cached: false,
+            rewrites: Vec::new(),
         };
         match reply {
             Wait::Got(Response::Ran {
@@ -556,7 +598,9 @@ impl Pool {
                 run_ns,
                 peak_rss,
                 cached,
+                rewrites,
             }) => {
+                report.rewrites = rewrites;
                 report.prepare_ms = prepare_ns as f64 / 1e6;
                 report.run_ms = run_ns as f64 / 1e6;
                 report.peak_rss = peak_rss;

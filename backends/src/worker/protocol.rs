@@ -24,6 +24,9 @@ pub struct WireConfig {
     /// 0 leaves it as it is.
     #[serde(default)]
     pub nice: i32,
+    /// Which of its rewrites the library applies.
+    #[serde(default)]
+    pub rewrites: crate::catalog::Rewrites,
 }
 
 /// Engine → worker.
@@ -106,6 +109,12 @@ pub enum Response {
         peak_rss: u64,
         /// True when the prepared model of an earlier request was reused.
         cached: bool,
+        /// The rewrites that changed the model while it was prepared, in order, as the library
+        /// names them (recorded when the worker's rewrites are not [`All`], and for ONNX
+        /// Runtime's optimized sessions).
+        ///
+        /// [`All`]: crate::catalog::Rewrites::All
+        rewrites: Vec<String>,
     },
     /// The answer to `Capabilities`.
     Capabilities(Capabilities),

@@ -50,6 +50,7 @@ pub fn serve() -> io::Result<()> {
                 config = Config {
                     ort_dylib: c.ort_dylib,
                     threads: c.threads,
+                    rewrites: c.rewrites,
                 };
                 // Before the backend starts its threads: they inherit it.
                 super::lower_priority(c.nice);
@@ -94,6 +95,8 @@ pub fn serve() -> io::Result<()> {
                 let mut run_ns = 0;
                 let reuse = matches!(&cached, Some((m, _)) if *m == model);
                 let mut panicked = false;
+                // What an earlier request's model was rewritten with is not this one's.
+                super::context::take_rewrites();
                 let result = if !reuse {
                     cached = None;
                     let t = Instant::now();
@@ -143,6 +146,7 @@ pub fn serve() -> io::Result<()> {
                         run_ns,
                         peak_rss: peak_rss(),
                         cached: reuse,
+                        rewrites: super::context::take_rewrites(),
                     },
                 )?;
             }

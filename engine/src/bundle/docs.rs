@@ -245,8 +245,12 @@ fn attr_name(fact: &str) -> Option<&str> {
 /// when tract's message names one, or ONNX Runtime's (`the rewrite LayerNormFusion`) when the
 /// blame check found the failure only inside the part that rewrite matched.
 fn rewrite(f: &Finding) -> Option<String> {
-    if let Some(Blame::InRewrite { rule, .. }) = &f.blame {
-        return Some(format!("the rewrite {rule}"));
+    match &f.blame {
+        Some(Blame::InRewrite { rule, .. }) => return Some(format!("the rewrite {rule}")),
+        Some(Blame::Rewrite { rule, ops, .. }) => {
+            return Some(format!("the rewrite {rule} of {}", ops.join(" → ")));
+        }
+        _ => {}
     }
     let rule = f.tract_rule()?;
     let (pulled, over) = rule.split_once('/')?;
@@ -696,6 +700,10 @@ fn facts_lines(meta: &Meta, finding: &Finding, op: &Option<String>) -> Vec<(Stri
                 Some(Blame::InRewrite { .. }) => {
                     format!("{rule}: ONNX Runtime names the node it failed on after the rewrite")
                 }
+                Some(Blame::Rewrite { library, .. }) => format!(
+                    "{rule}: the part shows it with all of {library}'s rewrites and not with \
+                     this one left out"
+                ),
                 _ => format!("{rule}: tract's message names the rewrite that failed"),
             },
         ));

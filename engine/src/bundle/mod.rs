@@ -291,6 +291,7 @@ pub(crate) fn sample(parent: &Path) -> (PathBuf, String, String) {
         run_ms: 1.0,
         peak_rss: 0,
         cached: false,
+        rewrites: Vec::new(),
     };
     let model = mutagraph_ir::text::parse_model(
         "<ir_version: 8, opset_import: [\"\" : 17]>\n\

@@ -132,6 +132,8 @@ fn run_locked(req: Request, pool_opts: PoolOptions) -> Result<Summary> {
             stats: state.triage.clone(),
             known: state.known_crashes.clone(),
             quiet: state.known_quiet.clone(),
+            // The rewrites found are found again (the same runs give the same answer).
+            ..Memory::default()
         };
     }
     let out_dir = out.clone();

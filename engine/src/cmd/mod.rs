@@ -191,15 +191,15 @@ impl PoolArgs {
         o.config = WireConfig {
             ort_dylib: self.ort_dylib.clone(),
             threads: self.threads,
-            nice: 0,
+            ..WireConfig::default()
         };
         // Resolve the ONNX Runtime library once here rather than in every worker; when it
         // cannot be found, the worker of an `ort` backend reports why.
         #[cfg(feature = "ort")]
         if o.config.ort_dylib.is_none() {
             let cfg = catalog::Config {
-                ort_dylib: None,
                 threads: self.threads,
+                ..catalog::Config::default()
             };
             o.config.ort_dylib = mutagraph_backends::ort::find_library(&cfg).ok();
         }

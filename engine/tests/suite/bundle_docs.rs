@@ -23,6 +23,7 @@ fn report(backend: &str, v: &[f32]) -> RunReport {
         run_ms: 1.0,
         peak_rss: 0,
         cached: false,
+        rewrites: Vec::new(),
     }
 }
 

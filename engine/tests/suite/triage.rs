@@ -7,7 +7,7 @@ use mutagraph_backends::compare::Tolerance;
 use mutagraph_backends::value::{Data, HostTensor, NamedValues, Value};
 use mutagraph_backends::worker::{Outcome, Pool, PoolOptions, RunReport};
 use mutagraph_oracles::triage::{Triage, Triaged, Verdict};
-use mutagraph_oracles::{Kind, Layer, MutantRuns};
+use mutagraph_oracles::{Blame, Kind, Layer, MutantRuns};
 use std::path::PathBuf;
 
 fn pool() -> Pool {
@@ -41,6 +41,7 @@ fn report(backend: &str, outcome: Outcome) -> RunReport {
         run_ms: 1.0,
         peak_rss: 100 << 20,
         cached: false,
+        rewrites: Vec::new(),
     }
 }
 
@@ -812,4 +813,112 @@ fn indices_that_differ_among_near_equal_values_are_rounding_not_a_ranking_bug() 
     v.swap(0, 20);
     let j = judged(Outcome::Ok(outs));
     assert_eq!(against(&j, "ort").verdict, Verdict::Report, "{j:?}");
+}
+
+/// The part of a model, run for real on the reference and `library`'s variants, triaged with
+/// the triage's own runs: the finding against `faulty`.
+fn triaged_for_real(bytes: &[u8], inputs: &NamedValues, set: &[&str], faulty: &str) -> Triaged {
+    let mut p = pool();
+    let outcomes = set
+        .iter()
+        .map(|b| p.run(b, bytes, inputs).unwrap().outcome)
+        .collect();
+    p.shutdown();
+    let j = judge_full(set, outcomes, bytes, inputs, true);
+    against(&j, faulty).clone()
+}
+
+/// `x` of `shape` holding 0.1 · its index.
+fn ramp(name: &str, shape: &[usize], scale: f32) -> (String, Value) {
+    let n = shape.iter().product::<usize>();
+    let v = (0..n).map(|i| i as f32 * scale).collect();
+    (
+        name.into(),
+        Value::Tensor(HostTensor::new(shape.to_vec(), Data::F32(v))),
+    )
+}
+
+#[test]
+fn a_tract_finding_that_goes_without_one_declutter_rewrite_is_filed_on_it() {
+    // A Softmax over H, then a 1x1 Conv of stride 2 along H: tract pulls the stride's
+    // Downsample above the Softmax, which then normalizes over 2 rows instead of 4.
+    let bytes = crate::common::text_model(
+        "g (float[1,1,4,4] x) => (float[1,1,2,4] y) <float[1,1,1,1] w = {2.0}> {
+            s = Softmax <axis = 2> (x)
+            y = Conv <strides = [2, 1]> (s, w)
+        }",
+    );
+    let inputs = vec![ramp("x", &[1, 1, 4, 4], 0.1)];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "tract"], "tract");
+    assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+    match &t.finding.blame {
+        Some(Blame::Rewrite { library, rule, ops }) => {
+            assert_eq!(library, "tract");
+            assert_eq!(rule, "declutter Downsample");
+            assert_eq!(ops, &["Softmax", "Conv"]);
+        }
+        other => panic!("not blamed on a rewrite: {other:?}"),
+    }
+    assert!(
+        t.finding
+            .signature()
+            .contains("rewrite=declutter Downsample"),
+        "{}",
+        t.finding.signature()
+    );
+}
+
+#[test]
+fn an_onnx_runtime_finding_that_goes_without_one_graph_transformer_is_filed_on_it() {
+    // Add then LayerNormalization over every axis (axis 0): ONNX Runtime fuses them into its
+    // SkipLayerNormalization, which normalizes the last axis only.
+    let ones = vec!["1.0"; 32].join(", ");
+    let bytes = crate::common::text_model(&format!(
+        "g (float[1,2,32] x, float[1,2,32] s) => (float[1,2,32] y)
+            <float[32] g = {{{ones}}}, float[32] b = {{{ones}}}> {{
+            a = Add (x, s)
+            y = LayerNormalization <axis = 0> (a, g, b)
+        }}"
+    ));
+    let inputs = vec![ramp("x", &[1, 2, 32], 0.03), ramp("s", &[1, 2, 32], -0.01)];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "ort", "ort-noopt"], "ort");
+    assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+    match &t.finding.blame {
+        Some(Blame::Rewrite { library, rule, .. }) => {
+            assert_eq!(library, "ONNX Runtime");
+            assert_eq!(rule, "SkipLayerNormFusion");
+        }
+        other => panic!("not blamed on a rewrite: {other:?}: {t:?}"),
+    }
+}
+
+#[test]
+fn a_failure_after_a_producer_that_fails_alone_is_filed_on_that_producer() {
+    // tract types IsInf of doubles as a double and fails at the Xor taking it ("No super type
+    // for F64 and Bool"); IsInf alone fails on doubles its own way. One fault, whichever
+    // consumer meets it first.
+    let bytes = crate::common::text_model(
+        "g (double[3] x, bool[3] k) => (bool[3] y) { b = IsInf (x) \n y = Xor (b, k) }",
+    );
+    let inputs: NamedValues = vec![
+        (
+            "x".into(),
+            Value::Tensor(HostTensor::new(
+                vec![3],
+                Data::F64(vec![1.0, f64::INFINITY, 0.5]),
+            )),
+        ),
+        (
+            "k".into(),
+            Value::Tensor(HostTensor::new(
+                vec![3],
+                Data::Bool(vec![true, false, false]),
+            )),
+        ),
+    ];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "tract"], "tract");
+    assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+    assert_eq!(t.finding.op_type(), Some("IsInf"), "{t:?}");
+    assert_eq!(t.finding.blame, Some(Blame::Alone), "{t:?}");
+    assert!(!t.finding.message.contains("Xor"), "{}", t.finding.message);
 }

@@ -59,9 +59,17 @@ pub(super) enum Shows<'a> {
     },
 }
 
-/// The check's outcome: the [`Blame`], and the values fed to the node when it showed the
-/// finding alone (a bundle's reproduction runs the node on them).
-pub(super) fn check(pool: &mut Pool, at: &Blamed, shows: &Shows) -> (Blame, Option<NamedValues>) {
+/// The part of the model that showed the finding (the node alone, or with its producers), with
+/// the values fed to it.
+pub(super) type Part = (Model, NamedValues);
+
+/// The check's outcome: the [`Blame`], the values fed to the node when it showed the finding
+/// alone (a bundle's reproduction runs the node on them), and the part that showed it.
+pub(super) fn check(
+    pool: &mut Pool,
+    at: &Blamed,
+    shows: &Shows,
+) -> (Blame, Option<NamedValues>, Option<Part>) {
     let mut part: BTreeSet<NodeId> = BTreeSet::from([at.node]);
     let mut tried = 0;
     for level in 0..=MAX_LEVELS {
@@ -70,27 +78,31 @@ pub(super) fn check(pool: &mut Pool, at: &Blamed, shows: &Shows) -> (Blame, Opti
             return (
                 unchecked("the part could not be cut out of the model"),
                 None,
+                None,
             );
         };
         let Some(feed) = feed(&single, at) else {
             return (
                 unchecked("the library did not compute every value reaching the part"),
                 None,
+                None,
             );
         };
         tried = ids.len();
         match shown(pool, at, &single, &feed, shows) {
-            Some(true) if level == 0 => return (Blame::Alone, Some(feed)),
+            Some(true) if level == 0 => {
+                return (Blame::Alone, Some(feed.clone()), Some((single, feed)));
+            }
             Some(true) => {
                 let ops = ids
                     .iter()
                     .filter(|id| **id != at.node)
                     .filter_map(|id| Some(at.model.graph.node(*id)?.op_type.clone()))
                     .collect();
-                return (Blame::WithProducers { ops }, None);
+                return (Blame::WithProducers { ops }, None, Some((single, feed)));
             }
             Some(false) => {}
-            None => return (unchecked("the part could not be run"), None),
+            None => return (unchecked("the part could not be run"), None, None),
         }
         let before = part.len();
         let producers: Vec<NodeId> = part
@@ -108,9 +120,9 @@ pub(super) fn check(pool: &mut Pool, at: &Blamed, shows: &Shows) -> (Blame, Opti
         && let Some(rule) = crate::triage::crash::ort_rewrite(message)
         && let Some(blame) = in_rewrite(pool, at, shows, &rule)
     {
-        return (blame, None);
+        return (blame, None, None);
     }
-    (Blame::NotShown { nodes: tried }, None)
+    (Blame::NotShown { nodes: tried }, None, None)
 }
 
 /// A failure of a node ONNX Runtime's rewrite made (`…/n/Mul/LayerNormFusion/`): the rule
@@ -222,6 +234,19 @@ fn run_part(
     Some((run.outcome, fed))
 }
 
+/// The blame on `rule`, a rewrite of `at.faulty`, over the ops of `part`.
+fn rewrite_blame(at: &Blamed, part: &Part, rule: String) -> Blame {
+    let g = &part.0.graph;
+    let ops = g
+        .topo_order()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|id| Some(g.node(id)?.op_type.clone()))
+        .collect();
+    let library = catalog::library(at.faulty).display().to_string();
+    Blame::Rewrite { library, rule, ops }
+}
+
 fn unchecked(why: &str) -> Blame {
     Blame::Unchecked { why: why.into() }
 }
@@ -270,8 +295,21 @@ fn shown(
         pool.run(at.faulty, &bytes, feed)
     }
     .ok()?;
+    judged(pool, at, single, feed, shows, &run.outcome)
+}
+
+/// Whether the library's `outcome` on `single` fed `feed` shows the finding (`None`: the
+/// reference failed on the part).
+pub(super) fn judged(
+    pool: &mut Pool,
+    at: &Blamed,
+    single: &Model,
+    feed: &NamedValues,
+    shows: &Shows,
+    outcome: &Outcome,
+) -> Option<bool> {
     match shows {
-        Shows::Failure(message) => Some(match &run.outcome {
+        Shows::Failure(message) => Some(match outcome {
             Outcome::Ok(_) | Outcome::Unsupported { .. } => false,
             o => same_failure(catalog::family(at.faulty), message, &o.detail()),
         }),
@@ -280,7 +318,7 @@ fn shown(
             precision,
             native,
         } => {
-            let Outcome::Ok(got) = &run.outcome else {
+            let Outcome::Ok(got) = outcome else {
                 // Failing where the model ran is another finding, not this one.
                 return Some(false);
             };
@@ -313,6 +351,81 @@ fn shown(
 }
 
 impl super::Triage {
+    /// The rewrite of the library that `part` needs to show the finding
+    /// ([`rewrite::culprit`](super::rewrite::culprit)), found once per library, part structure
+    /// (op types and key attributes) and finding class, then remembered.
+    fn rewrite_needed(
+        &mut self,
+        pool: &mut Pool,
+        at: &Blamed,
+        part: &Part,
+        shows: &Shows,
+    ) -> Option<String> {
+        let what = match shows {
+            Shows::Failure(m) => format!("failure:{}", crate::finding::core_message(m)),
+            Shows::Values { kind, .. } => kind.name().to_string(),
+        };
+        let nodes: Vec<String> = part
+            .0
+            .graph
+            .topo_order()
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|id| {
+                let l = crate::finding::Location::of(part.0.graph.node(id)?);
+                Some(format!("{}[{}]", l.op_type, l.attrs))
+            })
+            .collect();
+        let key = format!("{}|{what}|{}", at.faulty, nodes.join(","));
+        if let Some(known) = self.memory().rewrites.get(&key) {
+            return known.clone();
+        }
+        let found = super::rewrite::culprit(pool, at, (&part.0, &part.1), shows);
+        self.memory().stats.extra_runs += 1;
+        self.memory().rewrites.insert(key, found.clone());
+        found
+    }
+
+    /// The blame of a finding not pinned on a node (an optimizer's rewrite that exposing the
+    /// intermediates undoes) when the whole `model` shows it with all of the library's rewrites
+    /// and not with one left out: that rewrite, over the model's ops. Judged on the output the
+    /// finding names (the first, when it names none).
+    pub(super) fn check_model_rewrite(
+        &mut self,
+        pool: &mut Pool,
+        model: &Model,
+        faulty: &str,
+        inputs: &NamedValues,
+        shows: &Shows,
+        t: &mut super::Triaged,
+    ) {
+        if !self.check_blame {
+            return;
+        }
+        let named = t
+            .finding
+            .message
+            .strip_prefix("output '")
+            .and_then(|m| m.split_once('\''))
+            .map(|(n, _)| n.to_string());
+        let output = named.or_else(|| model.graph.outputs.first().and_then(|o| o.name.clone()));
+        let Some(node) = output.and_then(|o| model.graph.producer(&o)) else {
+            return;
+        };
+        let at = Blamed {
+            model,
+            node,
+            faulty,
+            inputs,
+            library: None,
+            fresh: true,
+        };
+        let part = (model.clone(), inputs.clone());
+        if let Some(rule) = self.rewrite_needed(pool, &at, &part, shows) {
+            t.finding.blame = Some(rewrite_blame(&at, &part, rule));
+        }
+    }
+
     /// Checks the blame of `t` (its location, a node of `at.model`) with [`check`], recording
     /// it in the finding. A numeric finding no part ending at the node shows is not pinned on
     /// it ([`Verdict::Unlocalized`](super::Verdict)); a failure keeps its place (the whole
@@ -331,8 +444,17 @@ impl super::Triage {
             fresh: self.fresh_blame,
             ..at
         };
-        let (blame, fed) = check(pool, &at, shows);
+        let (blame, fed, part) = check(pool, &at, shows);
         self.memory().stats.extra_runs += 1;
+        // A part that shows it with all of the library's rewrites and not without one of them
+        // is that rewrite's finding.
+        if let Some(part) = &part
+            && let Some(rule) = self.rewrite_needed(pool, &at, part, shows)
+        {
+            t.blamed_inputs = fed;
+            t.finding.blame = Some(rewrite_blame(&at, part, rule));
+            return;
+        }
         // A failure its node does not show alone: the search goes on up the model, for the
         // node that fails alone the same way.
         if matches!(blame, Blame::NotShown { .. })

@@ -102,14 +102,17 @@ impl Triage {
         };
         let message = t.finding.message.clone();
         self.check_blame(pool, blamed, &Shows::Failure(&message), &mut t);
+        // A failure its node shows only with its producers starts there when one of them
+        // fails alone (tract's IsNaN on f64, typed as a number, fails at the Xor after it).
+        let with_producers = matches!(t.finding.blame, Some(Blame::WithProducers { .. }));
         if let Some(truth) = &truth
-            && matches!(t.finding.blame, Some(Blame::NotShown { .. }))
+            && (with_producers || matches!(t.finding.blame, Some(Blame::NotShown { .. })))
         {
             let on_truth = Blamed {
                 library: Some(truth),
                 ..blamed
             };
-            self.failure_upstream(pool, on_truth, truth, &mut t);
+            self.failure_upstream(pool, on_truth, truth, &mut t, with_producers);
         }
         t
     }
@@ -118,13 +121,15 @@ impl Triage {
     /// tail of its ancestors begins ([`confirm::failing_tail`], fed the reference's values).
     /// That node alone fails its own way: the finding becomes that failure, on it (the same
     /// bug as where it fails first). Or it gives another shape than the reference: the finding
-    /// becomes that wrong shape. Else the node keeps the blame, shown with the tail before it.
+    /// becomes that wrong shape. Else the node keeps the blame: the one it has (`keep`), or
+    /// shown with the tail before it.
     fn failure_upstream(
         &mut self,
         pool: &mut Pool,
         at: Blamed,
         truth: &NamedValues,
         t: &mut Triaged,
+        keep: bool,
     ) {
         self.memory().stats.extra_runs += 1;
         let Some(tail) = confirm::failing_tail(pool, &at, &t.finding.message) else {
@@ -149,6 +154,8 @@ impl Triage {
                 crash::first_shape_mismatch(at.model, &[first], truth, got, at.faulty)
         {
             self.wrong_shape(at.model, at.inputs, truth, (loc, why), t);
+        } else if keep {
+            return;
         } else {
             let ops = before
                 .iter()

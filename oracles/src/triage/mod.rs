@@ -53,6 +53,7 @@ mod failure;
 mod numeric;
 mod peers;
 pub mod reproduce;
+mod rewrite;
 mod ties;
 pub mod trigger;
 
@@ -268,6 +269,9 @@ pub struct Memory {
     pub known: KnownCrashes,
     /// What the full triages of numeric findings not reported ended in ([`KnownQuiet`]).
     pub quiet: KnownQuiet,
+    /// The rewrite each part of a model showing a finding needs, by library, finding class and
+    /// the part's op types and key attributes (`None`: none).
+    pub rewrites: std::collections::HashMap<String, Option<String>>,
 }
 
 impl Memory {

@@ -140,6 +140,16 @@ impl Triage {
             ));
         }
         apply_localization(&mut t, &l, exposed.as_ref());
+        // An optimizer's finding that exposing the intermediates undoes: the rewrite it needs,
+        // on the whole model.
+        if not_pinned && t.verdict == Verdict::Report && t.finding.layer == Some(Layer::Optimizer) {
+            let shows = Shows::Values {
+                kind: t.finding.kind,
+                precision: &precision,
+                native: native.is_some(),
+            };
+            self.check_model_rewrite(pool, model, &faulty, cache.inputs, &shows, &mut t);
+        }
         if l.verdict == LocVerdict::Localized
             && let (Some(e), Some(loc)) = (&exposed, &l.location)
             && let Some(node) = model.graph.producer(&loc.value)

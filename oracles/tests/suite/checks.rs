@@ -23,6 +23,7 @@ fn report(backend: &str, outcome: Outcome) -> RunReport {
         run_ms: 1.0,
         peak_rss: 100 << 20,
         cached: false,
+        rewrites: Vec::new(),
     }
 }
 
