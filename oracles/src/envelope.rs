@@ -31,6 +31,30 @@ pub struct Precision {
     /// Integer values computed through an interpolation rounded back to an integer type (or
     /// from such values): off by one unit is legitimate.
     int_slack: std::collections::HashSet<String>,
+    /// The absolute tolerance of values in a half-precision type, widened to the rounding of
+    /// the largest value on their path ([`Precision::conditioned`]).
+    atol_floor: HashMap<String, f64>,
+}
+
+/// Units of rounding (half an ulp at 1: 2^-11 for f16, 2^-8 for bf16) of the largest value on
+/// a half-precision path that a result may carry ([`Precision::conditioned`]).
+const PATH_ROUNDINGS: f64 = 4.0;
+
+/// The unit of rounding of a half-precision float type (`None` for wider ones).
+fn half_roundoff(d: DType) -> Option<f64> {
+    matches!(d, DType::F16 | DType::BF16)
+        .then(|| crate::localize::unit_of(d))
+        .flatten()
+}
+
+/// The largest finite magnitude in a value (0 for non-float or empty values).
+fn max_abs(v: &mutagraph_backends::value::Value) -> f64 {
+    v.tensors()
+        .iter()
+        .filter_map(|t| t.to_f64s())
+        .flatten()
+        .filter(|x| x.is_finite())
+        .fold(0.0, |m, x| m.max(x.abs()))
 }
 
 /// Ops that interpolate, average or requantize and may round the result back to an integer
@@ -76,6 +100,7 @@ impl Precision {
             base,
             narrowest: HashMap::new(),
             int_slack: Default::default(),
+            atol_floor: HashMap::new(),
         }
     }
 
@@ -128,6 +153,51 @@ impl Precision {
             base,
             narrowest,
             int_slack,
+            atol_floor: HashMap::new(),
+        }
+    }
+
+    /// This precision conditioned on the values a model computed (`values`: the reference's
+    /// intermediates, its inputs and initializers): a value in a half-precision type may be
+    /// off by a few roundings of the largest value on its path ([`PATH_ROUNDINGS`]), not of its
+    /// own size. A small result of large intermediates cancels: an f16 BatchNormalization
+    /// folded into the weights of the Conv before it rounds at the scale of the Conv's
+    /// outputs, and ONNX does not fix the order of such arithmetic.
+    pub fn conditioned(&self, model: &Model, values: &NamedValues) -> Precision {
+        let g = &model.graph;
+        let mut path: HashMap<&str, f64> = values
+            .iter()
+            .map(|(n, v)| (n.as_str(), max_abs(v)))
+            .collect();
+        let mut atol_floor = HashMap::new();
+        for id in g.topo_order().unwrap_or_default() {
+            let Some(node) = g.node(id) else { continue };
+            let before = node
+                .present_inputs()
+                .map(|i| {
+                    path.get(i).copied().unwrap_or_else(|| {
+                        use mutagraph_ir::tensor::TensorExt;
+                        g.initializers.get(i).map_or(0.0, |t| {
+                            t.to_f64s()
+                                .unwrap_or_default()
+                                .into_iter()
+                                .filter(|x| x.is_finite())
+                                .fold(0.0, |m, x| m.max(x.abs()))
+                        })
+                    })
+                })
+                .fold(0.0, f64::max);
+            for o in node.outputs.iter().filter(|o| !o.is_empty()) {
+                let m = path.get(o.as_str()).copied().unwrap_or(0.0).max(before);
+                path.insert(o, m);
+                if let Some(u) = self.narrowest(o).and_then(half_roundoff) {
+                    atol_floor.insert(o.clone(), PATH_ROUNDINGS * u * m);
+                }
+            }
+        }
+        Precision {
+            atol_floor,
+            ..self.clone()
         }
     }
 
@@ -136,9 +206,17 @@ impl Precision {
         if self.int_slack.contains(name) {
             return Tolerance::INTEGER_ROUNDING;
         }
-        match self.narrowest.get(name) {
+        let t = match self.narrowest.get(name) {
             Some(&d) => self.base.for_dtype(d),
             None => self.base,
+        };
+        match self.atol_floor.get(name) {
+            Some(&floor) if floor > t.atol => Tolerance {
+                name: "half-precision-path",
+                atol: floor,
+                ..t
+            },
+            _ => t,
         }
     }
 

@@ -255,12 +255,21 @@ impl Blame {
     }
 }
 
-/// A signature without the peer it was judged against: the same bug judged against the
-/// reference once a candidate lets the reference run (a minimizer dropping the op it lacks).
-pub fn unground(signature: &str) -> &str {
-    signature
+/// A signature without the peer it was judged against, nor the rewrite found to cause it: the
+/// same bug judged against the reference once a candidate lets the reference run (a minimizer
+/// dropping the op it lacks), where the rewrite can be looked for (it needs the reference).
+pub fn unground(signature: &str) -> String {
+    let s = signature
         .find("|ground=")
-        .map_or(signature, |at| &signature[..at])
+        .map_or(signature, |at| &signature[..at]);
+    match s.find("rewrite=") {
+        Some(at) => {
+            let rest = &s[at..];
+            let end = rest.find('|').map_or(rest.len(), |e| e + 1);
+            format!("{}{}", &s[..at], &rest[end..])
+        }
+        None => s.to_string(),
+    }
 }
 
 impl Finding {

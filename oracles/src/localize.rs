@@ -10,6 +10,7 @@
 //! `R = |D - D_pre| / (D_pre + 1e-7)` with `D` the mean absolute difference of the node's
 //! output and `D_pre` the largest `D` among its inputs.
 mod cancellation;
+pub(crate) use cancellation::unit_of;
 
 use crate::checks::mean_abs_diff;
 use crate::envelope::{Precision, inside, new_nonfinite};

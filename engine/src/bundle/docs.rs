@@ -345,6 +345,11 @@ pub(super) fn spec_points(
     if meta.layer == Some(Layer::Optimizer) {
         let clean: Vec<&str> = meta.reproduce.clean.iter().map(String::as_str).collect();
         let what = match (f.kind.is_numeric(), f.optimizer_pass()) {
+            (true, _) if f.rewrite().is_some() => format!(
+                "gives the expected result, and so does the optimized model without the pass {} \
+                 alone: that pass changes what the model computes",
+                f.rewrite().unwrap_or_default()
+            ),
             (true, _) => "gives the expected result: an optimization pass changes what the \
                           model computes"
                 .to_string(),
@@ -600,7 +605,13 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
         expect_error: rp.expect_error.clone(),
         slow_seconds: rp.slow_seconds,
         embedded_expected: embedded_expected(meta, expected.as_ref()),
-        optimizer_pass: finding.optimizer_pass().map(String::from),
+        // The pass the process died in, or the one a finding needs: repro.py runs the model
+        // again without it (ONNX Runtime's `disabled_optimizers`; tract's Python package has
+        // no such switch).
+        optimizer_pass: finding
+            .optimizer_pass()
+            .or_else(|| finding.rewrite().filter(|_| rp.library == "onnxruntime"))
+            .map(String::from),
     };
     w(&dir.join("repro.py"), render_repro_py(&repro).as_bytes())?;
     let files = (model_file, format!("{p}inputs.npz"));

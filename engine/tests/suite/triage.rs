@@ -922,3 +922,53 @@ fn a_failure_after_a_producer_that_fails_alone_is_filed_on_that_producer() {
     assert_eq!(t.finding.blame, Some(Blame::Alone), "{t:?}");
     assert!(!t.finding.message.contains("Xor"), "{}", t.finding.message);
 }
+
+#[test]
+fn a_small_half_precision_result_of_large_intermediates_may_carry_their_rounding() {
+    // y = x·x − c in f16, about 16 − 15.95: a result of 0.05 computed at the scale of 16,
+    // where one f16 step is 0.0078. An implementation folding or reordering that arithmetic
+    // (ONNX Runtime folding a BatchNormalization into the Conv before it) is off by a few such
+    // steps; the result's own size would allow 0.001.
+    let bytes = crate::common::text_model(
+        "g (float16[4] x, float16[4] c) => (float16[4] y) {
+            m = Mul (x, x)
+            y = Sub (m, c)
+        }",
+    );
+    let f16 = |v: &[f64]| {
+        Value::Tensor(HostTensor::from_f64s(mutagraph_ir::DType::F16, vec![v.len()], v).unwrap())
+    };
+    let inputs: NamedValues = vec![
+        ("x".into(), f16(&[4.0; 4])),
+        ("c".into(), f16(&[15.95, 15.9, 15.85, 15.8])),
+    ];
+    let mut p = pool();
+    let want = p.run("reference", &bytes, &inputs).unwrap().outcome;
+    p.shutdown();
+    let off_by = |d: f64| {
+        let Outcome::Ok(mut outs) = want.clone() else {
+            panic!("the reference failed: {want:?}")
+        };
+        let y = outs[0].1.tensors()[0].to_f64s().unwrap();
+        outs[0].1 = f16(&y.iter().map(|e| e + d).collect::<Vec<_>>());
+        Outcome::Ok(outs)
+    };
+    let judged = |d: f64| {
+        judge_full(
+            &["reference", "ort"],
+            vec![want.clone(), off_by(d)],
+            &bytes,
+            &inputs,
+            true,
+        )
+    };
+    // Two f16 steps at 16: rounding of the intermediate.
+    let j = judged(0.0156);
+    assert!(
+        matches!(&against(&j, "ort").verdict, Verdict::Unstable(w) if w.contains("half-precision")),
+        "{j:?}"
+    );
+    // Far beyond any rounding of the path: a bug.
+    let j = judged(0.5);
+    assert_eq!(against(&j, "ort").verdict, Verdict::Report, "{j:?}");
+}

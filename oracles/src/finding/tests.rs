@@ -474,3 +474,37 @@ fn a_process_dying_in_an_optimizer_pass_is_one_signature_per_pass() {
     numeric.kind = Kind::Inconsistency;
     assert_eq!(numeric.optimizer_pass(), None);
 }
+
+#[test]
+fn findings_on_one_rewrite_share_a_signature_and_drop_it_unground() {
+    let on = |op: &str, ops: &[&str]| {
+        let mut f = Finding::new(Kind::Inconsistency, "tract", "values", "wrong".into());
+        f.location = Some(Location {
+            op_type: op.into(),
+            value: "y".into(),
+            attrs: String::new(),
+        });
+        f.blame = Some(Blame::Rewrite {
+            library: "tract".into(),
+            rule: "declutter Downsample".into(),
+            ops: ops.iter().map(|s| s.to_string()).collect(),
+        });
+        f
+    };
+    let (a, b) = (
+        on("Conv", &["Softmax", "Conv"]),
+        on("Conv", &["LogSoftmax", "Conv"]),
+    );
+    assert_eq!(a.signature(), b.signature());
+    assert_eq!(a.root_signature(), a.signature());
+    assert!(
+        a.signature()
+            .contains("rewrite=declutter Downsample|op=Conv")
+    );
+    // Without the rewrite (judged against a peer, where it cannot be looked for) it is the same
+    // bug once both are unground.
+    let mut plain = on("Conv", &[]);
+    plain.blame = None;
+    assert_eq!(unground(&a.signature()), unground(&plain.signature()));
+    assert_ne!(a.signature(), plain.signature());
+}

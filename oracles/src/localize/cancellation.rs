@@ -78,7 +78,7 @@ pub fn normalization_rounding(node: &Node, seen: &[(String, HostTensor)]) -> Opt
 }
 
 /// The unit of rounding of a float element type.
-fn unit_of(d: DType) -> Option<f64> {
+pub(crate) fn unit_of(d: DType) -> Option<f64> {
     Some(match d {
         DType::F32 => f64::from(f32::EPSILON) / 2.0,
         DType::F16 => 2f64.powi(-11),

@@ -232,7 +232,7 @@ impl Reproducer<'_> {
                 .all
                 .iter()
                 .filter(|t| t.verdict == Verdict::Report && t.finding.library() == library)
-                .map(|t| unground(&t.finding.signature()).to_string())
+                .map(|t| unground(&t.finding.signature()))
                 .collect(),
         );
     }
@@ -257,7 +257,7 @@ impl Reproducer<'_> {
             c.all
                 .iter()
                 .filter(|t| t.verdict == Verdict::Report && t.finding.library() == library)
-                .all(|t| known.contains(unground(&t.finding.signature())))
+                .all(|t| known.contains(&unground(&t.finding.signature())))
         })
     }
 }

@@ -109,3 +109,25 @@ fn a_failure_inside_an_ort_rewrite_is_titled_after_it() {
     assert!(t.contains(": the rewrite LayerNormFusion "), "{t}");
     assert!(!t.starts_with("ONNX Runtime: Mul"), "{t}");
 }
+
+/// Wrong values that one rewrite of the library makes are titled after that rewrite and the
+/// part it rewrote, not after the node they show at.
+#[test]
+fn wrong_values_a_rewrite_makes_are_titled_after_it() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, _, _) = crate::bundle::sample(t.path());
+    let meta = crate::bundle::read_meta(&b).unwrap();
+    let mut f = meta.finding.clone();
+    f.kind = Kind::Inconsistency;
+    f.blame = Some(Blame::Rewrite {
+        library: "tract".into(),
+        rule: "declutter Downsample".into(),
+        ops: vec!["Softmax".into(), "Conv".into()],
+    });
+    let t = title(&meta, &f, Some("Conv"), &[]);
+    assert!(
+        t.contains(": the rewrite declutter Downsample of Softmax → Conv "),
+        "{t}"
+    );
+    assert!(!t.contains(": Conv "), "{t}");
+}
