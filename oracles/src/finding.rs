@@ -357,11 +357,13 @@ impl Finding {
         // A failure needs no trigger to be one root cause over the family: tract failing the
         // same way on the initial state of an RNN, a GRU and an LSTM is one fault of the
         // recurrent expansion they share. A numeric finding without a trigger stays the op's.
+        if let Some(root) = self.rewrite_root() {
+            return root;
+        }
         let (Some(loc), None) = (&self.location, &self.gap) else {
             return self.signature();
         };
         if self.tract_rule().is_some()
-            || self.rewrite().is_some()
             || self.ort_site().is_some()
             || self.optimizer_pass().is_some()
             || self.ground.is_some()
@@ -399,6 +401,31 @@ impl Finding {
             self.symptom_class(),
             self.trigger.join(",")
         )
+    }
+
+    /// The root cause of a finding a rewrite of the library needs: one fault of that rewrite
+    /// where it leaves ops of one family (tract folding the square of a square root is one
+    /// fault in ReduceL2 and ReduceSumSquare; its Downsample pulled over a Softmax above a Conv
+    /// and into the Conv before a Slice are two), failing one way.
+    fn rewrite_root(&self) -> Option<String> {
+        let rule = self.rewrite()?;
+        let family = self.location.as_ref().map_or("?", |l| {
+            mutagraph_ir::registry::Registry::global()
+                .get("", &l.op_type)
+                .map_or(l.op_type.as_str(), |s| s.family())
+        });
+        let how = if self.kind.is_numeric() {
+            String::new()
+        } else {
+            format!("|msg={}", core_message(&self.message))
+        };
+        Some(format!(
+            "{}|{}|{}|{}|rewrite={rule}|family={family}{how}",
+            self.kind,
+            self.library(),
+            self.layer.map(Layer::name).unwrap_or_default(),
+            self.symptom_class(),
+        ))
     }
 
     /// The root cause of burn's wrong values that its node shows only after the nodes that
@@ -462,7 +489,7 @@ impl Finding {
             };
             if let Some(rule) = self.rewrite() {
                 // A rewrite of the library that the finding needs (the part shows it with the
-                // rewrite and not without): one fault of that rewrite where it leaves this op.
+                // rewrite and not without), where it leaves this op.
                 let how = if self.kind.is_numeric() {
                     String::new()
                 } else {

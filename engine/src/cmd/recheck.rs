@@ -181,6 +181,16 @@ pub fn recheck(
     let (reproduced, detail) = match check {
         None => (false, "a backend's worker could not be started".to_string()),
         Some(c) => match c.found {
+            // The same bug, under a narrower signature than the one the bundle was filed under
+            // (the rewrite a newer triage finds it needs).
+            Some(t) if t.finding.signature() != meta.signature => (
+                true,
+                format!(
+                    "{} (now filed as {})",
+                    t.finding.message,
+                    t.finding.signature()
+                ),
+            ),
             Some(t) => (true, t.finding.message.clone()),
             None => {
                 let seen: Vec<String> = c

@@ -496,10 +496,24 @@ fn findings_on_one_rewrite_share_a_signature_and_drop_it_unground() {
         on("Conv", &["LogSoftmax", "Conv"]),
     );
     assert_eq!(a.signature(), b.signature());
-    assert_eq!(a.root_signature(), a.signature());
     assert!(
         a.signature()
             .contains("rewrite=declutter Downsample|op=Conv")
+    );
+    assert!(
+        a.root_signature()
+            .contains("rewrite=declutter Downsample|family=Conv")
+    );
+    // One rewrite over two ops of a family (tract's fold of a squared square root, met in
+    // ReduceL2 and ReduceSumSquare) is one root cause; over ops of two families, two.
+    let (l2, ss) = (
+        on("ReduceL2", &["ReduceL2"]),
+        on("ReduceSumSquare", &["ReduceSumSquare"]),
+    );
+    assert_eq!(l2.root_signature(), ss.root_signature());
+    assert_ne!(
+        l2.root_signature(),
+        on("Slice", &["Conv", "Slice"]).root_signature()
     );
     // Without the rewrite (judged against a peer, where it cannot be looked for) it is the same
     // bug once both are unground.
