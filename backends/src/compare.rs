@@ -415,23 +415,27 @@ pub fn compare_envelope(
                     metrics: m,
                 }
             } else {
-                let nonfinite = if m.nonfinite_mismatch > 0 {
-                    format!(
-                        ", {} where one side is NaN/Inf and the other is not",
+                // Only the elements finite on both sides have an error to give.
+                let mut how = Vec::new();
+                if m.mismatched > 0 {
+                    how.push(format!(
+                        "max abs {:.3e}, max rel {:.3e}",
+                        m.max_abs, m.max_rel
+                    ));
+                }
+                if m.nonfinite_mismatch > 0 {
+                    how.push(format!(
+                        "{} where one side is NaN/Inf and the other is not",
                         m.nonfinite_mismatch
-                    )
-                } else {
-                    String::new()
-                };
+                    ));
+                }
+                how.push(format!("tolerance {}", tol.name));
                 Comparison::fail(
                     format!(
-                        "{} of {} elements outside the precision envelope (max abs {:.3e}, max \
-                         rel {:.3e}{nonfinite}, tolerance {})",
+                        "{} of {} elements outside the precision envelope ({})",
                         m.mismatched + m.nonfinite_mismatch,
                         m.elements,
-                        m.max_abs,
-                        m.max_rel,
-                        tol.name
+                        how.join(", ")
                     ),
                     m,
                 )
