@@ -560,6 +560,12 @@ impl Finding {
         tract_rule(&self.message)
     }
 
+    /// The output a numeric finding's message names first (`output 'y': …`).
+    pub fn named_output(&self) -> Option<&str> {
+        let rest = self.message.strip_prefix("output '")?;
+        rest.split_once('\'').map(|(n, _)| n)
+    }
+
     /// The rewrite of the library the finding needs, when the blame check found one
     /// ([`Blame::Rewrite`]).
     pub fn rewrite(&self) -> Option<&str> {

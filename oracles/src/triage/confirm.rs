@@ -402,13 +402,11 @@ impl super::Triage {
         if !self.check_blame {
             return;
         }
-        let named = t
+        let output = t
             .finding
-            .message
-            .strip_prefix("output '")
-            .and_then(|m| m.split_once('\''))
-            .map(|(n, _)| n.to_string());
-        let output = named.or_else(|| model.graph.outputs.first().and_then(|o| o.name.clone()));
+            .named_output()
+            .map(String::from)
+            .or_else(|| model.graph.outputs.first().and_then(|o| o.name.clone()));
         let Some(node) = output.and_then(|o| model.graph.producer(&o)) else {
             return;
         };

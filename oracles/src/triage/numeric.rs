@@ -117,6 +117,13 @@ impl Triage {
             None
         };
         let faulty_ex = self.exposed(pool, cache, &faulty);
+        // The first divergence on the way to the output found wrong: another output's bug
+        // upstream elsewhere in the model is another finding (a minimizer keeping a GRU beside
+        // a MatMulInteger filed its values under the MatMulInteger).
+        let faulty_ex = match (faulty_ex, t.finding.named_output()) {
+            (Some(v), Some(o)) => Some(upstream_of(model, o, v)),
+            (v, _) => v,
+        };
         let exposed = match (&truth, &faulty_ex) {
             (Some(w), Some(g)) => Some(Exposed {
                 reference: w,
@@ -223,6 +230,26 @@ impl Triage {
         ids.into_iter()
             .find_map(|id| self.undefined_at(model, id, truth, inputs, false))
     }
+}
+
+/// The values of `values` computed on the way to `output` (by its producer and that node's
+/// ancestors); all of them when `output` has no producer.
+fn upstream_of(model: &Model, output: &str, values: NamedValues) -> NamedValues {
+    let g = &model.graph;
+    let Some(last) = g.producer(output) else {
+        return values;
+    };
+    let mut ids = crate::triage::crash::ancestors(model, last);
+    ids.push(last);
+    let on_way: std::collections::HashSet<&str> = ids
+        .iter()
+        .filter_map(|id| g.node(*id))
+        .flat_map(|n| n.outputs.iter().map(String::as_str))
+        .collect();
+    values
+        .into_iter()
+        .filter(|(n, _)| on_way.contains(n.as_str()))
+        .collect()
 }
 
 /// Localization over the `exposed` values, or its failure when the exposed model did not run
