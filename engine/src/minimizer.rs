@@ -206,6 +206,7 @@ pub fn minimize_one(
         values: ValueMap::default(),
         calls: 0,
         known: None,
+        start_error: None,
     };
     // The original, on the inputs the campaign used: what the campaign saw must show again.
     let first = rep.check_with(&model, job.inputs.clone())?;

@@ -175,6 +175,7 @@ pub fn recheck(
         values: ValueMap::default(),
         calls: 0,
         known: None,
+        start_error: None,
     };
     let check = rep.check_with(&model, values);
     pool.shutdown();

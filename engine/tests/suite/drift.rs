@@ -89,6 +89,7 @@ fn a_candidate_showing_another_bug_of_the_library_is_not_kept() {
         values: ValueMap::new(&inputs(), None, 0),
         calls: 0,
         known: None,
+        start_error: None,
     };
     let first = rep.check_with(&start, inputs()).unwrap();
     rep.start(&first);
@@ -171,6 +172,7 @@ fn dropping_the_op_the_reference_lacked_keeps_the_bug() {
         values: ValueMap::new(&values, None, 0),
         calls: 0,
         known: None,
+        start_error: None,
     };
     let first = rep.check_with(&start, values.clone()).unwrap();
     rep.start(&first);

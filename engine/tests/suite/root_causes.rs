@@ -156,6 +156,7 @@ fn trigger_of(src: &str, x: HostTensor, backends: &[&str]) -> Vec<String> {
         values: ValueMap::new(&inputs, None, 0),
         calls: 0,
         known: None,
+        start_error: None,
     };
     let check = rep.check_with(&model, inputs.clone()).unwrap();
     let found: Vec<_> = check

@@ -978,8 +978,12 @@ fn wrong_values_are_localized_on_the_way_to_the_output_that_shows_them() {
     // Two unrelated parts: tract's GRU ignoring direction="reverse" makes 'y' wrong; its
     // MatMulInteger of a 1-D A keeps a unit dimension, a wrong shape of 'm' (another finding).
     // The values of 'y' are the GRU's, whatever node comes first in the model.
-    let w: Vec<String> = (0..18).map(|i| format!("{:.2}", 0.05 * i as f64 - 0.4)).collect();
-    let r: Vec<String> = (0..12).map(|i| format!("{:.2}", 0.3 - 0.05 * i as f64)).collect();
+    let w: Vec<String> = (0..18)
+        .map(|i| format!("{:.2}", 0.05 * i as f64 - 0.4))
+        .collect();
+    let r: Vec<String> = (0..12)
+        .map(|i| format!("{:.2}", 0.3 - 0.05 * i as f64))
+        .collect();
     let bytes = crate::common::text_model(&format!(
         "g (int8[4] a, float[3,1,3] x) => (float[3,1,1,2] y, int32[2] m)
             <int8[4,2] b = {{1, 2, 3, 4, 5, 6, 7, 8}}, float[1,6,3] w = {{{}}},
