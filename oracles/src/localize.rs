@@ -451,6 +451,10 @@ fn check_blamed(
     {
         return Verdict::Unstable;
     }
+    // A comparison that flips only where its operands tie within rounding.
+    if cancellation::comparison_at_tie(node, &seen, &outs(ex.reference), &outs(backend)) {
+        return Verdict::Unstable;
+    }
     if reduced_precision(node).is_some() {
         let wide = Precision::flat(widest(precision.base, Tolerance::VERY_APPROXIMATE));
         let native = ex.native.map(outs);

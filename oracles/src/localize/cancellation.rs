@@ -128,6 +128,83 @@ fn grouped_rounding(node: &Node, x: &HostTensor, scale: &HostTensor) -> Option<f
     Some(STEPS * unit * magnitude * s)
 }
 
+/// Rounding steps of the operands' type within which a comparison may go either way.
+const TIE_STEPS: f64 = 4.0;
+
+/// Whether a comparison (Greater, Less, GreaterOrEqual, LessOrEqual, Equal) differs from the
+/// reference (`want`) only where its two operands, as fed (`seen`), lie within [`TIE_STEPS`]
+/// roundings of their float type of each other: an implementation computing the operands in a
+/// wider type (ONNX Runtime runs an f16 AveragePool before a GreaterOrEqual in f32) lands on
+/// either side of such a tie, and ONNX does not fix the precision of what precedes.
+pub fn comparison_at_tie(
+    node: &Node,
+    seen: &[(String, HostTensor)],
+    want: &NamedValues,
+    got: &NamedValues,
+) -> bool {
+    let compares = matches!(
+        node.op_type.as_str(),
+        "Greater" | "Less" | "GreaterOrEqual" | "LessOrEqual" | "Equal"
+    );
+    let input = |i: usize| {
+        let name = node.inputs.get(i)?;
+        seen.iter().find(|(n, _)| n == name).map(|(_, t)| t)
+    };
+    let (Some(a), Some(b), Some(y)) = (input(0), input(1), node.outputs.first()) else {
+        return false;
+    };
+    let value = |side: &NamedValues| side.iter().find(|(n, _)| n == y)?.1.tensor()?.to_f64s();
+    let (Some(unit), Some(av), Some(bv), Some(w), Some(g)) = (
+        unit_of(a.dtype).filter(|_| compares),
+        a.to_f64s(),
+        b.to_f64s(),
+        value(want),
+        value(got),
+    ) else {
+        return false;
+    };
+    let Some(shape) = want
+        .iter()
+        .find(|(n, _)| n == y)
+        .and_then(|(_, v)| v.tensor())
+    else {
+        return false;
+    };
+    let shape = &shape.shape;
+    let differing: Vec<usize> = (0..w.len().min(g.len()))
+        .filter(|&i| w[i] != g[i])
+        .collect();
+    w.len() == g.len()
+        && !differing.is_empty()
+        && differing.iter().all(|&i| {
+            let (x, z) = (
+                av[broadcast_index(i, shape, &a.shape)],
+                bv[broadcast_index(i, shape, &b.shape)],
+            );
+            (x - z).abs() <= TIE_STEPS * unit * x.abs().max(z.abs())
+        })
+}
+
+/// The flat index in a value of shape `from` that numpy broadcasting reads for the flat index
+/// `i` of a result of shape `to`.
+fn broadcast_index(i: usize, to: &[usize], from: &[usize]) -> usize {
+    let (mut rest, mut at, mut stride) = (i, 0, 1);
+    for k in (0..to.len()).rev() {
+        let coord = rest % to[k].max(1);
+        rest /= to[k].max(1);
+        if let Some(&d) = (k + from.len())
+            .checked_sub(to.len())
+            .and_then(|j| from.get(j))
+        {
+            if d > 1 {
+                at += coord * stride;
+            }
+            stride *= d.max(1);
+        }
+    }
+    at
+}
+
 /// The largest |a − b| over the outputs both hold, by name; `None` when a shape differs, a
 /// value is not a tensor or a difference is not a number.
 pub fn max_abs_diff(a: &NamedValues, b: &NamedValues) -> Option<f64> {
@@ -156,6 +233,39 @@ mod tests {
 
     fn f32s(shape: &[usize], v: &[f32]) -> HostTensor {
         HostTensor::new(shape.to_vec(), Data::F32(v.to_vec()))
+    }
+
+    #[test]
+    fn a_comparison_differing_only_at_ties_is_rounding() {
+        use mutagraph_backends::value::Value;
+        let node = Node::new("GreaterOrEqual", &["a", "b"], &["y"]);
+        let bools = |v: &[bool]| {
+            vec![(
+                "y".to_string(),
+                Value::Tensor(HostTensor::new(vec![2, 2], Data::Bool(v.to_vec()))),
+            )]
+        };
+        // b broadcast from [2, 1]: row 0 compares with 1.0, row 1 with 2.0.
+        let seen = vec![
+            ("a".to_string(), f32s(&[2, 2], &[1.0, 0.5, 2.0, 3.0])),
+            ("b".to_string(), f32s(&[2, 1], &[1.0, 2.0])),
+        ];
+        let want = bools(&[true, false, true, true]);
+        // The elements equal to their threshold may go either way...
+        assert!(comparison_at_tie(
+            &node,
+            &seen,
+            &want,
+            &bools(&[false, false, false, true])
+        ));
+        // ...a far-apart pair may not.
+        assert!(!comparison_at_tie(
+            &node,
+            &seen,
+            &want,
+            &bools(&[true, true, true, true])
+        ));
+        assert!(!comparison_at_tie(&node, &seen, &want, &want));
     }
 
     #[test]
