@@ -244,14 +244,23 @@ fn attr_name(fact: &str) -> Option<&str> {
         .then_some(name)
 }
 
+/// How many ops a title lists of the part a rewrite changed (more are counted).
+const MAX_TITLE_OPS: usize = 4;
+
 /// The rewrite a failure happened in, in words (`the rewrite pulling Downsample over Conv`),
 /// when tract's message names one, or ONNX Runtime's (`the rewrite LayerNormFusion`) when the
 /// blame check found the failure only inside the part that rewrite matched.
 fn rewrite(f: &Finding) -> Option<String> {
     match &f.blame {
         Some(Blame::InRewrite { rule, .. }) => return Some(format!("the rewrite {rule}")),
-        Some(Blame::Rewrite { rule, ops, .. }) => {
+        Some(Blame::Rewrite { rule, ops, .. }) if ops.len() <= MAX_TITLE_OPS => {
             return Some(format!("the rewrite {rule} of {}", ops.join(" → ")));
+        }
+        Some(Blame::Rewrite { rule, ops, .. }) => {
+            return Some(format!(
+                "the rewrite {rule} of a model of {} ops",
+                ops.len()
+            ));
         }
         _ => {}
     }

@@ -1006,3 +1006,28 @@ fn wrong_values_are_localized_on_the_way_to_the_output_that_shows_them() {
     assert_eq!(t.finding.named_output(), Some("y"), "{t:?}");
     assert_eq!(t.finding.op_type(), Some("GRU"), "{t:?}");
 }
+
+#[test]
+fn a_failure_naming_its_tract_rule_is_keyed_on_the_rule_not_on_a_patch() {
+    // tract's message names the rule it failed in ("Pulling Downsample over Reshape: Invalid
+    // axis"): one finding of that rule, whichever patch made the Downsample it pulled.
+    let bytes = crate::common::text_model(
+        "g (float[2] x) => (float[2,1] y) <int64[2] s = {2, 1}, int64[1] st = {0},
+            int64[1] en = {-2}, int64[1] ax = {1}, int64[1] sp = {-2}> {
+            r = Reshape (x, s)
+            y = Slice (r, st, en, ax, sp)
+        }",
+    );
+    let inputs = vec![ramp("x", &[2], 1.0)];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "tract"], "tract");
+    assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+    assert!(
+        t.finding.signature().contains("rule=Downsample/AxisOp"),
+        "{}",
+        t.finding.signature()
+    );
+    assert!(
+        !matches!(t.finding.blame, Some(Blame::Rewrite { .. })),
+        "{t:?}"
+    );
+}

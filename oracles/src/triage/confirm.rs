@@ -362,6 +362,14 @@ impl super::Triage {
         shows: &Shows,
     ) -> Option<String> {
         let what = match shows {
+            // A failure whose message names the rewrite it failed in needs no search: tract's
+            // "Pulling Downsample over …" keys it already, whichever patch reached it.
+            Shows::Failure(m)
+                if crate::finding::tract_rule(m).is_some()
+                    || crate::triage::crash::ort_rewrite(m).is_some() =>
+            {
+                return None;
+            }
             Shows::Failure(m) => format!("failure:{}", crate::finding::core_message(m)),
             Shows::Values { kind, .. } => kind.name().to_string(),
         };
