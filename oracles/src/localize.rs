@@ -550,6 +550,35 @@ fn ill_conditioned(
     if Registry::global().has(&node.op_type, Traits::DISCRETE) {
         return false;
     }
+    nudged_outputs(single, feed, base, native, runner)
+        .is_some_and(|out| diverges(kind, base, None, &out, precision))
+}
+
+/// How far a whole model's outputs move at its inputs: the largest difference between the
+/// reference's outputs `base` and those of the model with every float input and weight nudged
+/// ([`nudge`]); `None` when the nudged model did not run. An optimizer's finding that exposing
+/// the intermediates undoes is not pinned on a node, and an error within a few such moves is
+/// the model's conditioning, not the optimizer (a Tan fed 3e-4 from its pole after a fused
+/// Conv moves by 1 % when its input moves by four roundings).
+pub fn model_sensitivity(
+    model: &Model,
+    inputs: &NamedValues,
+    base: &NamedValues,
+    runner: &mut dyn ReferenceRunner,
+) -> Option<f64> {
+    let out = nudged_outputs(model, inputs, base, false, runner)?;
+    cancellation::max_abs_diff(base, &out)
+}
+
+/// The reference's outputs of `single` (those `base` holds) with every float input of `feed`
+/// and every weight nudged ([`nudge`]); `None` when it did not run.
+fn nudged_outputs(
+    single: &Model,
+    feed: &NamedValues,
+    base: &NamedValues,
+    native: bool,
+    runner: &mut dyn ReferenceRunner,
+) -> Option<NamedValues> {
     let mut model = single.clone();
     for (k, (name, t)) in model.graph.initializers.iter_mut().enumerate() {
         if let Ok(h) = HostTensor::from_proto(t) {
@@ -567,16 +596,13 @@ fn ill_conditioned(
             None => (n.clone(), v.clone()),
         })
         .collect();
-    match runner.run_reference(&model, &moved, native) {
-        Ok(out) => {
-            let out: NamedValues = out
-                .into_iter()
-                .filter(|(n, _)| base.iter().any(|(b, _)| b == n))
-                .collect();
-            !out.is_empty() && diverges(kind, base, None, &out, precision)
-        }
-        Err(_) => false,
-    }
+    let out: NamedValues = runner
+        .run_reference(&model, &moved, native)
+        .ok()?
+        .into_iter()
+        .filter(|(n, _)| base.iter().any(|(b, _)| b == n))
+        .collect();
+    (!out.is_empty()).then_some(out)
 }
 
 /// Whether a float input of `node` holds a finite value within a factor 2^10 of the largest

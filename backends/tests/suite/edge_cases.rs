@@ -435,3 +435,25 @@ g (float[1, 0, 2] x, float[0] s, float[0] b) => (float[1, 0, 2] y)
         (vec![1, 0, 2], vec![]),
     );
 }
+
+#[test]
+fn a_cubic_resize_of_bytes_saturates_where_it_overshoots() {
+    // Cubic weights are negative at the edges of a step: 0, 255 interpolated overshoots below 0
+    // and above 255. A byte holds neither: the result saturates (tract and ONNX's reference
+    // implementation do), it does not wrap 256 to 0.
+    let src = r#"<ir_version: 8, opset_import: ["" : 17]>
+g (uint8[1, 4] x) => (uint8[1, 8] y)
+<float[2] scales = {1, 2}>
+{ y = Resize <mode: string = "cubic"> (x, "", scales) }"#;
+    let out = run(
+        "reference",
+        src,
+        &[("x", DType::U8, vec![1, 4], vec![0.0, 0.0, 255.0, 255.0])],
+    );
+    let (shape, v) = values(&out[0]);
+    assert_eq!(shape, vec![1, 8]);
+    assert!(v.iter().all(|x| (0.0..=255.0).contains(x)), "{v:?}");
+    // Monotone around the step: the overshoots are clamped, not folded over.
+    assert_eq!((v[0], v[7]), (0.0, 255.0), "{v:?}");
+    assert!(v[2] <= v[3] && v[3] <= v[4] && v[4] <= v[5], "{v:?}");
+}

@@ -214,7 +214,14 @@ pub(super) fn title(meta: &Meta, f: &Finding, op: Option<&str>, facts: &[String]
         (None, Some(op)) => format!("{lib}: {op}{after}{layer} {what}"),
         (None, None) => format!("{lib}{layer} {what}"),
     };
-    let facts: Vec<&String> = facts.iter().take(4).collect();
+    // The title claims only what may be the trigger: the attributes the trigger search kept
+    // and the special values the node met. The element type and the kind of indices are the
+    // model's, not checked causes (a triage found "on f16" beside bugs of every type).
+    let facts: Vec<&String> = facts
+        .iter()
+        .filter(|f| !f.starts_with("on ") && !f.contains(" indices in '"))
+        .take(4)
+        .collect();
     if !facts.is_empty() {
         t.push_str(&format!(
             " ({})",

@@ -165,8 +165,26 @@ impl Triage {
             ));
         }
         apply_localization(&mut t, &l, exposed.as_ref());
-        // An optimizer's finding that exposing the intermediates undoes: the rewrite it needs,
-        // on the whole model.
+        // An optimizer's finding that exposing the intermediates undoes, of a model that moves
+        // as far when its inputs move by a few roundings, is rounding; else the rewrite it
+        // needs is looked for on the whole model.
+        if not_pinned
+            && t.verdict == Verdict::Report
+            && t.finding.layer == Some(Layer::Optimizer)
+            && let (Some(moves), Some(m)) = (
+                crate::localize::model_sensitivity(model, cache.inputs, &want, pool),
+                &t.finding.metrics,
+            )
+            && CONDITIONING_MOVES * moves >= m.max_abs
+        {
+            t.verdict = Verdict::Unstable(format!(
+                "the model is ill-conditioned at its inputs: its result moves by {moves:.3e} when \
+                 every input and weight moves by a few rounding steps, and an optimizer's \
+                 reordering of the arithmetic lands within {CONDITIONING_MOVES} such moves \
+                 ({:.3e})",
+                m.max_abs
+            ));
+        }
         if not_pinned && t.verdict == Verdict::Report && t.finding.layer == Some(Layer::Optimizer) {
             let shows = Shows::Values {
                 kind: t.finding.kind,
@@ -231,6 +249,10 @@ impl Triage {
             .find_map(|id| self.undefined_at(model, id, truth, inputs, false))
     }
 }
+
+/// How many times its move under a nudge of a few roundings an optimizer's error may be on an
+/// ill-conditioned model ([`crate::localize::model_sensitivity`]) to be rounding.
+const CONDITIONING_MOVES: f64 = 4.0;
 
 /// The values of `values` computed on the way to `output` (by its producer and that node's
 /// ancestors); all of them when `output` has no producer.

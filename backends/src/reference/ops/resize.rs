@@ -2,6 +2,7 @@
 //! output coordinate of each axis.
 use crate::reference::tensor::*;
 use crate::reference::{Cx, V, inp, one, opt};
+use mutagraph_ir::DType;
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::Node;
 
@@ -214,7 +215,28 @@ fn resample(x: &T, axes: &[Axis], o: &Opts, extrapolation: f64) -> R<T> {
         }
         out.push(acc);
     }
+    // An interpolation of integers may overshoot the type's range (cubic weights are
+    // negative): it saturates, as tract and ONNX's reference implementation do (the text says
+    // nothing; wrapping 256 to 0 is no reading of an interpolation).
+    if let Some((lo, hi)) = int_range(x.dt) {
+        out.iter_mut().for_each(|v| *v = v.clamp(lo, hi));
+    }
     T::from_f64s(x.dt, oshape, out)
+}
+
+/// The values an integer type holds (`None` for other types).
+fn int_range(dt: DType) -> Option<(f64, f64)> {
+    Some(match dt {
+        DType::I8 => (i8::MIN as f64, i8::MAX as f64),
+        DType::U8 => (0.0, u8::MAX as f64),
+        DType::I16 => (i16::MIN as f64, i16::MAX as f64),
+        DType::U16 => (0.0, u16::MAX as f64),
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+        DType::U32 => (0.0, u32::MAX as f64),
+        DType::I64 => (i64::MIN as f64, i64::MAX as f64),
+        DType::U64 => (0.0, u64::MAX as f64),
+        _ => return None,
+    })
 }
 
 pub(super) fn op_resize(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {

@@ -131,3 +131,25 @@ fn wrong_values_a_rewrite_makes_are_titled_after_it() {
     );
     assert!(!t.contains(": Conv "), "{t}");
 }
+
+/// A title names what may be the trigger, not the model's element type or the kind of its
+/// indices (a triage found "(on f16)" and "fractional float indices" on bugs that have
+/// neither as a cause).
+#[test]
+fn a_title_leaves_out_unchecked_circumstances() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, _, _) = crate::bundle::sample(t.path());
+    let meta = crate::bundle::read_meta(&b).unwrap();
+    let f = meta.finding.clone();
+    let facts: Vec<String> = [
+        "on f16",
+        "fractional float indices in 'x'",
+        "NaN in 'y'",
+        "axis=1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let t = title(&meta, &f, Some("OneHot"), &facts);
+    assert!(t.ends_with("(NaN in 'y', axis=1)"), "{t}");
+}
