@@ -378,9 +378,7 @@ impl Finding {
         if (self.trigger.is_empty() && self.kind.is_numeric()) || self.kind == Kind::Nan {
             return self.numeric_root();
         }
-        let family = mutagraph_ir::registry::Registry::global()
-            .get("", &loc.op_type)
-            .map_or(loc.op_type.as_str(), |s| s.family());
+        let family = op_family(&loc.op_type);
         // Two failures of one family that need the same attributes are one root cause only
         // when they fail the same way.
         let how = if self.kind.is_numeric() {
@@ -409,11 +407,10 @@ impl Finding {
     /// and into the Conv before a Slice are two), failing one way.
     fn rewrite_root(&self) -> Option<String> {
         let rule = self.rewrite()?;
-        let family = self.location.as_ref().map_or("?", |l| {
-            mutagraph_ir::registry::Registry::global()
-                .get("", &l.op_type)
-                .map_or(l.op_type.as_str(), |s| s.family())
-        });
+        let family = self
+            .location
+            .as_ref()
+            .map_or("?", |l| op_family(&l.op_type));
         let how = if self.kind.is_numeric() {
             String::new()
         } else {
@@ -627,6 +624,14 @@ impl Finding {
             fnv1a(sig.as_bytes()) as u32
         )
     }
+}
+
+/// The family an op's root causes are keyed on (`RNN/GRU/LSTM`, `Reduce*`; the op itself when
+/// the registry gives it none).
+fn op_family(op_type: &str) -> &str {
+    mutagraph_ir::registry::Registry::global()
+        .get("", op_type)
+        .map_or(op_type, |s| s.family())
 }
 
 /// 64-bit FNV-1a (stable across builds and platforms, unlike `DefaultHasher`).

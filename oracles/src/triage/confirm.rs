@@ -63,13 +63,10 @@ pub(super) enum Shows<'a> {
 /// the values fed to it.
 pub(super) type Part = (Model, NamedValues);
 
-/// The check's outcome: the [`Blame`], the values fed to the node when it showed the finding
-/// alone (a bundle's reproduction runs the node on them), and the part that showed it.
-pub(super) fn check(
-    pool: &mut Pool,
-    at: &Blamed,
-    shows: &Shows,
-) -> (Blame, Option<NamedValues>, Option<Part>) {
+/// The check's outcome: the [`Blame`] and the part that showed the finding (with
+/// [`Blame::Alone`], the node and the values fed to it: a bundle's reproduction runs the node
+/// on them).
+pub(super) fn check(pool: &mut Pool, at: &Blamed, shows: &Shows) -> (Blame, Option<Part>) {
     let mut part: BTreeSet<NodeId> = BTreeSet::from([at.node]);
     let mut tried = 0;
     for level in 0..=MAX_LEVELS {
@@ -78,31 +75,27 @@ pub(super) fn check(
             return (
                 unchecked("the part could not be cut out of the model"),
                 None,
-                None,
             );
         };
         let Some(feed) = feed(&single, at) else {
             return (
                 unchecked("the library did not compute every value reaching the part"),
                 None,
-                None,
             );
         };
         tried = ids.len();
         match shown(pool, at, &single, &feed, shows) {
-            Some(true) if level == 0 => {
-                return (Blame::Alone, Some(feed.clone()), Some((single, feed)));
-            }
+            Some(true) if level == 0 => return (Blame::Alone, Some((single, feed))),
             Some(true) => {
                 let ops = ids
                     .iter()
                     .filter(|id| **id != at.node)
                     .filter_map(|id| Some(at.model.graph.node(*id)?.op_type.clone()))
                     .collect();
-                return (Blame::WithProducers { ops }, None, Some((single, feed)));
+                return (Blame::WithProducers { ops }, Some((single, feed)));
             }
             Some(false) => {}
-            None => return (unchecked("the part could not be run"), None, None),
+            None => return (unchecked("the part could not be run"), None),
         }
         let before = part.len();
         let producers: Vec<NodeId> = part
@@ -120,9 +113,9 @@ pub(super) fn check(
         && let Some(rule) = crate::triage::crash::ort_rewrite(message)
         && let Some(blame) = in_rewrite(pool, at, shows, &rule)
     {
-        return (blame, None, None);
+        return (blame, None);
     }
-    (Blame::NotShown { nodes: tried }, None, None)
+    (Blame::NotShown { nodes: tried }, None)
 }
 
 /// A failure of a node ONNX Runtime's rewrite made (`…/n/Mul/LayerNormFusion/`): the rule
@@ -295,18 +288,23 @@ fn shown(
         pool.run(at.faulty, &bytes, feed)
     }
     .ok()?;
-    judged(pool, at, single, feed, shows, &run.outcome)
+    judged(pool, at, (single, feed), shows, &run.outcome, &mut None)
 }
 
+/// The reference's outputs of a part (f64, and native when asked), computed once for the
+/// several runs of the library judged against them ([`judged`]).
+pub(super) type Expected = Option<(NamedValues, Option<NamedValues>)>;
+
 /// Whether the library's `outcome` on `single` fed `feed` shows the finding (`None`: the
-/// reference failed on the part).
+/// reference failed on the part). The reference's outputs are taken from `expected`, else
+/// computed and kept there.
 pub(super) fn judged(
     pool: &mut Pool,
     at: &Blamed,
-    single: &Model,
-    feed: &NamedValues,
+    (single, feed): (&Model, &NamedValues),
     shows: &Shows,
     outcome: &Outcome,
+    expected: &mut Expected,
 ) -> Option<bool> {
     match shows {
         Shows::Failure(message) => Some(match outcome {
@@ -322,12 +320,14 @@ pub(super) fn judged(
                 // Failing where the model ran is another finding, not this one.
                 return Some(false);
             };
-            let want = pool.run_reference(single, feed, false).ok()?;
-            let nat = if *native {
-                pool.run_reference(single, feed, true).ok()
-            } else {
-                None
-            };
+            if expected.is_none() {
+                let want = pool.run_reference(single, feed, false).ok()?;
+                let nat = native
+                    .then(|| pool.run_reference(single, feed, true).ok())
+                    .flatten();
+                *expected = Some((want, nat));
+            }
+            let (want, nat) = expected.as_ref()?;
             let node = at.model.graph.node(at.node)?;
             let of = |vals: &NamedValues| -> NamedValues {
                 vals.iter()
@@ -335,7 +335,7 @@ pub(super) fn judged(
                     .cloned()
                     .collect()
             };
-            let (want, got) = (of(&want), of(got));
+            let (want, got) = (of(want), of(got));
             if want.is_empty() || want.len() != got.len() {
                 return None;
             }
@@ -389,8 +389,9 @@ impl super::Triage {
             return known.clone();
         }
         let found = super::rewrite::culprit(pool, at, (&part.0, &part.1), shows);
-        self.memory().stats.extra_runs += 1;
-        self.memory().rewrites.insert(key, found.clone());
+        let mut memory = self.memory();
+        memory.stats.extra_runs += 1;
+        memory.rewrites.insert(key, found.clone());
         found
     }
 
@@ -450,8 +451,12 @@ impl super::Triage {
             fresh: self.fresh_blame,
             ..at
         };
-        let (blame, fed, part) = check(pool, &at, shows);
+        let (blame, part) = check(pool, &at, shows);
         self.memory().stats.extra_runs += 1;
+        let fed = part
+            .as_ref()
+            .filter(|_| blame == Blame::Alone)
+            .map(|(_, feed)| feed.clone());
         // A part that shows it with all of the library's rewrites and not without one of them
         // is that rewrite's finding.
         if let Some(part) = &part

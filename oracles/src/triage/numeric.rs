@@ -41,6 +41,24 @@ impl Envelope<'_> {
         }
     }
 
+    /// [`Envelope::holds`] with the precision conditioned on the reference's values of the
+    /// model (`truth`, and its `inputs`): a half-precision value may carry a few roundings of
+    /// the largest value on its path ([`Precision::conditioned`]).
+    fn holds_conditioned(
+        &self,
+        model: &Model,
+        truth: &NamedValues,
+        inputs: &NamedValues,
+        got: &NamedValues,
+    ) -> bool {
+        let seen: NamedValues = truth.iter().chain(inputs.iter()).cloned().collect();
+        Envelope {
+            precision: &self.precision.conditioned(model, &seen),
+            ..*self
+        }
+        .holds(got)
+    }
+
     /// True when `got` is inside the envelope, without new NaN or Inf.
     fn holds(&self, got: &NamedValues) -> bool {
         inside(self.want, self.native, got, self.precision).is_ok()
@@ -95,21 +113,16 @@ impl Triage {
         let truth = self.exposed(pool, cache, &rname);
         // A half-precision result inside the rounding of the largest value on its path (a
         // small result of large intermediates cancels) is rounding too.
-        if let Some(w) = &truth {
-            let seen: NamedValues = w.iter().chain(cache.inputs.iter()).cloned().collect();
-            let conditioned = Envelope {
-                precision: &precision.conditioned(model, &seen),
-                ..envelope
-            };
-            if conditioned.holds(&got) {
-                t.verdict = Verdict::Unstable(
-                    "inside the rounding of the half-precision values it is computed from (a \
-                     few units in the last place of the largest value on its path: a small \
-                     result of large intermediates cancels)"
-                        .into(),
-                );
-                return t;
-            }
+        if let Some(w) = &truth
+            && envelope.holds_conditioned(model, w, cache.inputs, &got)
+        {
+            t.verdict = Verdict::Unstable(
+                "inside the rounding of the half-precision values it is computed from (a few \
+                 units in the last place of the largest value on its path: a small result of \
+                 large intermediates cancels)"
+                    .into(),
+            );
+            return t;
         }
         let native_ex = if native.is_some() {
             self.exposed(pool, cache, "reference-native")
@@ -165,33 +178,14 @@ impl Triage {
             ));
         }
         apply_localization(&mut t, &l, exposed.as_ref());
-        // An optimizer's finding that exposing the intermediates undoes, of a model that moves
-        // as far when its inputs move by a few roundings, is rounding; else the rewrite it
-        // needs is looked for on the whole model.
-        if not_pinned
-            && t.verdict == Verdict::Report
-            && t.finding.layer == Some(Layer::Optimizer)
-            && let (Some(moves), Some(m)) = (
-                crate::localize::model_sensitivity(model, cache.inputs, &want, pool),
-                &t.finding.metrics,
-            )
-            && CONDITIONING_MOVES * moves >= m.max_abs
-        {
-            t.verdict = Verdict::Unstable(format!(
-                "the model is ill-conditioned at its inputs: its result moves by {moves:.3e} when \
-                 every input and weight moves by a few rounding steps, and an optimizer's \
-                 reordering of the arithmetic lands within {CONDITIONING_MOVES} such moves \
-                 ({:.3e})",
-                m.max_abs
-            ));
-        }
         if not_pinned && t.verdict == Verdict::Report && t.finding.layer == Some(Layer::Optimizer) {
             let shows = Shows::Values {
                 kind: t.finding.kind,
                 precision: &precision,
                 native: native.is_some(),
             };
-            self.check_model_rewrite(pool, model, &faulty, cache.inputs, &shows, &mut t);
+            let at = (model, faulty.as_str(), cache.inputs);
+            self.unpinned_optimizer(pool, at, &want, &shows, &mut t);
         }
         if l.verdict == LocVerdict::Localized
             && let (Some(e), Some(loc)) = (&exposed, &l.location)
@@ -215,6 +209,35 @@ impl Triage {
         t.localization = Some(l);
         t.intermediates = truth;
         t
+    }
+
+    /// An optimizer's finding that exposing the intermediates undoes (`at`: the model, the
+    /// faulty library, the inputs): rounding when the model moves as far under a nudge of a few
+    /// roundings ([`CONDITIONING_MOVES`]); else the rewrite it needs, looked for on the whole
+    /// model.
+    fn unpinned_optimizer(
+        &mut self,
+        pool: &mut Pool,
+        (model, faulty, inputs): (&Model, &str, &NamedValues),
+        want: &NamedValues,
+        shows: &Shows,
+        t: &mut Triaged,
+    ) {
+        if let (Some(moves), Some(m)) = (
+            crate::localize::model_sensitivity(model, inputs, want, pool),
+            &t.finding.metrics,
+        ) && CONDITIONING_MOVES * moves >= m.max_abs
+        {
+            t.verdict = Verdict::Unstable(format!(
+                "the model is ill-conditioned at its inputs: its result moves by {moves:.3e} when \
+                 every input and weight moves by a few rounding steps, and an optimizer's \
+                 reordering of the arithmetic lands within {CONDITIONING_MOVES} such moves \
+                 ({:.3e})",
+                m.max_abs
+            ));
+            return;
+        }
+        self.check_model_rewrite(pool, model, faulty, inputs, shows, t);
     }
 
     /// The other libraries whose runs are inside the envelope, then the reference.
