@@ -1068,3 +1068,37 @@ fn an_optimizer_finding_on_an_ill_conditioned_model_is_rounding() {
 fn x_at(v: f32) -> NamedValues {
     x(&[v])
 }
+
+#[test]
+fn a_failure_on_a_shape_its_producer_got_wrong_is_filed_on_the_producer() {
+    // ONNX Runtime's SAME_UPPER padding of a dilated MaxPool ignores the dilation: 31 columns
+    // where the spec's ceil(32 / 1) is 32. The Add after it (fused into a
+    // SkipLayerNormalization with the LayerNormalization at the optimized level) then fails on
+    // mismatched shapes, and the message names only the fused node, which no prefix of the
+    // model with its values exposed reproduces. The fault is the MaxPool's shape, not the Add,
+    // the fused node nor the model's last node.
+    let bytes = crate::common::text_model(
+        "g (float[1,1,32] e, float[1,1,32] a, float[1] z) => (float[1,1,32] y, float[1] w)
+            <float[32] g = {1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,
+                            1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0},
+             float[32] b = {0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,
+                            0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0}> {
+            m = MaxPool <kernel_shape = [2], strides = [1], dilations = [2], auto_pad = \"SAME_UPPER\"> (a)
+            s = Add (e, m)
+            y = LayerNormalization <axis = -1> (s, g, b)
+            w = Neg (z)
+        }",
+    );
+    let inputs = vec![
+        ramp("e", &[1, 1, 32], 0.03),
+        ramp("a", &[1, 1, 32], -0.01),
+        ramp("z", &[1], 0.5),
+    ];
+    for faulty in ["ort", "ort-noopt"] {
+        let t = triaged_for_real(&bytes, &inputs, &["reference", faulty], faulty);
+        assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+        assert_eq!(t.finding.op_type(), Some("MaxPool"), "{faulty}: {t:?}");
+        assert_eq!(t.finding.symptom, "shape", "{faulty}: {t:?}");
+        assert_eq!(t.finding.blame, Some(Blame::Alone), "{faulty}: {t:?}");
+    }
+}

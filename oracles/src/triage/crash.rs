@@ -366,6 +366,9 @@ pub struct FirstFailure {
     pub outputs: Option<NamedValues>,
     /// The failure of the prefix that ends with the node.
     pub message: Option<String>,
+    /// False when a failure was looked for (`like`) and no node fails that way with only what
+    /// it depends on: the node is then the bisection's guess.
+    pub fails_like: bool,
 }
 
 /// See [`FirstFailure`]: bisection over the prefixes of `order` (the whole model's
@@ -413,6 +416,7 @@ pub fn failing_node(
     // A prefix that fails another way may hide the failure looked for (the library meets the
     // other fault first): the node found must fail that way with only what it depends on, else
     // the first node (in order) whose own part does.
+    let mut found = true;
     if let Some(like) = like {
         let fails_like = |pool: &mut Pool, id: NodeId| {
             let mut part = ancestors(model, id);
@@ -420,7 +424,8 @@ pub fn failing_node(
             matches!(run_part(pool, faulty, model, &part, inputs),
                 Err(Some(m)) if crate::finding::same_failure(library, like, &m))
         };
-        if !fails_like(pool, order[lo])
+        found = fails_like(pool, order[lo]);
+        if !found
             && let Some(&id) = order
                 .iter()
                 .take(MAX_SCAN)
@@ -430,6 +435,7 @@ pub fn failing_node(
                 node: id,
                 outputs: None,
                 message: Some(like.to_string()),
+                fails_like: true,
             });
         }
     }
@@ -437,6 +443,7 @@ pub fn failing_node(
         node: order[lo],
         outputs: got,
         message,
+        fails_like: found,
     })
 }
 

@@ -69,7 +69,7 @@ impl Triage {
             inputs: cache.inputs,
             faulty: &faulty,
         };
-        let Some((node, prefix_out)) = self.failed_node(pool, &at, &mut t.finding) else {
+        let Some((node, prefix_out, guessed)) = self.failed_node(pool, &at, &mut t.finding) else {
             return t;
         };
         let truth = self
@@ -80,7 +80,10 @@ impl Triage {
         let mut library_values: Option<NamedValues> = None;
         if let Some(truth) = &truth {
             library_values = self.library_upstream(pool, &at, node, prefix_out);
-            if self.shape_root_cause(&at, node, truth, library_values.as_ref(), &mut t) {
+            if self.shape_root_cause(&at, node, truth, library_values.as_ref(), &mut t)
+                || guessed && self.shape_before_any_failure(pool, &at, truth, &mut t)
+            {
+                shape_blame(pool, &at, truth, &mut t);
                 return t;
             }
         }
@@ -169,28 +172,52 @@ impl Triage {
     }
 
     /// The node the library failed on: the one its message names, else the first whose
-    /// prefix of the model fails; with the outputs of the longest prefix the library runs,
-    /// when a run computed them.
+    /// prefix of the model fails that way; with the outputs of the longest prefix the library
+    /// runs, when a run computed them, and whether no part fails that way (the node is a guess).
     fn failed_node(
         &mut self,
         pool: &mut Pool,
         at: &Failed,
         f: &mut Finding,
-    ) -> Option<(NodeId, Option<NamedValues>)> {
+    ) -> Option<(NodeId, Option<NamedValues>, bool)> {
         let Failed {
             model,
             inputs,
             faulty,
         } = *at;
         match crash::named_node(model, &f.message) {
-            Some(named) => Some(self.blame_upstream(pool, at, named, f)),
+            Some(named) => {
+                let (node, outputs) = self.blame_upstream(pool, at, named, f);
+                Some((node, outputs, false))
+            }
             None => {
                 let first =
                     crash::failing_node(pool, faulty, model, inputs, None, None, Some(&f.message))?;
                 self.memory().stats.extra_runs += 8;
-                Some((first.node, first.outputs))
+                Some((first.node, first.outputs, !first.fails_like))
             }
         }
+    }
+
+    /// When no part of the model fails the way the whole model does (the message names a node
+    /// an optimizer made, ONNX Runtime's fused SkipLayerNormalization, which exposing values
+    /// undoes), a wrongly shaped value before the first node that fails at all is still the
+    /// root cause: `t` becomes that inconsistency. True when it did.
+    fn shape_before_any_failure(
+        &mut self,
+        pool: &mut Pool,
+        at: &Failed,
+        truth: &NamedValues,
+        t: &mut Triaged,
+    ) -> bool {
+        self.memory().stats.extra_runs += 8;
+        let Some(first) =
+            crash::failing_node(pool, at.faulty, at.model, at.inputs, None, None, None)
+        else {
+            return false;
+        };
+        let values = self.library_upstream(pool, at, first.node, first.outputs);
+        self.shape_root_cause(at, first.node, truth, values.as_ref(), t)
     }
 
     /// When the `named` node's own inputs already fail, the failure starts further up: the
@@ -245,7 +272,9 @@ impl Triage {
     }
 
     /// The library's values upstream of `node`: `prefix_out` when a run computed them, else
-    /// those of a run of its ancestors.
+    /// those of a run of its ancestors; where that run fails too (another failure on the way,
+    /// which a wrong shape upstream may cause: ONNX Runtime's fused node named in the message
+    /// is not the first to fail unfused), those of the longest prefix of them that runs.
     fn library_upstream(
         &mut self,
         pool: &mut Pool,
@@ -254,13 +283,37 @@ impl Triage {
         prefix_out: Option<NamedValues>,
     ) -> Option<NamedValues> {
         let before = crash::ancestors(at.model, node);
-        match prefix_out {
-            Some(g) => Some(g),
-            None if !before.is_empty() => {
-                self.memory().stats.extra_runs += 1;
-                crash::run_part(pool, at.faulty, at.model, &before, at.inputs).ok()
+        let covers = |values: &NamedValues| {
+            before.iter().all(|id| {
+                at.model.graph.node(*id).is_none_or(|n| {
+                    n.outputs
+                        .iter()
+                        .all(|o| o.is_empty() || values.iter().any(|(k, _)| k == o))
+                })
+            })
+        };
+        if prefix_out.as_ref().is_some_and(covers) || before.is_empty() {
+            return prefix_out;
+        }
+        self.memory().stats.extra_runs += 1;
+        match crash::run_part(pool, at.faulty, at.model, &before, at.inputs) {
+            Ok(values) => Some(values),
+            Err(None) => prefix_out,
+            Err(Some(whole)) => {
+                self.memory().stats.extra_runs += 8;
+                let (model, inputs) = (at.model, at.inputs);
+                crash::failing_node(
+                    pool,
+                    at.faulty,
+                    model,
+                    inputs,
+                    Some(before),
+                    Some(whole),
+                    None,
+                )
+                .and_then(|first| first.outputs)
+                .or(prefix_out)
             }
-            None => None,
         }
     }
 
@@ -356,4 +409,39 @@ impl Triage {
             t.verdict = Verdict::Undefined(hit);
         }
     }
+}
+
+/// The blame on the node a wrongly shaped value comes from: alone, fed the reference's values,
+/// it gives that shape again, or the blame says it was not seen alone.
+fn shape_blame(pool: &mut Pool, at: &Failed, truth: &NamedValues, t: &mut Triaged) {
+    let Some(loc) = &t.finding.location else {
+        return;
+    };
+    let Some(id) = at
+        .model
+        .graph
+        .nodes()
+        .find(|n| n.outputs.contains(&loc.value))
+        .map(|n| n.id)
+    else {
+        return;
+    };
+    let alone = Blamed {
+        model: at.model,
+        node: id,
+        faulty: at.faulty,
+        inputs: at.inputs,
+        library: Some(truth),
+        fresh: true,
+    };
+    let blame = match confirm::run_alone(pool, &alone, id) {
+        Some((Outcome::Ok(got), fed))
+            if crash::first_shape_mismatch(at.model, &[id], truth, &got, at.faulty).is_some() =>
+        {
+            t.blamed_inputs = Some(fed);
+            Blame::Alone
+        }
+        _ => Blame::NotShown { nodes: 1 },
+    };
+    t.finding.blame = Some(blame);
 }
