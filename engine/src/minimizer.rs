@@ -11,9 +11,10 @@ use mutagraph_ir::Model;
 use mutagraph_mutators::mutation::{Record, replay_trace};
 use mutagraph_oracles::localize::Localization;
 use mutagraph_oracles::minimize::{self, Options};
+use mutagraph_oracles::triage::reproduce::{self, Check};
 use mutagraph_oracles::triage::trigger::trigger_attributes;
-use mutagraph_oracles::triage::{Reproducer, Triage, ValueMap};
-use mutagraph_oracles::{Finding, MutantRuns};
+use mutagraph_oracles::triage::{Reproducer, Triage, Triaged, ValueMap};
+use mutagraph_oracles::{Blame, Finding, Kind, MutantRuns};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -207,11 +208,12 @@ pub fn minimize_one(
         calls: 0,
         known: None,
         start_error: None,
+        whole_failure: None,
     };
     // The original, on the inputs the campaign used: what the campaign saw must show again.
     let first = rep.check_with(&model, job.inputs.clone())?;
     rep.start(&first);
-    let Some(seen) = first.found else {
+    let Some(seen) = first.found.clone() else {
         if stop.load(Ordering::Relaxed) {
             return None;
         }
@@ -226,16 +228,21 @@ pub fn minimize_one(
         }));
     };
     // The reference's intermediate values feed the inputs that cuts create.
-    let intermediates = job.intermediates.clone().or(seen.intermediates);
+    let intermediates = job.intermediates.clone().or(seen.intermediates.clone());
     rep.values = ValueMap::new(&job.inputs, intermediates.as_ref(), job.input_seed);
     let t = Instant::now();
     let mut invalid = 0usize;
+    // A failure met on its node alone that the whole model does not show (it fails first on
+    // something else) is minimized from that node: the bundle's model must fail its way.
+    let part = from_the_part(&mut rep, &model, &seen, &first, job.input_seed);
+    let from_part = part.is_some();
+    let mut model = part.unwrap_or(model);
     // Pass 0: drop mutation records, one at a time, latest first (a later record may build on
     // an earlier one).
     let mut record_checks = 0usize;
     let mut dropped = 0usize;
-    let mut model = model;
-    if let Some((seed_bytes, records)) = &job.trace
+    if !from_part
+        && let Some((seed_bytes, records)) = &job.trace
         && let Ok(seed) = Model::from_bytes(seed_bytes)
         && records.len() > 1
     {
@@ -279,9 +286,14 @@ pub fn minimize_one(
     if !stop.load(Ordering::Relaxed) {
         finding.trigger = trigger_attributes(&mut rep, &small, &check.inputs, &finding);
     }
+    let first_pass = if from_part {
+        "the blamed node alone (the whole model fails first otherwise)".to_string()
+    } else {
+        format!("records ({dropped} dropped)")
+    };
     let mut passes: Vec<(String, usize, usize)> = vec![(
-        format!("records ({dropped} dropped)"),
-        record_checks,
+        first_pass,
+        record_checks + usize::from(from_part),
         nodes_before.saturating_sub(model.graph.node_count()),
     )];
     passes.extend(
@@ -317,6 +329,41 @@ pub fn minimize_one(
         info,
         whole_model,
     })))
+}
+
+/// The blamed node of `seen` alone, fed the values that reached it, when the finding is a
+/// failure that node shows alone ([`Blame::Alone`]) while the whole model's run (`first`)
+/// fails otherwise, and the part shows the finding again: `rep` then starts from it.
+fn from_the_part(
+    rep: &mut Reproducer,
+    model: &Model,
+    seen: &Triaged,
+    first: &Check,
+    seed: u64,
+) -> Option<Model> {
+    let f = &seen.finding;
+    if f.kind != Kind::Crash
+        || f.blame != Some(Blame::Alone)
+        || reproduce::fails_whole(&first.runs, f)
+    {
+        return None;
+    }
+    let fed = seen.blamed_inputs.as_ref()?;
+    let part = reproduce::node_alone(model, &f.location.as_ref()?.value)?;
+    let inputs: NamedValues = part
+        .graph
+        .real_inputs()
+        .iter()
+        .map(|vi| {
+            let name = vi.name.as_deref()?;
+            fed.iter().find(|(k, _)| k == name).cloned()
+        })
+        .collect::<Option<_>>()?;
+    let check = rep.check_with(&part, inputs.clone())?;
+    check.found.as_ref()?;
+    rep.start(&check);
+    rep.values = ValueMap::new(&inputs, None, seed);
+    Some(part)
 }
 
 /// The background thread.

@@ -176,6 +176,7 @@ pub fn recheck(
         calls: 0,
         known: None,
         start_error: None,
+        whole_failure: None,
     };
     let check = rep.check_with(&model, values);
     pool.shutdown();

@@ -90,6 +90,7 @@ fn a_candidate_showing_another_bug_of_the_library_is_not_kept() {
         calls: 0,
         known: None,
         start_error: None,
+        whole_failure: None,
     };
     let first = rep.check_with(&start, inputs()).unwrap();
     rep.start(&first);
@@ -173,6 +174,7 @@ fn dropping_the_op_the_reference_lacked_keeps_the_bug() {
         calls: 0,
         known: None,
         start_error: None,
+        whole_failure: None,
     };
     let first = rep.check_with(&start, values.clone()).unwrap();
     rep.start(&first);
@@ -180,5 +182,64 @@ fn dropping_the_op_the_reference_lacked_keeps_the_bug() {
     assert!(
         rep.reproduces(&skip_layer_norm(false)),
         "without the LSTM the reference judges the same optimizer bug"
+    );
+}
+
+#[test]
+fn a_candidate_that_fails_first_on_something_else_is_not_kept() {
+    // tract lacks IsInf on doubles: alone, IsInf fails its own way. Before a Xor, tract fails
+    // at the Xor instead ("No super type for F64 and Bool"), which the triage traces back to
+    // the IsInf. A minimization of the IsInf alone must not keep a candidate with the Xor: the
+    // model a maintainer runs would fail with another message.
+    let f64s = Value::Tensor(HostTensor::new(
+        vec![3],
+        Data::F64(vec![1.0, f64::INFINITY, 0.5]),
+    ));
+    let bools = Value::Tensor(HostTensor::new(
+        vec![3],
+        Data::Bool(vec![true, false, false]),
+    ));
+    let inputs = vec![("x".to_string(), f64s), ("k".to_string(), bools)];
+    let load = |src: &str| Model::from_bytes(&text_model(src)).expect("a valid model");
+    let alone = load(
+        "g (double[3] x, bool[3] k) => (bool[3] b, bool[3] n) { b = IsInf (x) \n n = Not (k) }",
+    );
+    let with_xor =
+        load("g (double[3] x, bool[3] k) => (bool[3] y) { b = IsInf (x) \n y = Xor (b, k) }");
+    let set = vec!["reference".to_string(), "tract".to_string()];
+    let mut pool = Pool::new(PoolOptions::new(PathBuf::from(env!(
+        "CARGO_BIN_EXE_mutagraph"
+    ))));
+    let mut rep = Reproducer {
+        pool: &mut pool,
+        triage: Triage::new(&set, Tolerance::APPROXIMATE),
+        target: String::new(),
+        values: ValueMap::new(&inputs, None, 0),
+        calls: 0,
+        known: None,
+        start_error: None,
+        whole_failure: None,
+    };
+    let first = rep.check_with(&alone, inputs.clone()).unwrap();
+    let target = first
+        .all
+        .iter()
+        .find(|t| t.verdict == Verdict::Report && t.finding.op_type() == Some("IsInf"))
+        .unwrap_or_else(|| panic!("tract fails on IsInf of doubles: {:?}", first.all.len()))
+        .finding
+        .signature();
+    rep.target = target.clone();
+    let first = rep.check_with(&alone, inputs.clone()).unwrap();
+    rep.start(&first);
+    assert!(rep.whole_failure.is_some(), "{target}");
+    assert!(rep.reproduces(&alone));
+    let second = rep.check_with(&with_xor, inputs).unwrap();
+    assert!(
+        second.found.is_some(),
+        "the triage traces the Xor's failure to the IsInf: {target}"
+    );
+    assert!(
+        !rep.reproduces(&with_xor),
+        "a candidate whose whole run fails at the Xor is not the IsInf's model"
     );
 }

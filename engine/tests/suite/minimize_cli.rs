@@ -295,3 +295,46 @@ g (float[1, 2, 16, 16] x) => (float[1, 2, 8, 8] y)
         ["MaxPool"]
     );
 }
+
+#[test]
+fn a_failure_met_on_its_node_alone_is_minimized_from_that_node() {
+    // tract fails at the Xor ("No super type for F64 and Bool"); the triage traces it to the
+    // IsInf of doubles, which fails alone its own way. The whole model never shows IsInf's
+    // message, so the minimization starts from the IsInf alone, fed what reached it.
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("m.onnxtxt");
+    std::fs::write(
+        &text,
+        r#"<ir_version: 8, opset_import: ["" : 17]>
+g (double[3] x, bool[3] k) => (bool[3] y)
+{
+   b = IsInf (x)
+   y = Xor (b, k)
+}"#,
+    )
+    .unwrap();
+    let model = dir.path().join("m.onnx");
+    ok(mg(&[
+        "convert",
+        text.to_str().unwrap(),
+        model.to_str().unwrap(),
+    ]));
+    let small = dir.path().join("small.onnx");
+    let o = ok(mg(&[
+        "minimize",
+        model.to_str().unwrap(),
+        "--backends",
+        "reference,tract",
+        "--out",
+        small.to_str().unwrap(),
+    ]));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("op=IsInf"), "{text}");
+    assert!(
+        text.contains("the blamed node alone (the whole model fails first otherwise)"),
+        "{text}"
+    );
+    let m = mutagraph_mutators::ir::Model::load(&small).unwrap();
+    let ops: Vec<String> = m.graph.nodes().map(|n| n.op_type.clone()).collect();
+    assert_eq!(ops, ["IsInf"]);
+}

@@ -157,6 +157,7 @@ fn trigger_of(src: &str, x: HostTensor, backends: &[&str]) -> Vec<String> {
         calls: 0,
         known: None,
         start_error: None,
+        whole_failure: None,
     };
     let check = rep.check_with(&model, inputs.clone()).unwrap();
     let found: Vec<_> = check

@@ -4,11 +4,12 @@
 //! has the target signature.
 use super::{Triage, Triaged, Verdict};
 use crate::MutantRuns;
-use crate::finding::{Finding, unground};
+use crate::finding::{Finding, Kind, same_failure, unground};
+use crate::minimize::candidate::{OutputRule, carve, constants};
 use mutagraph_backends::catalog;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::{HostTensor, NamedValues, Value};
-use mutagraph_backends::worker::{Pool, RunReport};
+use mutagraph_backends::worker::{Outcome, Pool, RunReport};
 use mutagraph_ir::Model;
 use std::collections::HashMap;
 
@@ -156,6 +157,11 @@ pub struct Reproducer<'a> {
     /// a candidate whose error fell from far beyond the tolerance to its edge shows a trace of
     /// the bug that rounding could explain, and is not kept (`None`: not checked).
     pub start_error: Option<f64>,
+    /// The failure the starting model, run whole, showed as the target's message
+    /// ([`Reproducer::start`]): a candidate that fails otherwise as a whole (its part still
+    /// shows the target, but the model a maintainer runs fails first on something else) is
+    /// not kept (`None`: not checked).
+    pub whole_failure: Option<String>,
 }
 
 /// How many times the tolerance an error must exceed to be far beyond it
@@ -169,6 +175,49 @@ fn at_the_edge(start_error: Option<f64>, found: &Finding, atol: f64) -> bool {
         (Some(start), Some(m)) => m.nonfinite_mismatch == 0 && start > edge && m.max_abs <= edge,
         _ => false,
     }
+}
+
+/// Whether the whole model's run of `f`'s library (in `runs`) fails with `f`'s failure (the
+/// same failure as `f.message`, [`same_failure`]); false for another kind of finding, or when
+/// the whole run failed otherwise (the finding was met running a part of the model).
+pub fn fails_whole(runs: &MutantRuns, f: &Finding) -> bool {
+    if f.kind != Kind::Crash {
+        return false;
+    }
+    let Some(faulty) = f.backends.first() else {
+        return false;
+    };
+    let family = catalog::family(faulty);
+    runs.runs
+        .iter()
+        .filter(|r| &r.backend == faulty && !matches!(r.outcome, Outcome::Ok(_)))
+        .any(|r| same_failure(family, &f.message, &r.outcome.detail()))
+}
+
+/// The part of `model` made of the node that outputs `value` alone: its inputs become graph
+/// inputs (those the model computes from its initializers alone stay constants), its outputs
+/// the part's. The model a failure met on that node alone ([`crate::Blame::Alone`]) is
+/// minimized from, when the whole model fails first on something else.
+pub fn node_alone(model: &Model, value: &str) -> Option<Model> {
+    let node = model
+        .graph
+        .nodes()
+        .find(|n| n.outputs.iter().any(|o| o == value))?;
+    let outputs = node
+        .outputs
+        .iter()
+        .filter(|o| !o.is_empty())
+        .cloned()
+        .collect();
+    let keep = std::collections::BTreeSet::from([node.id]);
+    carve(
+        model,
+        &constants(model),
+        &keep,
+        &[],
+        &OutputRule::Explicit(outputs),
+    )
+    .ok()
 }
 
 /// What one check of a candidate found.
@@ -249,6 +298,8 @@ impl Reproducer<'_> {
             .as_ref()
             .filter(|_| found.finding.kind.is_numeric())
             .map(|m| m.max_abs);
+        self.whole_failure =
+            fails_whole(&first.runs, &found.finding).then(|| found.finding.message.clone());
         let library = found.finding.library().to_string();
         self.known = Some(
             first
@@ -284,6 +335,13 @@ impl Reproducer<'_> {
         };
         if self.at_the_edge(&found.finding) {
             return false;
+        }
+        if let Some(whole) = &self.whole_failure {
+            let mut target = found.finding.clone();
+            target.message = whole.clone();
+            if !fails_whole(&c.runs, &target) {
+                return false;
+            }
         }
         let library = found.finding.library();
         self.known.as_ref().is_none_or(|known| {
