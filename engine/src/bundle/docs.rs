@@ -272,8 +272,10 @@ fn rewrite(f: &Finding) -> Option<String> {
         _ => {}
     }
     let rule = f.tract_rule()?;
-    let (pulled, over) = rule.split_once('/')?;
-    Some(format!("the rewrite pulling {pulled} over {over}"))
+    Some(match rule.split_once('/') {
+        Some((pulled, over)) => format!("the rewrite pulling {pulled} over {over}"),
+        None => format!("the rewrite {rule}"),
+    })
 }
 
 /// The spec clauses at stake, in our words.

@@ -370,6 +370,44 @@ fn a_failing_tract_rule_is_one_signature_whichever_op_left_the_node() {
 }
 
 #[test]
+fn a_failing_declutter_of_an_op_is_its_rule_whichever_model_op_made_it() {
+    // tract's EinSum absorbing an Expand fails in EinSum's own declutter, whether the EinSum
+    // is a MatMul or one that tract extracts from a GRU: one fault of that rule.
+    let at = |op: &str, msg: &str| {
+        let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());
+        f.stage = Some(Stage::Compile);
+        f.layer = Some(Layer::Kernel);
+        f.location = Some(Location {
+            op_type: op.into(),
+            value: "v".into(),
+            attrs: String::new(),
+        });
+        f
+    };
+    let cond = "Condition failed: `shapes.iter().enumerate().all(|(ix, fact)| fact.len() == self.axes.rank(InOut::In(ix)))`";
+    let gru = at(
+        "GRU",
+        &format!(
+            "compile: running pass declutter: declutter node #41 \"GRU_1.extracted.GRU_1.Xt_WT\" EinSum: in output_facts invocation for GRU_1.extracted.GRU_1.Xt_WT: EinSum: {cond}"
+        ),
+    );
+    let matmul = at(
+        "MatMul",
+        &format!(
+            "compile: running pass declutter: declutter node #7 \"MatMul_3\" EinSum: in output_facts invocation for MatMul_3: EinSum: {cond}"
+        ),
+    );
+    assert_eq!(gru.tract_rule().as_deref(), Some("declutter EinSum"));
+    assert_eq!(gru.signature(), matmul.signature());
+    assert_eq!(gru.root_signature(), matmul.root_signature());
+    assert!(
+        gru.signature().contains("rule=declutter EinSum|"),
+        "{}",
+        gru.signature()
+    );
+}
+
+#[test]
 fn one_failure_of_a_family_is_one_root_cause_without_a_trigger() {
     let at = |kind: Kind, op: &str, msg: &str| {
         let mut f = Finding::new(kind, "tract", "error", msg.into());

@@ -3,8 +3,16 @@
 use super::message::{collapse_lists, normalize_message, without_fact_annotations, without_stage};
 
 /// The rewrite rule named by a tract message `Pulling #N "name" Op over #M "name" Other: ...`
-/// as `Op/Other`; `None` when the message names no rule.
+/// as `Op/Other`, or by `declutter node #N "name" Op: ...` (the op's own declutter failed, as
+/// EinSum's absorbing an Expand does whether a MatMul or a GRU's expansion made the EinSum) as
+/// `declutter Op`; `None` when the message names no rule.
 pub fn tract_rule(msg: &str) -> Option<String> {
+    if !msg.contains("Pulling #")
+        && let Some(at) = msg.find("declutter node #")
+    {
+        let (op, _) = op_after_node(&msg[at + "declutter node ".len()..])?;
+        return Some(format!("declutter {op}"));
+    }
     let start = msg.find("Pulling #")?;
     let (pulled, rest) = op_after_node(&msg[start + "Pulling ".len()..])?;
     let rest = rest.strip_prefix(" over ")?;
