@@ -1102,3 +1102,35 @@ fn a_failure_on_a_shape_its_producer_got_wrong_is_filed_on_the_producer() {
         assert_eq!(t.finding.blame, Some(Blame::Alone), "{faulty}: {t:?}");
     }
 }
+
+#[test]
+fn a_failure_that_a_rightly_shaped_value_does_not_prevent_is_not_the_wrong_shape() {
+    // tract keeps the input's shape for Einsum's 'ab->' (a scalar in ONNX), and fails at the
+    // Xor after IsInf of doubles whatever shape reaches it. The wrong shape is a bug of its
+    // own, but the failure is not its consequence: fed the rightly shaped sum, the IsInf and
+    // the Xor fail the same way.
+    let bytes = crate::common::text_model(
+        "g (double[2,3] x, bool k) => (bool y) {
+            e = Einsum <equation = \"ab->\"> (x)
+            i = IsInf (e)
+            y = Xor (i, k)
+        }",
+    );
+    let inputs: NamedValues = vec![
+        (
+            "x".into(),
+            Value::Tensor(HostTensor::new(
+                vec![2, 3],
+                Data::F64(vec![1.0, 2.0, 0.5, -1.0, 3.0, 4.0]),
+            )),
+        ),
+        (
+            "k".into(),
+            Value::Tensor(HostTensor::new(vec![], Data::Bool(vec![true]))),
+        ),
+    ];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "tract"], "tract");
+    assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+    assert_eq!(t.finding.kind, Kind::Crash, "{t:?}");
+    assert_ne!(t.finding.op_type(), Some("Einsum"), "{t:?}");
+}

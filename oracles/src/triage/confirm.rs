@@ -193,6 +193,25 @@ pub(super) fn failing_tail(pool: &mut Pool, at: &Blamed, message: &str) -> Optio
     })
 }
 
+/// Whether the library still fails at `at.node` the way `message` says when every value the
+/// node `from` and its ancestors compute is fed from `at.library` (the reference's, rightly
+/// shaped): the part between them fails on its own, so a wrong shape at `from` is not what
+/// makes it fail.
+pub(super) fn fails_without(pool: &mut Pool, at: &Blamed, from: NodeId, message: &str) -> bool {
+    let mut upstream = crate::triage::crash::ancestors(at.model, from);
+    upstream.push(from);
+    let mut ids: Vec<NodeId> = crate::triage::crash::ancestors(at.model, at.node)
+        .into_iter()
+        .filter(|id| !upstream.contains(id))
+        .collect();
+    ids.push(at.node);
+    let family = catalog::family(at.faulty);
+    run_part(pool, at, &constants(at.model), &ids).is_some_and(|(outcome, _)| {
+        !matches!(outcome, Outcome::Ok(_) | Outcome::Unsupported { .. })
+            && same_failure(family, message, &outcome.detail())
+    })
+}
+
 /// The library's outcome on the node `id` of `at.model` alone, fed from `at.inputs` and
 /// `at.library`, with what it was fed. Values the model computes from its initializers alone
 /// stay constants, as in the model (a library infers shapes from them).

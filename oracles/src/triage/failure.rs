@@ -80,7 +80,7 @@ impl Triage {
         let mut library_values: Option<NamedValues> = None;
         if let Some(truth) = &truth {
             library_values = self.library_upstream(pool, &at, node, prefix_out);
-            if self.shape_root_cause(&at, node, truth, library_values.as_ref(), &mut t)
+            if self.shape_root_cause(pool, &at, node, truth, library_values.as_ref(), &mut t)
                 || guessed && self.shape_before_any_failure(pool, &at, truth, &mut t)
             {
                 shape_blame(pool, &at, truth, &mut t);
@@ -217,7 +217,7 @@ impl Triage {
             return false;
         };
         let values = self.library_upstream(pool, at, first.node, first.outputs);
-        self.shape_root_cause(at, first.node, truth, values.as_ref(), t)
+        self.shape_root_cause(pool, at, first.node, truth, values.as_ref(), t)
     }
 
     /// When the `named` node's own inputs already fail, the failure starts further up: the
@@ -320,8 +320,13 @@ impl Triage {
     /// A wrongly shaped value upstream of `node` (the library's values `got` against the
     /// reference's `truth`) is the root cause: `t` becomes that inconsistency. True when it
     /// did.
+    ///
+    /// Not when the part between that value and `node`, fed the reference's values (that one
+    /// rightly shaped), still fails the same way: the failure is then another bug (tract's
+    /// 'ab->' Einsum keeps its input's shape, and a later Einsum fails on a TDim either way).
     fn shape_root_cause(
         &self,
+        pool: &mut Pool,
         at: &Failed,
         node: NodeId,
         truth: &NamedValues,
@@ -338,6 +343,24 @@ impl Triage {
         let Some(wrong) = crash::first_shape_mismatch(model, &before, truth, got, faulty) else {
             return false;
         };
+        let producer = model
+            .graph
+            .nodes()
+            .find(|n| n.outputs.contains(&wrong.0.value))
+            .map(|n| n.id);
+        let on_truth = Blamed {
+            model,
+            node,
+            faulty,
+            inputs,
+            library: Some(truth),
+            fresh: false,
+        };
+        if let Some(producer) = producer
+            && confirm::fails_without(pool, &on_truth, producer, &t.finding.message)
+        {
+            return false;
+        }
         self.wrong_shape(model, inputs, truth, wrong, t);
         true
     }
