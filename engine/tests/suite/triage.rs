@@ -1134,3 +1134,35 @@ fn a_failure_that_a_rightly_shaped_value_does_not_prevent_is_not_the_wrong_shape
     assert_eq!(t.finding.kind, Kind::Crash, "{t:?}");
     assert_ne!(t.finding.op_type(), Some("Einsum"), "{t:?}");
 }
+
+#[test]
+fn wrong_values_made_of_a_wrong_shape_upstream_are_that_shape() {
+    // ONNX Runtime's SAME_UPPER AveragePool ignores the dilation (3 rows where ONNX gives 4);
+    // the ArgMin after it returns wrong indices of the right shape. The fault is the pool's
+    // shape: the same finding as the failures that shape makes elsewhere.
+    let bytes = mutagraph_ir::text::parse_model(
+        "<ir_version: 9, opset_import: [\"\" : 19]>
+        g (float[1,1,4,2] x) => (int64[1,1,1,2] y) {
+            p = AveragePool <kernel_shape = [2, 1], dilations = [2, 1], auto_pad = \"SAME_UPPER\"> (x)
+            y = ArgMin <axis = 2> (p)
+        }",
+    )
+    .expect("valid text")
+    .to_bytes();
+    let inputs = vec![(
+        "x".to_string(),
+        Value::Tensor(HostTensor::new(
+            vec![1, 1, 4, 2],
+            Data::F32(vec![4.0, 3.0, 3.0, 2.0, 2.0, 1.0, 1.0, 0.0]),
+        )),
+    )];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "ort", "ort-noopt"], "ort");
+    assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+    assert_eq!(t.finding.op_type(), Some("AveragePool"), "{t:?}");
+    assert_eq!(t.finding.symptom, "shape", "{t:?}");
+    assert!(
+        t.finding.signature().contains("shape"),
+        "{}",
+        t.finding.signature()
+    );
+}

@@ -344,6 +344,25 @@ fn apply_localization(t: &mut Triaged, l: &Localization, exposed: Option<&Expose
                         .collect()
                 };
                 let nat = e.native.map(one);
+                let shape = |vals: &NamedValues| {
+                    one(vals)
+                        .first()
+                        .and_then(|(_, v)| Some(v.tensor()?.shape.clone()))
+                };
+                // A wrong shape at the blamed node that later nodes turn into wrong values (an
+                // ArgMin over a pooled axis one row short) is that shape's finding, as the
+                // failures it makes elsewhere are.
+                if let (Some(w), Some(g)) = (shape(e.reference), shape(e.backend))
+                    && w != g
+                {
+                    let f = &mut t.finding;
+                    f.symptom = "shape".into();
+                    f.message = format!(
+                        "{} gives '{}' ({}) the shape {g:?}, the reference {w:?}; downstream: {}",
+                        f.backends[0], loc.value, loc.op_type, f.message
+                    );
+                    return;
+                }
                 let (n, total, _) = new_nonfinite(&one(e.reference), nat.as_ref(), &one(e.backend));
                 if n > 0 {
                     let f = &mut t.finding;
