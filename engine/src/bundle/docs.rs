@@ -180,7 +180,17 @@ pub(super) fn title(meta: &Meta, f: &Finding, op: Option<&str>, facts: &[String]
             // int64 value tract holds as a dimension (a shape computed, a Cast to int64)
             // reaching an op without a TDim kernel, not a type ONNX allows.
             return if g == "tdim" {
-                format!("{lib}: {on} fails on an int64 value held as tract's dimension type TDim")
+                // The producers it needs made the value (a Cast to int64): the fault is theirs
+                // as much as the consumer's missing kernel.
+                let from = match &f.blame {
+                    Some(Blame::WithProducers { ops }) if !ops.is_empty() => {
+                        format!(" that {} gives it,", ops.join(" and "))
+                    }
+                    _ => String::new(),
+                };
+                format!(
+                    "{lib}: {on} fails on an int64 value{from} held as tract's dimension type TDim"
+                )
             } else {
                 format!("{lib}: no support for element type {g} ({on}), which ONNX allows")
             };

@@ -1166,3 +1166,29 @@ fn wrong_values_made_of_a_wrong_shape_upstream_are_that_shape() {
         t.finding.signature()
     );
 }
+
+#[test]
+fn a_tdim_leak_is_blamed_on_the_node_with_the_cast_that_made_it() {
+    // tract holds a Cast to int64 as its dimension type TDim, which Sign has no kernel for.
+    // Sign alone, fed int64 values, runs: the fault needs the Cast.
+    let bytes = crate::common::text_model(
+        "g (float[4] x) => (int64[4] y) { c = Cast <to = 7> (x) \n y = Sign (c) }",
+    );
+    let inputs = vec![(
+        "x".to_string(),
+        Value::Tensor(HostTensor::new(
+            vec![4],
+            Data::F32(vec![1.5, -2.2, 3.7, 0.0]),
+        )),
+    )];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "tract"], "tract");
+    assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+    assert_eq!(t.finding.gap.as_deref(), Some("tdim"), "{t:?}");
+    assert_eq!(
+        t.finding.blame,
+        Some(Blame::WithProducers {
+            ops: vec!["Cast".into()]
+        }),
+        "{t:?}"
+    );
+}

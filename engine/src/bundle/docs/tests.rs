@@ -49,6 +49,15 @@ fn a_gap_title_names_this_models_op() {
         t,
         "tract: Add fails on an int64 value held as tract's dimension type TDim"
     );
+    // Shown only with the Cast that made the value: the title names it.
+    f.blame = Some(Blame::WithProducers {
+        ops: vec!["Cast".into()],
+    });
+    let t = title(&meta, &f, Some("Sign"), &[]);
+    assert_eq!(
+        t,
+        "tract: Sign fails on an int64 value that Cast gives it, held as tract's dimension type TDim"
+    );
 }
 
 /// A failed rewrite of tract is titled after the rewrite, not the op it was pulled over.
