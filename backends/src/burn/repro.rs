@@ -7,7 +7,12 @@
 //! The ops covered are those whose interpreter code is a direct call of burn's API (unary and
 //! parameterized activations, Softmax / LogSoftmax, the float reductions, 1-D / 2-D MaxPool and
 //! AveragePool with explicit pads, 1-D / 2-D Conv and ConvTranspose with explicit pads,
-//! element-wise binary arithmetic and Mod on floats or integers, Trilu); for the others no project is written and the report points at `mutagraph recheck`.
+//! element-wise binary arithmetic and Mod on floats or integers, Gemm, MatMul on floats or
+//! integers, Trilu, MeanVarianceNormalization and InstanceNormalization as burn's `mean_dim`
+//! over each axis, OneHot as burn's `one_hot_fill`), and those ops after one of the
+//! [`PRODUCERS`] whose value burn holds in a layout of its own (a Transpose's permuted view, a
+//! OneHot, a GatherElements' gathered tensor); for the others no project is written and the
+//! report points at `mutagraph recheck`.
 //! That includes the recurrent layers (RNN, GRU, LSTM) and the control-flow, sequence and
 //! optional ops (If, Loop, Scan, Sequence*, Optional*): the interpreter runs them as a loop of
 //! burn calls per time step or as subgraphs interpreted node by node, not as one call of
@@ -46,56 +51,42 @@ pub struct Expect<'a> {
     pub title: &'a str,
 }
 
+/// `x` as a Rust literal of float type `ty` (`f32` or `f64`; NaN and the infinities as the
+/// type's constants).
+fn float_literal(x: f64, ty: &str) -> String {
+    if x.is_nan() {
+        format!("{ty}::NAN")
+    } else if x.is_infinite() {
+        let sign = if x > 0.0 { "" } else { "NEG_" };
+        format!("{ty}::{sign}INFINITY")
+    } else if ty == "f32" {
+        format!("{:?}_f32", x as f32)
+    } else {
+        format!("{x:?}_f64")
+    }
+}
+
 /// The values of `t` as Rust literals of element type `ty` (`f32`, `f64` or `i64`).
 fn literal_list(t: &HostTensor, ty: &str) -> Option<String> {
-    if ty == "i64" {
-        let v = t.to_i64s()?;
-        return Some(
-            v.iter()
-                .map(|x| format!("{x}_i64"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-    }
-    let v = t.to_f64s()?;
-    Some(
-        v.iter()
-            .map(|&x| {
-                if x.is_nan() {
-                    format!("{ty}::NAN")
-                } else if x.is_infinite() {
-                    if x > 0.0 {
-                        format!("{ty}::INFINITY")
-                    } else {
-                        format!("{ty}::NEG_INFINITY")
-                    }
-                } else if ty == "f32" {
-                    format!("{:?}_f32", x as f32)
-                } else {
-                    format!("{x:?}_f64")
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-    )
+    let items: Vec<String> = if ty == "i64" {
+        t.to_i64s()?.iter().map(|x| format!("{x}_i64")).collect()
+    } else {
+        t.to_f64s()?.iter().map(|&x| float_literal(x, ty)).collect()
+    };
+    Some(items.join(", "))
+}
+
+/// Dimensions (or axes) as the items of a Rust array.
+fn dims_list(s: &[usize]) -> String {
+    s.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn f64_list(v: &[f64]) -> String {
     v.iter()
-        .map(|&x| {
-            if x.is_nan() {
-                "f64::NAN".to_string()
-            } else if x.is_infinite() {
-                if x > 0.0 {
-                    "f64::INFINITY"
-                } else {
-                    "f64::NEG_INFINITY"
-                }
-                .to_string()
-            } else {
-                format!("{x:?}_f64")
-            }
-        })
+        .map(|&x| float_literal(x, "f64"))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -117,9 +108,14 @@ fn input(model: &Model, inputs: &NamedValues, node: &Node, i: usize) -> Option<H
     crate::value::input_or_weight(model, inputs, name)
 }
 
-/// The statements computing `y` from `x` (and `z`, the second input) for `node`, the rank of
-/// `y` as burn holds it, and the ONNX rank of the result.
-fn body(node: &Node, x: &HostTensor, second: Option<&HostTensor>) -> Option<(String, usize)> {
+/// The statements computing `y` from `x` (and `z`, the second input, and `c`, the third) for
+/// `node`, and the rank of `y` as burn holds it.
+fn body(
+    node: &Node,
+    x: &HostTensor,
+    second: Option<&HostTensor>,
+    third: Option<&HostTensor>,
+) -> Option<(String, usize)> {
     match node.op_type.as_str() {
         "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL1"
         | "ReduceL2" | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => {
@@ -128,8 +124,11 @@ fn body(node: &Node, x: &HostTensor, second: Option<&HostTensor>) -> Option<(Str
         "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" => binary_body(node, x, second),
         "Trilu" => trilu_body(node, x, second),
         "Gemm" => gemm_body(node, x, second),
+        "MatMul" => matmul::matmul_body(x, second?),
         "MaxPool" | "AveragePool" => window::pool_body(node, x),
         "Conv" | "ConvTranspose" => window::conv_body(node, x, second?),
+        "MeanVarianceNormalization" => norm::mvn_body(node, x),
+        "InstanceNormalization" => norm::instance_norm_body(node, x, second?, third),
         _ => unary_body(node, x),
     }
 }
@@ -347,208 +346,74 @@ fn trilu_body(node: &Node, x: &HostTensor, second: Option<&HostTensor>) -> Optio
     Some((format!("    let y = x.{f}({});\n", k.unwrap_or(0)), R))
 }
 
-/// A Transpose feeding the reproduced node's first input: its input and permutation (ONNX
-/// axes). burn's permute makes a view in another memory order, which some kernels misread.
-struct Permuted {
-    input: HostTensor,
-    perm: Vec<usize>,
-}
-
-impl Permuted {
-    /// The Transpose `p` of `model` over a graph input or weight.
-    fn of(model: &Model, inputs: &NamedValues, p: &Node) -> Option<Permuted> {
-        let input = input(model, inputs, p, 0)?;
-        let rank = input.shape.len();
-        let perm: Vec<usize> = match p.attributes.ints("perm") {
-            Some(v) => v
-                .iter()
-                .map(|&a| usize::try_from(a).ok())
-                .collect::<Option<_>>()?,
-            None => (0..rank).rev().collect(),
-        };
-        (perm.len() == rank).then_some(Permuted { input, perm })
-    }
-
-    /// The transposed value (what the node reads).
-    fn output(&self) -> Option<HostTensor> {
-        crate::reference::transposed(&self.input, &self.perm)
-    }
-
-    /// The permutation of the rank-[`R`] tensor burn holds.
-    fn padded_perm(&self) -> String {
-        let off = R - self.perm.len();
-        (0..off)
-            .chain(self.perm.iter().map(|&a| a + off))
-            .map(|a| a.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-/// The ops [`project`] writes before the reproduced node, in a model of two.
-pub const PRODUCERS: &[&str] = &["Transpose", "OneHot"];
-
-/// The node producing the reproduced node's first input, in a model of two: the values burn
-/// holds there are made as the interpreter makes them (a view, a layout of its own).
-enum Producer {
-    /// A Transpose: burn's permuted view.
-    Transpose(Permuted),
-    /// A OneHot of these indices (normalized, all within the depth): burn's `one_hot_fill`.
-    OneHot {
-        indices: HostTensor,
-        depth: usize,
-        off: f64,
-        on: f64,
-        axis: usize,
-    },
-}
-
-impl Producer {
-    fn of(model: &Model, inputs: &NamedValues, p: &Node) -> Option<Producer> {
-        match p.op_type.as_str() {
-            "Transpose" => Some(Producer::Transpose(Permuted::of(model, inputs, p)?)),
-            "OneHot" => {
-                let at = |i| input(model, inputs, p, i);
-                let depth = *at(1)?.to_f64s()?.first()?;
-                let values = at(2).filter(|v| v.dtype.is_float())?.to_f64s()?;
-                let (raw, shape) = (at(0)?, at(0)?.shape);
-                let n = depth as i64;
-                let idx: Vec<i64> = raw.to_f64s()?.iter().map(|&v| v as i64).collect();
-                let r = shape.len();
-                if depth < 1.0
-                    || values.len() != 2
-                    || r + 1 > R
-                    || idx.iter().any(|&i| i < -n || i >= n)
-                {
-                    return None;
-                }
-                let norm: Vec<f64> = idx
-                    .iter()
-                    .map(|&i| (if i < 0 { i + n } else { i }) as f64)
-                    .collect();
-                let axis = p.attributes.int("axis", -1);
-                let axis = if axis < 0 { axis + r as i64 + 1 } else { axis };
-                Some(Producer::OneHot {
-                    indices: HostTensor::from_f64s(DType::F32, shape, &norm).ok()?,
-                    depth: depth as usize,
-                    off: values[0],
-                    on: values[1],
-                    axis: usize::try_from(axis).ok().filter(|&a| a <= r)?,
-                })
-            }
-            _ => None,
-        }
-    }
-
-    /// The value the reproduced node reads.
-    fn output(&self) -> Option<HostTensor> {
-        match self {
-            Producer::Transpose(t) => t.output(),
-            Producer::OneHot {
-                indices,
-                depth,
-                off,
-                on,
-                axis,
-            } => {
-                let idx = indices.to_f64s()?;
-                let mut shape = indices.shape.clone();
-                shape.insert(*axis, *depth);
-                let inner: usize = indices.shape[*axis..].iter().product();
-                let v: Vec<f64> = (0..idx.len() * depth)
-                    .map(|k| {
-                        let (outer, rest) = (k / (depth * inner), k % (depth * inner));
-                        let (d, i) = (rest / inner, rest % inner);
-                        if idx[outer * inner + i] as usize == d {
-                            *on
-                        } else {
-                            *off
-                        }
-                    })
-                    .collect();
-                HostTensor::from_f64s(DType::F32, shape, &v).ok()
-            }
-        }
-    }
-
-    /// The statements making `x`, the producer's input being `name`.
-    fn lines(&self, name: &str, elem: &str) -> Option<String> {
-        let held = "    // the interpreter holds every value it computed while later nodes run\n    \
-                    let _held = x.clone();\n";
-        let shape_list = |s: &[usize]| {
-            s.iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        Some(match self {
-            Producer::Transpose(t) => format!(
-                "    // input '{name}' before the Transpose: {}{:?}\n    \
-                 let x = tensor(vec![{}], [{}]).permute([{}]);\n{held}",
-                t.input.dtype,
-                t.input.shape,
-                literal_list(&t.input, elem)?,
-                shape_list(&padded(&t.input.shape)),
-                t.padded_perm()
-            ),
-            Producer::OneHot {
-                indices,
-                depth,
-                off,
-                on,
-                axis,
-            } => {
-                let r = indices.shape.len();
-                let mut shape5 = vec![1usize; R - 1 - r];
-                shape5.extend_from_slice(&indices.shape);
-                format!(
-                    "    // input '{name}' of the OneHot (indices made non-negative): {:?}\n    \
-                     let i = Tensor::<B, {}>::from_data(TensorData::new(vec![{}], [{}]), &Default::default());\n    \
-                     let x: Tensor<B, {R}> = i.one_hot_fill({depth}, {on:?}, {off:?}, {});\n{held}",
-                    indices.shape,
-                    R - 1,
-                    literal_list(indices, elem)?,
-                    shape_list(&shape5),
-                    R - (r + 1) + axis
-                )
-            }
-        })
-    }
+/// What a project's `main` is made of.
+struct Plan {
+    /// burn's float element type (`f32` or `f64`), that of the values written (that or
+    /// `i64`) and their tensor kind (`""` or `", Int"`).
+    float: &'static str,
+    elem: &'static str,
+    kind: &'static str,
+    /// The statements writing the inputs (before the caught panic).
+    inputs: String,
+    /// The statements computing `y` (inside it), and the rank burn holds `y` at.
+    stmts: String,
+    held_rank: usize,
 }
 
 /// The project reproducing `expect` on the model's one node, when the node is one of the ops
-/// covered and the values it reads are all f32, all f64, or (arithmetic) all integers. A
-/// model of two nodes, a Transpose feeding the node's first input, is reproduced with the
-/// Transpose too (burn's permuted view; the node's inputs held twice, as the interpreter
-/// holds every value it computed).
+/// covered and the values it reads are all f32, all f64, or (arithmetic, MatMul) all
+/// integers. A model of two nodes, one of the [`PRODUCERS`] feeding the node's first input, is
+/// reproduced with the producer too (burn's view or layout of its value; the value held
+/// twice, as the interpreter holds every value it computed).
 pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<Project> {
+    let (node, producer) = reproduced(model, inputs)?;
+    let plan = match (&producer, node.op_type.as_str()) {
+        (None, "OneHot") => onehot::OneHot::of(model, inputs, node)?.plan(),
+        _ => node_plan(model, inputs, node, producer.as_ref())?,
+    };
+    finish(&plan, node, expect)
+}
+
+/// The node reproduced (the model's one node, or the second of two) and its producer.
+fn reproduced<'m>(model: &'m Model, inputs: &NamedValues) -> Option<(&'m Node, Option<Producer>)> {
     let order = model.graph.topo_order().ok()?;
-    let (node, permuted) = match order.as_slice() {
-        [id] => (model.graph.node(*id)?, None),
+    match order.as_slice() {
+        [id] => Some((model.graph.node(*id)?, None)),
         [p, id] => {
             let (p, node) = (model.graph.node(*p)?, model.graph.node(*id)?);
             if node.inputs.first() != p.outputs.first() {
                 return None;
             }
-            (node, Some(Producer::of(model, inputs, p)?))
+            Some((node, Some(Producer::of(model, inputs, p)?)))
         }
-        _ => return None,
-    };
-    let x = match &permuted {
-        Some(t) => t.output()?,
+        _ => None,
+    }
+}
+
+/// Whether the interpreter runs the op on integers as on floats (burn's Int tensors).
+fn on_ints(op: &str) -> bool {
+    matches!(op, "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" | "MatMul")
+}
+
+/// The [`Plan`] of a node whose first input is written as `x` (or made by its producer).
+fn node_plan(
+    model: &Model,
+    inputs: &NamedValues,
+    node: &Node,
+    producer: Option<&Producer>,
+) -> Option<Plan> {
+    let x = match producer {
+        Some(p) => p.output()?,
         None => input(model, inputs, node, 0)?,
     };
-    let arithmetic = matches!(
-        node.op_type.as_str(),
-        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod"
-    );
+    let ints = on_ints(&node.op_type);
     // ops whose second input (and a bias, the third) is a tensor operand the project writes
-    let operands = arithmetic || has_bias(&node.op_type);
+    let operands = ints || has_bias(&node.op_type);
     // burn's element type for the model: the interpreter's choice
     let (elem, kind) = match x.dtype {
         DType::F32 => ("f32", ""),
         DType::F64 => ("f64", ""),
-        d if arithmetic && d.is_int() && d != DType::U64 => ("i64", ", Int"),
+        d if ints && d.is_int() && d != DType::U64 => ("i64", ", Int"),
         _ => return None,
     };
     if x.shape.len() > R || x.num_elements() > MAX_ELEMENTS {
@@ -562,50 +427,61 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
     {
         return None;
     }
-    let (stmts, held_rank) = body(node, &x, second.as_ref())?;
-    let want = expect.expected.to_f64s()?;
-    let float = if elem == "i64" { "f32" } else { elem };
-    let shape_list = |s: &[usize]| {
-        s.iter()
-            .map(usize::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
+    let third = input(model, inputs, node, 2);
+    let (stmts, held_rank) = body(node, &x, second.as_ref(), third.as_ref())?;
+    let mut lines = match producer {
+        Some(p) => p.lines(elem)?,
+        None => first_input_lines(&node.inputs[0], &x, elem)?,
     };
-    let crash = !matches!(expect.symptom, "values" | "shape" | "nan" | "dtype");
-    let mut main = String::new();
-    main.push_str(&preamble(expect, node, float, elem, kind));
-    match &permuted {
-        Some(t) => main.push_str(&t.lines(&model.graph.node(order[0])?.inputs[0], elem)?),
-        None => main.push_str(&format!(
-            "    // input '{}': {}{:?}\n    let x = tensor(vec![{}], [{}]);\n",
-            node.inputs[0],
-            x.dtype,
-            x.shape,
-            literal_list(&x, elem)?,
-            shape_list(&padded(&x.shape))
-        )),
-    }
     if operands {
-        main.push_str(&operand_lines(model, inputs, node, x.dtype, elem)?);
+        lines.push_str(&operand_lines(model, inputs, node, x.dtype, elem)?);
     }
-    main.push_str(&run_block(&stmts, crash));
+    Some(Plan {
+        float: if elem == "i64" { "f32" } else { elem },
+        elem,
+        kind,
+        inputs: lines,
+        stmts,
+        held_rank,
+    })
+}
+
+/// The statements writing `x`, the node's first input `name`, in element type `elem`.
+fn first_input_lines(name: &str, x: &HostTensor, elem: &str) -> Option<String> {
+    Some(format!(
+        "    // input '{name}': {}{:?}\n    let x = tensor(vec![{}], [{}]);\n",
+        x.dtype,
+        x.shape,
+        literal_list(x, elem)?,
+        dims_list(&padded(&x.shape))
+    ))
+}
+
+/// The project of `plan`: its inputs, the run with a panic caught, then for a crash what
+/// burn gave, else the comparison with the expected values.
+fn finish(plan: &Plan, node: &Node, expect: &Expect) -> Option<Project> {
+    let want = expect.expected.to_f64s()?;
+    let crash = !matches!(expect.symptom, "values" | "shape" | "nan" | "dtype");
+    let mut main = preamble(expect, node, plan.float, plan.elem, plan.kind);
+    main.push_str(&plan.inputs);
+    main.push_str(&run_block(&plan.stmts, crash));
     if crash {
         main.push_str(
             "    println!(\"NOT REPRODUCED: burn runs the node (shape {:?}): {:?}\", dims, &got[..got.len().min(10)]);\n}\n",
         );
-        let cargo_toml = cargo_toml();
         return Some(Project {
-            cargo_toml,
+            cargo_toml: cargo_toml(),
             main_rs: main,
         });
     }
     let out_rank = expect.expected.shape.len();
     main.push_str(&format!(
-        "    let got_shape: Vec<usize> = dims[{held_rank}usize.saturating_sub({out_rank})..].to_vec();\n    \
+        "    let got_shape: Vec<usize> = dims[{}usize.saturating_sub({out_rank})..].to_vec();\n    \
          let expected_shape: Vec<usize> = vec![{}];\n    \
          let expected: Vec<f64> = vec![{}];\n    \
          check(&got_shape, &got, &expected_shape, &expected, {:?}, {:?}, {:?});\n}}\n\n",
-        shape_list(&expect.expected.shape),
+        plan.held_rank,
+        dims_list(&expect.expected.shape),
         f64_list(&want),
         expect.tolerance.0,
         expect.tolerance.1,
@@ -619,13 +495,16 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
 }
 
 /// Whether the op's third input is an operand the project writes out as `c` (Gemm's C, a
-/// convolution's bias).
+/// convolution's bias, InstanceNormalization's B).
 fn has_bias(op: &str) -> bool {
-    matches!(op, "Gemm" | "Conv" | "ConvTranspose")
+    matches!(
+        op,
+        "Gemm" | "Conv" | "ConvTranspose" | "InstanceNormalization"
+    )
 }
 
 /// The statements writing out the node's operands after its first input: `z` (the second
-/// input) and, for Gemm and the convolutions, `c` (the third, when present), each of the
+/// input) and, for the ops of [`has_bias`], `c` (the third, when present), each of the
 /// first's element type.
 fn operand_lines(
     model: &Model,
@@ -647,17 +526,13 @@ fn operand_lines(
         if t.dtype != dtype || t.num_elements() > MAX_ELEMENTS || t.shape.len() > R {
             return None;
         }
-        let shape = padded(&t.shape)
-            .iter()
-            .map(usize::to_string)
-            .collect::<Vec<_>>();
         s.push_str(&format!(
             "    // input '{}': {}{:?}\n    let {var} = tensor(vec![{}], [{}]);\n",
             node.inputs[i + 1],
             t.dtype,
             t.shape,
             literal_list(&t, elem)?,
-            shape.join(", ")
+            dims_list(&padded(&t.shape))
         ));
     }
     Some(s)
@@ -675,6 +550,7 @@ fn preamble(expect: &Expect, node: &Node, float: &str, elem: &str, kind: &str) -
          #[allow(unused_imports)]\n\
          use burn::tensor::{{Int, Tensor, TensorData, activation as act, module}};\n\n\
          type B = NdArray<{float}>;\n\n\
+         #[allow(dead_code)]\n\
          fn tensor(values: Vec<{elem}>, shape: [usize; {R}]) -> Tensor<B, {R}{kind}> {{\n    \
          Tensor::from_data(TensorData::new(values, shape), &Default::default())\n}}\n\n\
          fn main() {{\n",
@@ -761,7 +637,14 @@ fn cargo_toml() -> String {
     )
 }
 
+mod matmul;
+mod norm;
+mod onehot;
+mod producer;
 mod window;
+
+pub use producer::PRODUCERS;
+use producer::Producer;
 
 #[cfg(test)]
 mod tests;

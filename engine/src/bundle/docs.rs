@@ -427,8 +427,8 @@ pub(super) fn burn_project(
     // node alone, fed the values burn computed for it when the node alone showed the finding
     // on them (`blamed`), else those the reference computes for it.
     let alone;
-    // A node that shows it only after a producer the generator writes (a Transpose, a
-    // OneHot): the project runs both (burn's layout of the producer's value is what the node
+    // A node that shows it only after a producer the generator writes (`PRODUCERS`: a
+    // Transpose, a OneHot, a GatherElements): the project runs both (burn's layout of the producer's value is what the node
     // misreads).
     let after_producer = matches!(
         blame,

@@ -65,14 +65,16 @@ fn a_node_after_a_onehot_runs_on_burns_one_hot_fill() {
     for line in [
         // -1 made 1 (depth 2); the indices held at rank R - 1
         "TensorData::new(vec![0.0_f32, 1.0_f32, 1.0_f32, 0.0_f32]",
-        &format!("i.one_hot_fill(2, 1.0, 0.0, {})", R - 2),
+        &format!("i.one_hot_fill(2, 1.0_f32, 0.0_f32, {})", R - 2),
         "let _held = x.clone();",
         &format!("let nrm = x.clone().abs().sum_dim({});", R - 2),
         "let y = x.div(nrm);",
     ] {
         assert!(p.main_rs.contains(line), "{line} not in {}", p.main_rs);
     }
-    // An index outside the depth (a row of off values, which the interpreter masks): none.
+    assert!(!p.main_rs.contains("mask_fill"), "{}", p.main_rs);
+    // An index outside the depth: encoded as 0, its row then set to the off value (the
+    // interpreter's mask).
     let outside: NamedValues = vec![(
         "i".into(),
         Value::Tensor(HostTensor::new(
@@ -80,7 +82,59 @@ fn a_node_after_a_onehot_runs_on_burns_one_hot_fill() {
             Data::F32(vec![0.0, 5.0, 1.0, 0.0]),
         )),
     )];
-    assert!(project(&m, &outside, &expect(&want, "values")).is_none());
+    let p = project(&m, &outside, &expect(&want, "values")).expect("outside the depth");
+    for line in [
+        "TensorData::new(vec![0.0_f32, 0.0_f32, 1.0_f32, 0.0_f32]",
+        "TensorData::new(vec![0.0_f32, 1.0_f32, 0.0_f32, 0.0_f32]",
+        &format!(
+            "let mask = o.unsqueeze_dim::<{R}>({}).expand(x.shape()).equal_elem(1.0);",
+            R - 2
+        ),
+        "let x = x.mask_fill(mask, 0.0_f32);",
+    ] {
+        assert!(p.main_rs.contains(line), "{line} not in {}", p.main_rs);
+    }
+}
+
+#[test]
+fn a_onehot_alone_is_written_with_its_values_as_f32_constants() {
+    // burn's one_hot_fill adds on - off to a tensor full of off: an infinite off value
+    // gives inf + (1 - inf) = NaN where ONNX gives the on value
+    let m = one_node(
+        "g (float[1,1,1] i) => (float[4,1,1,1] y) <float[1] d = {4}, float[2] v = {inf, 1}> \
+         { y = OneHot <axis: int = -4> (i, d, v) }",
+    );
+    let inputs: NamedValues = vec![(
+        "i".into(),
+        Value::Tensor(HostTensor::new(vec![1, 1, 1], Data::F32(vec![0.995]))),
+    )];
+    let inf = f32::INFINITY;
+    let want = HostTensor::new(vec![4, 1, 1, 1], Data::F32(vec![1.0, inf, inf, inf]));
+    let p = project(&m, &inputs, &expect(&want, "nan")).expect("OneHot is covered");
+    for line in [
+        // 0.995 read as the index 0, held at rank R - 1
+        &format!(
+            "let i = Tensor::<B, {}>::from_data(TensorData::new(vec![0.0_f32], [1, 1, 1, 1, 1])",
+            R - 1
+        ),
+        &format!(
+            "let y: Tensor<B, {R}> = i.one_hot_fill(4, 1.0_f32, f32::INFINITY, {});",
+            R - 4
+        ),
+        "let expected: Vec<f64> = vec![1.0_f64, f64::INFINITY, f64::INFINITY, f64::INFINITY];",
+        "type B = NdArray<f32>;",
+    ] {
+        assert!(p.main_rs.contains(line), "{line} not in {}", p.main_rs);
+    }
+    // the one-hot is made inside the caught panic
+    let caught = p.main_rs.find("catch_unwind").expect("a caught run");
+    assert!(p.main_rs.find("one_hot_fill").is_some_and(|at| at > caught));
+    // integer values are cast after burn's one-hot: not written
+    let m = one_node(
+        "g (float[1,1,1] i) => (int64[4,1,1,1] y) <float[1] d = {4}, int64[2] v = {0, 1}> \
+         { y = OneHot (i, d, v) }",
+    );
+    assert!(project(&m, &inputs, &expect(&want, "values")).is_none());
 }
 
 #[test]
@@ -254,5 +308,149 @@ fn f64_models_run_on_ndarray_f64() {
         "x".into(),
         Value::Tensor(HostTensor::new(vec![1], Data::String(vec![b"a".to_vec()]))),
     )];
+    assert!(project(&m, &inputs, &expect(&want, "values")).is_none());
+}
+
+#[test]
+fn matmul_is_written_as_the_interpreter_runs_it() {
+    let f32s = |shape: Vec<usize>, v: Vec<f32>| Value::Tensor(HostTensor::new(shape, Data::F32(v)));
+    // an empty contraction axis: ONNX gives zeros
+    let m = one_node(
+        "g (float[1,1,1,0] a) => (float[1,1,1,5] y) <float[1,1,0,5] b = {}> { y = MatMul (a, b) }",
+    );
+    let inputs: NamedValues = vec![("a".into(), f32s(vec![1, 1, 1, 0], vec![]))];
+    let want = HostTensor::new(vec![1, 1, 1, 5], Data::F32(vec![0.0; 5]));
+    let p = project(&m, &inputs, &expect(&want, "panic")).expect("MatMul is covered");
+    for line in [
+        "let x = tensor(vec![], [1, 1, 1, 1, 1, 0]);",
+        "let z = tensor(vec![], [1, 1, 1, 1, 0, 5]);",
+        "let y = x.reshape([1, 1, 1, 1, 1, 0]).matmul(z.reshape([1, 1, 1, 1, 0, 5]));",
+        "let y = y.reshape([1, 1, 1, 1, 1, 5]);",
+        "REPRODUCED: burn panics",
+    ] {
+        assert!(p.main_rs.contains(line), "{line} not in {}", p.main_rs);
+    }
+    // 1-D by 1-D on integers: [1, K] by [K, 1], the result reshaped to a scalar
+    let i64s = |v: Vec<i64>| Value::Tensor(HostTensor::new(vec![3], Data::I64(v)));
+    let m = one_node("g (int64[3] a, int64[3] b) => (int64 y) { y = MatMul (a, b) }");
+    let inputs: NamedValues = vec![
+        ("a".into(), i64s(vec![1, 2, 3])),
+        ("b".into(), i64s(vec![4, 5, 6])),
+    ];
+    let want = HostTensor::new(vec![], Data::I64(vec![32]));
+    let p = project(&m, &inputs, &expect(&want, "values")).expect("integer MatMul");
+    for line in [
+        "Tensor<B, 6, Int>",
+        "let y = x.reshape([1, 1, 1, 1, 1, 3]).matmul(z.reshape([1, 1, 1, 1, 3, 1]));",
+        "let y = y.reshape([1, 1, 1, 1, 1, 1]);",
+    ] {
+        assert!(p.main_rs.contains(line), "{line} not in {}", p.main_rs);
+    }
+    // inner dimensions that differ: the interpreter refuses the node
+    let m = one_node("g (float[2,3] a, float[2,3] b) => (float[2,2] y) { y = MatMul (a, b) }");
+    let inputs: NamedValues = vec![
+        ("a".into(), f32s(vec![2, 3], vec![1.0; 6])),
+        ("b".into(), f32s(vec![2, 3], vec![1.0; 6])),
+    ];
+    assert!(project(&m, &inputs, &expect(&want, "values")).is_none());
+}
+
+#[test]
+fn mean_variance_normalization_takes_burns_means_axis_by_axis() {
+    let m = one_node(
+        "g (float[1,1,0] x) => (float[1,1,0] y) \
+         { y = MeanVarianceNormalization <axes: ints = [1, -1]> (x) }",
+    );
+    let inputs: NamedValues = vec![(
+        "x".into(),
+        Value::Tensor(HostTensor::new(vec![1, 1, 0], Data::F32(vec![]))),
+    )];
+    let want = HostTensor::new(vec![1, 1, 0], Data::F32(vec![]));
+    let p = project(&m, &inputs, &expect(&want, "panic")).expect("MVN is covered");
+    for line in [
+        "let x = tensor(vec![], [1, 1, 1, 1, 1, 0]);",
+        "let mean = x.clone().mean_dim(4).mean_dim(5);",
+        "let c = x.sub(mean);",
+        "let var = c.clone().mul(c.clone()).mean_dim(4).mean_dim(5);",
+        "let y = c.div(var.sqrt().add_scalar(1e-9));",
+    ] {
+        assert!(p.main_rs.contains(line), "{line} not in {}", p.main_rs);
+    }
+    // the default axes [0, 2, 3] on a rank-3 input: the interpreter refuses the node
+    let m =
+        one_node("g (float[1,1,0] x) => (float[1,1,0] y) { y = MeanVarianceNormalization (x) }");
+    assert!(project(&m, &inputs, &expect(&want, "panic")).is_none());
+}
+
+#[test]
+fn instance_normalization_reshapes_its_parameters_per_channel() {
+    let m = one_node(
+        "g (float[1,2,0,1] x) => (float[1,2,0,1] y) <float[2] s = {1, 2}, float[2] b = {0.5, 1}> \
+         { y = InstanceNormalization <epsilon: float = 0.5> (x, s, b) }",
+    );
+    let inputs: NamedValues = vec![(
+        "x".into(),
+        Value::Tensor(HostTensor::new(vec![1, 2, 0, 1], Data::F32(vec![]))),
+    )];
+    let want = HostTensor::new(vec![1, 2, 0, 1], Data::F32(vec![]));
+    let p = project(&m, &inputs, &expect(&want, "panic")).expect("InstanceNormalization");
+    for line in [
+        "let z = tensor(vec![1.0_f32, 2.0_f32], [1, 1, 1, 1, 1, 2]);",
+        "let c = tensor(vec![0.5_f32, 1.0_f32], [1, 1, 1, 1, 1, 2]);",
+        "let scale = z.reshape([1, 1, 1, 2, 1, 1]);",
+        "let bias = c.reshape([1, 1, 1, 2, 1, 1]);",
+        "let mean = x.clone().mean_dim(4).mean_dim(5);",
+        "let y = d.div(var.add_scalar(0.5).sqrt()).mul(scale).add(bias);",
+    ] {
+        assert!(p.main_rs.contains(line), "{line} not in {}", p.main_rs);
+    }
+    // a bias of another length than the channels: the interpreter refuses the node
+    let m = one_node(
+        "g (float[1,2,0,1] x) => (float[1,2,0,1] y) <float[2] s = {1, 2}, float[3] b = {0, 0, 0}> \
+         { y = InstanceNormalization (x, s, b) }",
+    );
+    assert!(project(&m, &inputs, &expect(&want, "panic")).is_none());
+}
+
+#[test]
+fn a_node_after_a_gather_elements_runs_on_burns_gathered_tensor() {
+    let m = one_node(
+        "g (float[2,3] x) => (float[2,2] y) <int64[2,2] i = {1, -1, 0, 0}> \
+         { t = GatherElements <axis: int = 1> (x, i)\n y = Abs (t) }",
+    );
+    let inputs: NamedValues = vec![(
+        "x".into(),
+        Value::Tensor(HostTensor::new(
+            vec![2, 3],
+            Data::F32(vec![1.0, -2.0, 3.0, -4.0, 5.0, -6.0]),
+        )),
+    )];
+    let want = HostTensor::new(vec![2, 2], Data::F32(vec![2.0, 3.0, 4.0, 4.0]));
+    let p = project(&m, &inputs, &expect(&want, "values")).expect("GatherElements, then Abs");
+    let cut = "let cut = data.clone().slice([burn::tensor::Slice::new(0, None, 1), \
+               burn::tensor::Slice::new(0, None, 1), burn::tensor::Slice::new(0, None, 1), \
+               burn::tensor::Slice::new(0, None, 1), burn::tensor::Slice::new(0, Some(2), 1), \
+               burn::tensor::Slice::new(0, Some(3), 1)].as_slice());";
+    for line in [
+        "let data = tensor(vec![1.0_f32, -2.0_f32, 3.0_f32, -4.0_f32, 5.0_f32, -6.0_f32], [1, 1, 1, 1, 2, 3]);",
+        cut,
+        // -1 made 2 (an axis of 3)
+        "TensorData::new(vec![1_i64, 2_i64, 0_i64, 0_i64], [1, 1, 1, 1, 2, 2])",
+        &format!("let x = cut.clone().gather({}, i.clone());", R - 1),
+        "let _held = x.clone();",
+        "let y = x.abs();",
+    ] {
+        assert!(p.main_rs.contains(line), "{line} not in {}", p.main_rs);
+    }
+    // the value the node reads: x[r][i[r][c]]
+    let (_, producer) = reproduced(&m, &inputs).expect("two nodes");
+    let got = producer.and_then(|p| p.output()).expect("a gathered value");
+    assert_eq!(got.shape, vec![2, 2]);
+    assert_eq!(got.to_f64s(), Some(vec![-2.0, 3.0, -4.0, -4.0]));
+    // an index outside the axis: the interpreter refuses the node
+    let m = one_node(
+        "g (float[2,3] x) => (float[2,2] y) <int64[2,2] i = {3, 0, 0, 0}> \
+         { t = GatherElements <axis: int = 1> (x, i)\n y = Abs (t) }",
+    );
     assert!(project(&m, &inputs, &expect(&want, "values")).is_none());
 }
