@@ -200,16 +200,12 @@ pub fn minimize_one(
 ) -> Option<Finished> {
     let model = Model::from_bytes(&job.model).ok()?;
     let run_on = Reproducer::backends_for(&job.finding, backends);
-    let mut rep = Reproducer {
+    let mut rep = Reproducer::new(
         pool,
-        triage: Triage::new(&run_on, tolerance),
-        target: job.signature.clone(),
-        values: ValueMap::default(),
-        calls: 0,
-        known: None,
-        start_error: None,
-        whole_failure: None,
-    };
+        Triage::new(&run_on, tolerance),
+        job.signature.clone(),
+        ValueMap::default(),
+    );
     // The original, on the inputs the campaign used: what the campaign saw must show again.
     let first = rep.check_with(&model, job.inputs.clone())?;
     rep.start(&first);

@@ -39,7 +39,6 @@ Only onnx.helper + numpy are used for generation.
 """
 import argparse
 import collections
-import concurrent.futures as cf
 import math
 import os
 import sys
@@ -47,6 +46,8 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from ort_child import OrtChild
 
 ONNX_DT = {'float16': TensorProto.FLOAT16, 'float32': TensorProto.FLOAT,
            'float64': TensorProto.DOUBLE, 'int32': TensorProto.INT32,
@@ -1381,31 +1382,6 @@ def _ort_worker(model_bytes, inputs, outputs, seed):
     return True
 
 
-class OrtRunner:
-    """onnxruntime in a child process, so that a crash costs one attempt, not the run."""
-
-    def __init__(self):
-        self.ex = None
-
-    def run(self, model, meta, seed):
-        if self.ex is None:
-            self.ex = cf.ProcessPoolExecutor(max_workers=1)
-        fut = self.ex.submit(_ort_worker, model.SerializeToString(), meta['inputs'], meta['outputs'], seed)
-        try:
-            return fut.result(timeout=120)
-        except cf.process.BrokenProcessPool:
-            self.ex = None
-            raise RuntimeError('onnxruntime process crashed')
-        except cf.TimeoutError:
-            self.ex.shutdown(wait=False, cancel_futures=True)
-            self.ex = None
-            raise RuntimeError('onnxruntime timed out')
-
-    def close(self):
-        if self.ex is not None:
-            self.ex.shutdown()
-
-
 def one_line(e):
     return (type(e).__name__ + ': ' + str(e).replace('\n', ' '))[:300]
 
@@ -1443,7 +1419,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     log = args.log or os.path.join(args.out, 'gen_blocks.log')
-    runner = OrtRunner()
+    runner = OrtChild(_ort_worker)
     hist, bhist, reasons = collections.Counter(), collections.Counter(), collections.Counter()
     n_ok = n_disc = 0
     lines = []

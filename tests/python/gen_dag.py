@@ -16,7 +16,6 @@ Only onnx.helper + numpy are used for generation.
 """
 import argparse
 import collections
-import concurrent.futures as cf
 import math
 import os
 import sys
@@ -26,6 +25,8 @@ from fractions import Fraction
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from ort_child import OrtChild
 
 ONNX_DT = {
     'float16': TensorProto.FLOAT16, 'float32': TensorProto.FLOAT,
@@ -1596,31 +1597,6 @@ def _ort_worker(model_bytes, inputs, outputs, seed):
     return nonfinite
 
 
-class OrtChecker:
-    """Runs ORT in a child process so a crash cannot take the generator down."""
-
-    def __init__(self):
-        self.ex = None
-
-    def run(self, model, meta, seed):
-        if self.ex is None:
-            self.ex = cf.ProcessPoolExecutor(max_workers=1)
-        fut = self.ex.submit(_ort_worker, model.SerializeToString(), meta['inputs'], meta['outputs'], seed)
-        try:
-            return fut.result(timeout=120)
-        except cf.process.BrokenProcessPool:
-            self.ex = None
-            raise RuntimeError('onnxruntime process crashed')
-        except cf.TimeoutError:
-            self.ex.shutdown(wait=False, cancel_futures=True)
-            self.ex = None
-            raise RuntimeError('onnxruntime timed out')
-
-    def close(self):
-        if self.ex is not None:
-            self.ex.shutdown()
-
-
 def one_line(e):
     s = str(e).replace('\n', ' ')
     return (type(e).__name__ + ': ' + s)[:400]
@@ -1674,7 +1650,7 @@ def main():
     args.log = args.log or os.path.join(args.out, 'gen.log')
     prefix = args.prefix or os.path.basename(os.path.normpath(args.out))
     only = args.ops.split(',') if args.ops else None
-    checker = OrtChecker()
+    checker = OrtChild(_ort_worker)
     hist = collections.Counter()
     n_ok = n_disc = 0
     reasons = collections.Counter()

@@ -168,16 +168,12 @@ pub fn recheck(
     let run_on = Reproducer::backends_for(&meta.finding, &all);
     let tol = Tolerance::by_name(&meta.tolerance).unwrap_or(Tolerance::APPROXIMATE);
     let mut pool = Pool::new(pool_opts.clone());
-    let mut rep = Reproducer {
-        pool: &mut pool,
-        triage: Triage::new(&run_on, tol),
-        target: meta.signature.clone(),
-        values: ValueMap::default(),
-        calls: 0,
-        known: None,
-        start_error: None,
-        whole_failure: None,
-    };
+    let mut rep = Reproducer::new(
+        &mut pool,
+        Triage::new(&run_on, tol),
+        meta.signature.clone(),
+        ValueMap::default(),
+    );
     let check = rep.check_with(&model, values);
     pool.shutdown();
     let (reproduced, detail) = match check {

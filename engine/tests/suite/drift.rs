@@ -82,16 +82,12 @@ fn a_candidate_showing_another_bug_of_the_library_is_not_kept() {
         also.iter().any(|s| s.contains("op=ReduceMean")),
         "the smaller model shows the ReduceMean bug too: {also:?}"
     );
-    let mut rep = Reproducer {
-        pool: &mut pool,
-        triage: Triage::new(&backends(), Tolerance::APPROXIMATE),
-        target: target.clone(),
-        values: ValueMap::new(&inputs(), None, 0),
-        calls: 0,
-        known: None,
-        start_error: None,
-        whole_failure: None,
-    };
+    let mut rep = Reproducer::new(
+        &mut pool,
+        Triage::new(&backends(), Tolerance::APPROXIMATE),
+        target.clone(),
+        ValueMap::new(&inputs(), None, 0),
+    );
     let first = rep.check_with(&start, inputs()).unwrap();
     rep.start(&first);
     assert!(rep.reproduces(&start));
@@ -166,16 +162,12 @@ fn dropping_the_op_the_reference_lacked_keeps_the_bug() {
             && target.contains("ground=ort-noopt"),
         "{target}"
     );
-    let mut rep = Reproducer {
-        pool: &mut pool,
-        triage: Triage::new(&backends, Tolerance::APPROXIMATE),
-        target: target.clone(),
-        values: ValueMap::new(&values, None, 0),
-        calls: 0,
-        known: None,
-        start_error: None,
-        whole_failure: None,
-    };
+    let mut rep = Reproducer::new(
+        &mut pool,
+        Triage::new(&backends, Tolerance::APPROXIMATE),
+        target.clone(),
+        ValueMap::new(&values, None, 0),
+    );
     let first = rep.check_with(&start, values.clone()).unwrap();
     rep.start(&first);
     assert!(rep.reproduces(&start));
@@ -210,16 +202,12 @@ fn a_candidate_that_fails_first_on_something_else_is_not_kept() {
     let mut pool = Pool::new(PoolOptions::new(PathBuf::from(env!(
         "CARGO_BIN_EXE_mutagraph"
     ))));
-    let mut rep = Reproducer {
-        pool: &mut pool,
-        triage: Triage::new(&set, Tolerance::APPROXIMATE),
-        target: String::new(),
-        values: ValueMap::new(&inputs, None, 0),
-        calls: 0,
-        known: None,
-        start_error: None,
-        whole_failure: None,
-    };
+    let mut rep = Reproducer::new(
+        &mut pool,
+        Triage::new(&set, Tolerance::APPROXIMATE),
+        String::new(),
+        ValueMap::new(&inputs, None, 0),
+    );
     let first = rep.check_with(&alone, inputs.clone()).unwrap();
     let target = first
         .all

@@ -149,16 +149,12 @@ fn trigger_of(src: &str, x: HostTensor, backends: &[&str]) -> Vec<String> {
     let mut pool = Pool::new(PoolOptions::new(std::path::PathBuf::from(env!(
         "CARGO_BIN_EXE_mutagraph"
     ))));
-    let mut rep = Reproducer {
-        pool: &mut pool,
-        triage: Triage::new(&backends, Tolerance::APPROXIMATE),
-        target: String::new(),
-        values: ValueMap::new(&inputs, None, 0),
-        calls: 0,
-        known: None,
-        start_error: None,
-        whole_failure: None,
-    };
+    let mut rep = Reproducer::new(
+        &mut pool,
+        Triage::new(&backends, Tolerance::APPROXIMATE),
+        String::new(),
+        ValueMap::new(&inputs, None, 0),
+    );
     let check = rep.check_with(&model, inputs.clone()).unwrap();
     let found: Vec<_> = check
         .all

@@ -314,17 +314,23 @@ fn an_onnx_runtime_check_is_one_signature_whichever_op_reached_it() {
     assert_eq!(at("tract", "Cast").ort_site(), None);
 }
 
+/// tract failing to compile at a node of `op` with `msg`.
+fn tract_compile_failure(op: &str, msg: &str) -> Finding {
+    let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());
+    f.stage = Some(Stage::Compile);
+    f.layer = Some(Layer::Kernel);
+    f.location = Some(Location {
+        op_type: op.into(),
+        value: "v".into(),
+        attrs: String::new(),
+    });
+    f
+}
+
 #[test]
 fn a_failing_tract_rule_is_one_signature_whichever_op_left_the_node() {
     let at = |op: &str, msg: &str| {
-        let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());
-        f.stage = Some(Stage::Compile);
-        f.layer = Some(Layer::Kernel);
-        f.location = Some(Location {
-            op_type: op.into(),
-            value: "v".into(),
-            attrs: String::new(),
-        });
+        let mut f = tract_compile_failure(op, msg);
         f.trigger = vec!["strides".into()];
         f
     };
@@ -373,17 +379,7 @@ fn a_failing_tract_rule_is_one_signature_whichever_op_left_the_node() {
 fn a_failing_declutter_of_an_op_is_its_rule_whichever_model_op_made_it() {
     // tract's EinSum absorbing an Expand fails in EinSum's own declutter, whether the EinSum
     // is a MatMul or one that tract extracts from a GRU: one fault of that rule.
-    let at = |op: &str, msg: &str| {
-        let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());
-        f.stage = Some(Stage::Compile);
-        f.layer = Some(Layer::Kernel);
-        f.location = Some(Location {
-            op_type: op.into(),
-            value: "v".into(),
-            attrs: String::new(),
-        });
-        f
-    };
+    let at = tract_compile_failure;
     let cond = "Condition failed: `shapes.iter().enumerate().all(|(ix, fact)| fact.len() == self.axes.rank(InOut::In(ix)))`";
     let gru = at(
         "GRU",

@@ -232,7 +232,28 @@ pub struct Check {
     pub all: Vec<Triaged>,
 }
 
-impl Reproducer<'_> {
+impl<'a> Reproducer<'a> {
+    /// A reproducer of `target` (a signature) on `pool`, judging with `triage`, feeding
+    /// candidates from `values`; nothing checked yet ([`Reproducer::start`] records what the
+    /// starting model showed).
+    pub fn new(
+        pool: &'a mut Pool,
+        triage: Triage,
+        target: String,
+        values: ValueMap,
+    ) -> Reproducer<'a> {
+        Reproducer {
+            pool,
+            triage,
+            target,
+            values,
+            calls: 0,
+            known: None,
+            start_error: None,
+            whole_failure: None,
+        }
+    }
+
     /// The backends a finding needs: the reference and the backends that showed it (the
     /// triage runs the library's other variants and the witnesses itself).
     pub fn backends_for(f: &Finding, all: &[String]) -> Vec<String> {
