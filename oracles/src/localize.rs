@@ -570,6 +570,56 @@ pub fn model_sensitivity(
     cancellation::max_abs_diff(base, &out)
 }
 
+/// The step ops (Round, Floor, Ceil) among `nodes` of `model` whose input, in the reference's
+/// run, holds a value within `moves` times its movement under a nudge ([`model_sensitivity`]
+/// of that input) of one of its steps: a reordering of the arithmetic before it may carry the
+/// value across, making a jump of one where the result is otherwise right (a Round after a
+/// Reciprocal of values near zero that ONNX Runtime folds with a BatchNormalization). Their op
+/// types; `None` when the reference did not run.
+pub fn steps_within_reach(
+    model: &Model,
+    nodes: &[mutagraph_ir::graph::NodeId],
+    inputs: &NamedValues,
+    moves: f64,
+    runner: &mut dyn ReferenceRunner,
+) -> Option<Vec<String>> {
+    let steps: Vec<(&str, String)> = nodes
+        .iter()
+        .filter_map(|id| model.graph.node(*id))
+        .filter(|n| matches!(n.op_type.as_str(), "Round" | "Floor" | "Ceil"))
+        .filter_map(|n| Some((n.op_type.as_str(), n.inputs.first()?.clone())))
+        .collect();
+    if steps.is_empty() {
+        return Some(Vec::new());
+    }
+    let (exposed, _) = mutagraph_ir::slice::expose_all(model).ok()?;
+    let all = runner.run_reference(&exposed, inputs, false).ok()?;
+    let mut near = Vec::new();
+    for (op, input) in steps {
+        let Some(base) = all.iter().find(|(n, _)| *n == input).cloned() else {
+            continue;
+        };
+        let Some(xs) = base.1.tensor().and_then(HostTensor::to_f64s) else {
+            continue;
+        };
+        let Some(moved) = model_sensitivity(&exposed, inputs, &vec![base], runner) else {
+            continue;
+        };
+        let to_step = |x: f64| match op {
+            // Round's steps are at the halves, Floor's and Ceil's at the integers.
+            "Round" => (x - x.floor() - 0.5).abs(),
+            _ => (x - x.round()).abs(),
+        };
+        if xs
+            .iter()
+            .any(|&x| x.is_finite() && to_step(x) <= moves * moved)
+        {
+            near.push(op.to_string());
+        }
+    }
+    Some(near)
+}
+
 /// The reference's outputs of `single` (those `base` holds) with every float input of `feed`
 /// and every weight nudged ([`nudge`]); `None` when it did not run.
 fn nudged_outputs(

@@ -1192,3 +1192,44 @@ fn a_tdim_leak_is_blamed_on_the_node_with_the_cast_that_made_it() {
         "{t:?}"
     );
 }
+
+#[test]
+fn an_optimizer_jump_at_a_round_of_a_value_at_its_step_is_rounding() {
+    // y = Round(x + b) where x + b is 2.5 and a few roundings: an optimizer folding the sum into
+    // other arithmetic lands on either side of the step, a jump of one (ONNX Runtime's
+    // Conv+BatchNormalization fold before a Reciprocal and a Round). The same jump where the
+    // value is far from its step is a finding.
+    let bytes = crate::common::text_model(
+        "g (float[3] x) => (float[3] y) <float[3] b = {0.0, 0.0, 0.0}> {
+            m = Add (x, b)
+            y = Round (m)
+        }",
+    );
+    let judged = |first: f32, shown: f32| {
+        let inputs = vec![(
+            "x".to_string(),
+            Value::Tensor(HostTensor::new(vec![3], Data::F32(vec![first, 1.2, 7.7]))),
+        )];
+        let right = first.round_ties_even();
+        let outcomes = vec![
+            ok(&[right, 1.0, 8.0]),
+            ok(&[shown, 1.0, 8.0]),
+            ok(&[right, 1.0, 8.0]),
+        ];
+        let j = judge_full(
+            &["reference", "ort", "ort-noopt"],
+            outcomes,
+            &bytes,
+            &inputs,
+            true,
+        );
+        against(&j, "ort").clone()
+    };
+    let at_step = judged(2.500_000_2, 2.0);
+    assert!(
+        matches!(&at_step.verdict, Verdict::Unstable(why) if why.contains("Round")),
+        "{at_step:?}"
+    );
+    let far = judged(2.7, 2.0);
+    assert!(!matches!(far.verdict, Verdict::Unstable(_)), "{far:?}");
+}

@@ -237,6 +237,21 @@ impl Triage {
             ));
             return;
         }
+        // A Round, Floor or Ceil on the way that takes a value within a few nudges of its step
+        // jumps by one under any reordering of the arithmetic before it.
+        let path = output_path(model, t.finding.named_output());
+        if let Some(near) =
+            crate::localize::steps_within_reach(model, &path, inputs, CONDITIONING_MOVES, pool)
+            && let Some(op) = near.first()
+        {
+            t.verdict = Verdict::Unstable(format!(
+                "a {op} on the way to the output takes a value within {CONDITIONING_MOVES} moves \
+                 of its step (a move: how far the value goes when every input and weight \
+                 moves by a few rounding steps): an optimizer's reordering of the arithmetic \
+                 before it carries the value across"
+            ));
+            return;
+        }
         self.check_model_rewrite(pool, model, faulty, inputs, shows, t);
     }
 
@@ -276,6 +291,20 @@ impl Triage {
 /// How many times its move under a nudge of a few roundings an optimizer's error may be on an
 /// ill-conditioned model ([`crate::localize::model_sensitivity`]) to be rounding.
 const CONDITIONING_MOVES: f64 = 4.0;
+
+/// The nodes on the way to the output `named` (the producer and its ancestors), or every node
+/// when it names none.
+fn output_path(model: &Model, named: Option<&str>) -> Vec<NodeId> {
+    let producer = named.and_then(|o| model.graph.producer(o));
+    match producer {
+        Some(id) => {
+            let mut v = crate::triage::crash::ancestors(model, id);
+            v.push(id);
+            v
+        }
+        None => model.graph.topo_order().unwrap_or_default(),
+    }
+}
 
 /// The values of `values` computed on the way to `output` (by its producer and that node's
 /// ancestors); all of them when `output` has no producer.
