@@ -157,6 +157,11 @@ fn unary_body(node: &Node, x: &HostTensor) -> Option<(String, usize)> {
         )),
         "Elu" => unary(&format!("act::elu(x, {:?})", a.float("alpha", 1.0) as f64)),
         "Celu" => unary(&format!("act::celu(x, {:?})", a.float("alpha", 1.0) as f64)),
+        "Shrink" => unary(&format!(
+            "act::shrink(x, {:?}, {:?})",
+            a.float("lambd", 0.5) as f64,
+            a.float("bias", 0.0) as f64
+        )),
         "ThresholdedRelu" => unary(&format!(
             "act::thresholded_relu(x, {:?})",
             a.float("alpha", 1.0) as f64

@@ -454,3 +454,21 @@ fn a_node_after_a_gather_elements_runs_on_burns_gathered_tensor() {
     );
     assert!(project(&m, &inputs, &expect(&want, "values")).is_none());
 }
+
+#[test]
+fn shrink_is_burns_shrink_with_the_node_attributes() {
+    let m = one_node(
+        "g (float[3] x) => (float[3] y) { y = Shrink <lambd: float = 0.25, bias: float = 0.5> (x) }",
+    );
+    let inputs: NamedValues = vec![(
+        "x".into(),
+        Value::Tensor(HostTensor::new(vec![3], Data::F32(vec![1.0, -0.1, -2.0]))),
+    )];
+    let want = HostTensor::new(vec![3], Data::F32(vec![0.5, 0.0, -1.5]));
+    let p = project(&m, &inputs, &expect(&want, "values")).expect("Shrink is covered");
+    assert!(
+        p.main_rs.contains("act::shrink(x, 0.25, 0.5)"),
+        "{}",
+        p.main_rs
+    );
+}
