@@ -267,7 +267,8 @@ pub fn minimize_one(
         let mut pred = |m: &Model| !stop.load(Ordering::Relaxed) && rep.reproduces(m);
         match minimize::minimize(&model, opts, &mut pred) {
             Ok((m, r)) => (m, Some(r)),
-            Err(_) => {
+            Err(e) => {
+                tracing::warn!("{}: not minimized: {e}", job.dir.display());
                 invalid += 1;
                 (model.clone(), None)
             }

@@ -213,6 +213,21 @@ fn open_cases_are_valid_but_reported_ambiguous() {
             .any(|w| w.contains("beyond what the geometry reaches (9)")),
         "{why:?}"
     );
+    // An Einsum label of size 1 in one operand and 3 in the other: broadcasting that ONNX
+    // enables only through an ellipsis.
+    let einsum = |b: usize| {
+        ambiguous(&format!(
+            "g (float[2, 3, 4] x, float[2, {b}, 4] z) => (float[2, 3] y) \
+             {{ y = Einsum <equation: string = \"bhj,bhj->bh\"> (x, z) }}"
+        ))
+    };
+    assert!(einsum(3).is_empty(), "{:?}", einsum(3));
+    let why = einsum(1);
+    assert!(
+        why.iter()
+            .any(|w| w.contains("label 'h' has size 1 in one operand and 3")),
+        "{why:?}"
+    );
 }
 
 #[test]

@@ -183,7 +183,7 @@ pub fn minimize(
     if !diags.errors.is_empty() {
         return Err(MinimizeError::InvalidModel(diags.errors.join("; ")));
     }
-    let cur = finalize(model.clone()).map_err(|e| MinimizeError::InvalidModel(e.0))?;
+    let cur = finalize(model.clone(), model).map_err(|e| MinimizeError::InvalidModel(e.0))?;
     if let Some(f) = &opts.focus
         && !cur.graph.defined_values().contains(f)
     {

@@ -224,14 +224,7 @@ pub(super) fn title(meta: &Meta, f: &Finding, op: Option<&str>, facts: &[String]
         (None, Some(op)) => format!("{lib}: {op}{after}{layer} {what}"),
         (None, None) => format!("{lib}{layer} {what}"),
     };
-    // The title claims only what may be the trigger: the attributes the trigger search kept
-    // and the special values the node met. The element type and the kind of indices are the
-    // model's, not checked causes (a triage found "on f16" beside bugs of every type).
-    let facts: Vec<&String> = facts
-        .iter()
-        .filter(|f| !f.starts_with("on ") && !f.contains(" indices in '"))
-        .take(4)
-        .collect();
+    let facts: Vec<&String> = claimed(facts).take(4).collect();
     if !facts.is_empty() {
         t.push_str(&format!(
             " ({})",
@@ -782,6 +775,15 @@ fn facts_lines(meta: &Meta, finding: &Finding, op: &Option<String>) -> Vec<(Stri
     facts_lines
 }
 
+/// The facts a title or a summary may claim: the attributes the trigger search kept and the
+/// special values the node met. The element type and the kind of indices are the model's, not
+/// checked causes (a triage found "on f16" beside bugs of every type).
+fn claimed(facts: &[String]) -> impl Iterator<Item = &String> {
+    facts
+        .iter()
+        .filter(|f| !f.starts_with("on ") && !f.contains(" indices in '"))
+}
+
 /// The report's summary: what the library does wrong, what it shows with, what it needs.
 fn summary(meta: &Meta, finding: &Finding, op: &Option<String>, facts: &[String]) -> String {
     let what = match (meta.kind, finding.optimizer_pass()) {
@@ -813,10 +815,11 @@ fn summary(meta: &Meta, finding: &Finding, op: &Option<String>, facts: &[String]
         ),
         _ => format!("{}: {}", meta.library, finding.message),
     };
-    let trig = if facts.is_empty() {
+    let shown: Vec<&str> = claimed(facts).map(String::as_str).collect();
+    let trig = if shown.is_empty() {
         String::new()
     } else {
-        format!(" It shows with {}.", facts.join(", "))
+        format!(" It shows with {}.", shown.join(", "))
     };
     let needs = match meta.trigger.len() {
         0 => String::new(),

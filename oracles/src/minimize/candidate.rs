@@ -161,7 +161,7 @@ pub(crate) fn carve(
     let p = carve_patch(g, &needed, renames, &outs, boundary);
     let mut m = cur.clone();
     m.apply(&p).map_err(|e| Invalid(e.to_string()))?;
-    finalize(m)
+    finalize(m, cur)
 }
 
 /// `v` after the renames (`old → new`).
@@ -440,7 +440,7 @@ pub(crate) fn without_attribute(cur: &Model, id: NodeId, name: &str) -> Result<M
     p.push(PatchOp::ReplaceNode(id, n2));
     m.apply(&p).map_err(|e| Invalid(e.to_string()))?;
     forget_declared_shapes(&mut m)?;
-    finalize(m)
+    finalize(m, cur)
 }
 
 /// `cur` with the attribute `name` of node `id` set to `value` (its declared shapes forgotten,
@@ -463,7 +463,7 @@ pub(crate) fn with_attribute(
     p.push(PatchOp::ReplaceNode(id, n2));
     m.apply(&p).map_err(|e| Invalid(e.to_string()))?;
     forget_declared_shapes(&mut m)?;
-    finalize(m)
+    finalize(m, cur)
 }
 
 /// [`without_attribute`] for the trigger search: the model without the attribute computes the
@@ -528,7 +528,7 @@ fn without_layout(cur: &Model, id: NodeId) -> Result<Model, Invalid> {
     let mut m = cur.clone();
     m.apply(&p).map_err(|e| Invalid(e.to_string()))?;
     forget_declared_shapes(&mut m)?;
-    finalize(m)
+    finalize(m, cur)
 }
 
 /// Keeps the dtype and drops the shape of tensor declarations.
@@ -574,10 +574,11 @@ pub(crate) fn forget_declared_shapes(m: &mut Model) -> Result<(), Invalid> {
     Ok(())
 }
 
-/// The last step of every candidate: drops declarations of values that no longer exist, runs
-/// shape inference and [`validate::check`] (ambiguous cases refused too), types the outputs (and kept declarations) from
+/// The last step of every candidate made from `parent`: drops declarations of values that no
+/// longer exist, runs shape inference and [`validate::check`] (cases ONNX leaves open refused
+/// too, but for those `parent` already has), types the outputs (and kept declarations) from
 /// inference, and requires every real graph input to be typed.
-pub(crate) fn finalize(mut m: Model) -> Result<Model, Invalid> {
+pub(crate) fn finalize(mut m: Model, parent: &Model) -> Result<Model, Invalid> {
     let defined: HashSet<String> = m
         .graph
         .nodes()
@@ -591,9 +592,14 @@ pub(crate) fn finalize(mut m: Model) -> Result<Model, Invalid> {
         return Err(Invalid(format!("inference: node {node}: {msg}")));
     }
     // A smaller model never steps into what ONNX defines inconsistently (a report must rest
-    // on the spec).
-    if let Some((node, msg)) = rep.ambiguous.first() {
-        return Err(Invalid(format!("ambiguous: node {node}: {msg}")));
+    // on the spec); what the model to minimize held already stays (a user's Conv with a SAME
+    // pad that ONNX leaves open would otherwise keep the whole model from being minimized).
+    if !rep.ambiguous.is_empty() {
+        let mut before = parent.clone();
+        let known = infer::infer_model(&mut before, infer::Options::default()).ambiguous;
+        if let Some((node, msg)) = rep.ambiguous.iter().find(|a| !known.contains(a)) {
+            return Err(Invalid(format!("ambiguous: node {node}: {msg}")));
+        }
     }
     let d = validate::check(&m);
     if let Some(e) = d.errors.first() {

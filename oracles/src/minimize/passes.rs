@@ -408,7 +408,7 @@ impl Search<'_> {
             return;
         }
         if let Some(m) = make(&self.cur, d, 1)
-            && self.try_candidate(m.and_then(finalize))
+            && self.try_candidate(m.and_then(|m| finalize(m, &self.cur)))
         {
             return;
         }
@@ -417,7 +417,7 @@ impl Search<'_> {
             let Some(m) = make(&self.cur, d, d / 2) else {
                 return;
             };
-            if !self.try_candidate(m.and_then(finalize)) {
+            if !self.try_candidate(m.and_then(|m| finalize(m, &self.cur))) {
                 return;
             }
             d /= 2;
@@ -445,7 +445,7 @@ impl Search<'_> {
             return;
         }
         for v in [1.0, 0.5] {
-            let cand = finalize(filled(&self.cur, &names, v));
+            let cand = finalize(filled(&self.cur, &names, v), &self.cur);
             if self.try_candidate(cand) || self.stop.is_some() {
                 return;
             }
@@ -455,7 +455,7 @@ impl Search<'_> {
         }
         for n in &names {
             for v in [1.0, 0.5] {
-                let cand = finalize(filled(&self.cur, std::slice::from_ref(n), v));
+                let cand = finalize(filled(&self.cur, std::slice::from_ref(n), v), &self.cur);
                 if self.try_candidate(cand) || self.stop.is_some() {
                     break;
                 }

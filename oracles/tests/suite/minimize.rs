@@ -717,3 +717,25 @@ fn constant_values_become_initializers() {
         .collect();
     assert_eq!(inputs, [t.as_str()], "{report}");
 }
+
+#[test]
+fn a_case_onnx_leaves_open_in_the_model_does_not_stop_its_minimization() {
+    // A Conv with SAME_UPPER, a window of 1 and a stride of 2 needs a negative pad, which ONNX
+    // leaves open: exporters write it, and a model holding it is minimized all the same (the
+    // candidates may keep it, never add another).
+    let m = mutagraph_oracles::ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (float[1, 2, 8, 8] x) => (float[1, 2, 4, 4] y, float[1, 2, 8, 8] z)
+         <float[2, 2, 1, 1] w = {1.0, 0.0, 0.0, 1.0}> {
+            c = Conv <auto_pad = \"SAME_UPPER\", strides = [2, 2]> (x, w)
+            y = Relu (c)
+            s = Sigmoid (x)
+            z = Softsign (s)
+         }",
+    )
+    .unwrap();
+    let has_softsign = |c: &Model| c.graph.nodes().any(|n| n.op_type == "Softsign");
+    let (out, report) = run(&m, &Options::default(), &has_softsign);
+    let ops: Vec<&str> = out.graph.nodes().map(|n| n.op_type.as_str()).collect();
+    assert_eq!(ops, ["Softsign"], "{report}");
+}

@@ -161,4 +161,9 @@ fn a_title_leaves_out_unchecked_circumstances() {
     .collect();
     let t = title(&meta, &f, Some("OneHot"), &facts);
     assert!(t.ends_with("(NaN in 'y', axis=1)"), "{t}");
+    // Nor does the summary claim them ("It shows with on f16").
+    let s = summary(&meta, &f, &Some("OneHot".into()), &facts);
+    assert!(s.contains("It shows with NaN in 'y', axis=1."), "{s}");
+    let s = summary(&meta, &f, &Some("OneHot".into()), &facts[..2]);
+    assert!(!s.contains("It shows with"), "{s}");
 }

@@ -150,6 +150,47 @@ pub(super) fn einsum_shape(
     Ok(Some(out))
 }
 
+/// For [`OpSpec::ambiguous`]: a label of size 1 in one operand and larger in another. ONNX's
+/// text enables broadcasting only through an ellipsis ("The equation may contain ellipsis
+/// ('...') to enable broadcasting"): numpy and ONNX Runtime broadcast such a label, tract
+/// refuses it, and neither is what the text defines.
+fn label_broadcast(ctx: &InferCtx) -> Result<(), InferError> {
+    let eq: String = ctx
+        .string("equation", "")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let lhs = eq.split_once("->").map_or(eq.as_str(), |(l, _)| l);
+    let mut sizes: BTreeMap<char, Vec<i64>> = BTreeMap::new();
+    for (i, t) in lhs.split(',').enumerate() {
+        let (Ok(t), Some(s)) = (parse_term(t), shape_of(ctx, i)) else {
+            continue;
+        };
+        let nl = t.labels.len();
+        if s.len() < nl || t.ellipsis.is_none() && s.len() != nl {
+            continue;
+        }
+        let (pos, ne) = (t.ellipsis.unwrap_or(nl), s.len() - nl);
+        for (j, c) in t.labels.iter().enumerate() {
+            if let Dim::Known(d) = s[if j < pos { j } else { j + ne }] {
+                sizes.entry(*c).or_default().push(d);
+            }
+        }
+    }
+    for (c, v) in sizes {
+        if let Some(&big) = v.iter().find(|&&d| d != 1)
+            && v.contains(&1)
+        {
+            return Err(rule!(
+                "einsum label '{c}' has size 1 in one operand and {big} in another: ONNX \
+                 enables broadcasting only through an ellipsis (numpy and ONNX Runtime broadcast \
+                 it, tract refuses it)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn einsum(ctx: &InferCtx) -> Infer {
     let eq = ctx.string("equation", "");
     let shapes: Vec<Option<Vec<Dim>>> = (0..ctx.n_inputs()).map(|i| shape_of(ctx, i)).collect();
@@ -165,6 +206,7 @@ pub(super) fn register(r: &mut Registry) {
             .var_input("Inputs", "T", 1)
             .output("Output", "T")
             .types("T", &concat(&[INT, &[DType::F16, DType::F32, DType::F64]]))
-            .infer(einsum),
+            .infer(einsum)
+            .ambiguous(label_broadcast),
     );
 }
