@@ -66,6 +66,24 @@ impl Envelope<'_> {
     }
 }
 
+/// Whether `got` is within the rounding of `want` when each value may carry a few roundings
+/// of the largest value on its path, those values read from `seen` (a run's intermediates and
+/// the inputs) ([`Precision::conditioned`]).
+pub(super) fn within_conditioned(
+    model: &Model,
+    precision: &Precision,
+    want: &NamedValues,
+    seen: (&NamedValues, &NamedValues),
+    got: &NamedValues,
+) -> bool {
+    Envelope {
+        want,
+        native: None,
+        precision,
+    }
+    .holds_conditioned(model, seen.0, seen.1, got)
+}
+
 impl Triage {
     pub(super) fn triage_numeric(
         &mut self,
