@@ -556,7 +556,8 @@ fn ill_conditioned(
 
 /// How far a whole model's outputs move at its inputs: the largest difference between the
 /// reference's outputs `base` and those of the model with every float input and weight nudged
-/// ([`nudge`]); `None` when the nudged model did not run. An optimizer's finding that exposing
+/// ([`nudge`]; infinite when it turns a finite output NaN or infinite); `None` when the nudged
+/// model did not run. An optimizer's finding that exposing
 /// the intermediates undoes is not pinned on a node, and an error within a few such moves is
 /// the model's conditioning, not the optimizer (a Tan fed 3e-4 from its pole after a fused
 /// Conv moves by 1 % when its input moves by four roundings).
@@ -567,6 +568,11 @@ pub fn model_sensitivity(
     runner: &mut dyn ReferenceRunner,
 ) -> Option<f64> {
     let out = nudged_outputs(model, inputs, base, false, runner)?;
+    // Finite outputs that a nudge of a few roundings makes NaN or infinite: the model sits on
+    // a singularity (the log of a sum that cancels to zero), where any result is rounding.
+    if new_nonfinite(base, None, &out).0 > 0 {
+        return Some(f64::INFINITY);
+    }
     cancellation::max_abs_diff(base, &out)
 }
 

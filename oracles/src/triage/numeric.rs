@@ -246,13 +246,20 @@ impl Triage {
             &t.finding.metrics,
         ) && CONDITIONING_MOVES * moves >= m.max_abs
         {
-            t.verdict = Verdict::Unstable(format!(
-                "the model is ill-conditioned at its inputs: its result moves by {moves:.3e} when \
-                 every input and weight moves by a few rounding steps, and an optimizer's \
-                 reordering of the arithmetic lands within {CONDITIONING_MOVES} such moves \
-                 ({:.3e})",
-                m.max_abs
-            ));
+            t.verdict = Verdict::Unstable(if moves.is_infinite() {
+                "the model sits on a singularity at its inputs: its result turns NaN or infinite \
+                 when every input and weight moves by a few rounding steps (a log of a sum that \
+                 cancels to zero), so any reordering of the arithmetic may land anywhere"
+                    .to_string()
+            } else {
+                format!(
+                    "the model is ill-conditioned at its inputs: its result moves by \
+                     {moves:.3e} when every input and weight moves by a few rounding steps, and \
+                     an optimizer's reordering of the arithmetic lands within \
+                     {CONDITIONING_MOVES} such moves ({:.3e})",
+                    m.max_abs
+                )
+            });
             return;
         }
         // A Round, Floor or Ceil on the way that takes a value within a few nudges of its step

@@ -10,7 +10,7 @@ use mutagraph_ir::pb;
 use mutagraph_ir::slice::{expose_all, extract};
 use mutagraph_ir::types::{TensorType, ValueType};
 use mutagraph_oracles::Kind;
-use mutagraph_oracles::localize::{Verdict, localize, run_reference};
+use mutagraph_oracles::localize::{InProcess, Verdict, localize, model_sensitivity, run_reference};
 
 fn vi(name: &str, n: i64) -> pb::ValueInfoProto {
     pb::ValueInfoProto {
@@ -368,4 +368,24 @@ fn ill_conditioning_is_measured_in_the_inputs_own_precision() {
         verdict(body, Kind::Inconsistency, x, f16(0.25f64.atanh() * 0.97)),
         Verdict::Localized
     );
+}
+
+#[test]
+fn a_model_whose_nudge_turns_its_output_nan_sits_on_a_singularity() {
+    // y = Sqrt(x − c) with x one rounding above c: finite, but a nudge of a few roundings takes
+    // x − c below zero somewhere (NaN). The model's movement is then unbounded; with x far
+    // above c it is small.
+    let m = text_model(
+        "g (float[8] x) => (float[8] y) <float[8] c = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0}> {
+            d = Sub (x, c)
+            y = Sqrt (d)
+        }",
+    );
+    let moves = |x: f32| {
+        let inputs: NamedValues = vec![("x".into(), shaped(&[8], &[x; 8]))];
+        let base = run_reference(&m, &inputs).expect("the reference runs");
+        model_sensitivity(&m, &inputs, &base, &mut InProcess).expect("the nudged model runs")
+    };
+    assert_eq!(moves(1.0 + f32::EPSILON), f64::INFINITY);
+    assert!(moves(5.0) < 1e-5, "{}", moves(5.0));
 }
