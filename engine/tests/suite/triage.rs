@@ -1286,3 +1286,26 @@ fn without_the_reference_an_optimizer_within_the_rounding_of_its_path_is_roundin
     let j = judged(0.5);
     assert_eq!(against(&j, "ort").verdict, Verdict::Report, "{j:?}");
 }
+
+#[test]
+fn a_failure_whose_part_the_library_cannot_compile_is_traced_to_the_producer() {
+    // tract types IsInf of doubles as a double: the Xor after it fails analysis, and so does
+    // every part before the Xor (no values of tract's to check the Xor alone on). Fed the
+    // reference's values, the IsInf alone fails its own way: the finding is the IsInf's.
+    let bytes = crate::common::text_model(
+        "g (double[1,2] r) => (bool[1,3] y)
+            <double[3,2] w = {1.0, 0.5, -0.25, 2.0, 0.0, 1.0}, bool[1,3] k = {1, 0, 0}> {
+            e = Einsum <equation = \"bi,oi->bo\"> (r, w)
+            i = IsInf (e)
+            y = Xor (i, k)
+        }",
+    );
+    let inputs: NamedValues = vec![(
+        "r".into(),
+        Value::Tensor(HostTensor::new(vec![1, 2], Data::F64(vec![0.5, -1.5]))),
+    )];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "tract"], "tract");
+    assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+    assert_eq!(t.finding.op_type(), Some("IsInf"), "{t:?}");
+    assert_eq!(t.finding.blame, Some(Blame::Alone), "{t:?}");
+}

@@ -108,8 +108,14 @@ impl Triage {
         // A failure its node shows only with its producers starts there when one of them
         // fails alone (tract's IsNaN on f64, typed as a number, fails at the Xor after it).
         let with_producers = matches!(t.finding.blame, Some(Blame::WithProducers { .. }));
+        // Nor one it could not check alone because the library computed no values upstream
+        // (it fails to compile the part before the node): the reference's values feed the tail.
+        let not_alone = matches!(
+            t.finding.blame,
+            Some(Blame::NotShown { .. } | Blame::Unchecked { .. })
+        );
         if let Some(truth) = &truth
-            && (with_producers || matches!(t.finding.blame, Some(Blame::NotShown { .. })))
+            && (with_producers || not_alone)
         {
             let on_truth = Blamed {
                 library: Some(truth),
