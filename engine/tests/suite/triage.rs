@@ -1309,3 +1309,38 @@ fn a_failure_whose_part_the_library_cannot_compile_is_traced_to_the_producer() {
     assert_eq!(t.finding.op_type(), Some("IsInf"), "{t:?}");
     assert_eq!(t.finding.blame, Some(Blame::Alone), "{t:?}");
 }
+
+#[test]
+fn an_optimizer_failure_no_part_shows_is_filed_on_the_rewrite() {
+    // The tanh form of Gelu before a MatMul, whose x·0.5 also feeds a Min: ONNX Runtime's
+    // FastGeluFusion removes that Mul all the same, and the session fails to load ("Node input ... is not a
+    // graph input, initializer, or output of a previous node"). No part ending at a node shows
+    // it; the whole model without that one transformer loads.
+    let bytes = crate::common::text_model(
+        "g (float[1,4] x, float[1,1] a) => (float[1,4] y, float[1,4] m)
+            <float three = {3.0}, float k = {0.044715}, float c = {0.797885}, float one = {1.0},
+             float half = {0.5}, float[4,4] w = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+             1.0, 1.0, 1.0, 1.0, 1.0, 1.0}> {
+            p = Pow (x, three)
+            q = Mul (p, k)
+            r = Add (x, q)
+            s = Mul (r, c)
+            t = Tanh (s)
+            u = Add (t, one)
+            h = Mul (x, half)
+            g = Mul (h, u)
+            y = MatMul (g, w)
+            m = Min (a, h)
+        }",
+    );
+    let inputs = vec![ramp("x", &[1, 4], 0.25), ramp("a", &[1, 1], 0.5)];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "ort", "ort-noopt"], "ort");
+    assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+    match &t.finding.blame {
+        Some(Blame::Rewrite { library, rule, .. }) => {
+            assert_eq!(library, "ONNX Runtime");
+            assert_eq!(rule, "FastGeluFusion");
+        }
+        other => panic!("not blamed on a rewrite: {other:?}: {t:?}"),
+    }
+}

@@ -5,7 +5,7 @@ use super::confirm::{self, Blamed, Shows};
 use super::{Cache, Triage, Triaged, Verdict, crash, plain};
 use crate::MutantRuns;
 use crate::checks::crash_symptom;
-use crate::finding::{Blame, Finding, Kind, Location};
+use crate::finding::{Blame, Finding, Kind, Layer, Location};
 use mutagraph_backends::catalog;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Outcome, Pool};
@@ -122,6 +122,16 @@ impl Triage {
                 ..blamed
             };
             self.failure_upstream(pool, on_truth, truth, &mut t, with_producers);
+        }
+        // An optimizer's failure no part shows (ONNX Runtime's FastGeluFusion leaving a node
+        // reading a value it removed) is looked for among the rewrites on the whole model.
+        let unplaced = matches!(
+            t.finding.blame,
+            Some(Blame::NotShown { .. } | Blame::Unchecked { .. })
+        );
+        if unplaced && t.finding.layer == Some(Layer::Optimizer) {
+            let shows = Shows::Failure(&message);
+            self.check_model_rewrite(pool, model, &faulty, cache.inputs, &shows, &mut t);
         }
         t
     }
