@@ -158,7 +158,13 @@ pub fn dtype_gap(library: Library, message: &str) -> Option<String> {
     if library != Library::Tract {
         return None;
     }
-    let lower = message.to_lowercase();
+    // The tract backend's second attempt, with the inputs fixed to their values, meets other
+    // ops first (a Pad of bools folded as a constant): the gap is the first attempt's.
+    let first = message
+        .split("; with the inputs fixed to their values")
+        .next()
+        .unwrap_or(message);
+    let lower = first.to_lowercase();
     let word_before = |pat: &str| -> Option<String> {
         let i = lower.find(pat)?;
         let head = lower[..i].trim_end();
@@ -517,6 +523,18 @@ pub fn first_shape_mismatch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gap_met_only_by_the_retry_with_fixed_inputs_is_not_the_failures() {
+        let m = "compile: Translating node #22 \"c\" Compress ToTypedTranslator: Node #22 \"c\" \
+                 Compress can not be typed; with the inputs fixed to their values: Failed analyse \
+                 for node #64 \"p\" Pad: Eager eval during inference: Evaluating #2 \"adhoc\" \
+                 Pad: Bool is not a number";
+        assert_eq!(dtype_gap(Library::Tract, m), None);
+        let pad = "run: Evaluating #2 \"p\" Pad: Bool is not a number; with the inputs fixed to \
+                   their values: x";
+        assert_eq!(dtype_gap(Library::Tract, pad).as_deref(), Some("bool"));
+    }
 
     #[test]
     fn a_declared_symbol_fixed_by_the_inputs_is_a_known_tract_limit() {
