@@ -335,6 +335,34 @@ impl Finding {
         })
     }
 
+    /// The source line a Rust library panicked at, in the library's own crates
+    /// (`tract-linalg/src/frame/weights.rs:24`, the crate's version left out): one panic site
+    /// is one fault whichever op or element type reached it (tract's MatMul, Gemm and Einsum on
+    /// i64, u32 and u64 all panic building tract-linalg's WeightType). `None` for other
+    /// failures and for sites outside the library's crates (ndarray's index check, core's
+    /// unwrap), which many faults share.
+    pub fn panic_site(&self) -> Option<String> {
+        use mutagraph_backends::catalog::Library;
+        let prefix = match self.faulty_library() {
+            Library::Tract => "/tract-",
+            Library::Burn => "/burn-",
+            _ => return None,
+        };
+        if self.kind.is_numeric() || !self.message.starts_with("panic:") {
+            return None;
+        }
+        let at = self.message.rfind("(at ")?;
+        let path = self.message[at + 4..].split(')').next()?;
+        let rest = &path[path.find(prefix)? + 1..];
+        let (krate, file) = rest.split_once('/')?;
+        // `tract-linalg-0.23.9`: the crate, without its version
+        let krate = krate
+            .rsplit_once('-')
+            .filter(|(_, v)| v.starts_with(|c: char| c.is_ascii_digit()))
+            .map_or(krate, |(k, _)| k);
+        Some(format!("{krate}/{file}"))
+    }
+
     /// The symptom class that stays the same on every smaller model showing this bug: for a
     /// numeric finding `shape` or `values` (NaN findings are their own kind), for a crash how
     /// it ended (`error`, `panic`, `signal-…`), else the symptom.
@@ -365,6 +393,7 @@ impl Finding {
         };
         if self.tract_rule().is_some()
             || self.ort_site().is_some()
+            || self.panic_site().is_some()
             || self.optimizer_pass().is_some()
             || self.ground.is_some()
         {
@@ -469,7 +498,11 @@ impl Finding {
     /// attributes, and for failures the core of the normalized message.
     pub fn signature(&self) -> String {
         let layer = self.layer.map(Layer::name).unwrap_or_default();
-        let place = if let Some(g) = &self.gap {
+        let place = if let Some(site) = self.panic_site() {
+            // A Rust panic is one fault at its source line, whichever op or element type
+            // reached it.
+            format!("site={site}")
+        } else if let Some(g) = &self.gap {
             // A missing element type is one finding per library, op and type, whichever
             // consumer exposed it (the blamed node is the op that lacks it: tract's Equal, EyeLike
             // and Pad on bool are three kernels to write, not one). TDim is no ONNX type: its

@@ -160,7 +160,8 @@ pub(super) fn title(meta: &Meta, f: &Finding, op: Option<&str>, facts: &[String]
         return format!("{lib}: the optimizer pass {pass} crashes{on}: {how}");
     }
     let what = match (meta.kind, f.symptom_class()) {
-        _ if f.gap.is_some() => {
+        // A panic is a crash at its source line, not a type the library declares it lacks.
+        _ if f.gap.is_some() && f.panic_site().is_none() => {
             // The op this model shows it on; the ops other hits met it on are listed in the
             // report, not here (they are not in this model).
             let g = f.gap.clone().unwrap_or_default();

@@ -556,3 +556,42 @@ fn findings_on_one_rewrite_share_a_signature_and_drop_it_unground() {
     assert_eq!(unground(&a.signature()), unground(&plain.signature()));
     assert_ne!(a.signature(), plain.signature());
 }
+
+#[test]
+fn a_rust_panic_is_one_signature_per_source_line_of_the_library() {
+    let at = |op: &str, ty: &str| {
+        let mut f = tract_compile_failure(
+            op,
+            &format!(
+                "panic: Can't build a WeightType from {ty} (at /root/.cargo/registry/src/\
+                 index.crates.io-1949cf8c6b5b557f/tract-linalg-0.23.9/src/frame/weights.rs:24)"
+            ),
+        );
+        f.symptom = "panic".into();
+        f.gap = Some(ty.to_lowercase());
+        f
+    };
+    let (gemm, matmul) = (at("Gemm", "I64"), at("MatMul", "U32"));
+    assert_eq!(
+        gemm.panic_site().as_deref(),
+        Some("tract-linalg/src/frame/weights.rs:24")
+    );
+    assert_eq!(gemm.signature(), matmul.signature());
+    assert_eq!(gemm.root_signature(), matmul.root_signature());
+    assert!(
+        gemm.signature().contains("site=tract-linalg/"),
+        "{}",
+        gemm.signature()
+    );
+    // A site outside the library's crates (ndarray's index check) names no fault of its own.
+    let mut onehot = at("OneHot", "I64");
+    onehot.message = "panic: ndarray: index 3 is out of bounds for array of shape [3] (at \
+                      /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/\
+                      ndarray-0.16.1/src/arraytraits.rs:26)"
+        .into();
+    assert_eq!(onehot.panic_site(), None);
+    // Nor does another library's.
+    let mut ort = gemm.clone();
+    ort.backends = vec!["ort".into()];
+    assert_eq!(ort.panic_site(), None);
+}
