@@ -409,11 +409,14 @@ def tract_numpy(tensor, notes):
         return tensor.convert_to(DatumType.I64).to_numpy()
 
 
-def child_main(conn, library, variant, model_path, inputs, runs, disabled):
+def child_main(conn, library, variant, model_path, inputs, runs, disabled, err_path):
     """Runs in a child process, so that a crash or a hang of the library cannot take this
     script down. Sends back ("ok", results, seconds, peak RSS, notes), ("error", message,
-    notes) or ("setup", message, notes)."""
+    notes) or ("setup", message, notes). What the library writes to standard error goes to
+    `err_path` (a panic's message, when the process dies of it)."""
     notes = []
+    sys.stderr.flush()
+    os.dup2(os.open(err_path, os.O_WRONLY | os.O_TRUNC), 2)
     try:
         if library == "onnxruntime":
             opt_level, providers = ORT_VARIANTS.get(variant, ORT_VARIANTS["ort"])
@@ -460,11 +463,39 @@ def run_library(variant, model_path, inputs, runs, timeout, disabled=()):
     sys.stdout.flush()
     ctx = multiprocessing.get_context("spawn")
     receiver, sender = ctx.Pipe(duplex=False)
+    import tempfile
+    err = tempfile.NamedTemporaryFile(prefix="repro-", suffix=".stderr", delete=False)
+    err.close()
     child = ctx.Process(target=child_main,
                         args=(sender, LIBRARY, variant, model_path, inputs, runs,
-                              tuple(disabled)))
+                              tuple(disabled), err.name))
     child.start()
     sender.close()
+    try:
+        return wait_for(child, receiver, timeout, err.name)
+    finally:
+        os.unlink(err.name)
+
+
+def panic_text(err_path):
+    """What the library wrote to standard error, echoed here; the panic's message when it
+    panicked (`panicked at FILE:LINE:COL:` and the lines after it), else None."""
+    with open(err_path, errors="replace") as f:
+        text = f.read()
+    if text.strip():
+        sys.stdout.write(text[-4000:])
+    # The first panic is the cause; one across the library's C interface then panics again
+    # ("panic in a function that cannot unwind") and aborts.
+    at = text.find("panicked at ")
+    if at < 0:
+        return None
+    ends = [i for i in (text.find("panicked at ", at + 1), text.find("stack backtrace:", at))
+            if i > 0]
+    return " ".join(text[at:min(ends) if ends else len(text)].split())[:600]
+
+
+def wait_for(child, receiver, timeout, err_path):
+    """The child's Run: its message, or how it ended (with its panic's message)."""
     try:
         ready = receiver.poll(timeout)
     except (EOFError, OSError):
@@ -478,11 +509,13 @@ def run_library(variant, model_path, inputs, runs, timeout, disabled=()):
     except (EOFError, OSError):
         message = None
     child.join(60)
+    panic = panic_text(err_path)
     if message is None:
         code = child.exitcode
         how = "killed by signal %d" % -code if code is not None and code < 0 else \
             "exit code %s" % code
-        return Run("crash", "the process running %s died (%s)" % (LIBRARY, how))
+        said = "; it %s" % panic if panic else ""
+        return Run("crash", "the process running %s died (%s)%s" % (LIBRARY, how, said))
     for note in message[-1]:
         print("   note:", note)
     if message[0] != "ok":
@@ -623,6 +656,11 @@ def shows_bug(run, expected, native):
                                "containing %r): %s" % (EXPECT_ERROR, run.message[:300]))
             return True, "failed: %s" % run.message[:500]
         if run.status == "crash":
+            # A panic names its cause: another panic is another bug.
+            panicked = "panicked at " in run.message
+            if EXPECT_ERROR and panicked and not same_error(EXPECT_ERROR, run.message):
+                return False, ("crashed, but not with the reported error (expected a message "
+                               "containing %r): %s" % (EXPECT_ERROR, run.message[:600]))
             return True, run.message
         if run.status == "hang":
             return False, "hung (%s) instead of failing" % run.message

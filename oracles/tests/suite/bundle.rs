@@ -902,3 +902,40 @@ fn repro_nan_crash_hang_and_flaky() {
 
 // ---------------------------------------------------------------------------------------------
 // REPORT.md
+
+/// A library that dies of a panic reproduces a crash only with the reported panic's message:
+/// another panic is another bug (tract's Python package aborts the process on a panic, and
+/// the script reads its message from the library's standard error).
+#[test]
+fn a_panic_reproduces_a_crash_only_with_its_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (float[1,2,1,1] x) => (float[3,3,1,2] y) <int64[8] pads = {1,-1,0,1,1,2,0,0}> {
+            y = Pad (x, pads)
+         }",
+    )
+    .unwrap();
+    model.save(dir.path().join("minimized.onnx")).unwrap();
+    write_npz(
+        &dir.path().join("inputs.npz"),
+        &[(
+            "x".to_string(),
+            HostTensor::new(vec![1, 2, 1, 1], Data::F32(vec![1.0, 2.0])),
+        )],
+    )
+    .unwrap();
+    let mut crash = spec("crash", "tract", &["tract"]);
+    crash.expected_npz = None;
+    crash.expect_error = Some("could not broadcast array".into());
+    let (code, out) = run_repro(dir.path(), &crash, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("panicked at"), "{out}");
+    crash.expect_error = Some("index out of bounds".into());
+    let (code, out) = run_repro(dir.path(), &crash, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("crashed, but not with the reported error"),
+        "{out}"
+    );
+}
