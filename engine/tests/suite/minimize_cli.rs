@@ -246,15 +246,38 @@ fn bad_input_is_a_clear_error() {
     assert!(err.contains("stats.json"), "{err}");
 }
 
+/// Minimizes the model written in ONNX's text syntax `src` on `backends` with `mutagraph
+/// minimize`: its standard output and the op types of the smaller model.
+fn minimize_text(src: &str, backends: &str) -> (String, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("m.onnxtxt");
+    std::fs::write(&text, src).unwrap();
+    let model = dir.path().join("m.onnx");
+    ok(mg(&[
+        "convert",
+        text.to_str().unwrap(),
+        model.to_str().unwrap(),
+    ]));
+    let small = dir.path().join("small.onnx");
+    let o = ok(mg(&[
+        "minimize",
+        model.to_str().unwrap(),
+        "--backends",
+        backends,
+        "--out",
+        small.to_str().unwrap(),
+    ]));
+    let m = mutagraph_mutators::ir::Model::load(&small).unwrap();
+    let ops = m.graph.nodes().map(|n| n.op_type.clone()).collect();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), ops)
+}
+
 #[test]
 fn a_crash_downstream_of_a_wrong_shape_is_traced_to_the_op_that_made_it() {
     // planted-maxpool-same pads SAME as if the dilation were 1: its MaxPool output is 6x6 where
     // ONNX says 8x8, and the Add that meets the (right) AveragePool output fails. The crash is
     // traced back to the MaxPool's shape and minimized to that one node.
-    let dir = tempfile::tempdir().unwrap();
-    let text = dir.path().join("m.onnxtxt");
-    std::fs::write(
-        &text,
+    let (text, ops) = minimize_text(
         r#"<ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 2, 16, 16] x) => (float[1, 2, 8, 8] y)
 {
@@ -263,37 +286,14 @@ g (float[1, 2, 16, 16] x) => (float[1, 2, 8, 8] y)
    q = AveragePool <kernel_shape: ints = [3, 3], strides: ints = [2, 2], auto_pad: string = "SAME_UPPER"> (x)
    y = Add (r, q)
 }"#,
-    )
-    .unwrap();
-    let model = dir.path().join("m.onnx");
-    ok(mg(&[
-        "convert",
-        text.to_str().unwrap(),
-        model.to_str().unwrap(),
-    ]));
-    let small = dir.path().join("small.onnx");
-    let o = ok(mg(&[
-        "minimize",
-        model.to_str().unwrap(),
-        "--backends",
         "reference,planted-maxpool-same",
-        "--out",
-        small.to_str().unwrap(),
-    ]));
-    let text = String::from_utf8_lossy(&o.stdout);
+    );
     assert!(
         text.contains("kept: inconsistency|planted-maxpool-same|kernel|shape|op=MaxPool"),
         "{text}"
     );
     assert!(text.contains("nodes 4 -> 1"), "{text}");
-    let m = mutagraph_mutators::ir::Model::load(&small).unwrap();
-    assert_eq!(
-        m.graph
-            .nodes()
-            .map(|n| n.op_type.clone())
-            .collect::<Vec<_>>(),
-        ["MaxPool"]
-    );
+    assert_eq!(ops, ["MaxPool"]);
 }
 
 #[test]
@@ -301,40 +301,19 @@ fn a_failure_met_on_its_node_alone_is_minimized_from_that_node() {
     // tract fails at the Xor ("No super type for F64 and Bool"); the triage traces it to the
     // IsInf of doubles, which fails alone its own way. The whole model never shows IsInf's
     // message, so the minimization starts from the IsInf alone, fed what reached it.
-    let dir = tempfile::tempdir().unwrap();
-    let text = dir.path().join("m.onnxtxt");
-    std::fs::write(
-        &text,
+    let (text, ops) = minimize_text(
         r#"<ir_version: 8, opset_import: ["" : 17]>
 g (double[3] x, bool[3] k) => (bool[3] y)
 {
    b = IsInf (x)
    y = Xor (b, k)
 }"#,
-    )
-    .unwrap();
-    let model = dir.path().join("m.onnx");
-    ok(mg(&[
-        "convert",
-        text.to_str().unwrap(),
-        model.to_str().unwrap(),
-    ]));
-    let small = dir.path().join("small.onnx");
-    let o = ok(mg(&[
-        "minimize",
-        model.to_str().unwrap(),
-        "--backends",
         "reference,tract",
-        "--out",
-        small.to_str().unwrap(),
-    ]));
-    let text = String::from_utf8_lossy(&o.stdout);
+    );
     assert!(text.contains("op=IsInf"), "{text}");
     assert!(
         text.contains("the blamed node alone (the whole model fails first otherwise)"),
         "{text}"
     );
-    let m = mutagraph_mutators::ir::Model::load(&small).unwrap();
-    let ops: Vec<String> = m.graph.nodes().map(|n| n.op_type.clone()).collect();
     assert_eq!(ops, ["IsInf"]);
 }

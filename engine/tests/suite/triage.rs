@@ -923,36 +923,47 @@ fn a_failure_after_a_producer_that_fails_alone_is_filed_on_that_producer() {
     assert!(!t.finding.message.contains("Xor"), "{}", t.finding.message);
 }
 
-#[test]
-fn a_small_half_precision_result_of_large_intermediates_may_carry_their_rounding() {
-    // y = x·x − c in f16, about 16 − 15.95: a result of 0.05 computed at the scale of 16,
-    // where one f16 step is 0.0078. An implementation folding or reordering that arithmetic
-    // (ONNX Runtime folding a BatchNormalization into the Conv before it) is off by a few such
-    // steps; the result's own size would allow 0.001.
+/// y = x·x − c in f16, about 16 − 15.95 (a small result of intermediates at the scale of
+/// 16), its inputs, and `backend`'s outcome on it.
+fn f16_cancelling(backend: &str) -> (Vec<u8>, NamedValues, Outcome) {
     let bytes = crate::common::text_model(
         "g (float16[4] x, float16[4] c) => (float16[4] y) {
             m = Mul (x, x)
             y = Sub (m, c)
         }",
     );
-    let f16 = |v: &[f64]| {
-        Value::Tensor(HostTensor::from_f64s(mutagraph_ir::DType::F16, vec![v.len()], v).unwrap())
-    };
     let inputs: NamedValues = vec![
-        ("x".into(), f16(&[4.0; 4])),
-        ("c".into(), f16(&[15.95, 15.9, 15.85, 15.8])),
+        ("x".into(), f16s(&[4.0; 4])),
+        ("c".into(), f16s(&[15.95, 15.9, 15.85, 15.8])),
     ];
     let mut p = pool();
-    let want = p.run("reference", &bytes, &inputs).unwrap().outcome;
+    let outcome = p.run(backend, &bytes, &inputs).unwrap().outcome;
     p.shutdown();
-    let off_by = |d: f64| {
-        let Outcome::Ok(mut outs) = want.clone() else {
-            panic!("the reference failed: {want:?}")
-        };
-        let y = outs[0].1.tensors()[0].to_f64s().unwrap();
-        outs[0].1 = f16(&y.iter().map(|e| e + d).collect::<Vec<_>>());
-        Outcome::Ok(outs)
+    (bytes, inputs, outcome)
+}
+
+fn f16s(v: &[f64]) -> Value {
+    Value::Tensor(HostTensor::from_f64s(mutagraph_ir::DType::F16, vec![v.len()], v).unwrap())
+}
+
+/// `outcome` with every element of its first output moved by `d`, in f16.
+fn f16_off_by(outcome: &Outcome, d: f64) -> Outcome {
+    let Outcome::Ok(mut outs) = outcome.clone() else {
+        panic!("the run failed: {outcome:?}")
     };
+    let y = outs[0].1.tensors()[0].to_f64s().unwrap();
+    outs[0].1 = f16s(&y.iter().map(|e| e + d).collect::<Vec<_>>());
+    Outcome::Ok(outs)
+}
+
+#[test]
+fn a_small_half_precision_result_of_large_intermediates_may_carry_their_rounding() {
+    // y = x·x − c in f16, about 16 − 15.95: a result of 0.05 computed at the scale of 16,
+    // where one f16 step is 0.0078. An implementation folding or reordering that arithmetic
+    // (ONNX Runtime folding a BatchNormalization into the Conv before it) is off by a few such
+    // steps; the result's own size would allow 0.001.
+    let (bytes, inputs, want) = f16_cancelling("reference");
+    let off_by = |d: f64| f16_off_by(&want, d);
     let judged = |d: f64| {
         judge_full(
             &["reference", "ort"],
@@ -1240,30 +1251,8 @@ fn without_the_reference_an_optimizer_within_the_rounding_of_its_path_is_roundin
     // its unoptimized one. y = x·x − c in f16 at the scale of 16: two f16 steps there are the
     // rounding of the path (ONNX Runtime folding an f16 BatchNormalization into a Conv); half
     // a unit is a finding.
-    let bytes = crate::common::text_model(
-        "g (float16[4] x, float16[4] c) => (float16[4] y) {
-            m = Mul (x, x)
-            y = Sub (m, c)
-        }",
-    );
-    let f16 = |v: &[f64]| {
-        Value::Tensor(HostTensor::from_f64s(mutagraph_ir::DType::F16, vec![v.len()], v).unwrap())
-    };
-    let inputs: NamedValues = vec![
-        ("x".into(), f16(&[4.0; 4])),
-        ("c".into(), f16(&[15.95, 15.9, 15.85, 15.8])),
-    ];
-    let mut p = pool();
-    let ground = p.run("ort-noopt", &bytes, &inputs).unwrap().outcome;
-    p.shutdown();
-    let off_by = |d: f64| {
-        let Outcome::Ok(mut outs) = ground.clone() else {
-            panic!("ort-noopt failed: {ground:?}")
-        };
-        let y = outs[0].1.tensors()[0].to_f64s().unwrap();
-        outs[0].1 = f16(&y.iter().map(|e| e + d).collect::<Vec<_>>());
-        Outcome::Ok(outs)
-    };
+    let (bytes, inputs, ground) = f16_cancelling("ort-noopt");
+    let off_by = |d: f64| f16_off_by(&ground, d);
     let lacks = Outcome::Unsupported {
         stage: Stage::Compile,
         message: "no kernel for the op".into(),
