@@ -235,33 +235,10 @@ pub fn minimize_one(
     let mut model = part.unwrap_or(model);
     // Pass 0: drop mutation records, one at a time, latest first (a later record may build on
     // an earlier one).
-    let mut record_checks = 0usize;
-    let mut dropped = 0usize;
-    if !from_part
-        && let Some((seed_bytes, records)) = &job.trace
-        && let Ok(seed) = Model::from_bytes(seed_bytes)
-        && records.len() > 1
-    {
-        let mut keep = vec![true; records.len()];
-        for i in (0..records.len()).rev() {
-            if stop.load(Ordering::Relaxed) || record_checks >= opts.max_checks / 4 {
-                break;
-            }
-            keep[i] = false;
-            let (mut m, skipped) = replay_trace(&seed, records, |k| keep[k]);
-            mutagraph_ir::infer::infer_model(&mut m, Default::default());
-            let ok = skipped.is_empty() && mutagraph_ir::validate::validate(&m).is_ok() && {
-                record_checks += 1;
-                rep.reproduces(&m)
-            };
-            if ok {
-                dropped += 1;
-                model = m;
-            } else {
-                keep[i] = true;
-            }
-        }
-    }
+    let (record_checks, dropped) = match &job.trace {
+        Some(trace) if !from_part => drop_records(&mut rep, trace, &mut model, opts, stop),
+        _ => (0, 0),
+    };
     let nodes_before = job_nodes(&job.model);
     let (small, report) = {
         let mut pred = |m: &Model| !stop.load(Ordering::Relaxed) && rep.reproduces(m);
@@ -326,6 +303,45 @@ pub fn minimize_one(
         info,
         whole_model,
     })))
+}
+
+/// Replays `trace` (the seed's bytes and the mutation records) without each record in turn,
+/// latest first, keeping every model that still reproduces in `model`: the checks made and
+/// the records dropped.
+fn drop_records(
+    rep: &mut Reproducer,
+    (seed_bytes, records): &(Vec<u8>, Vec<Record>),
+    model: &mut Model,
+    opts: &Options,
+    stop: &AtomicBool,
+) -> (usize, usize) {
+    let (mut checks, mut dropped) = (0usize, 0usize);
+    let Ok(seed) = Model::from_bytes(seed_bytes) else {
+        return (0, 0);
+    };
+    if records.len() < 2 {
+        return (0, 0);
+    }
+    let mut keep = vec![true; records.len()];
+    for i in (0..records.len()).rev() {
+        if stop.load(Ordering::Relaxed) || checks >= opts.max_checks / 4 {
+            break;
+        }
+        keep[i] = false;
+        let (mut m, skipped) = replay_trace(&seed, records, |k| keep[k]);
+        mutagraph_ir::infer::infer_model(&mut m, Default::default());
+        let ok = skipped.is_empty() && mutagraph_ir::validate::validate(&m).is_ok() && {
+            checks += 1;
+            rep.reproduces(&m)
+        };
+        if ok {
+            dropped += 1;
+            *model = m;
+        } else {
+            keep[i] = true;
+        }
+    }
+    (checks, dropped)
 }
 
 /// The blamed node of `seen` alone, fed the values that reached it, when the finding is a

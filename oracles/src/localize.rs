@@ -568,12 +568,18 @@ pub fn model_sensitivity(
     runner: &mut dyn ReferenceRunner,
 ) -> Option<f64> {
     let out = nudged_outputs(model, inputs, base, false, runner)?;
-    // Finite outputs that a nudge of a few roundings makes NaN or infinite: the model sits on
-    // a singularity (the log of a sum that cancels to zero), where any result is rounding.
-    if new_nonfinite(base, None, &out).0 > 0 {
+    movement(base, &out)
+}
+
+/// How far `moved` is from `base` (the values of the same names): the largest difference, or
+/// infinite where a finite value became NaN or infinite (a nudge of a few roundings took the
+/// model over a singularity, the log of a sum that cancels to zero, where any result is
+/// rounding).
+fn movement(base: &NamedValues, moved: &NamedValues) -> Option<f64> {
+    if new_nonfinite(base, None, moved).0 > 0 {
         return Some(f64::INFINITY);
     }
-    cancellation::max_abs_diff(base, &out)
+    cancellation::max_abs_diff(base, moved)
 }
 
 /// The step ops (Round, Floor, Ceil) among `nodes` of `model` whose input, in the reference's
@@ -599,16 +605,23 @@ pub fn steps_within_reach(
         return Some(Vec::new());
     }
     let (exposed, _) = mutagraph_ir::slice::expose_all(model).ok()?;
-    let all = runner.run_reference(&exposed, inputs, false).ok()?;
+    let base: NamedValues = runner
+        .run_reference(&exposed, inputs, false)
+        .ok()?
+        .into_iter()
+        .filter(|(n, _)| steps.iter().any(|(_, i)| i == n))
+        .collect();
+    let nudged = nudged_outputs(&exposed, inputs, &base, false, runner)?;
     let mut near = Vec::new();
     for (op, input) in steps {
-        let Some(base) = all.iter().find(|(n, _)| *n == input).cloned() else {
+        let one = |vals: &NamedValues| -> NamedValues {
+            vals.iter().filter(|(n, _)| *n == input).cloned().collect()
+        };
+        let here = one(&base);
+        let Some(xs) = here.first().and_then(|(_, v)| v.tensor()?.to_f64s()) else {
             continue;
         };
-        let Some(xs) = base.1.tensor().and_then(HostTensor::to_f64s) else {
-            continue;
-        };
-        let Some(moved) = model_sensitivity(&exposed, inputs, &vec![base], runner) else {
+        let Some(moved) = movement(&here, &one(&nudged)) else {
             continue;
         };
         let to_step = |x: f64| match op {

@@ -885,6 +885,21 @@ def conv_like_input(g):
     return g.data((g.fdt,), pred=lambda s: len(s) in (3, 4) and all(d >= 1 for d in s), shape_fn=g.nchw)
 
 
+def window_attrs(g, ks, st, dl, grp):
+    """A convolution's window attributes: each written when it differs from its default, and
+    now and then when it does not."""
+    attrs = {}
+    if g.r() < 0.6:
+        attrs['kernel_shape'] = ks
+    if any(s != 1 for s in st) or g.r() < 0.3:
+        attrs['strides'] = st
+    if any(d != 1 for d in dl) or g.r() < 0.3:
+        attrs['dilations'] = dl
+    if grp != 1 or g.r() < 0.3:
+        attrs['group'] = grp
+    return attrs
+
+
 def b_conv(g, op):
     x = conv_like_input(g)
     n, c = x.shape[:2]
@@ -909,15 +924,7 @@ def b_conv(g, op):
     ins = [x.name, w.name]
     if g.r() < 0.6:
         ins.append(g.init_t(g.rand_arr((m,), g.fdt)).name)
-    attrs = {}
-    if g.r() < 0.6:
-        attrs['kernel_shape'] = ks
-    if any(s != 1 for s in st) or g.r() < 0.3:
-        attrs['strides'] = st
-    if any(d != 1 for d in dl) or g.r() < 0.3:
-        attrs['dilations'] = dl
-    if grp != 1 or g.r() < 0.3:
-        attrs['group'] = grp
+    attrs = window_attrs(g, ks, st, dl, grp)
     if ap == 'NOTSET':
         if any(pads_b + pads_e) or g.r() < 0.3:
             attrs['pads'] = pads_b + pads_e
@@ -964,15 +971,7 @@ def b_convtranspose(g, op):
     ins = [x.name, w.name]
     if g.r() < 0.5:
         ins.append(g.init_t(g.rand_arr((mg * grp,), g.fdt)).name)
-    attrs = {}
-    if g.r() < 0.6:
-        attrs['kernel_shape'] = ks
-    if any(s != 1 for s in st) or g.r() < 0.3:
-        attrs['strides'] = st
-    if any(d != 1 for d in dl) or g.r() < 0.3:
-        attrs['dilations'] = dl
-    if grp != 1 or g.r() < 0.3:
-        attrs['group'] = grp
+    attrs = window_attrs(g, ks, st, dl, grp)
     if ap == 'NOTSET':
         if any(pb_ + pe_) or g.r() < 0.3:
             attrs['pads'] = pb_ + pe_

@@ -232,7 +232,21 @@ fn run_part(
     consts: &HashMap<String, Tensor>,
     ids: &[NodeId],
 ) -> Option<(Outcome, NamedValues)> {
-    let last = at.model.graph.node(*ids.last()?)?;
+    let part = carve_part(at.model, consts, ids)?;
+    let fed = feed(&part, at)?;
+    let run = pool.run(at.faulty, &part.to_bytes(), &fed).ok()?;
+    Some((run.outcome, fed))
+}
+
+/// The part of `model` made of the nodes `ids` (the last one's outputs are the part's), the
+/// values the model computes from its initializers alone kept as constants (`consts`), the
+/// others its inputs.
+pub(super) fn carve_part(
+    model: &Model,
+    consts: &HashMap<String, Tensor>,
+    ids: &[NodeId],
+) -> Option<Model> {
+    let last = model.graph.node(*ids.last()?)?;
     let outputs = last
         .outputs
         .iter()
@@ -240,10 +254,7 @@ fn run_part(
         .cloned()
         .collect();
     let keep: BTreeSet<NodeId> = ids.iter().copied().collect();
-    let part = carve(at.model, consts, &keep, &[], &OutputRule::Explicit(outputs)).ok()?;
-    let fed = feed(&part, at)?;
-    let run = pool.run(at.faulty, &part.to_bytes(), &fed).ok()?;
-    Some((run.outcome, fed))
+    carve(model, consts, &keep, &[], &OutputRule::Explicit(outputs)).ok()
 }
 
 /// The blame on `rule`, a rewrite of `at.faulty`, over the ops of `part`.

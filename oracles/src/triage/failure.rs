@@ -93,18 +93,36 @@ impl Triage {
             self.undefined_verdict(&at, node, truth, library_values.as_ref(), &mut t);
             t.intermediates = Some(truth.clone());
         }
+        let values = (library_values.as_ref(), truth.as_ref());
+        self.blame_failure(pool, &at, node, values, &mut t);
+        t
+    }
+
+    /// Checks the blame of a failure placed at `node`: alone, fed the library's own values
+    /// upstream, else the reference's (`(library, truth)`: the library's where it computed
+    /// them, it may fail compiling the part before the node); then upstream, where the node
+    /// shows it only with its producers or not alone; then among the rewrites of the whole
+    /// model, for an optimizer's failure no part shows.
+    fn blame_failure(
+        &mut self,
+        pool: &mut Pool,
+        at: &Failed,
+        node: NodeId,
+        (library_values, truth): (Option<&NamedValues>, Option<&NamedValues>),
+        t: &mut Triaged,
+    ) {
         // The library's own values upstream; where it computed none (it fails while
         // compiling the part before the node), the reference's.
         let blamed = Blamed {
-            model,
+            model: at.model,
             node,
-            faulty: &faulty,
-            inputs: cache.inputs,
-            library: library_values.as_ref().or(truth.as_ref()),
+            faulty: at.faulty,
+            inputs: at.inputs,
+            library: library_values.or(truth),
             fresh: true,
         };
         let message = t.finding.message.clone();
-        self.check_blame(pool, blamed, &Shows::Failure(&message), &mut t);
+        self.check_blame(pool, blamed, &Shows::Failure(&message), t);
         // A failure its node shows only with its producers starts there when one of them
         // fails alone (tract's IsNaN on f64, typed as a number, fails at the Xor after it).
         let with_producers = matches!(t.finding.blame, Some(Blame::WithProducers { .. }));
@@ -114,14 +132,14 @@ impl Triage {
             t.finding.blame,
             Some(Blame::NotShown { .. } | Blame::Unchecked { .. })
         );
-        if let Some(truth) = &truth
+        if let Some(truth) = truth
             && (with_producers || not_alone)
         {
             let on_truth = Blamed {
                 library: Some(truth),
                 ..blamed
             };
-            self.failure_upstream(pool, on_truth, truth, &mut t, with_producers);
+            self.failure_upstream(pool, on_truth, truth, t, with_producers);
         }
         // An optimizer's failure no part shows (ONNX Runtime's FastGeluFusion leaving a node
         // reading a value it removed) is looked for among the rewrites on the whole model.
@@ -131,9 +149,8 @@ impl Triage {
         );
         if unplaced && t.finding.layer == Some(Layer::Optimizer) {
             let shows = Shows::Failure(&message);
-            self.check_model_rewrite(pool, model, &faulty, cache.inputs, &shows, &mut t);
+            self.check_model_rewrite(pool, at.model, at.faulty, at.inputs, &shows, t);
         }
-        t
     }
 
     /// A failure its node does not show alone starts upstream, where the smallest failing

@@ -5,7 +5,7 @@
 use super::{Triage, Triaged, Verdict};
 use crate::MutantRuns;
 use crate::finding::{Finding, Kind, same_failure, unground};
-use crate::minimize::candidate::{OutputRule, carve, constants};
+use crate::minimize::candidate::constants;
 use mutagraph_backends::catalog;
 use mutagraph_backends::inputs::{self, GenOptions};
 use mutagraph_backends::value::{HostTensor, NamedValues, Value};
@@ -199,25 +199,8 @@ pub fn fails_whole(runs: &MutantRuns, f: &Finding) -> bool {
 /// the part's. The model a failure met on that node alone ([`crate::Blame::Alone`]) is
 /// minimized from, when the whole model fails first on something else.
 pub fn node_alone(model: &Model, value: &str) -> Option<Model> {
-    let node = model
-        .graph
-        .nodes()
-        .find(|n| n.outputs.iter().any(|o| o == value))?;
-    let outputs = node
-        .outputs
-        .iter()
-        .filter(|o| !o.is_empty())
-        .cloned()
-        .collect();
-    let keep = std::collections::BTreeSet::from([node.id]);
-    carve(
-        model,
-        &constants(model),
-        &keep,
-        &[],
-        &OutputRule::Explicit(outputs),
-    )
-    .ok()
+    let id = model.graph.producer(value)?;
+    super::confirm::carve_part(model, &constants(model), &[id])
 }
 
 /// What one check of a candidate found.
