@@ -9,8 +9,8 @@
 //! AveragePool with explicit pads, 1-D / 2-D Conv and ConvTranspose with explicit pads,
 //! element-wise binary arithmetic and Mod on floats or integers, Gemm, MatMul on floats or
 //! integers, Trilu, MeanVarianceNormalization and InstanceNormalization as burn's `mean_dim`
-//! over each axis, OneHot as burn's `one_hot_fill`), and those ops after one of the
-//! [`PRODUCERS`] whose value burn holds in a layout of its own (a Transpose's permuted view, a
+//! over each axis, OneHot as burn's `one_hot_fill`, sorted TopK as its `topk_with_indices`),
+//! and those ops after one of the [`PRODUCERS`] whose value burn holds in a layout of its own (a Transpose's permuted view, a
 //! OneHot, a GatherElements' gathered tensor); for the others no project is written and the
 //! report points at `mutagraph recheck`.
 //! That includes the recurrent layers (RNN, GRU, LSTM) and the control-flow, sequence and
@@ -374,6 +374,7 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
     let (node, producer) = reproduced(model, inputs)?;
     let plan = match (&producer, node.op_type.as_str()) {
         (None, "OneHot") => onehot::OneHot::of(model, inputs, node)?.plan(),
+        (None, "TopK") => topk::plan(model, inputs, node, expect.expected.dtype == DType::I64)?,
         _ => node_plan(model, inputs, node, producer.as_ref())?,
     };
     finish(&plan, node, expect)
@@ -646,6 +647,7 @@ mod matmul;
 mod norm;
 mod onehot;
 mod producer;
+mod topk;
 mod window;
 
 pub use producer::PRODUCERS;

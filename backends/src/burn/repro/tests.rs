@@ -472,3 +472,31 @@ fn shrink_is_burns_shrink_with_the_node_attributes() {
         p.main_rs
     );
 }
+
+#[test]
+fn topk_is_written_as_topk_with_indices_and_its_indices_checked_when_the_finding_is_on_them() {
+    let m = one_node(
+        "g (float[1,4] x) => (float[1,2] v, int64[1,2] i) <int64[1] k = {2}> \
+         { v, i = TopK <axis: int = 1, largest: int = 0> (x, k) }",
+    );
+    let inputs: NamedValues = vec![(
+        "x".into(),
+        Value::Tensor(HostTensor::new(
+            vec![1, 4],
+            Data::F32(vec![0.0, -0.0, 1.0, 0.0]),
+        )),
+    )];
+    let want = HostTensor::new(vec![1, 2], Data::I64(vec![0, 1]));
+    let p = project(&m, &inputs, &expect(&want, "values")).expect("TopK is covered");
+    for line in [
+        &format!("let (v, i) = x.neg().topk_with_indices(2, {});", R - 1),
+        "let y = i;",
+        "expected: Vec<f64> = vec![0.0_f64, 1.0_f64]",
+    ] {
+        assert!(p.main_rs.contains(line), "{line} not in {}", p.main_rs);
+    }
+    // on the values output: the values, negated back
+    let want = HostTensor::new(vec![1, 2], Data::F32(vec![0.0, -0.0]));
+    let p = project(&m, &inputs, &expect(&want, "values")).expect("TopK is covered");
+    assert!(p.main_rs.contains("let y = v.neg();"), "{}", p.main_rs);
+}
