@@ -133,6 +133,31 @@ fn a_layout_kept_by_transposes_is_no_trigger() {
     assert_eq!(trigger, vec!["clip".to_string()]);
 }
 
+/// tract 0.23 ignores both `clip` and `activations` of a GRU: on a node with both, removing
+/// either leaves the other's bug, so neither looked needed and the finding had no trigger (one
+/// key per op, a bundle beside the `[clip]` and `[activations]` ones). `clip` removed keeps the
+/// bug and stays removed; `activations` is then the trigger.
+#[test]
+fn an_attribute_whose_removal_keeps_the_bug_stays_removed_for_the_next() {
+    let w: Vec<String> = (0..36)
+        .map(|k| format!("{}", (k % 7) as f32 - 3.0))
+        .collect();
+    let r: Vec<String> = (0..27)
+        .map(|k| format!("{}", (k % 5) as f32 - 2.0))
+        .collect();
+    let src = format!(
+        "g (float[3,1,4] x) => (float[3,1,1,3] y) <float[1,9,4] w = {{{}}}, \
+         float[1,9,3] r = {{{}}}> {{ y, yh = GRU <hidden_size = 3, clip = 0.1, \
+         activations = [\"HardSigmoid\", \"Tanh\"]> (x, w, r) }}",
+        w.join(", "),
+        r.join(", ")
+    );
+    let x = (0..12).map(|k| (k as f32 - 5.0) * 0.7).collect();
+    let x = HostTensor::new(vec![3, 1, 4], Data::F32(x));
+    let trigger = trigger_of(&src, x, &["reference", "tract"]);
+    assert_eq!(trigger, vec!["activations".to_string()]);
+}
+
 /// The trigger attributes of the one finding `backends` show on `src` (a one-node model whose
 /// input `x` takes `x`).
 fn trigger_of(src: &str, x: HostTensor, backends: &[&str]) -> Vec<String> {

@@ -1,7 +1,7 @@
 //! Which attributes of the blamed node a bug needs. Each attribute the node carries is
 //! removed in turn (the op then uses its default, or goes without); where the library then
 //! runs the model, still valid, and agrees with the reference, the attribute is part of the
-//! trigger.
+//! trigger; where it still shows the bug, the attribute stays removed for the next tries.
 //! Run on minimized models (one or a few nodes), where each try costs one run per backend.
 //!
 //! The trigger names the root cause better than the node does: tract ignoring `clip` shows on
@@ -34,20 +34,29 @@ pub fn trigger_attributes(
         return Vec::new();
     };
     let (id, attrs, op) = (node.id, node.attributes.clone(), node.op_type.clone());
+    // An attribute whose removal keeps the bug is dropped before the next one is tried: a node
+    // may carry two bugs (tract ignores both `clip` and `activations`), each hiding that the
+    // other's attribute is needed when the node keeps both.
+    let mut kept = model.clone();
     let mut out = Vec::new();
     for a in &attrs {
-        let Ok(candidate) = without_attribute_keeping_function(model, id, &a.name) else {
+        let Ok(candidate) = without_attribute_keeping_function(&kept, id, &a.name) else {
             continue;
         };
-        if shows(rep, &candidate, id, inputs, f) != Some(false) {
-            continue;
+        match shows(rep, &candidate, id, inputs, f) {
+            Some(true) => {
+                kept = candidate;
+                continue;
+            }
+            None => continue,
+            Some(false) => {}
         }
         // A choice is the trigger only when no other legal value shows the bug either: the
         // default may happen to hide it on these values (nearest Resize over a roi that
         // linear interpolation reads).
-        let others = alternatives(model, &op, a);
+        let others = alternatives(&kept, &op, a);
         let elsewhere = others.iter().any(|v| {
-            with_attribute(model, id, &a.name, v.clone())
+            with_attribute(&kept, id, &a.name, v.clone())
                 .is_ok_and(|c| shows(rep, &c, id, inputs, f) == Some(true))
         });
         if !elsewhere {
