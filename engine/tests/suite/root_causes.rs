@@ -158,6 +158,37 @@ fn an_attribute_whose_removal_keeps_the_bug_stays_removed_for_the_next() {
     assert_eq!(trigger, vec!["activations".to_string()]);
 }
 
+/// A bidirectional recurrent node cannot lose `direction` alone (its weights hold two
+/// directions): each direction is run alone, its weights cut to its half. tract 0.23 fails on
+/// a bidirectional GRU with `layout` = 1 and runs either direction alone with it: the trigger
+/// names both (the report said "Needs: layout=1" alone).
+#[test]
+fn a_bug_neither_direction_shows_alone_needs_both() {
+    let w: Vec<String> = (0..72)
+        .map(|k| format!("{}", ((k % 7) as f32 - 3.0) * 0.3))
+        .collect();
+    let r: Vec<String> = (0..54)
+        .map(|k| format!("{}", ((k % 5) as f32 - 2.0) * 0.3))
+        .collect();
+    let src = format!(
+        "g (float[1,3,4] x) => (float[1,3,2,3] y) <float[2,9,4] w = {{{}}}, \
+         float[2,9,3] r = {{{}}}> {{ y, yh = GRU <hidden_size = 3, layout = 1, \
+         direction = \"bidirectional\"> (x, w, r) }}",
+        w.join(", "),
+        r.join(", ")
+    );
+    let x = (0..12).map(|k| (k as f32 - 5.0) * 0.3).collect();
+    let x = HostTensor::new(vec![1, 3, 4], Data::F32(x));
+    let trigger = trigger_of(&src, x, &["reference", "tract"]);
+    assert_eq!(
+        trigger,
+        vec![
+            "layout=1".to_string(),
+            "direction=\"bidirectional\"".to_string()
+        ]
+    );
+}
+
 /// The trigger attributes of the one finding `backends` show on `src` (a one-node model whose
 /// input `x` takes `x`).
 fn trigger_of(src: &str, x: HostTensor, backends: &[&str]) -> Vec<String> {

@@ -531,6 +531,79 @@ fn without_layout(cur: &Model, id: NodeId) -> Result<Model, Invalid> {
     finalize(m, cur)
 }
 
+/// The bidirectional recurrent node `id` as one of its directions: `direction` removed
+/// (forward) or `reverse`, each per-direction input (W, R, B, initial_h, initial_c, P) cut to
+/// that direction's half by a Gather, the activations with their alphas and betas halved (the
+/// forward ones first, as the operator lists them). Its outputs then hold one direction: the
+/// model is valid only where no other node reads them.
+pub(crate) fn one_direction(cur: &Model, id: NodeId, reverse: bool) -> Result<Model, Invalid> {
+    let node = cur
+        .graph
+        .node(id)
+        .ok_or_else(|| Invalid("no such node".into()))?;
+    let recurrent = matches!(node.op_type.as_str(), "RNN" | "GRU" | "LSTM");
+    if !recurrent || node.attributes.string("direction", "forward") != "bidirectional" {
+        return Err(Invalid("not a bidirectional recurrent node".into()));
+    }
+    let half = usize::from(reverse);
+    let mut n2 = node.clone();
+    n2.attributes.retain(|a| a.name != "direction");
+    if reverse {
+        n2.attributes.push(Attribute::new(
+            "direction",
+            AttrValue::String(b"reverse".to_vec()),
+        ));
+    }
+    for a in &mut n2.attributes {
+        let halved = match &a.value {
+            AttrValue::Strings(v) if a.name == "activations" => AttrValue::Strings(halve(v, half)?),
+            AttrValue::Floats(v) if a.name.starts_with("activation_") => {
+                AttrValue::Floats(halve(v, half)?)
+            }
+            _ => continue,
+        };
+        a.value = halved;
+    }
+    let layout = node.attributes.int("layout", 0);
+    let index = format!(
+        "{}_direction_{half}",
+        node.outputs.first().map_or("", |o| o.as_str())
+    );
+    let mut p = Patch::new();
+    p.push(PatchOp::AddInitializer(crate::ir::tensor::from_i64s(
+        &index,
+        &[1],
+        &[half as i64],
+    )));
+    for slot in [1usize, 2, 3, 5, 6, 7] {
+        let Some(v) = node.inputs.get(slot).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        // the states hold directions on axis 1 when batch-major
+        let axis = i64::from(layout == 1 && matches!(slot, 5 | 6));
+        let cut = format!("{v}_direction_{half}");
+        p.push(PatchOp::AddNode(
+            Node::new("Gather", &[v.as_str(), index.as_str()], &[cut.as_str()])
+                .with_attr("axis", AttrValue::Int(axis)),
+        ));
+        n2.inputs[slot] = cut;
+    }
+    p.push(PatchOp::ReplaceNode(id, n2));
+    let mut m = cur.clone();
+    m.apply(&p).map_err(|e| Invalid(e.to_string()))?;
+    forget_declared_shapes(&mut m)?;
+    finalize(m, cur)
+}
+
+/// The first (`half` 0) or second half of a per-direction list.
+fn halve<T: Clone>(v: &[T], half: usize) -> Result<Vec<T>, Invalid> {
+    if !v.len().is_multiple_of(2) {
+        return Err(Invalid("a per-direction list of odd length".into()));
+    }
+    let n = v.len() / 2;
+    Ok(v[half * n..(half + 1) * n].to_vec())
+}
+
 /// Keeps the dtype and drops the shape of tensor declarations.
 fn forget_shapes(decls: &mut [pb::ValueInfoProto]) {
     for v in decls {

@@ -9,7 +9,9 @@
 //! ([`Finding::root_signature`](crate::Finding::root_signature)).
 use super::{Reproducer, Verdict};
 use crate::finding::Finding;
-use crate::minimize::candidate::{with_attribute, without_attribute_keeping_function};
+use crate::minimize::candidate::{
+    one_direction, with_attribute, without_attribute_keeping_function,
+};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_ir::Model;
 use mutagraph_ir::attr::{AttrValue, Attribute};
@@ -40,6 +42,17 @@ pub fn trigger_attributes(
     let mut kept = model.clone();
     let mut out = Vec::new();
     for a in &attrs {
+        if is_bidirectional(a) {
+            match one_direction_needed(rep, &kept, id, inputs, f) {
+                Direction::Both(t) => out.push(t),
+                Direction::One(half, t) => {
+                    kept = *half;
+                    out.extend(t);
+                }
+                Direction::Unknown => {}
+            }
+            continue;
+        }
         let Ok(candidate) = without_attribute_keeping_function(&kept, id, &a.name) else {
             continue;
         };
@@ -64,6 +77,54 @@ pub fn trigger_attributes(
         }
     }
     out
+}
+
+/// What a bidirectional node's halves tell ([`one_direction_needed`]).
+enum Direction {
+    /// Neither half shows the bug alone: the trigger is both directions.
+    Both(String),
+    /// One half shows it: the model keeps that half (the trigger is `reverse` when only the
+    /// reverse half shows it).
+    One(Box<Model>, Option<String>),
+    /// The halves could not be run or judged.
+    Unknown,
+}
+
+fn is_bidirectional(a: &Attribute) -> bool {
+    a.name == "direction" && matches!(&a.value, AttrValue::String(v) if v == b"bidirectional")
+}
+
+/// A bidirectional recurrent node run as each of its directions alone ([`one_direction`]):
+/// removing `direction` alone leaves per-direction weights the forward node cannot read, so a
+/// bug of the reverse pass (tract's) keyed on the whole op beside the `direction="reverse"`
+/// bundles of the same fault.
+fn one_direction_needed(
+    rep: &mut Reproducer,
+    model: &Model,
+    id: mutagraph_ir::graph::NodeId,
+    inputs: &NamedValues,
+    f: &Finding,
+) -> Direction {
+    let mut half = |reverse| {
+        let m = one_direction(model, id, reverse).ok()?;
+        let shown = shows(rep, &m, id, inputs, f)?;
+        Some((m, shown))
+    };
+    match (half(false), half(true)) {
+        (Some((m, true)), _) => Direction::One(Box::new(m), None),
+        (_, Some((m, true))) => Direction::One(
+            Box::new(m),
+            Some(describe(&Attribute::new(
+                "direction",
+                AttrValue::String(b"reverse".to_vec()),
+            ))),
+        ),
+        (Some((_, false)), Some((_, false))) => Direction::Both(describe(&Attribute::new(
+            "direction",
+            AttrValue::String(b"bidirectional".to_vec()),
+        ))),
+        _ => Direction::Unknown,
+    }
 }
 
 /// Whether `candidate` still shows `f` on node `id`: `None` when it tells nothing (it could not
