@@ -144,6 +144,18 @@ pub(super) fn comparisons(
     out
 }
 
+/// A key phrase cut at its length limit ([`key_phrase`] keeps 100 characters) ends at its
+/// last whole word, with an ellipsis, in a title.
+fn whole_words(k: &str) -> String {
+    if k.chars().count() < 100 {
+        return k.to_string();
+    }
+    let cut = k
+        .rfind(' ')
+        .map_or(k, |i| k[..i].trim_end_matches([',', ';', ':']));
+    format!("{cut} …")
+}
+
 /// The title of the report: the library, the op, what goes wrong and its trigger.
 pub(super) fn title(meta: &Meta, f: &Finding, op: Option<&str>, facts: &[String]) -> String {
     let lib = if meta.library.is_empty() {
@@ -197,7 +209,7 @@ pub(super) fn title(meta: &Meta, f: &Finding, op: Option<&str>, facts: &[String]
             };
         }
         (Kind::Crash, _) => match key_phrase(&f.message) {
-            Some(k) => format!("fails: {k}"),
+            Some(k) => format!("fails: {}", whole_words(&k)),
             None => "fails on a valid model".into(),
         },
         (Kind::Inconsistency, "shape") => "gives an output of the wrong shape".into(),

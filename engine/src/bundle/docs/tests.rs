@@ -167,3 +167,19 @@ fn a_title_leaves_out_unchecked_circumstances() {
     let s = summary(&meta, &f, &Some("OneHot".into()), &facts[..2]);
     assert!(!s.contains("It shows with"), "{s}");
 }
+
+/// ONNX Runtime's Resize refusal is longer than a key phrase: the title ends at a whole word
+/// with an ellipsis, not inside one ("... anti-aliasing is ").
+#[test]
+fn a_crash_title_cut_at_the_phrase_limit_ends_at_a_whole_word() {
+    let msg = "compile: Exception during initialization: /onnxruntime_src/onnxruntime/core/\
+               providers/cpu/tensor/upsamplebase.h:273 onnxruntime::UpsampleBase::UpsampleBase\
+               (const KernelInfoType&) [with KernelInfoType = onnxruntime::OpKernelInfo] \
+               exclude_outside can be set to 1 when (1) mode is CUBIC, or (2) mode is LINEAR \
+               when anti-aliasing is enabled. Current mode is set to linear";
+    let k = key_phrase(msg).unwrap();
+    assert_eq!(k.chars().count(), 100, "{k}");
+    let t = whole_words(&k);
+    assert!(t.ends_with("anti-aliasing is …"), "{t}");
+    assert_eq!(whole_words("refuses it"), "refuses it");
+}
