@@ -457,3 +457,26 @@ g (uint8[1, 4] x) => (uint8[1, 8] y)
     assert_eq!((v[0], v[7]), (0.0, 255.0), "{v:?}");
     assert!(v[2] <= v[3] && v[3] <= v[4] && v[4] <= v[5], "{v:?}");
 }
+
+/// A MatMul of empty vectors: burn reads a 0 in a reshape target as "keep this axis", so the
+/// interpreter's own reshape of the second operand to [.., 0, 1] asked for one element of
+/// none and panicked, filed as burn's MatMul crash (round 9 zoo, `crash-burn-matmul-38cdc8d6`).
+/// The operands are made empty afresh: what burn does next is burn's own.
+#[test]
+fn matmul_of_empty_vectors_is_not_stopped_by_the_interpreters_reshape() {
+    let src = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+               g (float[0] a, float[0] b) => (float y) { y = MatMul (a, b) }";
+    let ins = [("a", F, vec![0], vec![]), ("b", F, vec![0], vec![])];
+    let reference = run("reference", src, &ins);
+    assert_eq!(values(&reference[0]), (vec![], vec![0.0]));
+    let burn = std::panic::catch_unwind(|| run("burn-ndarray", src, &ins));
+    let why = match burn {
+        Ok(out) => format!("{:?}", values(&out[0])),
+        Err(p) => p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default(),
+    };
+    assert!(!why.contains("Reshape"), "{why}");
+}

@@ -1,6 +1,6 @@
 //! Linear algebra: MatMul, Gemm, Trilu.
 use super::{Cx, Outs, Res, bshape, fval, need_float, one, opt, req, scalar_i};
-use crate::burn::tensor::{K, R, Val, pad, run_err, run_unsup};
+use crate::burn::tensor::{K, R, Val, reshaped, run_err, run_unsup};
 use burn::tensor::backend::Backend as BurnBackend;
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::Node;
@@ -51,10 +51,10 @@ fn matmul<B: BurnBackend>(x: &Val<B>, y: &Val<B>) -> Res<Val<B>> {
         let l = fin.len();
         fin.remove(l - 1 - usize::from(!b1));
     }
-    let (pa, pb) = (pad(&sa), pad(&sb));
+    // `reshaped`: burn would read an empty axis of the target as "keep this axis"
     let k = match (&x.k, &y.k) {
-        (K::F(p), K::F(q)) => K::F(p.clone().reshape(pa).matmul(q.clone().reshape(pb))),
-        (K::I(p), K::I(q)) => K::I(p.clone().reshape(pa).matmul(q.clone().reshape(pb))),
+        (K::F(p), K::F(q)) => K::F(reshaped(p.clone(), &sa).matmul(reshaped(q.clone(), &sb))),
+        (K::I(p), K::I(q)) => K::I(reshaped(p.clone(), &sa).matmul(reshaped(q.clone(), &sb))),
         _ => return Err(run_unsup("MatMul on these types")),
     };
     Ok(Val::new(k, out, x.dtype).reshape(fin))

@@ -38,12 +38,12 @@ pub(super) fn matmul_body(x: &HostTensor, z: &HostTensor) -> Option<(String, usi
         let l = fin.len();
         fin.remove(l - 1 - usize::from(!b1));
     }
-    let mut s = format!(
-        "    let y = x.reshape([{}]).matmul(z.reshape([{}]));\n",
-        dims_list(&padded(&sa)),
-        dims_list(&padded(&sb))
-    );
     let kind = if x.dtype.is_int() { ", Int" } else { "" };
+    let mut s = format!(
+        "    let y = {}.matmul({});\n",
+        reshape_expr("x", &padded(&sa), kind),
+        reshape_expr("z", &padded(&sb), kind)
+    );
     let to = dims_list(&padded(&fin));
     if fin.contains(&0) {
         // burn reads a 0 in a reshape target as "keep this axis": the interpreter makes an
@@ -55,4 +55,17 @@ pub(super) fn matmul_body(x: &HostTensor, z: &HostTensor) -> Option<(String, usi
         s.push_str(&format!("    let y = y.reshape([{to}]);\n"));
     }
     Some((s, R))
+}
+
+/// `var` reshaped to `dims` as the interpreter does it: burn reads a 0 in a reshape target as
+/// "keep this axis", so an operand with an empty axis is made afresh.
+fn reshape_expr(var: &str, dims: &[usize], kind: &str) -> String {
+    if dims.contains(&0) {
+        format!(
+            "Tensor::<B, {R}{kind}>::empty([{}], &{var}.device())",
+            dims_list(dims)
+        )
+    } else {
+        format!("{var}.reshape([{}])", dims_list(dims))
+    }
 }

@@ -324,7 +324,8 @@ fn matmul_is_written_as_the_interpreter_runs_it() {
     for line in [
         "let x = tensor(vec![], [1, 1, 1, 1, 1, 0]);",
         "let z = tensor(vec![], [1, 1, 1, 1, 0, 5]);",
-        "let y = x.reshape([1, 1, 1, 1, 1, 0]).matmul(z.reshape([1, 1, 1, 1, 0, 5]));",
+        "let y = Tensor::<B, 6>::empty([1, 1, 1, 1, 1, 0], &x.device())\
+         .matmul(Tensor::<B, 6>::empty([1, 1, 1, 1, 0, 5], &z.device()));",
         "let y = y.reshape([1, 1, 1, 1, 1, 5]);",
         "REPRODUCED: burn panics",
     ] {
@@ -499,4 +500,22 @@ fn topk_is_written_as_topk_with_indices_and_its_indices_checked_when_the_finding
     let want = HostTensor::new(vec![1, 2], Data::F32(vec![0.0, -0.0]));
     let p = project(&m, &inputs, &expect(&want, "values")).expect("TopK is covered");
     assert!(p.main_rs.contains("let y = v.neg();"), "{}", p.main_rs);
+}
+
+#[test]
+fn an_empty_matmul_operand_is_made_afresh_not_reshaped() {
+    let m = one_node("g (float[0] x, float[0] z) => (float y) { y = MatMul (x, z) }");
+    let empty = || Value::Tensor(HostTensor::new(vec![0], Data::F32(vec![])));
+    let inputs: NamedValues = vec![("x".into(), empty()), ("z".into(), empty())];
+    let want = HostTensor::new(vec![], Data::F32(vec![0.0]));
+    let p = project(&m, &inputs, &expect(&want, "panic")).expect("MatMul is covered");
+    // burn would read the 0 of [.., 0, 1] as "keep this axis"
+    assert!(
+        p.main_rs.contains(&format!(
+            "Tensor::<B, {R}>::empty([1, 1, 1, 1, 0, 1], &z.device())"
+        )),
+        "{}",
+        p.main_rs
+    );
+    assert!(!p.main_rs.contains("z.reshape("), "{}", p.main_rs);
 }
