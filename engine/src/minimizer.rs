@@ -12,7 +12,7 @@ use mutagraph_mutators::mutation::{Record, replay_trace};
 use mutagraph_oracles::localize::Localization;
 use mutagraph_oracles::minimize::{self, Options};
 use mutagraph_oracles::triage::reproduce::{self, Check};
-use mutagraph_oracles::triage::trigger::trigger_attributes;
+use mutagraph_oracles::triage::trigger::{trigger_attributes, without_unneeded_nonfinite};
 use mutagraph_oracles::triage::{Reproducer, Triage, Triaged, ValueMap};
 use mutagraph_oracles::{Blame, Finding, Kind, MutantRuns};
 use serde::{Deserialize, Serialize};
@@ -252,7 +252,11 @@ pub fn minimize_one(
         }
     };
     let small = plain_names(&mut rep, small, stop);
-    let check = rep.check(&small)?;
+    let mut check = rep.check(&small)?;
+    check.found.as_ref()?;
+    if !stop.load(Ordering::Relaxed) {
+        check = without_unneeded_nonfinite(&mut rep, &small, check);
+    }
     let found = check.found?;
     let (mut finding, localization, native) = (found.finding, found.localization, found.native);
     let blamed_inputs = found.blamed_inputs;

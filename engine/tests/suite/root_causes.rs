@@ -2,6 +2,7 @@
 //! (the planted backend ignores `clip` in RNN, GRU and LSTM, as tract does) is filed under
 //! different signatures first, then merged once minimization finds the attribute it needs.
 use mutagraph_backends::value::{Data, HostTensor};
+use mutagraph_ir::DType;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -192,10 +193,28 @@ fn a_bug_neither_direction_shows_alone_needs_both() {
 /// The trigger attributes of the one finding `backends` show on `src` (a one-node model whose
 /// input `x` takes `x`).
 fn trigger_of(src: &str, x: HostTensor, backends: &[&str]) -> Vec<String> {
+    use mutagraph_oracles::triage::trigger::trigger_attributes;
+    with_finding(src, x, backends, |rep, model, check| {
+        let found = check.found.as_ref().unwrap().finding.clone();
+        trigger_attributes(rep, model, &check.inputs, &found)
+    })
+}
+
+/// `then` of a reproducer of the one finding `backends` show on `src` (input `x` takes `x`),
+/// the model and its check.
+fn with_finding<T>(
+    src: &str,
+    x: HostTensor,
+    backends: &[&str],
+    then: impl FnOnce(
+        &mut mutagraph_oracles::triage::Reproducer,
+        &mutagraph_ir::Model,
+        mutagraph_oracles::triage::reproduce::Check,
+    ) -> T,
+) -> T {
     use mutagraph_backends::compare::Tolerance;
     use mutagraph_backends::value::Value;
     use mutagraph_backends::worker::{Pool, PoolOptions};
-    use mutagraph_oracles::triage::trigger::trigger_attributes;
     use mutagraph_oracles::triage::{Reproducer, ValueMap};
     use mutagraph_oracles::{Triage, Verdict};
 
@@ -214,13 +233,45 @@ fn trigger_of(src: &str, x: HostTensor, backends: &[&str]) -> Vec<String> {
     let check = rep.check_with(&model, inputs.clone()).unwrap();
     let found: Vec<_> = check
         .all
-        .iter()
+        .into_iter()
         .filter(|t| t.verdict == Verdict::Report)
         .collect();
     let [t] = found.as_slice() else {
         panic!("one finding: {found:?}")
     };
-    trigger_attributes(&mut rep, &model, &check.inputs, &t.finding)
+    // the reproducer's target: the finding's signature
+    rep.target = t.finding.signature();
+    let check = rep.check_with(&model, inputs).unwrap();
+    assert!(check.found.is_some(), "{}", rep.target);
+    then(&mut rep, &model, check)
+}
+
+/// A value the bug does not need is made 0 in the minimized inputs, one the bug needs stays:
+/// tract 0.23 has no f64 IsNaN kernel (a NaN in its input is beside the point, and the title
+/// said "NaN in 'x'"), and its Tanh maps NaN to -1 (the NaN is the bug).
+#[test]
+fn a_nan_the_bug_does_not_need_leaves_the_minimized_inputs() {
+    use mutagraph_oracles::triage::trigger::without_unneeded_nonfinite;
+    let nan_in =
+        |dtype: DType| HostTensor::from_f64s(dtype, vec![3], &[1.0, f64::NAN, -2.0]).unwrap();
+    let src = "g (double[3] x) => (bool[3] y) { y = IsNaN (x) }";
+    let kept = with_finding(
+        src,
+        nan_in(DType::F64),
+        &["reference", "tract"],
+        |rep, m, c| without_unneeded_nonfinite(rep, m, c),
+    );
+    let x = kept.inputs[0].1.tensor().unwrap();
+    assert_eq!(x.nan_inf_counts(), (0, 0), "{x:?}");
+    assert!(kept.found.is_some());
+    let src = "g (float[3] x) => (float[3] y) { y = Tanh (x) }";
+    let kept = with_finding(
+        src,
+        nan_in(DType::F32),
+        &["reference", "tract"],
+        |rep, m, c| without_unneeded_nonfinite(rep, m, c),
+    );
+    assert_eq!(kept.inputs[0].1.tensor().unwrap().nan_inf_counts(), (1, 0));
 }
 
 /// ONNX Runtime 1.31.1 returns a Resize's input unchanged where every scale is 1, ignoring the

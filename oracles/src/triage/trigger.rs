@@ -7,12 +7,13 @@
 //! The trigger names the root cause better than the node does: tract ignoring `clip` shows on
 //! GRU, LSTM and RNN nodes with any direction, and one maintainer's fix covers them all
 //! ([`Finding::root_signature`](crate::Finding::root_signature)).
+use super::reproduce::Check;
 use super::{Reproducer, Verdict};
 use crate::finding::Finding;
 use crate::minimize::candidate::{
     one_direction, with_attribute, without_attribute_keeping_function,
 };
-use mutagraph_backends::value::NamedValues;
+use mutagraph_backends::value::{HostTensor, NamedValues, Value};
 use mutagraph_ir::Model;
 use mutagraph_ir::attr::{AttrValue, Attribute};
 use mutagraph_ir::registry::{Legal, Registry};
@@ -204,4 +205,38 @@ pub fn describe(a: &Attribute) -> String {
         AttrValue::Int(v) if (0..=1).contains(v) => format!("{}={v}", a.name),
         _ => a.name.clone(),
     }
+}
+
+/// `check` (of `model` on its inputs, showing the finding) with each input's NaN and
+/// infinities made 0 where the finding shows without them: a report names the special values
+/// its node met, and those the bug does not need are noise a maintainer would chase (tract
+/// failing on an f64 IsNaN titled "NaN in 'x'"). Inputs are tried one at a time; the finding
+/// must keep its signature.
+pub fn without_unneeded_nonfinite(rep: &mut Reproducer, model: &Model, check: Check) -> Check {
+    let mut check = check;
+    for k in 0..check.inputs.len() {
+        let Some(t) = check.inputs[k].1.tensor() else {
+            continue;
+        };
+        if !t.dtype.is_float() || t.nan_inf_counts() == (0, 0) {
+            continue;
+        }
+        let Some(finite) = t.to_f64s().and_then(|v| {
+            let v: Vec<f64> = v
+                .iter()
+                .map(|x| if x.is_finite() { *x } else { 0.0 })
+                .collect();
+            HostTensor::from_f64s(t.dtype, t.shape.clone(), &v).ok()
+        }) else {
+            continue;
+        };
+        let mut inputs = check.inputs.clone();
+        inputs[k].1 = Value::Tensor(finite);
+        if let Some(c) = rep.check_with(model, inputs)
+            && c.found.is_some()
+        {
+            check = c;
+        }
+    }
+    check
 }
