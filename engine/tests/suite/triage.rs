@@ -1333,3 +1333,69 @@ fn an_optimizer_failure_no_part_shows_is_filed_on_the_rewrite() {
         other => panic!("not blamed on a rewrite: {other:?}: {t:?}"),
     }
 }
+
+#[test]
+fn without_the_reference_a_ground_that_rounds_only_what_it_shows_is_no_witness() {
+    // float16 x·W reaches 8e4, float16's infinity, before a LayerNormalization: NaN as the
+    // model's types say. ONNX Runtime without its optimizer keeps the chain in float32 between
+    // the casts its CPU provider inserts and gives finite values, until the values are graph
+    // outputs (round 9: two findings against ONNX Runtime's optimized run, false).
+    // float16 values are written as their bits
+    let bits = |v: f32| mutagraph_ir::tensor::f32_to_f16(v).to_string();
+    let w: Vec<String> = (0..64).map(|k| bits(100.0 * (k % 8 + 1) as f32)).collect();
+    let ones = vec![bits(1.0); 8].join(", ");
+    let bytes = crate::common::text_model(&format!(
+        "g (float16[2,8] x) => (float16[2,8] y) <float16[8,8] w = {{{}}}, \
+         float16[8] s = {{{ones}}}, float16[8] b = {{0, 0, 0, 0, 0, 0, 0, 0}}, \
+         float16[8] c = {{{ones}}}> {{
+            m = MatMul (x, w)
+            l = LayerNormalization <axis = -1> (m, s, b)
+            p = MatMul (l, w)
+            y = Add (p, c)
+        }}",
+        w.join(", ")
+    ));
+    let x = HostTensor::from_f64s(mutagraph_ir::DType::F16, vec![2, 8], &[100.0; 16]).unwrap();
+    let inputs: NamedValues = vec![("x".into(), Value::Tensor(x))];
+    let mut p = pool();
+    let ground = p.run("ort-noopt", &bytes, &inputs).unwrap().outcome;
+    p.shutdown();
+    let finite = ground.outputs().unwrap()[0]
+        .1
+        .tensor()
+        .unwrap()
+        .nan_inf_counts();
+    assert_eq!(
+        finite,
+        (0, 0),
+        "ONNX Runtime keeps the chain in float32: {ground:?}"
+    );
+    let lacks = Outcome::Unsupported {
+        stage: Stage::Compile,
+        message: "no kernel for the op".into(),
+    };
+    let shown = |v: f64| {
+        let t = HostTensor::from_f64s(mutagraph_ir::DType::F16, vec![2, 8], &[v; 16]).unwrap();
+        Outcome::Ok(vec![("y".into(), Value::Tensor(t))])
+    };
+    let judged = |v: f64| {
+        let outcomes = vec![lacks.clone(), shown(v), ground.clone()];
+        judge_full(
+            &["reference", "ort", "ort-noopt"],
+            outcomes,
+            &bytes,
+            &inputs,
+            true,
+        )
+    };
+    let j = judged(f64::NAN);
+    assert!(
+        matches!(&against(&j, "ort").verdict, Verdict::Unstable(w) if w.contains("graph output")),
+        "{j:?}"
+    );
+    let j = judged(3.0);
+    assert!(
+        !matches!(&against(&j, "ort").verdict, Verdict::Unstable(_)),
+        "{j:?}"
+    );
+}
