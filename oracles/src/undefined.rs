@@ -18,11 +18,11 @@ mod nonfinite;
 mod writes;
 
 use geometry::{
-    convtranspose_output_padding_between, gridsample_cubic_border, pad_reflect_beyond_axis,
-    recurrent_zero_length, reduce_mean_empty_set, registry_ambiguity, resize_align_corners_to_one,
-    resize_crop_without_roi, resize_empty_axis, resize_fractional_length,
-    resize_pytorch_half_pixel_to_one, same_pad_negative, split_num_outputs_beyond_chunks,
-    squeeze_empty_axes,
+    convtranspose_output_padding_between, global_pool_without_spatial_axes,
+    gridsample_cubic_border, pad_reflect_beyond_axis, recurrent_zero_length, reduce_mean_empty_set,
+    registry_ambiguity, resize_align_corners_to_one, resize_crop_without_roi, resize_empty_axis,
+    resize_fractional_length, resize_pytorch_half_pixel_to_one, same_pad_negative,
+    split_num_outputs_beyond_chunks, squeeze_empty_axes,
 };
 use integers::{
     bitshift_width, cast_out_of_range, integer_overflow, onehot_index_not_integer,
@@ -300,6 +300,18 @@ pub static CATALOGUE: &[Entry] = &[
                interpolate from (the coordinate formulas divide by, or scale with, the \
                input's length)",
         applies: resize_empty_axis,
+    },
+    Entry {
+        id: "global-pool-without-spatial-axes",
+        affects: Affects::Everything,
+        ops: Ops::Listed(&["GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"]),
+        spec: "the global pools pool \"across the values in the same channel\", \
+               \"equivalent to MaxPool with kernel size equal to the spatial dimension\"; X is \
+               (N x C x H x W), or (N x C x D1 x D2 ... Dn) in the non-image case",
+        open: "an input of rank 2 or less has no spatial axis: whether the pool is the \
+               identity, refused, or over nothing is not said (ONNX Runtime refuses it, tract \
+               and the reference keep it, round 8 and 9 bundles)",
+        applies: global_pool_without_spatial_axes,
     },
     Entry {
         id: "pad-reflect-beyond-axis",

@@ -111,6 +111,14 @@ pub(super) fn resize_crop_without_roi(node: &Node, seen: &Seen) -> Option<String
     empty.then(|| "tf_crop_and_resize without a roi".into())
 }
 
+pub(super) fn global_pool_without_spatial_axes(node: &Node, seen: &Seen) -> Option<String> {
+    if !node.op_type.starts_with("Global") || !node.op_type.ends_with("Pool") {
+        return None;
+    }
+    let x = slot(node, seen, 0)?;
+    (x.shape.len() < 3).then(|| format!("an input of rank {} (no spatial axis)", x.shape.len()))
+}
+
 pub(super) fn resize_empty_axis(node: &Node, seen: &Seen) -> Option<String> {
     if !matches!(node.op_type.as_str(), "Resize" | "Upsample") {
         return None;

@@ -68,6 +68,7 @@ const TESTED: &[&str] = &[
     "convtranspose-output-padding-stride-or-dilation",
     "split-num-outputs-beyond-chunks",
     "resize-pytorch-half-pixel-to-one",
+    "global-pool-without-spatial-axes",
 ];
 
 #[test]
@@ -886,4 +887,20 @@ fn resize_pytorch_half_pixel_to_length_one() {
         hit(&r, vec![("x", x), ("sizes", i64s(&[4], &[1, 16, 2, 30]))]),
         None
     );
+}
+
+#[test]
+fn a_global_pool_without_a_spatial_axis_is_undefined() {
+    // ONNX Runtime refuses GlobalMaxPool and GlobalLpPool of an N x C input, tract and the
+    // reference keep it (round 9, two bundles); N x C x 1 pools one element.
+    for op in ["GlobalMaxPool", "GlobalLpPool", "GlobalAveragePool"] {
+        let node = Node::new(op, &["x"], &["y"]);
+        let nc = f32s(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!(
+            hit(&node, vec![("x", nc)]),
+            Some("global-pool-without-spatial-axes")
+        );
+        let ncl = f32s(&[2, 3, 1], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!(hit(&node, vec![("x", ncl)]), None);
+    }
 }
