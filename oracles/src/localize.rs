@@ -169,6 +169,33 @@ impl ReferenceRunner for Pool {
     }
 }
 
+/// Another backend standing in for the reference (the unoptimized level of a library, where
+/// the reference lacks an op of the model), run in the pool; it has no native mode.
+pub struct StandIn<'p> {
+    /// The pool.
+    pub pool: &'p mut Pool,
+    /// The backend, as the catalog names it.
+    pub backend: &'static str,
+}
+
+impl ReferenceRunner for StandIn<'_> {
+    fn run_reference(
+        &mut self,
+        model: &Model,
+        inputs: &NamedValues,
+        _native: bool,
+    ) -> Result<NamedValues, ReferenceError> {
+        let r = self.pool.run(self.backend, &model.to_bytes(), inputs)?;
+        match r.outcome {
+            Outcome::Ok(o) => Ok(o),
+            outcome => Err(ReferenceError::Failed {
+                backend: self.backend,
+                outcome,
+            }),
+        }
+    }
+}
+
 /// The reference in this process: for models it has already run to completion in a worker
 /// (a minimized bundle's documents) and for tests.
 pub struct InProcess;

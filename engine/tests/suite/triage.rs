@@ -1393,9 +1393,55 @@ fn without_the_reference_a_ground_that_rounds_only_what_it_shows_is_no_witness()
         matches!(&against(&j, "ort").verdict, Verdict::Unstable(w) if w.contains("graph output")),
         "{j:?}"
     );
+    // other values are no result the ground gives (the model's conditioning may still make
+    // them rounding)
     let j = judged(3.0);
     assert!(
-        !matches!(&against(&j, "ort").verdict, Verdict::Unstable(_)),
+        !matches!(&against(&j, "ort").verdict, Verdict::Unstable(w) if w.contains("graph output")),
         "{j:?}"
     );
+}
+
+#[test]
+fn without_the_reference_a_nan_the_ground_turns_to_under_a_nudge_is_rounding() {
+    // y = sqrt(x·x − c) with c one rounding below x·x: the ground gives a tiny positive root,
+    // and inputs moved by a few rounding steps turn it NaN; an optimizer's NaN there is the
+    // model's conditioning (round 9: a square root of 4.5e-7 left from terms of 6.6e-3,
+    // ONNX Runtime's optimized run against its unoptimized one). Far from zero it is a finding.
+    let bytes = crate::common::text_model(
+        "g (float[4] x, float[4] c) => (float[4] y) {
+            m = Mul (x, x)
+            d = Sub (m, c)
+            y = Sqrt (d)
+        }",
+    );
+    let xs: Vec<f32> = (0..4).map(|i| 0.0814 + 0.001 * i as f32).collect();
+    let lacks = Outcome::Unsupported {
+        stage: Stage::Compile,
+        message: "no kernel for the op".into(),
+    };
+    let judged = |c: &dyn Fn(f32) -> f32| {
+        let cs: Vec<f32> = xs.iter().map(|&x| c(x)).collect();
+        let inputs: NamedValues = vec![("x".into(), t(&xs)), ("c".into(), t(&cs))];
+        let mut p = pool();
+        let ground = p.run("ort-noopt", &bytes, &inputs).unwrap().outcome;
+        p.shutdown();
+        let outcomes = vec![lacks.clone(), ok(&[f32::NAN; 4]), ground];
+        judge_full(
+            &["reference", "ort", "ort-noopt"],
+            outcomes,
+            &bytes,
+            &inputs,
+            true,
+        )
+    };
+    let below = |x: f32| f32::from_bits((x * x).to_bits() - 1);
+    let j = judged(&below);
+    assert!(
+        matches!(&against(&j, "ort").verdict, Verdict::Unstable(w) if w.contains("singularity")),
+        "{j:?}"
+    );
+    let half = |x: f32| 0.5 * x * x;
+    let j = judged(&half);
+    assert_eq!(against(&j, "ort").verdict, Verdict::Report, "{j:?}");
 }

@@ -84,6 +84,30 @@ pub(super) fn within_conditioned(
     .holds_conditioned(model, seen.0, seen.1, got)
 }
 
+/// Why an error of `error` (`None`: a NaN or infinity, no size) is the model's conditioning
+/// when its result moves by `moves` as every input and weight moves by a few rounding steps
+/// ([`crate::localize::model_sensitivity`]): the moves are infinite (the result turns NaN or
+/// infinite), or the error is within [`CONDITIONING_MOVES`] of them.
+pub(super) fn conditioning(moves: f64, error: Option<f64>) -> Option<String> {
+    if moves.is_infinite() {
+        return Some(
+            "the model sits on a singularity at its inputs: its result turns NaN or infinite \
+             when every input and weight moves by a few rounding steps (a log of a sum that \
+             cancels to zero), so any reordering of the arithmetic may land anywhere"
+                .to_string(),
+        );
+    }
+    let error = error?;
+    (CONDITIONING_MOVES * moves >= error).then(|| {
+        format!(
+            "the model is ill-conditioned at its inputs: its result moves by {moves:.3e} when \
+             every input and weight moves by a few rounding steps, and an optimizer's \
+             reordering of the arithmetic lands within {CONDITIONING_MOVES} such moves \
+             ({error:.3e})"
+        )
+    })
+}
+
 impl Triage {
     pub(super) fn triage_numeric(
         &mut self,
@@ -241,25 +265,10 @@ impl Triage {
         shows: &Shows,
         t: &mut Triaged,
     ) {
-        if let (Some(moves), Some(m)) = (
-            crate::localize::model_sensitivity(model, inputs, want, pool),
-            &t.finding.metrics,
-        ) && CONDITIONING_MOVES * moves >= m.max_abs
-        {
-            t.verdict = Verdict::Unstable(if moves.is_infinite() {
-                "the model sits on a singularity at its inputs: its result turns NaN or infinite \
-                 when every input and weight moves by a few rounding steps (a log of a sum that \
-                 cancels to zero), so any reordering of the arithmetic may land anywhere"
-                    .to_string()
-            } else {
-                format!(
-                    "the model is ill-conditioned at its inputs: its result moves by \
-                     {moves:.3e} when every input and weight moves by a few rounding steps, and \
-                     an optimizer's reordering of the arithmetic lands within \
-                     {CONDITIONING_MOVES} such moves ({:.3e})",
-                    m.max_abs
-                )
-            });
+        let moves = crate::localize::model_sensitivity(model, inputs, want, pool);
+        let error = t.finding.metrics.as_ref().map(|m| m.max_abs);
+        if let Some(why) = moves.and_then(|moves| conditioning(moves, error)) {
+            t.verdict = Verdict::Unstable(why);
             return;
         }
         // A Round, Floor or Ceil on the way that takes a value within a few nudges of its step

@@ -133,6 +133,11 @@ impl Triage {
         {
             return plain(f, Verdict::Unstable(why));
         }
+        if f.kind.is_numeric()
+            && let Some(why) = ground_conditioning(pool, cache, peer, &f, ground)
+        {
+            return plain(f, Verdict::Unstable(why));
+        }
         if catalog::family(&faulty) == catalog::family(ground) {
             f.layer = Some(Layer::Optimizer);
             f.variants = vec![(faulty, true), (ground.to_string(), false)];
@@ -336,4 +341,31 @@ impl Triage {
         }
         t.localization = Some(l);
     }
+}
+
+/// Why `f` is the model's conditioning as the ground computes it (float outputs only): the
+/// ground run on inputs and weights nudged by a few rounding steps moves its result as far as
+/// `f`'s error, or turns it NaN or infinite ([`super::numeric::conditioning`]; a square root
+/// of a difference that cancels to 4e-7 of terms of 7e-3, whose sign a reordering of the
+/// arithmetic flips).
+fn ground_conditioning(
+    pool: &mut Pool,
+    cache: &Cache,
+    peer: &MutantRuns,
+    f: &Finding,
+    ground: &str,
+) -> Option<String> {
+    let model = cache.model()?;
+    let base = peer.reference_outputs()?;
+    // indices and counts move by steps, not roundings
+    let float =
+        |v: &mutagraph_backends::value::Value| v.tensor().is_some_and(|t| t.dtype.is_float());
+    if !base.iter().all(|(_, v)| float(v)) {
+        return None;
+    }
+    let backend = catalog::info(ground)?.name;
+    let mut runner = crate::localize::StandIn { pool, backend };
+    let moves = crate::localize::model_sensitivity(model, cache.inputs, base, &mut runner)?;
+    let error = f.metrics.as_ref().map(|m| m.max_abs);
+    super::numeric::conditioning(moves, error).map(|why| format!("{why} (read from {ground})"))
 }
