@@ -120,10 +120,12 @@ def onnx_reference_blind_spot(model_path):
             return window
         if node.op_type in ("MaxPool", "AveragePool", "LpPool"):
             attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-            if attrs.get("auto_pad", b"NOTSET") in (b"SAME_UPPER", b"SAME_LOWER") and \
-                    any(d != 1 for d in attrs.get("dilations", [])):
-                return ("onnx.reference pads %s's SAME windows as if undilated" %
-                        node.op_type)
+            if attrs.get("auto_pad", b"NOTSET") in (b"SAME_UPPER", b"SAME_LOWER"):
+                if any(d != 1 for d in attrs.get("dilations", [])):
+                    return ("onnx.reference pads %s's SAME windows as if undilated" %
+                            node.op_type)
+                return ("onnx.reference sizes %s's SAME output otherwise than the text where "
+                        "the padding is uneven (one element short)" % node.op_type)
         ignored = ONNX_REFERENCE_IGNORES.get(node.op_type, ())
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         names = [n for n in attrs if n in ignored and changes_result(node.op_type, attrs, n)]

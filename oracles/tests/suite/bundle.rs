@@ -757,6 +757,18 @@ fn repro_computes_expected_values_with_onnx_reference_when_asked_or_missing() {
     let (code, out) = run_repro(dir.path(), &mp, &[]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("as if undilated"), "{out}");
+    // Undilated, an odd SAME padding: onnx.reference gives [1, 1, 1, 0] where the text gives
+    // ceil(1 / 2) = 1 (round 9: a stripped repro "reproduced" that shape instead of tract's
+    // value). Not asked: ONNX Runtime's right value is no bug.
+    let m = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 1, 1, 1] x) => (float[1, 1, 1, 1] y) {\n y = MaxPool <kernel_shape: ints = [1, 2], strides: ints = [1, 2], auto_pad: string = \"SAME_LOWER\"> (x)\n}",
+    )
+    .unwrap();
+    m.save(dir.path().join("mp2.onnx")).unwrap();
+    mp.model_file = "mp2.onnx".into();
+    let (code, out) = run_repro(dir.path(), &mp, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("the padding is uneven"), "{out}");
     // onnx.reference's LRN leaves the last channel unnormalized (2 where the text gives
     // 2 / (1 + 3/3 · 5) = 1/3): not asked, so ONNX Runtime's right values are no bug.
     let m = mutagraph_ir::text::parse_model(
