@@ -373,6 +373,13 @@ fn a_failing_tract_rule_is_one_signature_whichever_op_left_the_node() {
     assert_eq!(ort.tract_rule(), None);
     assert!(ort.signature().contains("op=Conv"));
     assert_eq!(tract_rule("run: Evaluating #1 \"p\" Pad: bad"), None);
+    // A pull inside a Scan body's declutter is nested in the pull over the Scan: the innermost
+    // failed (round 9: filed as Downsample/Scan beside the Downsample/AxisOp bundles).
+    let nested = "compile: running pass declutter: declutter node #51 \"s\" Downsample: \
+                  Pulling #51 \"s\" Downsample over #54 \"LSTM_0\" Scan: running pass \
+                  declutter: declutter node #13 \"s-0\" Downsample: Pulling #13 \"s-0\" \
+                  Downsample over #12 \"LSTM_0.Ht_fixed\" AddAxis: Invalid axis";
+    assert_eq!(tract_rule(nested).as_deref(), Some("Downsample/AxisOp"));
 }
 
 #[test]

@@ -7,13 +7,15 @@ use super::message::{collapse_lists, normalize_message, without_fact_annotations
 /// EinSum's absorbing an Expand does whether a MatMul or a GRU's expansion made the EinSum) as
 /// `declutter Op`; `None` when the message names no rule.
 pub fn tract_rule(msg: &str) -> Option<String> {
+    // A rewrite inside a subgraph's declutter (a Scan's body) is nested in the outer one's
+    // message: the innermost is the one that failed.
     if !msg.contains("Pulling #")
-        && let Some(at) = msg.find("declutter node #")
+        && let Some(at) = msg.rfind("declutter node #")
     {
         let (op, _) = op_after_node(&msg[at + "declutter node ".len()..])?;
         return Some(format!("declutter {op}"));
     }
-    let start = msg.find("Pulling #")?;
+    let start = msg.rfind("Pulling #")?;
     let (pulled, rest) = op_after_node(&msg[start + "Pulling ".len()..])?;
     let rest = rest.strip_prefix(" over ")?;
     let (over, _) = op_after_node(rest)?;
