@@ -26,7 +26,7 @@ use mutagraph_ir::model::Model;
 use mutagraph_ir::registry::{Registry, Traits};
 use mutagraph_ir::slice::{expose_all, extract};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// How-Far's threshold on the change rate R.
 pub const R_THRESHOLD: f64 = 1e3;
@@ -320,9 +320,9 @@ pub fn localize_with(
     };
     let mut d_of: HashMap<String, f64> = HashMap::new();
     let mut values = Vec::new();
-    let mut max_r: Option<(String, f64)> = None;
-    let mut first: Option<NodeId> = None;
-    'nodes: for id in order {
+    // Every value compared, in order, with the node making it.
+    let mut made_by: Vec<NodeId> = Vec::new();
+    for &id in &order {
         let node = model.graph.node(id).expect("listed by topo_order");
         let d_pre = node
             .present_inputs()
@@ -338,11 +338,6 @@ pub fn localize_with(
             if let Some(d) = d {
                 d_of.insert(o.clone(), d);
             }
-            if let Some(r) = r
-                && max_r.as_ref().is_none_or(|(_, m)| r > *m)
-            {
-                max_r = Some((o.clone(), r));
-            }
             let div = diverges(kind, &w, nat.as_ref(), &h, precision);
             values.push(ValueDiff {
                 value: o.clone(),
@@ -351,13 +346,26 @@ pub fn localize_with(
                 r,
                 diverges: div,
             });
-            if div {
-                first = Some(id);
-                break 'nodes;
-            }
+            made_by.push(id);
         }
     }
-    let Some(id) = first else {
+    let at = origin(model, &values);
+    // the values up to the origin's, as far as they were compared
+    if let Some(at) = at {
+        let last = made_by
+            .iter()
+            .rposition(|n| *n == made_by[at])
+            .unwrap_or(at);
+        values.truncate(last + 1);
+    }
+    let max_r = values
+        .iter()
+        .filter_map(|v| Some((v.value.clone(), v.r.filter(|r| !r.is_nan())?)))
+        .fold(None, |m: Option<(String, f64)>, (v, r)| match m {
+            Some((_, best)) if best >= r => m,
+            _ => Some((v, r)),
+        });
+    let Some(at) = at else {
         return Localization {
             verdict: Verdict::NotReproduced,
             location: None,
@@ -365,6 +373,7 @@ pub fn localize_with(
             max_r,
         };
     };
+    let id = made_by[at];
     let node = model.graph.node(id).expect("found above");
     let location = Location::of(node);
     let verdict = match extract(model, &[id]) {
@@ -377,6 +386,46 @@ pub fn localize_with(
         values,
         max_r,
     }
+}
+
+/// The index in `values` (in the model's order) of the first diverging value from which a
+/// chain of diverging values reaches a diverging graph output: a divergence its consumers
+/// erase (tract's ReduceMin giving the largest float for an all-infinite slice, a value a
+/// later node no longer depends on) is not what the output shows; else the first diverging
+/// value.
+fn origin(model: &Model, values: &[ValueDiff]) -> Option<usize> {
+    let first = values.iter().position(|v| v.diverges)?;
+    let diverging: HashSet<&str> = values
+        .iter()
+        .filter(|v| v.diverges)
+        .map(|v| v.value.as_str())
+        .collect();
+    let g = &model.graph;
+    let mut reach: Vec<&str> = g
+        .outputs
+        .iter()
+        .filter_map(|o| o.name.as_deref())
+        .filter(|o| diverging.contains(o))
+        .collect();
+    let mut reached: HashSet<&str> = reach.iter().copied().collect();
+    while let Some(v) = reach.pop() {
+        let Some(n) = g.producer(v).and_then(|id| g.node(id)) else {
+            continue;
+        };
+        for i in n.present_inputs() {
+            if let Some(&i) = diverging.get(i)
+                && reached.insert(i)
+            {
+                reach.push(i);
+            }
+        }
+    }
+    Some(
+        values
+            .iter()
+            .position(|v| reached.contains(v.value.as_str()))
+            .unwrap_or(first),
+    )
 }
 
 /// Node `id` of `model` alone, as the reference sees it: the one-node model, the values of its

@@ -389,3 +389,55 @@ fn a_model_whose_nudge_turns_its_output_nan_sits_on_a_singularity() {
     assert_eq!(moves(1.0 + f32::EPSILON), f64::INFINITY);
     assert!(moves(5.0) < 1e-5, "{}", moves(5.0));
 }
+
+#[test]
+fn a_divergence_later_nodes_erase_is_not_what_the_output_shows() {
+    // a = Abs(x) diverges but only reaches the output times zero; n = Neg(x) diverges and
+    // reaches it: the output's divergence starts at n (round 9: tract's ReduceMin of an
+    // all-infinite slice erased downstream, the output wrong from a later GlobalLpPool; the
+    // bundle filed on the ReduceMin was not what the original showed).
+    let mut m = Model::new(17);
+    m.graph.inputs.push(vi("x", 2));
+    m.graph.outputs.push(vi("y", 2));
+    let zero = HostTensor::new(vec![2], Data::F32(vec![0.0, 0.0]));
+    let mut p = Patch::new();
+    p.push(PatchOp::AddInitializer(zero.to_proto("k")));
+    for (op, ins, out) in [
+        ("Abs", &["x"][..], "a"),
+        ("Mul", &["a", "k"][..], "z"),
+        ("Neg", &["x"][..], "n"),
+        ("Add", &["z", "n"][..], "y"),
+    ] {
+        p.push(PatchOp::AddNode(Node::new(op, ins, &[out])));
+    }
+    m.apply(&p).unwrap();
+    let inputs = vec![("x".to_string(), t(&[1.0, 2.0]))];
+    let (exposed, _) = expose_all(&m).unwrap();
+    let want = run_reference(&exposed, &inputs).unwrap();
+    let mut got = want.clone();
+    set(&mut got, "a", &[5.0, 5.0]);
+    set(&mut got, "n", &[-3.0, -3.0]);
+    set(&mut got, "y", &[-3.0, -3.0]);
+    let l = localize(
+        &m,
+        Kind::Inconsistency,
+        &inputs,
+        &want,
+        &got,
+        Tolerance::APPROXIMATE,
+    );
+    assert_eq!(l.verdict, Verdict::Localized);
+    assert_eq!(l.location.unwrap().op_type, "Neg");
+    // Without a chain to the output (the output itself right), the first divergence.
+    set(&mut got, "n", &[-1.0, -2.0]);
+    set(&mut got, "y", &[-1.0, -2.0]);
+    let l = localize(
+        &m,
+        Kind::Inconsistency,
+        &inputs,
+        &want,
+        &got,
+        Tolerance::APPROXIMATE,
+    );
+    assert_eq!(l.location.map(|l| l.op_type).as_deref(), Some("Abs"));
+}
