@@ -391,12 +391,15 @@ impl Finding {
         let (Some(loc), None) = (&self.location, &self.gap) else {
             return self.signature();
         };
-        if self.tract_rule().is_some()
-            || self.ort_site().is_some()
-            || self.panic_site().is_some()
-            || self.optimizer_pass().is_some()
-            || self.ground.is_some()
-        {
+        // A source line is one fault whether the optimized level alone met it or both did
+        // (ONNX Runtime's Cast refusing saturate=0 where its unoptimized level had removed the
+        // Cast): the layer is no part of its root.
+        if self.ort_site().is_some() || self.panic_site().is_some() {
+            let mut at_site = self.clone();
+            at_site.layer = None;
+            return at_site.signature();
+        }
+        if self.tract_rule().is_some() || self.optimizer_pass().is_some() || self.ground.is_some() {
             return self.signature();
         }
         if let Some(root) = self.strided_input_root() {

@@ -310,6 +310,12 @@ fn an_onnx_runtime_check_is_one_signature_whichever_op_reached_it() {
         "{}",
         cast.signature()
     );
+    // The same site met only at the optimized level (its unoptimized level had removed the
+    // Cast): one root (round 9: a CastLike and a Cast bundle of one check).
+    let mut optimized = at("ort", "Cast");
+    optimized.layer = Some(Layer::Optimizer);
+    assert_ne!(optimized.signature(), cast_like.signature());
+    assert_eq!(optimized.root_signature(), cast_like.root_signature());
     // tract's messages name no such site.
     assert_eq!(at("tract", "Cast").ort_site(), None);
 }
