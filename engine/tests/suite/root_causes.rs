@@ -115,18 +115,11 @@ fn one_bug_in_three_ops_is_one_bundle() {
 /// node, so `layout` is no trigger; `clip` is.
 #[test]
 fn a_layout_kept_by_transposes_is_no_trigger() {
-    let w: Vec<String> = (0..36)
-        .map(|k| format!("{}", (k % 7) as f32 - 3.0))
-        .collect();
-    let r: Vec<String> = (0..27)
-        .map(|k| format!("{}", (k % 5) as f32 - 2.0))
-        .collect();
+    let (w, r) = gru_weights(1, 1.0);
     let src = format!(
-        "g (float[1,3,4] x) => (float[1,3,1,3] y) <float[1,9,4] w = {{{}}}, \
-         float[1,9,3] r = {{{}}}> {{ y, yh = GRU <hidden_size = 3, clip = 0.1, layout = 1> \
-         (x, w, r) }}",
-        w.join(", "),
-        r.join(", ")
+        "g (float[1,3,4] x) => (float[1,3,1,3] y) <float[1,9,4] w = {{{w}}}, \
+         float[1,9,3] r = {{{r}}}> {{ y, yh = GRU <hidden_size = 3, clip = 0.1, layout = 1> \
+         (x, w, r) }}"
     );
     let x = (0..12).map(|k| (k as f32 - 5.0) * 0.7).collect();
     let x = HostTensor::new(vec![1, 3, 4], Data::F32(x));
@@ -140,18 +133,11 @@ fn a_layout_kept_by_transposes_is_no_trigger() {
 /// bug and stays removed; `activations` is then the trigger.
 #[test]
 fn an_attribute_whose_removal_keeps_the_bug_stays_removed_for_the_next() {
-    let w: Vec<String> = (0..36)
-        .map(|k| format!("{}", (k % 7) as f32 - 3.0))
-        .collect();
-    let r: Vec<String> = (0..27)
-        .map(|k| format!("{}", (k % 5) as f32 - 2.0))
-        .collect();
+    let (w, r) = gru_weights(1, 1.0);
     let src = format!(
-        "g (float[3,1,4] x) => (float[3,1,1,3] y) <float[1,9,4] w = {{{}}}, \
-         float[1,9,3] r = {{{}}}> {{ y, yh = GRU <hidden_size = 3, clip = 0.1, \
-         activations = [\"HardSigmoid\", \"Tanh\"]> (x, w, r) }}",
-        w.join(", "),
-        r.join(", ")
+        "g (float[3,1,4] x) => (float[3,1,1,3] y) <float[1,9,4] w = {{{w}}}, \
+         float[1,9,3] r = {{{r}}}> {{ y, yh = GRU <hidden_size = 3, clip = 0.1, \
+         activations = [\"HardSigmoid\", \"Tanh\"]> (x, w, r) }}"
     );
     let x = (0..12).map(|k| (k as f32 - 5.0) * 0.7).collect();
     let x = HostTensor::new(vec![3, 1, 4], Data::F32(x));
@@ -165,18 +151,11 @@ fn an_attribute_whose_removal_keeps_the_bug_stays_removed_for_the_next() {
 /// names both (the report said "Needs: layout=1" alone).
 #[test]
 fn a_bug_neither_direction_shows_alone_needs_both() {
-    let w: Vec<String> = (0..72)
-        .map(|k| format!("{}", ((k % 7) as f32 - 3.0) * 0.3))
-        .collect();
-    let r: Vec<String> = (0..54)
-        .map(|k| format!("{}", ((k % 5) as f32 - 2.0) * 0.3))
-        .collect();
+    let (w, r) = gru_weights(2, 0.3);
     let src = format!(
-        "g (float[1,3,4] x) => (float[1,3,2,3] y) <float[2,9,4] w = {{{}}}, \
-         float[2,9,3] r = {{{}}}> {{ y, yh = GRU <hidden_size = 3, layout = 1, \
-         direction = \"bidirectional\"> (x, w, r) }}",
-        w.join(", "),
-        r.join(", ")
+        "g (float[1,3,4] x) => (float[1,3,2,3] y) <float[2,9,4] w = {{{w}}}, \
+         float[2,9,3] r = {{{r}}}> {{ y, yh = GRU <hidden_size = 3, layout = 1, \
+         direction = \"bidirectional\"> (x, w, r) }}"
     );
     let x = (0..12).map(|k| (k as f32 - 5.0) * 0.3).collect();
     let x = HostTensor::new(vec![1, 3, 4], Data::F32(x));
@@ -188,6 +167,18 @@ fn a_bug_neither_direction_shows_alone_needs_both() {
             "direction=\"bidirectional\"".to_string()
         ]
     );
+}
+
+/// The W and R of a GRU of hidden size 3 over inputs of 4, for `directions`, as text values:
+/// small integers (times `scale`) cycling through 7 and 5 values.
+fn gru_weights(directions: usize, scale: f32) -> (String, String) {
+    let values = |n: usize, m: usize| {
+        (0..n)
+            .map(|k| format!("{}", ((k % m) as f32 - (m / 2) as f32) * scale))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    (values(36 * directions, 7), values(27 * directions, 5))
 }
 
 /// The trigger attributes of the one finding `backends` show on `src` (a one-node model whose

@@ -1253,12 +1253,8 @@ fn without_the_reference_an_optimizer_within_the_rounding_of_its_path_is_roundin
     // a unit is a finding.
     let (bytes, inputs, ground) = f16_cancelling("ort-noopt");
     let off_by = |d: f64| f16_off_by(&ground, d);
-    let lacks = Outcome::Unsupported {
-        stage: Stage::Compile,
-        message: "no kernel for the op".into(),
-    };
     let judged = |d: f64| {
-        let outcomes = vec![lacks.clone(), off_by(d), ground.clone()];
+        let outcomes = vec![lacks(), off_by(d), ground.clone()];
         judge_full(
             &["reference", "ort", "ort-noopt"],
             outcomes,
@@ -1370,16 +1366,12 @@ fn without_the_reference_a_ground_that_rounds_only_what_it_shows_is_no_witness()
         (0, 0),
         "ONNX Runtime keeps the chain in float32: {ground:?}"
     );
-    let lacks = Outcome::Unsupported {
-        stage: Stage::Compile,
-        message: "no kernel for the op".into(),
-    };
     let shown = |v: f64| {
         let t = HostTensor::from_f64s(mutagraph_ir::DType::F16, vec![2, 8], &[v; 16]).unwrap();
         Outcome::Ok(vec![("y".into(), Value::Tensor(t))])
     };
     let judged = |v: f64| {
-        let outcomes = vec![lacks.clone(), shown(v), ground.clone()];
+        let outcomes = vec![lacks(), shown(v), ground.clone()];
         judge_full(
             &["reference", "ort", "ort-noopt"],
             outcomes,
@@ -1416,17 +1408,13 @@ fn without_the_reference_a_nan_the_ground_turns_to_under_a_nudge_is_rounding() {
         }",
     );
     let xs: Vec<f32> = (0..4).map(|i| 0.0814 + 0.001 * i as f32).collect();
-    let lacks = Outcome::Unsupported {
-        stage: Stage::Compile,
-        message: "no kernel for the op".into(),
-    };
     let judged = |c: &dyn Fn(f32) -> f32| {
         let cs: Vec<f32> = xs.iter().map(|&x| c(x)).collect();
         let inputs: NamedValues = vec![("x".into(), t(&xs)), ("c".into(), t(&cs))];
         let mut p = pool();
         let ground = p.run("ort-noopt", &bytes, &inputs).unwrap().outcome;
         p.shutdown();
-        let outcomes = vec![lacks.clone(), ok(&[f32::NAN; 4]), ground];
+        let outcomes = vec![lacks(), ok(&[f32::NAN; 4]), ground];
         judge_full(
             &["reference", "ort", "ort-noopt"],
             outcomes,

@@ -176,13 +176,7 @@ impl Triage {
         ground: &str,
     ) -> Option<String> {
         let want = peer.reference_outputs()?.clone();
-        let got = peer
-            .runs
-            .iter()
-            .find(|r| r.backend == faulty)?
-            .outcome
-            .outputs()?
-            .clone();
+        let got = outputs_of(peer, faulty)?;
         let precision = self.precision(cache);
         let seen = self.exposed(pool, cache, ground)?;
         let model = cache.model()?;
@@ -209,13 +203,7 @@ impl Triage {
         faulty: &str,
         ground: &str,
     ) -> Option<String> {
-        let got = peer
-            .runs
-            .iter()
-            .find(|r| r.backend == faulty)?
-            .outcome
-            .outputs()?
-            .clone();
+        let got = outputs_of(peer, faulty)?;
         let seen = self.exposed(pool, cache, ground)?;
         let want: NamedValues = got
             .iter()
@@ -368,4 +356,14 @@ fn ground_conditioning(
     let moves = crate::localize::model_sensitivity(model, cache.inputs, base, &mut runner)?;
     let error = f.metrics.as_ref().map(|m| m.max_abs);
     super::numeric::conditioning(moves, error).map(|why| format!("{why} (read from {ground})"))
+}
+
+/// The outputs of `backend`'s run in `runs`, when it ran.
+fn outputs_of(runs: &MutantRuns, backend: &str) -> Option<NamedValues> {
+    runs.runs
+        .iter()
+        .find(|r| r.backend == backend)?
+        .outcome
+        .outputs()
+        .cloned()
 }
