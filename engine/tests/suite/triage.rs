@@ -619,6 +619,24 @@ fn a_crash_met_again_and_again_is_filed_as_a_known_hit() {
     p.shutdown();
 }
 
+/// The triage, with its extra runs, of `ort`'s outcome against the `ground`'s (`ort-noopt`)
+/// where the reference lacks an op of the model.
+fn without_the_reference(
+    ort: Outcome,
+    ground: &Outcome,
+    bytes: &[u8],
+    inputs: &NamedValues,
+) -> Vec<Triaged> {
+    let outcomes = vec![lacks(), ort, ground.clone()];
+    judge_full(
+        &["reference", "ort", "ort-noopt"],
+        outcomes,
+        bytes,
+        inputs,
+        true,
+    )
+}
+
 fn lacks() -> Outcome {
     Outcome::Unsupported {
         stage: Stage::Load,
@@ -1253,16 +1271,7 @@ fn without_the_reference_an_optimizer_within_the_rounding_of_its_path_is_roundin
     // a unit is a finding.
     let (bytes, inputs, ground) = f16_cancelling("ort-noopt");
     let off_by = |d: f64| f16_off_by(&ground, d);
-    let judged = |d: f64| {
-        let outcomes = vec![lacks(), off_by(d), ground.clone()];
-        judge_full(
-            &["reference", "ort", "ort-noopt"],
-            outcomes,
-            &bytes,
-            &inputs,
-            true,
-        )
-    };
+    let judged = |d: f64| without_the_reference(off_by(d), &ground, &bytes, &inputs);
     let j = judged(0.0156);
     assert!(
         matches!(&against(&j, "ort").verdict, Verdict::Unstable(w) if w.contains("ort-noopt")),
@@ -1370,16 +1379,7 @@ fn without_the_reference_a_ground_that_rounds_only_what_it_shows_is_no_witness()
         let t = HostTensor::from_f64s(mutagraph_ir::DType::F16, vec![2, 8], &[v; 16]).unwrap();
         Outcome::Ok(vec![("y".into(), Value::Tensor(t))])
     };
-    let judged = |v: f64| {
-        let outcomes = vec![lacks(), shown(v), ground.clone()];
-        judge_full(
-            &["reference", "ort", "ort-noopt"],
-            outcomes,
-            &bytes,
-            &inputs,
-            true,
-        )
-    };
+    let judged = |v: f64| without_the_reference(shown(v), &ground, &bytes, &inputs);
     let j = judged(f64::NAN);
     assert!(
         matches!(&against(&j, "ort").verdict, Verdict::Unstable(w) if w.contains("graph output")),
@@ -1414,14 +1414,7 @@ fn without_the_reference_a_nan_the_ground_turns_to_under_a_nudge_is_rounding() {
         let mut p = pool();
         let ground = p.run("ort-noopt", &bytes, &inputs).unwrap().outcome;
         p.shutdown();
-        let outcomes = vec![lacks(), ok(&[f32::NAN; 4]), ground];
-        judge_full(
-            &["reference", "ort", "ort-noopt"],
-            outcomes,
-            &bytes,
-            &inputs,
-            true,
-        )
+        without_the_reference(ok(&[f32::NAN; 4]), &ground, &bytes, &inputs)
     };
     let below = |x: f32| f32::from_bits((x * x).to_bits() - 1);
     let j = judged(&below);
