@@ -38,7 +38,7 @@ pub struct Precision {
 
 /// Units of rounding (half an ulp at 1: 2^-11 for f16, 2^-8 for bf16) of the largest value on
 /// a half-precision path that a result may carry ([`Precision::conditioned`]).
-const PATH_ROUNDINGS: f64 = 4.0;
+pub(crate) const PATH_ROUNDINGS: f64 = 4.0;
 
 /// The unit of rounding of a half-precision float type (`None` for wider ones).
 fn half_roundoff(d: DType) -> Option<f64> {

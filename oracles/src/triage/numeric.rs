@@ -5,14 +5,16 @@
 use super::confirm::{Blamed, Shows};
 use super::{Cache, Triage, Triaged, Verdict, plain};
 use crate::MutantRuns;
-use crate::envelope::{Precision, inside, new_nonfinite};
+use crate::envelope::{PATH_ROUNDINGS, Precision, inside, new_nonfinite};
 use crate::finding::{Finding, Kind, Layer};
 use crate::localize::{Exposed, Localization, Verdict as LocVerdict, localize_with};
 use mutagraph_backends::catalog;
-use mutagraph_backends::value::NamedValues;
+use mutagraph_backends::value::{HostTensor, NamedValues};
 use mutagraph_backends::worker::Pool;
+use mutagraph_ir::DType;
 use mutagraph_ir::graph::NodeId;
 use mutagraph_ir::model::Model;
+use std::collections::HashMap;
 
 /// The precision envelope of a numeric finding: the f64 reference's outputs, the
 /// native-precision reference's when it ran, and the tolerances.
@@ -227,7 +229,7 @@ impl Triage {
                 native: native.is_some(),
             };
             let at = (model, faulty.as_str(), cache.inputs);
-            self.unpinned_optimizer(pool, at, &want, &shows, &mut t);
+            self.unpinned_optimizer(pool, at, (&want, truth.as_ref()), &shows, &mut t);
         }
         if l.verdict == LocVerdict::Localized
             && let (Some(e), Some(loc)) = (&exposed, &l.location)
@@ -261,7 +263,7 @@ impl Triage {
         &mut self,
         pool: &mut Pool,
         (model, faulty, inputs): (&Model, &str, &NamedValues),
-        want: &NamedValues,
+        (want, truth): (&NamedValues, Option<&NamedValues>),
         shows: &Shows,
         t: &mut Triaged,
     ) {
@@ -283,6 +285,20 @@ impl Triage {
                  of its step (a move: how far the value goes when every input and weight \
                  moves by a few rounding steps): an optimizer's reordering of the arithmetic \
                  before it carries the value across"
+            ));
+            return;
+        }
+        // A square root or a log on the way whose input holds a value within a few roundings
+        // of zero, at the scale of the largest value on its path: a reordering of the
+        // arithmetic before it takes the value below zero.
+        if t.finding.kind == Kind::Nan
+            && let Some(seen) = truth
+            && let Some(op) = edge_within_rounding(model, &path, seen, inputs)
+        {
+            t.verdict = Verdict::Unstable(format!(
+                "a {op} on the way to the output takes a value within {PATH_ROUNDINGS} roundings \
+                 of 0, at the scale of the largest value on its path: an optimizer's reordering \
+                 of the arithmetic before it makes it negative"
             ));
             return;
         }
@@ -440,5 +456,107 @@ fn apply_localization(t: &mut Triaged, l: &Localization, exposed: Option<&Expose
             }
         }
         _ => {}
+    }
+}
+
+/// The first Sqrt or Log among `path`'s nodes whose input, in the reference's run (`seen`,
+/// with the model's `inputs` and initializers), holds a non-zero value within
+/// [`PATH_ROUNDINGS`] roundings of zero at the scale of the largest value on its path (the
+/// rounding of the input's element type): its sign is rounding (a square root of 4.5e-7 left
+/// from terms of 6.6e-3 after float32 convolutions, which ONNX Runtime's rule-based rewrites
+/// made negative). Its op type.
+fn edge_within_rounding(
+    model: &Model,
+    path: &[NodeId],
+    seen: &NamedValues,
+    inputs: &NamedValues,
+) -> Option<String> {
+    let g = &model.graph;
+    let value = |name: &str| -> Option<HostTensor> {
+        match seen.iter().chain(inputs).find(|(n, _)| n == name) {
+            Some((_, v)) => v.tensor().cloned(),
+            None => HostTensor::from_proto(g.initializers.get(name)?).ok(),
+        }
+    };
+    let largest = |t: &HostTensor| {
+        t.to_f64s()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|x| x.is_finite())
+            .fold(0.0f64, |m, x| m.max(x.abs()))
+    };
+    // the largest |value| on each value's path
+    let mut scale: HashMap<String, f64> = HashMap::new();
+    let scale_of = |name: &str, scale: &HashMap<String, f64>| {
+        scale
+            .get(name)
+            .copied()
+            .or_else(|| value(name).map(|t| largest(&t)))
+            .unwrap_or(0.0)
+    };
+    for id in g.topo_order().ok()? {
+        let n = g.node(id)?;
+        let before = n
+            .present_inputs()
+            .map(|i| scale_of(i, &scale))
+            .fold(0.0, f64::max);
+        for o in n.outputs.iter().filter(|o| !o.is_empty()) {
+            let own = scale_of(o, &scale);
+            scale.insert(o.clone(), own.max(before));
+        }
+        if !path.contains(&id) || !matches!(n.op_type.as_str(), "Sqrt" | "Log") {
+            continue;
+        }
+        let Some(x) = n.inputs.first().and_then(|i| value(i)) else {
+            continue;
+        };
+        let unit = match x.dtype {
+            DType::F64 => 2f64.powi(-53),
+            DType::F32 => 2f64.powi(-24),
+            DType::F16 => 2f64.powi(-11),
+            DType::BF16 => 2f64.powi(-8),
+            _ => continue,
+        };
+        let reach = PATH_ROUNDINGS * unit * scale_of(&n.inputs[0], &scale);
+        let near = x
+            .to_f64s()?
+            .iter()
+            .any(|v| v.is_finite() && *v != 0.0 && v.abs() <= reach);
+        if near {
+            return Some(n.op_type.clone());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edge_within_rounding;
+    use mutagraph_backends::value::{Data, HostTensor, NamedValues, Value};
+
+    /// A square root of a difference of terms of 100 left at 3e-6 (a float32 rounding of 100
+    /// is 6e-6): its sign is rounding. Far from zero, or exactly zero, it is not.
+    #[test]
+    fn a_square_root_of_a_difference_within_rounding_of_zero_is_an_edge() {
+        let model = mutagraph_ir::text::parse_model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[1] x, float[1] c) => (float[1] y) {\n m = Mul (x, x)\n d = Sub (m, c)\n \
+             y = Sqrt (d)\n}",
+        )
+        .unwrap();
+        let path = model.graph.topo_order().unwrap();
+        let f = |v: f32| Value::Tensor(HostTensor::new(vec![1], Data::F32(vec![v])));
+        let inputs: NamedValues = vec![("x".into(), f(10.0)), ("c".into(), f(100.0))];
+        let seen = |d: f32| -> NamedValues {
+            vec![
+                ("m".into(), f(100.0)),
+                ("d".into(), f(d)),
+                ("y".into(), f(d.sqrt())),
+            ]
+        };
+        let edge = |d| edge_within_rounding(&model, &path, &seen(d), &inputs);
+        assert_eq!(edge(3e-6).as_deref(), Some("Sqrt"));
+        assert_eq!(edge(1.0), None);
+        assert_eq!(edge(0.0), None);
     }
 }
