@@ -681,7 +681,7 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
 
     let facts_lines = facts_lines(meta, finding, &op);
     let summary = summary(meta, finding, &op, &facts);
-    let others = other_backends(meta);
+    let others = other_backends(meta, finding);
     let steps = repro_steps(meta, burn_main.is_some());
     let environment = environment(meta);
     let comparisons = match (&expected, &actual) {
@@ -865,14 +865,17 @@ fn runners(finding: &Finding) -> String {
     }
 }
 
-/// What the other libraries did with the model (the report's "other backends").
-fn other_backends(meta: &Meta) -> Vec<BackendStatus> {
+/// What the other libraries did with the model (the report's "other backends"): their runs in
+/// the bundle, then the witnesses the triage ran on its own (a library that runs the model
+/// where the campaign's set lacked it), which the bundle does not store.
+fn other_backends(meta: &Meta, finding: &Finding) -> Vec<BackendStatus> {
     let runs = if meta.minimized_runs.is_empty() {
         &meta.runs
     } else {
         &meta.minimized_runs
     };
-    runs.iter()
+    let mut out: Vec<BackendStatus> = runs
+        .iter()
         .filter(|r| !meta.backends.contains(&r.backend) && !catalog::is_reference(&r.backend))
         .map(|r| BackendStatus {
             name: r.backend.clone(),
@@ -882,7 +885,18 @@ fn other_backends(meta: &Meta) -> Vec<BackendStatus> {
                 s => format!("{s}: {}", r.detail.chars().take(200).collect::<String>()),
             },
         })
-        .collect()
+        .collect();
+    for w in other_runners(finding) {
+        if out.iter().any(|b| &b.name == w) {
+            continue;
+        }
+        out.push(BackendStatus {
+            name: w.clone(),
+            version: meta.backend_versions.get(w).cloned().unwrap_or_default(),
+            status: "runs it (a run of its own by the triage, not stored in this bundle)".into(),
+        });
+    }
+    out
 }
 
 /// The expected values `repro.py` carries in itself for a numeric finding, when they are

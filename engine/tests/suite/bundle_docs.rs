@@ -528,3 +528,26 @@ fn an_optimizer_finding_on_no_node_is_titled_with_the_small_models_ops() {
         "{title}"
     );
 }
+
+#[test]
+fn a_witness_the_triage_ran_on_its_own_is_listed_among_the_other_backends() {
+    // The campaign's runs hold the reference and tract only; the triage ran burn-ndarray on
+    // its own and it ran the model: "that burn-ndarray runs" is backed by a line (round 9: the
+    // claim had no run in the bundle to show for it).
+    let (model, inputs, runs) = neg_then_abs("tract", &[2.0, 1.0, 9.0]);
+    let mut f = Finding::new(Kind::Inconsistency, "tract", "values", "output 'y'".into());
+    f.witnesses = vec!["burn-ndarray".into(), "reference".into()];
+    let (_dir, b, _) = write_bundle(
+        "inconsistency-tract-values-00000000",
+        &f,
+        &model,
+        &inputs,
+        &runs,
+    );
+    let md = std::fs::read_to_string(b.join("REPORT.md")).unwrap();
+    let line = md
+        .lines()
+        .find(|l| l.contains("burn-ndarray") && l.contains("a run of its own"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(line.contains("runs it"), "{line}");
+}
