@@ -105,6 +105,28 @@ def window_blind_spot(node, opset):
     return None
 
 
+def same_padding_even(model, node, attrs):
+    """Whether every spatial axis of an undilated SAME pool pads evenly (the total padding
+    max(0, (ceil(n / s) - 1) * s + k - n) even), read from the input's declared shape; False
+    when a size is not known."""
+    import math
+
+    shapes = {v.name: v.type.tensor_type.shape
+              for v in list(model.graph.input) + list(model.graph.value_info)}
+    shape = shapes.get(node.input[0])
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in shape.dim] if shape else []
+    kernel = list(attrs.get("kernel_shape", []))
+    strides = list(attrs.get("strides", [])) or [1] * len(kernel)
+    spatial = dims[2:]
+    if not kernel or len(spatial) != len(kernel) or None in spatial:
+        return False
+    for n, k, s in zip(spatial, kernel, strides):
+        total = max(0, (math.ceil(n / s) - 1) * s + k - n)
+        if total % 2:
+            return False
+    return True
+
+
 def onnx_reference_blind_spot(model_path):
     """Why onnx.reference's values would not be the operator's for this model, or None."""
     import onnx
@@ -124,8 +146,9 @@ def onnx_reference_blind_spot(model_path):
                 if any(d != 1 for d in attrs.get("dilations", [])):
                     return ("onnx.reference pads %s's SAME windows as if undilated" %
                             node.op_type)
-                return ("onnx.reference sizes %s's SAME output otherwise than the text where "
-                        "the padding is uneven (one element short)" % node.op_type)
+                if not same_padding_even(model, node, attrs):
+                    return ("onnx.reference sizes %s's SAME output otherwise than the text "
+                            "where the padding is uneven (one element short)" % node.op_type)
         ignored = ONNX_REFERENCE_IGNORES.get(node.op_type, ())
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         names = [n for n in attrs if n in ignored and changes_result(node.op_type, attrs, n)]

@@ -769,6 +769,24 @@ fn repro_computes_expected_values_with_onnx_reference_when_asked_or_missing() {
     let (code, out) = run_repro(dir.path(), &mp, &[]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("the padding is uneven"), "{out}");
+    // An even padding (kernel 3, stride 1 pads one each side): onnx.reference is right there,
+    // and no blind spot is claimed.
+    let m = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 1, 1, 3] x) => (float[1, 1, 1, 3] y) {\n y = MaxPool <kernel_shape: ints = [1, 3], auto_pad: string = \"SAME_UPPER\"> (x)\n}",
+    )
+    .unwrap();
+    m.save(dir.path().join("mp3.onnx")).unwrap();
+    let x = HostTensor::new(vec![1, 1, 1, 3], Data::F32(vec![0.25, 0.5, 0.75]));
+    write_npz(&dir.path().join("mp3_inputs.npz"), &[("x".to_string(), x)]).unwrap();
+    mp.model_file = "mp3.onnx".into();
+    mp.inputs_npz = "mp3_inputs.npz".into();
+    mp.embedded_expected = vec![(
+        "y".into(),
+        HostTensor::new(vec![1, 1, 1, 3], Data::F32(vec![0.5, 0.75, 0.75])),
+    )];
+    let (code, out) = run_repro(dir.path(), &mp, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("SAME"), "{out}");
     // onnx.reference's LRN leaves the last channel unnormalized (2 where the text gives
     // 2 / (1 + 3/3 · 5) = 1/3): not asked, so ONNX Runtime's right values are no bug.
     let m = mutagraph_ir::text::parse_model(
