@@ -47,6 +47,39 @@ fn half_roundoff(d: DType) -> Option<f64> {
         .flatten()
 }
 
+/// The largest finite magnitude on each value's path: the value's own, its inputs' paths',
+/// and so on up to the graph inputs and weights, read from `values` (a run's intermediates
+/// and the inputs) and the initializers. Every value the model computes, input and weight.
+pub(crate) fn largest_on_path(model: &Model, values: &NamedValues) -> HashMap<String, f64> {
+    use mutagraph_ir::tensor::TensorExt;
+    let g = &model.graph;
+    let mut path: HashMap<String, f64> = values
+        .iter()
+        .map(|(n, v)| (n.clone(), max_abs(v)))
+        .collect();
+    for (name, t) in &g.initializers {
+        path.entry(name.clone()).or_insert_with(|| {
+            t.to_f64s()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|x| x.is_finite())
+                .fold(0.0, |m, x| m.max(x.abs()))
+        });
+    }
+    for id in g.topo_order().unwrap_or_default() {
+        let Some(node) = g.node(id) else { continue };
+        let before = node
+            .present_inputs()
+            .map(|i| path.get(i).copied().unwrap_or(0.0))
+            .fold(0.0, f64::max);
+        for o in node.outputs.iter().filter(|o| !o.is_empty()) {
+            let m = path.get(o.as_str()).copied().unwrap_or(0.0).max(before);
+            path.insert(o.clone(), m);
+        }
+    }
+    path
+}
+
 /// The largest finite magnitude in a value (0 for non-float or empty values).
 fn max_abs(v: &mutagraph_backends::value::Value) -> f64 {
     v.tensors()
@@ -168,33 +201,14 @@ impl Precision {
         if !self.narrowest.values().any(|&d| half_roundoff(d).is_some()) {
             return self.clone();
         }
-        let g = &model.graph;
-        let mut path: HashMap<&str, f64> = values
-            .iter()
-            .map(|(n, v)| (n.as_str(), max_abs(v)))
-            .collect();
+        let path = largest_on_path(model, values);
         let mut atol_floor = HashMap::new();
-        for id in g.topo_order().unwrap_or_default() {
-            let Some(node) = g.node(id) else { continue };
-            let before = node
-                .present_inputs()
-                .map(|i| {
-                    path.get(i).copied().unwrap_or_else(|| {
-                        use mutagraph_ir::tensor::TensorExt;
-                        g.initializers.get(i).map_or(0.0, |t| {
-                            t.to_f64s()
-                                .unwrap_or_default()
-                                .into_iter()
-                                .filter(|x| x.is_finite())
-                                .fold(0.0, |m, x| m.max(x.abs()))
-                        })
-                    })
-                })
-                .fold(0.0, f64::max);
+        for node in model.graph.nodes() {
             for o in node.outputs.iter().filter(|o| !o.is_empty()) {
-                let m = path.get(o.as_str()).copied().unwrap_or(0.0).max(before);
-                path.insert(o, m);
-                if let Some(u) = self.narrowest(o).and_then(half_roundoff) {
+                if let (Some(u), Some(m)) = (
+                    self.narrowest(o).and_then(half_roundoff),
+                    path.get(o.as_str()),
+                ) {
                     atol_floor.insert(o.clone(), PATH_ROUNDINGS * u * m);
                 }
             }

@@ -5,16 +5,15 @@
 use super::confirm::{Blamed, Shows};
 use super::{Cache, Triage, Triaged, Verdict, plain};
 use crate::MutantRuns;
-use crate::envelope::{PATH_ROUNDINGS, Precision, inside, new_nonfinite};
+use crate::envelope::{PATH_ROUNDINGS, Precision, inside, largest_on_path, new_nonfinite};
 use crate::finding::{Finding, Kind, Layer};
+use crate::localize::unit_of;
 use crate::localize::{Exposed, Localization, Verdict as LocVerdict, localize_with};
 use mutagraph_backends::catalog;
 use mutagraph_backends::value::{HostTensor, NamedValues};
 use mutagraph_backends::worker::Pool;
-use mutagraph_ir::DType;
 use mutagraph_ir::graph::NodeId;
 use mutagraph_ir::model::Model;
-use std::collections::HashMap;
 
 /// The precision envelope of a numeric finding: the f64 reference's outputs, the
 /// native-precision reference's when it ran, and the tolerances.
@@ -472,52 +471,28 @@ fn edge_within_rounding(
     inputs: &NamedValues,
 ) -> Option<String> {
     let g = &model.graph;
-    let value = |name: &str| -> Option<HostTensor> {
-        match seen.iter().chain(inputs).find(|(n, _)| n == name) {
-            Some((_, v)) => v.tensor().cloned(),
-            None => HostTensor::from_proto(g.initializers.get(name)?).ok(),
-        }
-    };
-    let largest = |t: &HostTensor| {
-        t.to_f64s()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|x| x.is_finite())
-            .fold(0.0f64, |m, x| m.max(x.abs()))
-    };
-    // the largest |value| on each value's path
-    let mut scale: HashMap<String, f64> = HashMap::new();
-    let scale_of = |name: &str, scale: &HashMap<String, f64>| {
-        scale
-            .get(name)
-            .copied()
-            .or_else(|| value(name).map(|t| largest(&t)))
-            .unwrap_or(0.0)
-    };
+    let known: NamedValues = seen.iter().chain(inputs).cloned().collect();
+    let largest = largest_on_path(model, &known);
     for id in g.topo_order().ok()? {
         let n = g.node(id)?;
-        let before = n
-            .present_inputs()
-            .map(|i| scale_of(i, &scale))
-            .fold(0.0, f64::max);
-        for o in n.outputs.iter().filter(|o| !o.is_empty()) {
-            let own = scale_of(o, &scale);
-            scale.insert(o.clone(), own.max(before));
-        }
         if !path.contains(&id) || !matches!(n.op_type.as_str(), "Sqrt" | "Log") {
             continue;
         }
-        let Some(x) = n.inputs.first().and_then(|i| value(i)) else {
+        let Some(name) = n.inputs.first() else {
             continue;
         };
-        let unit = match x.dtype {
-            DType::F64 => 2f64.powi(-53),
-            DType::F32 => 2f64.powi(-24),
-            DType::F16 => 2f64.powi(-11),
-            DType::BF16 => 2f64.powi(-8),
-            _ => continue,
+        let x = match known.iter().find(|(k, _)| k == name) {
+            Some((_, v)) => v.tensor().cloned(),
+            None => g
+                .initializers
+                .get(name)
+                .and_then(|t| HostTensor::from_proto(t).ok()),
         };
-        let reach = PATH_ROUNDINGS * unit * scale_of(&n.inputs[0], &scale);
+        let Some(x) = x else { continue };
+        let Some(unit) = unit_of(x.dtype) else {
+            continue;
+        };
+        let reach = PATH_ROUNDINGS * unit * largest.get(name).copied().unwrap_or(0.0);
         let near = x
             .to_f64s()?
             .iter()
