@@ -132,11 +132,7 @@ impl Capabilities {
 
     /// Key for an op in `ops`.
     pub fn key(domain: &str, op: &str) -> String {
-        if domain.is_empty() || domain == "ai.onnx" {
-            op.to_string()
-        } else {
-            format!("{domain}::{op}")
-        }
+        mutagraph_ir::registry::op_key(domain, op)
     }
 
     /// True when the op is supported.

@@ -12,30 +12,176 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
-/// Single-op models (op, ONNX text, shape of its float input `x`) for ops that the Debian
-/// suite has no single-op node test of; without them a backend would never be credited with
-/// these ops and campaigns would leave them out of their universe.
-const EXTRA_PROBES: &[(&str, &str, &[usize])] = &[
+/// The header of a probe model that imports `com.microsoft`.
+macro_rules! ms {
+    () => {
+        "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n"
+    };
+}
+
+/// Single-op models (op key, ONNX text, dtype and shape of its input `x`) for ops that the
+/// Debian suite has no single-op node test of; without them a backend would never be credited
+/// with these ops and campaigns would leave them out of their universe. The `com.microsoft`
+/// ops (ONNX Runtime's contrib ops) are all here: the suite has none.
+const EXTRA_PROBES: &[(&str, &str, DType, &[usize])] = &[
     (
         "LpPool",
         "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 2, 4, 4] x) => (float[1, 2, 3, 3] y)\n{ y = LpPool <kernel_shape: ints = [2, 2]> (x) }",
+        DType::F32,
         &[1, 2, 4, 4],
     ),
     (
         "GlobalLpPool",
         "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 2, 4, 4] x) => (float[1, 2, 1, 1] y)\n{ y = GlobalLpPool (x) }",
+        DType::F32,
         &[1, 2, 4, 4],
     ),
     (
         "MaxRoiPool",
         "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 2, 4, 4] x) => (float[1, 2, 2, 2] y)\n<float[1, 5] rois = {0, 0, 0, 3, 3}>\n{ y = MaxRoiPool <pooled_shape: ints = [2, 2]> (x, rois) }",
+        DType::F32,
         &[1, 2, 4, 4],
+    ),
+    (
+        "com.microsoft::Gelu",
+        concat!(
+            ms!(),
+            "g (float[2, 3] x) => (float[2, 3] y)\n{ y = com.microsoft.Gelu (x) }"
+        ),
+        DType::F32,
+        &[2, 3],
+    ),
+    (
+        "com.microsoft::FastGelu",
+        concat!(
+            ms!(),
+            "g (float[2, 3] x) => (float[2, 3] y)\n<float[3] b = {0.1, 0.2, 0.3}>\n{ y = com.microsoft.FastGelu (x, b) }"
+        ),
+        DType::F32,
+        &[2, 3],
+    ),
+    (
+        "com.microsoft::BiasGelu",
+        concat!(
+            ms!(),
+            "g (float[2, 3] x) => (float[2, 3] y)\n<float[3] b = {0.1, 0.2, 0.3}>\n{ y = com.microsoft.BiasGelu (x, b) }"
+        ),
+        DType::F32,
+        &[2, 3],
+    ),
+    (
+        "com.microsoft::QuickGelu",
+        concat!(
+            ms!(),
+            "g (float[2, 3] x) => (float[2, 3] y)\n{ y = com.microsoft.QuickGelu (x) }"
+        ),
+        DType::F32,
+        &[2, 3],
+    ),
+    (
+        "com.microsoft::SkipLayerNormalization",
+        concat!(
+            ms!(),
+            "g (float[1, 2, 3] x) => (float[1, 2, 3] y)\n<float[1, 2, 3] s = {1, 2, 3, 4, 5, 6}, float[3] g = {1, 1, 2}>\n{ y = com.microsoft.SkipLayerNormalization (x, s, g) }"
+        ),
+        DType::F32,
+        &[1, 2, 3],
+    ),
+    (
+        "com.microsoft::SkipSimplifiedLayerNormalization",
+        concat!(
+            ms!(),
+            "g (float[1, 2, 3] x) => (float[1, 2, 3] y)\n<float[1, 2, 3] s = {1, 2, 3, 4, 5, 6}, float[3] g = {1, 1, 2}>\n{ y = com.microsoft.SkipSimplifiedLayerNormalization (x, s, g) }"
+        ),
+        DType::F32,
+        &[1, 2, 3],
+    ),
+    (
+        "com.microsoft::FusedConv",
+        concat!(
+            ms!(),
+            "g (float[1, 1, 3, 3] x) => (float[1, 1, 2, 2] y)\n<float[1, 1, 2, 2] w = {1, 2, 3, 4}>\n{ y = com.microsoft.FusedConv <activation: string = \"Relu\"> (x, w) }"
+        ),
+        DType::F32,
+        &[1, 1, 3, 3],
+    ),
+    (
+        "com.microsoft::FusedGemm",
+        concat!(
+            ms!(),
+            "g (float[2, 2] x) => (float[2, 2] y)\n<float[2, 2] w = {1, 2, 3, 4}>\n{ y = com.microsoft.FusedGemm <activation: string = \"Relu\"> (x, w) }"
+        ),
+        DType::F32,
+        &[2, 2],
+    ),
+    (
+        "com.microsoft::FusedMatMul",
+        concat!(
+            ms!(),
+            "g (float[2, 2] x) => (float[2, 2] y)\n<float[2, 2] w = {1, 2, 3, 4}>\n{ y = com.microsoft.FusedMatMul <alpha: float = 2.0> (x, w) }"
+        ),
+        DType::F32,
+        &[2, 2],
+    ),
+    (
+        "com.microsoft::QLinearAdd",
+        concat!(
+            ms!(),
+            "g (uint8[4] x) => (uint8[4] y)\n<float s = {0.1}, uint8 z = {3}>\n{ y = com.microsoft.QLinearAdd (x, s, z, x, s, z, s, z) }"
+        ),
+        DType::U8,
+        &[4],
+    ),
+    (
+        "com.microsoft::QLinearMul",
+        concat!(
+            ms!(),
+            "g (uint8[4] x) => (uint8[4] y)\n<float s = {0.1}, uint8 z = {3}>\n{ y = com.microsoft.QLinearMul (x, s, z, x, s, z, s, z) }"
+        ),
+        DType::U8,
+        &[4],
+    ),
+    (
+        "com.microsoft::QLinearSigmoid",
+        concat!(
+            ms!(),
+            "g (uint8[4] x) => (uint8[4] y)\n<float s = {0.1}, uint8 z = {3}>\n{ y = com.microsoft.QLinearSigmoid (x, s, z, s, z) }"
+        ),
+        DType::U8,
+        &[4],
+    ),
+    (
+        "com.microsoft::QLinearLeakyRelu",
+        concat!(
+            ms!(),
+            "g (uint8[4] x) => (uint8[4] y)\n<float s = {0.1}, uint8 z = {3}>\n{ y = com.microsoft.QLinearLeakyRelu (x, s, z, s, z) }"
+        ),
+        DType::U8,
+        &[4],
+    ),
+    (
+        "com.microsoft::MatMulIntegerToFloat",
+        concat!(
+            ms!(),
+            "g (uint8[2, 2] x) => (float[2, 2] y)\n<int8[2, 2] w = {1, 2, 3, 4}, float s = {0.1}>\n{ y = com.microsoft.MatMulIntegerToFloat (x, w, s, s) }"
+        ),
+        DType::U8,
+        &[2, 2],
+    ),
+    (
+        "com.microsoft::DynamicQuantizeMatMul",
+        concat!(
+            ms!(),
+            "g (float[2, 2] x) => (float[2, 2] y)\n<int8[2, 2] w = {1, 2, 3, 4}, float s = {0.1}>\n{ y = com.microsoft.DynamicQuantizeMatMul (x, w, s) }"
+        ),
+        DType::F32,
+        &[2, 2],
     ),
 ];
 
 /// Revision of the probe: part of the cache file's name, so that a probe that learns more ops
 /// replaces the caches written by an older one.
-const PROBE_REVISION: u32 = 3;
+const PROBE_REVISION: u32 = 4;
 
 /// Where the cache file of a backend lives.
 pub fn cache_path(name: &str, version: &str) -> Option<PathBuf> {
@@ -116,7 +262,7 @@ pub fn probe(backend: &mut dyn Backend) -> Capabilities {
         }
     }
     // Ops the suite has no single-op test of: their own small models, on inputs of ones.
-    for (op, src, shape) in EXTRA_PROBES {
+    for (op, src, dtype, shape) in EXTRA_PROBES {
         if seen.contains_key(*op) {
             continue;
         }
@@ -124,14 +270,14 @@ pub fn probe(backend: &mut dyn Backend) -> Capabilities {
             continue;
         };
         let n: usize = shape.iter().product();
-        let Ok(x) = HostTensor::from_f64s(DType::F32, shape.to_vec(), &vec![1.0; n]) else {
+        let Ok(x) = HostTensor::from_f64s(*dtype, shape.to_vec(), &vec![1.0; n]) else {
             continue;
         };
         let inputs: NamedValues = vec![("x".to_string(), Value::Tensor(x))];
         if supported(backend, &model.to_bytes(), &inputs) {
             seen.entry(op.to_string())
                 .or_default()
-                .insert("float32".into());
+                .insert(dtype.name().to_string());
         }
     }
     caps.source = "probed".into();

@@ -72,6 +72,12 @@ impl Node {
         self
     }
 
+    /// The op key: the op type in the default domain, `domain::Op` outside it
+    /// ([`crate::registry::op_key`]), as findings, coverage and capabilities name ops.
+    pub fn key(&self) -> String {
+        crate::registry::op_key(self.domain(), &self.op_type)
+    }
+
     /// The domain with the default domain normalized to `""`.
     pub fn domain(&self) -> &str {
         match self.domain.as_deref() {

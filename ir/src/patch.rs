@@ -70,12 +70,37 @@ impl Model {
     pub fn apply(&mut self, patch: &Patch) -> Result<Vec<NodeId>> {
         let mut m = self.clone();
         let added = apply_ops(&mut m, patch)?;
+        m.import_node_domains(&added);
         m.graph.rebuild_edges();
         // Validation's inference is the one stored (one inference, not two).
         let d = crate::validate::infer_and_check(&mut m);
         crate::validate::into_result(d).map_err(|e| Error::Patch(e.to_string()))?;
         *self = m;
         Ok(added)
+    }
+}
+
+impl Model {
+    /// Imports the domain of each node of `nodes` that the model does not import yet, at the
+    /// first version the registry knows of the node's op (1 for an op it does not know): an
+    /// added `com.microsoft` node brings `com.microsoft` into `opset_import`.
+    fn import_node_domains(&mut self, nodes: &[NodeId]) {
+        for &id in nodes {
+            let Some(n) = self.graph.node(id) else {
+                continue;
+            };
+            let domain = n.domain().to_string();
+            if domain.is_empty() || domain == "ai.onnx" || self.opset(&domain).is_some() {
+                continue;
+            }
+            let version = crate::registry::Registry::global()
+                .for_node(n)
+                .map_or(1, |s| s.since());
+            self.opset_import.push(pb::OperatorSetIdProto {
+                domain: Some(domain),
+                version: Some(version),
+            });
+        }
     }
 }
 
@@ -169,6 +194,31 @@ mod tests {
 
     fn names(m: &Model) -> Vec<&str> {
         m.graph.initializers.keys().map(String::as_str).collect()
+    }
+
+    /// A node of a domain the model does not import brings the domain in (else the model
+    /// would be invalid, and every backend would refuse the mutant).
+    #[test]
+    fn an_added_contrib_node_imports_its_domain() {
+        let mut m = crate::text::parse_model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[2, 3] x) => (float[2, 3] y) { y = Relu (x) }",
+        )
+        .unwrap();
+        let mut n = crate::graph::Node::new("QuickGelu", &["y"], &["z"]);
+        n.domain = Some("com.microsoft".into());
+        let mut p = Patch::new();
+        p.push(PatchOp::AddNode(n));
+        m.apply(&p).unwrap();
+        assert_eq!(m.opset("com.microsoft"), Some(1));
+        assert_eq!(m.opset(""), Some(17));
+        // Once imported, a second node does not import it twice.
+        let mut n = crate::graph::Node::new("QuickGelu", &["z"], &["w"]);
+        n.domain = Some("com.microsoft".into());
+        let mut p = Patch::new();
+        p.push(PatchOp::AddNode(n));
+        m.apply(&p).unwrap();
+        assert_eq!(m.opset_import.len(), 2);
     }
 
     /// Removals are applied in one pass at the end, with the order and errors of removing

@@ -349,10 +349,15 @@ impl<'m> Site<'m> {
         attrs: Vec<(&str, AttrValue)>,
         n_outputs: usize,
     ) -> Result<Vec<String>, BuildError> {
+        // An op key outside the default domain (`com.microsoft::FastGelu`) names the domain.
+        let (domain, op_type) = crate::ir::registry::split_key(op_type);
         let hint = op_type.to_lowercase();
         let outs: Vec<String> = (0..n_outputs).map(|_| self.fresh(&hint)).collect();
         let refs: Vec<&str> = outs.iter().map(String::as_str).collect();
         let mut node = Node::new(op_type, inputs, &refs);
+        if !domain.is_empty() {
+            node.domain = Some(domain.to_string());
+        }
         node.name = Some(self.fresh(op_type));
         for (k, v) in attrs {
             node = node.with_attr(k, v);

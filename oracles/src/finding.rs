@@ -76,7 +76,8 @@ impl fmt::Display for Kind {
 /// Where a finding was pinned by localization.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Location {
-    /// The op type of the first node whose output diverges.
+    /// The op key (`Op`, or `domain::Op` outside the default domain) of the first node whose
+    /// output diverges.
     pub op_type: String,
     /// The node's first output (node names are not stable; value names are).
     pub value: String,
@@ -88,7 +89,7 @@ impl Location {
     /// The location of `node`: its op type, first output and key attributes.
     pub fn of(node: &mutagraph_ir::graph::Node) -> Location {
         Location {
-            op_type: node.op_type.clone(),
+            op_type: node.key(),
             value: node.outputs.first().cloned().unwrap_or_default(),
             attrs: crate::localize::key_attrs(node),
         }

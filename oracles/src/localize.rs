@@ -341,7 +341,7 @@ pub fn localize_with(
             let div = diverges(kind, &w, nat.as_ref(), &h, precision);
             values.push(ValueDiff {
                 value: o.clone(),
-                op_type: node.op_type.clone(),
+                op_type: node.key(),
                 d,
                 r,
                 diverges: div,

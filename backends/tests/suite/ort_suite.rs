@@ -95,6 +95,18 @@ fn the_probe_credits_ops_the_suite_has_no_test_of() {
     for op in ["LpPool", "GlobalLpPool", "MaxRoiPool", "Conv", "MaxPool"] {
         assert!(caps.supports("", op), "ort should be credited with {op}");
     }
+    // ONNX Runtime's contrib ops: the suite has none, each has its own probe model (without
+    // it a campaign testing ORT would never generate them).
+    for op in mutagraph_ir::registry::Registry::global()
+        .iter()
+        .filter(|s| s.domain == "com.microsoft")
+    {
+        assert!(
+            caps.supports("com.microsoft", op.op_type),
+            "ort should be credited with com.microsoft::{}",
+            op.op_type
+        );
+    }
     // An op no model showed is not credited.
     assert!(!caps.supports("", "NoSuchOp"));
 }

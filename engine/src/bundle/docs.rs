@@ -294,6 +294,26 @@ fn rewrite(f: &Finding) -> Option<String> {
     })
 }
 
+/// Where the op of key `op` is defined: ONNX's operator page, or for one of ONNX Runtime's
+/// `com.microsoft` ops (which only ONNX Runtime implements) its contrib-op documentation with
+/// the defining sentence quoted, and what the finding rests on without a second library.
+fn spec_page(op: &str, opset: i64) -> String {
+    use mutagraph_ir::ops::contrib;
+    match mutagraph_ir::registry::split_key(op) {
+        (contrib::MS, name) => format!(
+            "{name} is one of ONNX Runtime's own com.microsoft ops ({}#com.microsoft.{name}): \
+             \"{}\" No other library implements it: the expected values are mutagraph's \
+             reference computing that definition in float64, and the finding rests on it and \
+             on ONNX Runtime's two optimization levels alone.",
+            contrib::DOCS,
+            contrib::definition(name).unwrap_or("(not defined in words there)"),
+        ),
+        _ => format!(
+            "{op}, as defined at opset {opset}: https://onnx.ai/onnx/operators/onnx__{op}.html"
+        ),
+    }
+}
+
 /// The spec clauses at stake, in our words.
 pub(super) fn spec_points(
     meta: &Meta,
@@ -313,13 +333,11 @@ pub(super) fn spec_points(
             }
         }
         for one in pages {
-            v.push(format!(
-                "{one}, as defined at opset {opset}: https://onnx.ai/onnx/operators/onnx__{one}.html"
-            ));
+            v.push(spec_page(one, opset));
         }
         if let (Some(g), Some(spec)) = (
             &f.gap,
-            mutagraph_ir::registry::Registry::global().get("", op),
+            mutagraph_ir::registry::Registry::global().by_key(op),
         ) && let Some(allowed) = spec.input_allowed_at(0, opset)
         {
             let allowed: Vec<String> = allowed.iter().map(|d| d.to_string()).collect();
@@ -611,7 +629,7 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
         .as_ref()
         .and_then(|m| m.op_type.clone())
         .or(meta.op_type.clone())
-        .or_else(|| node.map(|n| n.op_type.clone()))
+        .or_else(|| node.map(|n| n.key()))
         .or_else(|| op_chain(model));
     let mut facts = node
         .map(|n| trigger_facts(model, n, &inputs))

@@ -1,8 +1,10 @@
 //! Op specs of the default ONNX domain (and the preview training domain), one family per
 //! folder and one file per op or small group of ops (each family's `mod.rs` says which file
 //! holds which op). Each family has a `register` function that adds its specs to the registry.
+//! `contrib/` holds ONNX Runtime's `com.microsoft` ops.
 pub mod auto_pad;
 pub mod common;
+pub mod contrib;
 pub mod control;
 pub mod elementwise;
 pub mod nn;
@@ -18,4 +20,5 @@ pub fn register_all(r: &mut Registry) {
     reduce::register(r);
     shape::register(r);
     control::register(r);
+    contrib::register(r);
 }

@@ -30,6 +30,21 @@ use std::sync::OnceLock;
 /// The registry's tables of op names are keyed by our own names: hashed with FNV-1a.
 pub(crate) use crate::hash::FnvMap;
 
+/// The domain and op type of an op key (`Op`, or `domain::Op` outside the default domain).
+pub fn split_key(key: &str) -> (&str, &str) {
+    key.rsplit_once("::").unwrap_or(("", key))
+}
+
+/// The op key of `op_type` in `domain`: `Op` in the default domain (`""` or `ai.onnx`), else
+/// `domain::Op`.
+pub fn op_key(domain: &str, op_type: &str) -> String {
+    if domain.is_empty() || domain == "ai.onnx" {
+        op_type.to_string()
+    } else {
+        format!("{domain}::{op_type}")
+    }
+}
+
 /// All op specs, by (domain, op_type).
 pub struct Registry {
     /// The default domain's specs, by op type.
@@ -93,6 +108,13 @@ impl Registry {
             "" | "ai.onnx" => self.default.get(op_type),
             d => self.specs.get(d)?.get(op_type),
         }
+    }
+
+    /// The spec of an op key: `Op` in the default domain, or `domain::Op` (the key that
+    /// recipes, coverage and backend capabilities name ops by).
+    pub fn by_key(&self, key: &str) -> Option<&OpSpec> {
+        let (domain, op) = split_key(key);
+        self.get(domain, op)
     }
 
     /// The spec for a node.

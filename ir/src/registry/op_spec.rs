@@ -96,6 +96,10 @@ pub struct OpSpec {
     pub op_type: &'static str,
     /// Domain (`""` = default ONNX domain).
     pub domain: &'static str,
+    /// Op key: `op_type` in the default domain, `domain::op_type` elsewhere (see
+    /// [`op_key`](super::op_key)); what recipes, coverage and backend capabilities name it by.
+    #[serde(skip)]
+    pub key: &'static str,
     /// Opset versions in which the schema changed, ascending; the first is the op's first opset.
     pub versions: Vec<i64>,
     /// First opset where the op no longer exists, if deprecated.
@@ -143,6 +147,7 @@ impl OpSpec {
         OpSpec {
             op_type,
             domain: "",
+            key: op_type,
             versions: versions.to_vec(),
             removed_at: None,
             category,
@@ -160,6 +165,12 @@ impl OpSpec {
     /// Sets the domain.
     pub fn domain(mut self, d: &'static str) -> OpSpec {
         self.domain = d;
+        // Specs live as long as the program (the registry is built once): the key of a spec
+        // outside the default domain is made once and kept.
+        self.key = match super::op_key(d, self.op_type) {
+            k if k == self.op_type => self.op_type,
+            k => Box::leak(k.into_boxed_str()),
+        };
         self
     }
     /// Marks the op removed at `opset`.

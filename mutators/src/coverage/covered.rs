@@ -88,12 +88,8 @@ impl Coverage {
                 self.add_graph(sg, opset, d);
             }
             let Some(op) = u.op_of(n) else {
-                let label = if n.domain().is_empty() {
-                    n.op_type.clone()
-                } else {
-                    format!("{}::{}", n.domain(), n.op_type)
-                };
-                self.outside_ops.insert(label);
+                self.outside_ops
+                    .insert(crate::ir::registry::op_key(n.domain(), &n.op_type));
                 continue;
             };
             if self.ops.insert(op as usize) {
@@ -192,7 +188,7 @@ impl Coverage {
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| !self.ops.contains(*i))
-                .map(|(_, s)| s.op_type.to_string())
+                .map(|(_, s)| s.key.to_string())
                 .collect(),
             outside_op_types: self.outside_ops.iter().cloned().collect(),
             outside_pairs: self.outside_pairs.len(),
@@ -259,8 +255,8 @@ impl Coverage {
             .iter()
             .map(|i| {
                 (
-                    self.universe.ops[i / n].op_type.to_string(),
-                    self.universe.ops[i % n].op_type.to_string(),
+                    self.universe.ops[i / n].key.to_string(),
+                    self.universe.ops[i % n].key.to_string(),
                 )
             })
             .collect()

@@ -80,7 +80,7 @@ impl Universe {
         let (op, k, b) = self.params[id];
         let s = self.ops[op as usize];
         let a = &s.attrs[k as usize];
-        format!("{}.{}@{}#{}", s.op_type, a.name, a.since, b)
+        format!("{}.{}@{}#{}", s.key, a.name, a.since, b)
     }
 
     /// A readable label of a parameter item: `Op.attr=bucket`.
@@ -89,6 +89,6 @@ impl Universe {
         let s = self.ops[op as usize];
         let a = &s.attrs[k as usize];
         let label = a.buckets.labels().swap_remove(b as usize);
-        format!("{}.{}={}", s.op_type, a.name, label)
+        format!("{}.{}={}", s.key, a.name, label)
     }
 }

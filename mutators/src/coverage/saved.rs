@@ -14,11 +14,7 @@ impl Coverage {
         Saved {
             restricted: u.restricted.clone(),
             models: self.models,
-            op_types: self
-                .ops
-                .iter()
-                .map(|i| u.ops[i].op_type.to_string())
-                .collect(),
+            op_types: self.ops.iter().map(|i| u.ops[i].key.to_string()).collect(),
             op_pairs: self
                 .covered_pairs()
                 .into_iter()
@@ -30,12 +26,7 @@ impl Coverage {
             outside_pairs: self
                 .outside_pairs
                 .iter()
-                .map(|&(a, b)| {
-                    format!(
-                        "{}->{}",
-                        u.ops[a as usize].op_type, u.ops[b as usize].op_type
-                    )
-                })
+                .map(|&(a, b)| format!("{}->{}", u.ops[a as usize].key, u.ops[b as usize].key))
                 .collect(),
         }
     }

@@ -110,15 +110,15 @@ impl Universe {
         .clone()
     }
 
-    /// The universe over the listed default-domain op types (sorted, duplicates dropped).
-    /// An op type the registry does not know is an error.
+    /// The universe over the listed op keys (`Op`, or `domain::Op` outside the default
+    /// domain; sorted, duplicates dropped). An op the registry does not know is an error.
     pub fn restricted<S: AsRef<str>>(op_types: &[S]) -> Result<Universe, UniverseError> {
         let reg = Registry::global();
         let names: BTreeSet<&str> = op_types.iter().map(|s| s.as_ref()).collect();
         let mut specs = Vec::new();
         for n in &names {
             specs.push(
-                reg.get("", n)
+                reg.by_key(n)
                     .ok_or_else(|| UniverseError::UnknownOp(n.to_string()))?,
             );
         }
@@ -134,7 +134,7 @@ impl Universe {
         connectable: impl Fn(&str, &str) -> bool,
     ) -> Result<Universe, UniverseError> {
         let mut u = Universe::restricted(op_types)?;
-        let bits = pair_bits(&u.ops, |a, b| connectable(a.op_type, b.op_type));
+        let bits = pair_bits(&u.ops, |a, b| connectable(a.key, b.key));
         u.n_pairs = bits.count();
         u.connectable = bits;
         Ok(u)
@@ -145,7 +145,7 @@ impl Universe {
         let op_index = ops
             .iter()
             .enumerate()
-            .map(|(i, s)| (s.op_type, i as u32))
+            .map(|(i, s)| (s.key, i as u32))
             .collect();
         let connectable = pair_bits(&ops, ports_connect);
         let n_pairs = connectable.count();
@@ -198,9 +198,9 @@ impl Universe {
         }
     }
 
-    /// The op types, sorted.
+    /// The op keys (`Op`, or `domain::Op` outside the default domain), sorted.
     pub fn op_types(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.ops.iter().map(|s| s.op_type)
+        self.ops.iter().map(|s| s.key)
     }
 
     /// The op list this universe was restricted to (`None`: the full registry).
@@ -226,10 +226,11 @@ impl Universe {
     /// The id of a node's op (`None` outside the universe: another domain, or an op type
     /// the universe does not have).
     pub(crate) fn op_of(&self, n: &Node) -> Option<u32> {
-        if !n.domain().is_empty() {
-            return None;
+        if n.domain().is_empty() || n.domain() == "ai.onnx" {
+            return self.op_index.get(n.op_type.as_str()).copied();
         }
-        self.op_index.get(n.op_type.as_str()).copied()
+        let key = mutagraph_ir::registry::op_key(n.domain(), &n.op_type);
+        self.op_index.get(key.as_str()).copied()
     }
 
     /// The op id of the node that makes each value of `g` (the pair family's edges within a
@@ -254,7 +255,7 @@ impl Universe {
         let (d, cell) = (rel / SHAPE_CELLS, rel % SHAPE_CELLS);
         format!(
             "{}/{}/{}/{}",
-            self.ops[p.op as usize].op_type,
+            self.ops[p.op as usize].key,
             p.port,
             p.dtypes[d].name(),
             cell_name(cell)

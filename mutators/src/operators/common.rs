@@ -161,9 +161,9 @@ pub fn reshaping() -> Vec<&'static str> {
     Registry::global().with_traits(Traits::RESHAPING)
 }
 
-/// Op types present in the model's main graph.
+/// Op keys present in the model's main graph (`domain::Op` outside the default domain).
 pub fn model_op_types(model: &Model) -> std::collections::BTreeSet<String> {
-    model.graph.nodes().map(|n| n.op_type.clone()).collect()
+    model.graph.nodes().map(|n| n.key()).collect()
 }
 
 /// Producer → consumer op-type pairs present in the model's main graph (data edges).
@@ -176,7 +176,7 @@ pub fn model_pairs(model: &Model) -> std::collections::HashSet<(String, String)>
             if let Some(&(p, _)) = producers.get(i)
                 && let Some(pn) = g.node(p)
             {
-                s.insert((pn.op_type.clone(), n.op_type.clone()));
+                s.insert((pn.key(), n.key()));
             }
         }
     }

@@ -17,7 +17,9 @@
 //! * `nn/`: convolutions, pooling, normalizations, matrix products, RNNs, ROI ops, quantized
 //!   conv / matmul, one file per op or small group (`nn/conv.rs`, `nn/rnn.rs`, ...);
 //! * `shape/`: shape, indexing, resizing and quantization ops, one file per op or small group
-//!   (`shape/resize.rs`, `shape/gather.rs`, ...).
+//!   (`shape/resize.rs`, `shape/gather.rs`, ...);
+//! * `contrib.rs`: ONNX Runtime's `com.microsoft` ops (named by their op key,
+//!   `com.microsoft::FastGelu`).
 //!
 //! Finding an op's recipe: `nn/` and `shape/` name their files after the ops (their `mod.rs`
 //! has the op → file table); each family's `register` lists every op it knows with the
@@ -58,6 +60,7 @@ use crate::site::Site;
 use std::collections::HashMap;
 
 mod binary;
+mod contrib;
 mod nn;
 mod reduce;
 mod shape;
@@ -85,7 +88,7 @@ pub const GEN_DTYPES: &[DType] = &[
 
 /// How to insert one op type.
 pub trait Recipe: Send + Sync {
-    /// The op type (default domain).
+    /// The op key: the op type in the default domain, `domain::Op` outside it.
     fn op_type(&self) -> &'static str;
     /// Whether the op can read a value of `dtype` and `rank` as the input the recipe wires to
     /// the existing value.
@@ -105,10 +108,11 @@ pub trait Recipe: Send + Sync {
     ) -> Result<String, BuildError>;
 }
 
-/// Whether the default-domain op `op` exists at `opset` per the registry.
+/// Whether the op of key `op` (`Op`, or `domain::Op`) exists at `opset` per the registry (an
+/// op outside the default domain exists from its first version of its own domain on).
 pub fn exists_at(op: &str, opset: i64) -> bool {
     Registry::global()
-        .get("", op)
+        .by_key(op)
         .is_some_and(|s| s.since() <= opset && s.removed_at.is_none_or(|r| opset < r))
 }
 
@@ -127,6 +131,7 @@ impl Recipes {
         reduce::register(&mut list);
         nn::register(&mut list);
         shape::register(&mut list);
+        contrib::register(&mut list);
         Recipes::from_list(list)
     }
 

@@ -56,7 +56,7 @@ impl R {
             Dt::Only(d) => d.to_vec(),
             Dt::Reg | Dt::RegAt(_) => {
                 let slot = if let Dt::RegAt(i) = dt { i } else { 0 };
-                match Registry::global().get("", op) {
+                match Registry::global().by_key(op) {
                     // The dtypes of the seed zoo's opset: a model at another opset gets a
                     // build refused by the site's dtype check rather than an invalid mutant.
                     Some(spec) => {

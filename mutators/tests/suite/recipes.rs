@@ -46,7 +46,7 @@ fn shape_of(r: usize, seed: u64) -> Vec<i64> {
 /// The opset a recipe is tested at: 17, or the op's first opset when later, or the last one
 /// before its removal.
 fn opset_for(op: &str) -> i64 {
-    let spec = Registry::global().get("", op).unwrap();
+    let spec = Registry::global().by_key(op).unwrap();
     if let Some(r) = spec.removed_at {
         return r - 1;
     }
@@ -522,4 +522,107 @@ fn recurrent_activation_parameters_read_the_same_either_way() {
         with_params > 10,
         "only {with_params} builds drew activation parameters"
     );
+}
+
+/// ONNX Runtime's `com.microsoft` ops: what their recipes build, the reference computes as
+/// ONNX Runtime without graph optimizations does (their only implementation besides ours:
+/// a reference kernel that misread the docs would file every later ORT run as a bug). The
+/// quantized ones may differ by one step where ORT's f32 arithmetic rounds a tie the other way.
+#[test]
+fn contrib_recipes_compute_what_onnx_runtime_computes() {
+    use mutagraph_backends::compare::{CompareOptions, Tolerance, compare_named};
+    let config = Config::default();
+    let mut reference = catalog::create("reference", &config).unwrap();
+    let mut ort = catalog::create("ort-noopt", &config).unwrap_or_else(|e| {
+        panic!("ONNX Runtime is needed: `pip install onnxruntime==1.31.1` ({e})")
+    });
+    let recipes = Recipes::builtin();
+    let contrib: Vec<&dyn Recipe> = recipes
+        .iter()
+        .filter(|r| r.op_type().starts_with("com.microsoft::"))
+        .collect();
+    let specs = Registry::global()
+        .iter()
+        .filter(|s| s.domain == "com.microsoft")
+        .count();
+    assert_eq!(contrib.len(), specs, "every contrib spec has a recipe");
+    let mut bad = Vec::new();
+    let mut ran = 0;
+    for r in contrib {
+        for &d in GEN_DTYPES {
+            for rank in [1, 2, 3, 4] {
+                if !r.accepts(d, rank) {
+                    continue;
+                }
+                for seed in 0..3 {
+                    let t = TensorType::fixed(d, &shape_of(rank, seed));
+                    let (_, model) = build_once(r, &t, 17, 31 * seed + rank as u64)
+                        .unwrap_or_else(|e| panic!("{} {d:?} rank {rank}: {e}", r.op_type()));
+                    let bytes = model.to_bytes();
+                    let feeds = inputs::generate(&model, seed, &GenOptions::default()).unwrap();
+                    let want = reference.prepare(&bytes).and_then(|mut p| p.run(&feeds));
+                    let have = ort.prepare(&bytes).and_then(|mut p| p.run(&feeds));
+                    let (want, have) = match (want, have) {
+                        (Ok(w), Ok(h)) => (w, h),
+                        (w, h) => {
+                            bad.push(format!(
+                                "{} {d:?} rank {rank}: {:?} / {:?}",
+                                r.op_type(),
+                                w.err(),
+                                h.err()
+                            ));
+                            continue;
+                        }
+                    };
+                    ran += 1;
+                    let c = if r.op_type().contains("QLinear") {
+                        one_step(&want, &have)
+                    } else {
+                        let opts = CompareOptions {
+                            tolerance: Tolerance::APPROXIMATE,
+                            check_dtype: false,
+                        };
+                        compare_named(&want, &have, opts)
+                    };
+                    if !c.ok {
+                        bad.push(format!(
+                            "{} {d:?} rank {rank} seed {seed}: {}",
+                            r.op_type(),
+                            c.reason.unwrap_or_default()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    println!("{ran} contrib models compared");
+    assert!(ran >= 60, "{ran}");
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+/// Quantized outputs that differ by at most one step, element by element (ORT requantizes
+/// through f32 arithmetic, which may round a value near a tie the other way).
+fn one_step(
+    want: &mutagraph_backends::value::NamedValues,
+    have: &mutagraph_backends::value::NamedValues,
+) -> mutagraph_backends::compare::Comparison {
+    use mutagraph_backends::compare::{Comparison, Metrics};
+    for ((n, w), (_, h)) in want.iter().zip(have) {
+        let (Some(w), Some(h)) = (w.tensor(), h.tensor()) else {
+            continue;
+        };
+        let (w, h) = (w.to_i64s().unwrap(), h.to_i64s().unwrap());
+        if w.len() != h.len() || w.iter().zip(&h).any(|(a, b)| (a - b).abs() > 1) {
+            return Comparison {
+                ok: false,
+                reason: Some(format!("output '{n}': {w:?} vs {h:?}")),
+                metrics: Metrics::default(),
+            };
+        }
+    }
+    Comparison {
+        ok: true,
+        reason: None,
+        metrics: Metrics::default(),
+    }
 }

@@ -41,7 +41,7 @@ fn mutate(
 fn op_counts(m: &Model) -> BTreeMap<String, usize> {
     let mut c = BTreeMap::new();
     for n in m.graph.nodes() {
-        *c.entry(n.op_type.clone()).or_insert(0) += 1;
+        *c.entry(n.key()).or_insert(0) += 1;
     }
     c
 }

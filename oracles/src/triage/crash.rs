@@ -505,7 +505,7 @@ pub fn first_shape_mismatch(
             if w != g {
                 return Some((
                     Location {
-                        op_type: node.op_type.clone(),
+                        op_type: node.key(),
                         value: o.clone(),
                         attrs: key_attrs(node),
                     },

@@ -9,6 +9,7 @@ mod binary;
 mod cast;
 mod col2im;
 mod constant;
+mod contrib;
 mod control;
 mod conv;
 mod dropout;
@@ -236,6 +237,37 @@ pub static OPS: &[(&str, OpFn)] = &[
     ("Range", constant::op_range),
     ("EyeLike", constant::op_eye_like),
     ("Trilu", constant::op_trilu),
+    // ONNX Runtime's com.microsoft ops.
+    ("com.microsoft::Gelu", unary::op_gelu),
+    ("com.microsoft::FastGelu", contrib::op_fast_gelu),
+    ("com.microsoft::BiasGelu", contrib::op_bias_gelu),
+    ("com.microsoft::QuickGelu", contrib::op_quick_gelu),
+    (
+        "com.microsoft::SkipLayerNormalization",
+        contrib::op_skip_layer_norm,
+    ),
+    (
+        "com.microsoft::SkipSimplifiedLayerNormalization",
+        contrib::op_skip_simplified_layer_norm,
+    ),
+    ("com.microsoft::FusedConv", contrib::op_fused_conv),
+    ("com.microsoft::FusedGemm", contrib::op_fused_gemm),
+    ("com.microsoft::FusedMatMul", contrib::op_fused_matmul),
+    ("com.microsoft::QLinearAdd", contrib::op_qlinear_add),
+    ("com.microsoft::QLinearMul", contrib::op_qlinear_mul),
+    ("com.microsoft::QLinearSigmoid", contrib::op_qlinear_sigmoid),
+    (
+        "com.microsoft::QLinearLeakyRelu",
+        contrib::op_qlinear_leaky_relu,
+    ),
+    (
+        "com.microsoft::MatMulIntegerToFloat",
+        contrib::op_matmul_integer_to_float,
+    ),
+    (
+        "com.microsoft::DynamicQuantizeMatMul",
+        contrib::op_dynamic_quantize_matmul,
+    ),
 ];
 
 /// Ints from attribute `attr` when the opset is below `since`, else from input `i` (None when

@@ -24,6 +24,35 @@ fn the_spec_links_one_page_per_op() {
     assert!(links[1].ends_with("onnx__LayerNormalization.html"), "{v:?}");
 }
 
+/// A finding on one of ONNX Runtime's com.microsoft ops cites ORT's contrib-op page with the
+/// op's definition, not an ONNX operator page that does not exist (or is another op: ONNX
+/// has a Gelu of its own), and says what it rests on.
+#[test]
+fn a_contrib_op_cites_onnx_runtimes_definition() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, _, _) = crate::bundle::sample(t.path());
+    let meta = crate::bundle::read_meta(&b).unwrap();
+    let model = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n\
+         g (float[2] x) => (float[2] y) { y = com.microsoft.QuickGelu (x) }",
+    )
+    .unwrap();
+    let v = spec_points(
+        &meta,
+        &meta.finding,
+        &model,
+        Some("com.microsoft::QuickGelu"),
+    );
+    let cite = v.iter().find(|l| l.contains("https://")).expect("a link");
+    assert!(
+        cite.contains("ContribOperators.md#com.microsoft.QuickGelu"),
+        "{v:?}"
+    );
+    assert!(cite.contains("Compute x * Sigmoid(alpha * x)."), "{v:?}");
+    assert!(cite.contains("No other library implements it"), "{v:?}");
+    assert!(!v.iter().any(|l| l.contains("onnx.ai")), "{v:?}");
+}
+
 /// A missing element type's title names the op of this model, not every op the campaign
 /// met the type on (those are not in the model; the report lists them).
 #[test]

@@ -22,7 +22,7 @@ fn group_attr() -> AttrSpec {
 }
 
 /// Attributes shared by the convolutions.
-pub(super) fn conv_attrs(s: OpSpec, auto_pad: bool) -> OpSpec {
+pub(crate) fn conv_attrs(s: OpSpec, auto_pad: bool) -> OpSpec {
     let s = s
         .attr(kernel_attr(false))
         .attr(pads_attr())
@@ -77,7 +77,12 @@ fn conv_shape(ctx: &InferCtx, x: usize, w: usize) -> Result<Option<Vec<Dim>>, In
 }
 
 /// Checks channels, groups and bias of a convolution.
-fn conv_check(ctx: &InferCtx, x: usize, w: usize, b: Option<usize>) -> Result<(), InferError> {
+pub(crate) fn conv_check(
+    ctx: &InferCtx,
+    x: usize,
+    w: usize,
+    b: Option<usize>,
+) -> Result<(), InferError> {
     conv_shape(ctx, x, w)?;
     let group = ctx.int("group", 1);
     if group < 1 {
@@ -129,7 +134,7 @@ fn conv_check(ctx: &InferCtx, x: usize, w: usize, b: Option<usize>) -> Result<()
     Ok(())
 }
 
-fn conv_infer(ctx: &InferCtx) -> Infer {
+pub(crate) fn conv_infer(ctx: &InferCtx) -> Infer {
     Ok(vec![tensor(ctx.dtype(0), conv_shape(ctx, 0, 1)?)])
 }
 

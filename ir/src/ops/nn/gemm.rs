@@ -6,7 +6,7 @@ use crate::ops::common::*;
 use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
 use crate::types::Dim;
 
-fn gemm(ctx: &InferCtx) -> Infer {
+pub(crate) fn gemm(ctx: &InferCtx) -> Infer {
     let (a, b) = (shape_of(ctx, 0), shape_of(ctx, 1));
     let dt = ctx.dtype(0);
     let pick =
@@ -38,7 +38,7 @@ fn gemm(ctx: &InferCtx) -> Infer {
     Ok(vec![tensor(dt, Some(vec![m, n]))])
 }
 
-fn gemm_check(ctx: &InferCtx) -> Result<(), InferError> {
+pub(crate) fn gemm_check(ctx: &InferCtx) -> Result<(), InferError> {
     let out = gemm(ctx)?;
     if ctx.has_input(2) {
         let y = out[0].tensor().and_then(|t| t.shape.clone());

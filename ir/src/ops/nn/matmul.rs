@@ -7,7 +7,7 @@ use crate::registry::{Category, InferCtx, OpSpec, Registry};
 use crate::types::Dim;
 
 /// numpy matmul shape of `a` times `b`.
-pub(super) fn matmul_shape(
+pub(crate) fn matmul_shape(
     a: Option<Vec<Dim>>,
     b: Option<Vec<Dim>>,
 ) -> Result<Option<Vec<Dim>>, InferError> {

@@ -40,6 +40,10 @@ mod roi;
 mod tests;
 mod window;
 
+pub(crate) use conv::{conv_attrs, conv_check, conv_infer};
+pub(crate) use gemm::{gemm, gemm_check};
+pub(crate) use matmul::matmul_shape;
+
 use crate::attr::{AttrKind, AttrValue};
 use crate::dtype::DType;
 use crate::registry::{AttrSpec, InferCtx, Registry};
@@ -87,11 +91,11 @@ fn ints_default(name: &'static str, v: &[i64]) -> AttrSpec {
 }
 
 /// A 0/1 flag attribute.
-fn flag(name: &'static str) -> AttrSpec {
+pub(crate) fn flag(name: &'static str) -> AttrSpec {
     AttrSpec::int(name, 0).one_of_ints(&[0, 1])
 }
 
-fn shape_of(ctx: &InferCtx, i: usize) -> Option<Vec<Dim>> {
+pub(crate) fn shape_of(ctx: &InferCtx, i: usize) -> Option<Vec<Dim>> {
     if !ctx.has_input(i) {
         return None;
     }

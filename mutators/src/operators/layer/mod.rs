@@ -228,9 +228,7 @@ pub(crate) fn retune(
             .filter(|a| a.exists_at(opset) && want(a))
             .map(|a| {
                 (0..a.buckets.len())
-                    .filter(|&b| {
-                        ctx.coverage.has_param(&n.op_type, a.name, opset, b) == Some(false)
-                    })
+                    .filter(|&b| ctx.coverage.has_param(&n.key(), a.name, opset, b) == Some(false))
                     .count()
             })
             .sum()
@@ -350,7 +348,7 @@ fn retune_node(
         ctx.shuffle(&mut buckets);
         buckets.sort_by_key(|&b| {
             ctx.coverage
-                .has_param(&node.op_type, a.name, opset, b)
+                .has_param(&node.key(), a.name, opset, b)
                 .unwrap_or(true)
         });
         let Some(&b) = buckets.first() else { continue };

@@ -66,7 +66,7 @@ impl Mutator for LayerConnecting {
                     .graph
                     .producer(&plan.x)
                     .and_then(|id| model.graph.node(id))
-                    .map(|n| n.op_type.clone());
+                    .map(|n| n.key());
                 let mut res: Result<(), BuildError> = Ok(());
                 for r in &plan.first {
                     if let Some(p) = &prev
@@ -144,7 +144,7 @@ fn plan<'r>(model: &Model, ctx: &mut Ctx<'r>, present: &Pairs, attempt: usize) -
             };
             let rank = t.rank().unwrap_or(0);
             for b in recipes.accepting(t.dtype, rank) {
-                if is_new(ctx, present, &a.op_type, b.op_type()) {
+                if is_new(ctx, present, &a.key(), b.op_type()) {
                     cands.push((x.clone(), t.clone(), b));
                 }
             }

@@ -16,6 +16,18 @@ pub(super) fn conv(
     t: &TensorType,
     rng: &mut SplitMix64,
 ) -> Result<String, BuildError> {
+    conv_with(op, site, x, t, rng, Attrs::new())
+}
+
+/// [`conv`] with `extra` attributes on the node (a fused convolution's activation).
+pub(crate) fn conv_with(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+    extra: Attrs,
+) -> Result<String, BuildError> {
     let d = dims(t);
     let (n, c) = (d[0], d[1]);
     let spatial = &d[2..];
@@ -47,7 +59,7 @@ pub(super) fn conv(
     };
     let ksz: i64 = w.kernel.iter().product();
     let wn = weight(site, t.dtype, &wshape, cin * ksz, rng);
-    let mut a = Attrs::new();
+    let mut a = extra;
     w.attrs(rng, &mut a, false, true);
     int_attr(rng, &mut a, "group", group, 1, 0.3);
     if transpose && w.auto_pad.is_none() {

@@ -62,8 +62,20 @@ pub(super) fn gemm(
     t: &TensorType,
     rng: &mut SplitMix64,
 ) -> Result<String, BuildError> {
+    gemm_with(op, site, x, t, rng, Attrs::new())
+}
+
+/// [`gemm`] with `extra` attributes on the node (a fused Gemm's activation).
+pub(crate) fn gemm_with(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+    extra: Attrs,
+) -> Result<String, BuildError> {
     let d = dims(t);
-    let mut a = Attrs::new();
+    let mut a = extra;
     let ta = chance(rng, 0.3);
     let tb = chance(rng, 0.5);
     if ta || chance(rng, 0.3) {

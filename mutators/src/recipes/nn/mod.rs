@@ -41,6 +41,10 @@ mod rnn;
 mod roi;
 mod window;
 
+pub(super) use conv::conv_with;
+pub(super) use matmul::gemm_with;
+pub(super) use quantized::scale_zero;
+
 use col2im::col2im;
 use conv::conv;
 use deform_conv::deform_conv;

@@ -86,7 +86,7 @@ pub(super) fn layer_norm(
         _ => DType::F32,
     };
     let stat_ok = Registry::global()
-        .get("", op)
+        .by_key(op)
         .and_then(|spec| spec.output_allowed_at(1, site.opset()))
         .is_none_or(|allowed| allowed.contains(&stash));
     let n_out = if stat_ok { 1 + below(rng, 3) } else { 1 };

@@ -11,7 +11,7 @@ use crate::site::Site;
 
 /// The scalar scale (f32) and zero point (of `dt`) of operand `name` (`{name}_scale`,
 /// `{name}_zero_point`).
-fn scale_zero(
+pub(crate) fn scale_zero(
     site: &mut Site<'_>,
     name: &str,
     scale: f64,

@@ -1,0 +1,252 @@
+//! ONNX Runtime's `com.microsoft` ops (`mutagraph_ir::ops::contrib`): the GELU family, the
+//! skip normalizations, the fused linear ops (built as their ONNX base op plus an activation)
+//! and the quantized ones. Only ONNX Runtime runs them, so a campaign keeps these recipes only
+//! when it tests ONNX Runtime (the campaign drops a recipe no backend supports).
+use super::Recipe;
+use super::nn::{conv_with, gemm_with, scale_zero};
+use super::util::*;
+use crate::builder::SplitMix64;
+use crate::error::BuildError;
+use crate::ir::DType;
+use crate::ir::attr::AttrValue;
+use crate::ir::ops::contrib::linear::{CONV_ACTIVATIONS, GEMM_ACTIVATIONS};
+use crate::ir::types::TensorType;
+use crate::site::Site;
+
+/// A vector as long as `x`'s last axis, in `x`'s dtype.
+fn last_axis_vector(
+    site: &mut Site<'_>,
+    hint: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> String {
+    let d = dims(t);
+    let h = d.last().copied().unwrap_or(1);
+    site.random_constant(hint, t.dtype, &[h], -1.0, 1.0, rng)
+}
+
+fn gelu(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, BuildError> {
+    let mut a = Attrs::new();
+    match op.rsplit("::").next() {
+        Some("FastGelu") if chance(rng, 0.5) => {
+            let b = last_axis_vector(site, "bias", t, rng);
+            return site.op1(op, &[x, &b], a);
+        }
+        Some("BiasGelu") => {
+            let b = last_axis_vector(site, "bias", t, rng);
+            return site.op1(op, &[x, &b], a);
+        }
+        Some("QuickGelu") => float_of(rng, &mut a, "alpha", &[-0.5, 0.5, 1.702, 3.0]),
+        _ => {}
+    }
+    site.op1(op, &[x], a)
+}
+
+/// `input + skip (+ bias)`, normalized over the hidden axis; `skip` is the input's shape or
+/// its last two axes (with a batch of 1 sometimes).
+fn skip_norm(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, BuildError> {
+    let d = dims(t);
+    let r = d.len();
+    let rms = op.ends_with("SkipSimplifiedLayerNormalization");
+    let sshape = match below(rng, 3) {
+        0 => d.clone(),
+        1 => d[r - 2..].to_vec(),
+        _ if r == 3 => vec![1, d[1], d[2]],
+        _ => d.clone(),
+    };
+    let skip = site.random_constant("skip", t.dtype, &sshape, -1.0, 1.0, rng);
+    let gamma = last_axis_vector(site, "gamma", t, rng);
+    let mut ins = vec![x.to_string(), skip, gamma];
+    let extra = if rms { 1 } else { 2 };
+    for k in 0..extra {
+        // beta, then bias (the simplified form has no beta): present, or absent ("").
+        let hint = if rms || k == 1 { "bias" } else { "beta" };
+        ins.push(if chance(rng, 0.6) {
+            last_axis_vector(site, hint, t, rng)
+        } else {
+            String::new()
+        });
+    }
+    while ins.last().is_some_and(String::is_empty) {
+        ins.pop();
+    }
+    let mut a = Attrs::new();
+    float_of(rng, &mut a, "epsilon", &[1e-12, 1e-5, 1e-3, 0.1]);
+    let refs: Vec<&str> = ins.iter().map(String::as_str).collect();
+    // The simplified form's mean output is not defined: only the normalized value is read.
+    let n_out = if rms { 1 } else { 1 + below(rng, 3) };
+    Ok(site.op(op, &refs, a, n_out)?.remove(0))
+}
+
+/// An activation of `table` with the parameters it reads drawn.
+fn activation<P: Copy>(rng: &mut SplitMix64, table: &[(&'static str, P)]) -> (&'static str, P) {
+    table[below(rng, table.len())]
+}
+
+const PARAMS: &[f64] = &[-0.5, 0.1, 0.5, 1.5];
+
+fn fused_conv(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, BuildError> {
+    let (name, n) = activation(rng, CONV_ACTIVATIONS);
+    let mut a = vec![("activation", astr(name))];
+    if n > 0 {
+        let mut p: Vec<f64> = (0..n).map(|_| pick(rng, PARAMS)).collect();
+        if name == "Clip" {
+            p.sort_by(f64::total_cmp);
+        }
+        a.push((
+            "activation_params",
+            AttrValue::Floats(p.iter().map(|&v| v as f32).collect()),
+        ));
+    }
+    conv_with(op, site, x, t, rng, a)
+}
+
+fn fused_gemm(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, BuildError> {
+    let (name, reads) = activation(rng, GEMM_ACTIVATIONS);
+    let mut a = vec![("activation", astr(name))];
+    for &k in reads {
+        a.push((k, af(pick(rng, PARAMS))));
+    }
+    gemm_with(op, site, x, t, rng, a)
+}
+
+/// `x` (as A, transposed on its last two axes sometimes) times a constant B, scaled.
+fn fused_matmul(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, BuildError> {
+    let d = dims(t);
+    let r = d.len();
+    let mut a = Attrs::new();
+    let ta = r >= 2 && chance(rng, 0.4);
+    let k = if ta { d[r - 2] } else { d[r - 1] };
+    let n = between(rng, 1, 8);
+    let tb = chance(rng, 0.5);
+    if ta {
+        a.push(("transA", ai(1)));
+    }
+    if tb {
+        a.push(("transB", ai(1)));
+    }
+    float_of(rng, &mut a, "alpha", &[-0.5, 0.125, 1.0, 2.0]);
+    let bshape = if tb { vec![n, k] } else { vec![k, n] };
+    let b = konst(site, "b", t.dtype, &bshape, -1.0, 1.0, rng);
+    site.op1(op, &[x, &b], a)
+}
+
+/// QLinearAdd / QLinearMul against a broadcastable constant, QLinearSigmoid /
+/// QLinearLeakyRelu on `x`; per-tensor scales and zero points.
+fn qlinear(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, BuildError> {
+    let dt = t.dtype;
+    let mid = if dt == DType::U8 { 128.0 } else { 0.0 };
+    let (xs, xz) = scale_zero(site, "x", pick(rng, &[0.01, 0.05, 0.2]), dt, mid);
+    let (ys, yz) = scale_zero(site, "y", pick(rng, &[0.01, 0.05, 0.2]), dt, mid);
+    let mut a = Attrs::new();
+    if op.ends_with("QLinearAdd") || op.ends_with("QLinearMul") {
+        let shape = bshape(rng, &dims(t));
+        let b = konst(site, "b", dt, &shape, -100.0, 100.0, rng);
+        let (bs, bz) = scale_zero(site, "b", pick(rng, &[0.01, 0.05, 0.2]), dt, mid);
+        return site.op1(op, &[x, &xs, &xz, &b, &bs, &bz, &ys, &yz], a);
+    }
+    if op.ends_with("QLinearLeakyRelu") {
+        float_of(rng, &mut a, "alpha", &[-0.5, 0.01, 0.3, 2.0]);
+    }
+    site.op1(op, &[x, &xs, &xz, &ys, &yz], a)
+}
+
+/// `x` times a constant 8-bit B, scaled to float: MatMulIntegerToFloat on an 8-bit `x`,
+/// DynamicQuantizeMatMul on a float one; B's scale and zero point per tensor or per column.
+fn int_matmul(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, BuildError> {
+    let d = dims(t);
+    let k = d[d.len() - 1];
+    let n = between(rng, 1, 8);
+    // int8 A has a kernel only with int8 B.
+    let bt = if t.dtype == DType::I8 || chance(rng, 0.5) {
+        DType::I8
+    } else {
+        DType::U8
+    };
+    let b = konst(site, "b", bt, &[k, n], -20.0, 20.0, rng);
+    let per_col = chance(rng, 0.5);
+    let cols: &[i64] = if per_col { &[n] } else { &[] };
+    let bs = site.random_constant("b_scale", DType::F32, cols, 0.001, 0.05, rng);
+    let bz = konst(site, "b_zero_point", bt, cols, 0.0, 4.0, rng);
+    let bias = site.random_constant("bias", DType::F32, &[n], -1.0, 1.0, rng);
+    if t.dtype == DType::F32 {
+        return site.op1(op, &[x, &b, &bs, &bz, &bias], vec![]);
+    }
+    let mid = if t.dtype == DType::U8 { 128.0 } else { 0.0 };
+    let (as_, az) = scale_zero(site, "a", 0.02, t.dtype, mid);
+    site.op1(op, &[x, &b, &as_, &bs, &az, &bz, &bias], vec![])
+}
+
+/// A float product of `x` (rank kept: B is a matrix).
+fn f32_matmul(_: DType, r: usize) -> Vec<(DType, usize)> {
+    vec![(DType::F32, r)]
+}
+
+const Q8: &[DType] = &[DType::U8, DType::I8];
+
+/// The family's recipes (op key, dtypes and ranks read, output rule, builder).
+#[rustfmt::skip]
+const ROWS: &[Row] = &[
+    ("com.microsoft::Gelu",                             Dt::Reg,           ANY_RANK, same,       gelu),
+    ("com.microsoft::FastGelu",                         Dt::Reg,           RANK1,    same,       gelu),
+    ("com.microsoft::BiasGelu",                         Dt::Reg,           RANK1,    same,       gelu),
+    ("com.microsoft::QuickGelu",                        Dt::Reg,           ANY_RANK, same,       gelu),
+    ("com.microsoft::SkipLayerNormalization",           Dt::Reg,           (2, 3),   same,       skip_norm),
+    ("com.microsoft::SkipSimplifiedLayerNormalization", Dt::Reg,           (2, 3),   same,       skip_norm),
+    ("com.microsoft::FusedConv",                        Dt::Reg,           (3, 5),   same,       fused_conv),
+    ("com.microsoft::FusedGemm",                        Dt::Reg,           (2, 2),   same,       fused_gemm),
+    ("com.microsoft::FusedMatMul",                      Dt::Reg,           RANK1,    same,       fused_matmul),
+    ("com.microsoft::QLinearAdd",                       Dt::Only(Q8),      ANY_RANK, same,       qlinear),
+    ("com.microsoft::QLinearMul",                       Dt::Only(Q8),      ANY_RANK, same,       qlinear),
+    ("com.microsoft::QLinearSigmoid",                   Dt::Only(Q8),      ANY_RANK, same,       qlinear),
+    ("com.microsoft::QLinearLeakyRelu",                 Dt::Only(Q8),      ANY_RANK, same,       qlinear),
+    ("com.microsoft::MatMulIntegerToFloat",             Dt::Only(Q8),      RANK1,    f32_matmul, int_matmul),
+    ("com.microsoft::DynamicQuantizeMatMul",            Dt::Reg,           RANK1,    f32_matmul, int_matmul),
+];
+
+/// Registers the family, in the builtin order.
+pub(super) fn register(list: &mut Vec<Box<dyn Recipe>>) {
+    push_rows(list, ROWS);
+}
