@@ -16,6 +16,7 @@ pub mod coverage;
 pub mod error;
 pub mod mutation;
 pub mod operators;
+pub mod patterns;
 pub mod recipes;
 pub mod reduce;
 pub mod site;

@@ -623,7 +623,7 @@ fn ill_conditioned(
     native: bool,
     runner: &mut dyn ReferenceRunner,
 ) -> bool {
-    if Registry::global().has(&node.op_type, Traits::DISCRETE) {
+    if Registry::global().node_has(node, Traits::DISCRETE) {
         return false;
     }
     nudged_outputs(single, feed, base, native, runner)

@@ -516,7 +516,39 @@ impl Campaign {
             triage: self.state.triage.clone(),
             sessions: self.state.sessions.clone(),
             corpus: Some(self.corpus_stats()),
+            rewrites: self.rewrite_coverage(),
+            contrib_ops: self.contrib_coverage(),
         }
+    }
+
+    /// The rewrites each backend applied; for ONNX Runtime's variants, against the rewrites
+    /// the pattern library is made for.
+    fn rewrite_coverage(&self) -> Vec<crate::persisted::stats::RewriteCoverage> {
+        let targeted = mutagraph_mutators::patterns::targeted_rewrites();
+        self.state
+            .rewrites
+            .iter()
+            .map(|(b, fired)| {
+                let known: &[&str] = match mutagraph_backends::catalog::library(b) {
+                    mutagraph_backends::catalog::Library::OnnxRuntime => &targeted,
+                    _ => &[],
+                };
+                crate::persisted::stats::RewriteCoverage::of(b, fired, known)
+            })
+            .collect()
+    }
+
+    /// The `com.microsoft` ops of the universe, covered or not (`None` when it has none: no
+    /// backend under test runs them).
+    fn contrib_coverage(&self) -> Option<crate::persisted::stats::ContribCoverage> {
+        let u = self.state.coverage.universe();
+        let (covered, uncovered): (Vec<String>, Vec<String>) = u
+            .op_types()
+            .filter(|o| o.starts_with("com.microsoft::"))
+            .map(String::from)
+            .partition(|o| self.state.coverage.has_op(o));
+        (!covered.is_empty() || !uncovered.is_empty())
+            .then_some(crate::persisted::stats::ContribCoverage { covered, uncovered })
     }
 
     /// Stats (when `with_stats`), then state: the state is the commit point (the corpus files

@@ -206,6 +206,15 @@ impl Campaign {
             c.load_failed_everywhere += 1;
             c.per_operator[j.job.op].illegal += 1;
         }
+        for r in mr.runs.iter().filter(|r| !r.rewrites.is_empty()) {
+            let fired = self.state.rewrites.entry(r.backend.clone()).or_default();
+            let mut once: Vec<&String> = r.rewrites.iter().collect();
+            once.sort_unstable();
+            once.dedup();
+            for name in once {
+                *fired.entry(name.clone()).or_default() += 1;
+            }
+        }
         let tm = &mut self.state.timings;
         tm.oracles += j.oracles_s;
         tm.triage += j.triage_s;

@@ -516,6 +516,7 @@ fn load_state(
             signatures: BTreeMap::new(),
             roots: BTreeMap::new(),
             triage: TriageStats::default(),
+            rewrites: BTreeMap::new(),
             known_crashes: Default::default(),
             known_quiet: Default::default(),
             ours_kept: BTreeSet::new(),

@@ -41,6 +41,10 @@ pub struct State {
     /// The triage's counters.
     #[serde(default)]
     pub triage: TriageStats,
+    /// The graph rewrites each backend applied to the mutants it prepared: backend → rewrite
+    /// (as the library names it) → mutants it changed.
+    #[serde(default)]
+    pub rewrites: BTreeMap<String, BTreeMap<String, u64>>,
     /// The crash messages the triage knows (its shortcuts: a resumed campaign takes the same
     /// ones as a campaign that never stopped).
     #[serde(default)]
@@ -212,6 +216,7 @@ mod tests {
             signatures: BTreeMap::new(),
             roots: BTreeMap::new(),
             triage: TriageStats::default(),
+            rewrites: BTreeMap::new(),
             known_crashes: KnownCrashes::default(),
             known_quiet: KnownQuiet::default(),
             ours_kept: BTreeSet::new(),

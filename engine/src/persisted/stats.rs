@@ -213,6 +213,48 @@ pub struct Stats {
     /// The corpus's size against the disk budget, and what the budget deleted.
     #[serde(default)]
     pub corpus: Option<crate::corpus::CorpusStats>,
+    /// The graph rewrites each optimizing backend applied to the mutants.
+    pub rewrites: Vec<RewriteCoverage>,
+    /// ONNX Runtime's `com.microsoft` ops of the universe, and which of them mutants used.
+    pub contrib_ops: Option<ContribCoverage>,
+}
+
+/// The rewrites one backend applied (ONNX Runtime names its graph transformers in its log).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RewriteCoverage {
+    /// The backend (`ort`).
+    pub backend: String,
+    /// Each rewrite that changed a mutant, with how many mutants it changed.
+    pub fired: BTreeMap<String, u64>,
+    /// The rewrites the pattern library (`mutagraph_mutators::patterns`) is made for: the
+    /// known ones of this library.
+    pub targeted: Vec<String>,
+    /// How many of `targeted` fired.
+    pub targeted_fired: usize,
+}
+
+impl RewriteCoverage {
+    /// The coverage of `backend` from what it fired; `targeted` are the library's known
+    /// rewrites (empty for a library the patterns are not made for).
+    pub fn of(backend: &str, fired: &BTreeMap<String, u64>, targeted: &[&str]) -> RewriteCoverage {
+        RewriteCoverage {
+            backend: backend.to_string(),
+            fired: fired.clone(),
+            targeted: targeted.iter().map(|s| s.to_string()).collect(),
+            targeted_fired: targeted.iter().filter(|t| fired.contains_key(**t)).count(),
+        }
+    }
+}
+
+/// The contrib ops of the campaign's universe, covered or not.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ContribCoverage {
+    /// Those some mutant used.
+    pub covered: Vec<String>,
+    /// Those no mutant used yet.
+    pub uncovered: Vec<String>,
 }
 
 impl Versioned for Stats {

@@ -338,6 +338,14 @@ impl Campaign {
             );
         }
         h.push_str("</tbody>\n</table>\n");
+        let optimizer = self.optimizer_lines();
+        if !optimizer.is_empty() {
+            h.push_str("<div><h3>Optimizer rewrites and contrib ops</h3>\n<ul>\n");
+            for l in &optimizer {
+                let _ = writeln!(h, "<li>{}</li>", esc(l));
+            }
+            h.push_str("</ul></div>\n");
+        }
         h.push_str("<table>\n<caption>Findings by kind</caption>\n<thead><tr><th>kind</th><th>findings</th><th>bundles</th></tr></thead>\n<tbody>\n");
         let mut kinds: std::collections::BTreeMap<String, (String, usize)> = self
             .findings_by_kind()

@@ -47,6 +47,13 @@ impl Campaign {
                 p(r.seed_percent)
             );
         }
+        let optimizer = self.optimizer_lines();
+        if !optimizer.is_empty() {
+            m.push_str("\n## Optimizer rewrites and contrib ops\n\n");
+            for l in &optimizer {
+                let _ = writeln!(m, "- {}", md_cell(l));
+            }
+        }
         self.markdown_views(&mut m);
         self.markdown_findings(&mut m);
         if !self.warnings.is_empty() {

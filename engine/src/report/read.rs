@@ -200,6 +200,44 @@ impl Campaign {
             .collect()
     }
 
+    /// The optimizer and contrib-op coverage, one line each: per optimizing backend, the
+    /// rewrites that changed mutants against those the pattern library is made for; the
+    /// `com.microsoft` ops mutants used.
+    pub fn optimizer_lines(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for r in &self.stats.rewrites {
+            let names: Vec<String> = r.fired.iter().map(|(k, n)| format!("{k} ({n})")).collect();
+            let known = if r.targeted.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} of the {} rewrites the pattern library is made for",
+                    r.targeted_fired,
+                    r.targeted.len()
+                )
+            };
+            v.push(format!(
+                "{}: {} rewrites changed mutants{known}: {}",
+                r.backend,
+                r.fired.len(),
+                names.join(", ")
+            ));
+        }
+        if let Some(c) = &self.stats.contrib_ops {
+            let total = c.covered.len() + c.uncovered.len();
+            let uncovered = if c.uncovered.is_empty() {
+                String::new()
+            } else {
+                format!("; not yet: {}", c.uncovered.join(", "))
+            };
+            v.push(format!(
+                "ONNX Runtime's contrib ops used by mutants: {} of {total}{uncovered}",
+                c.covered.len()
+            ));
+        }
+        v
+    }
+
     /// Coverage rows: family label, covered, total, percent, seed percent ("—" where
     /// `stats.json` has no coverage).
     pub fn coverage_rows(&self) -> Vec<CoverageRow> {

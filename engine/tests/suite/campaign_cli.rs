@@ -119,6 +119,18 @@ fn campaign_writes_consistent_outputs_replays_and_resumes_exactly() {
         "{stats}"
     );
     assert_eq!(u(&stats, "backend_runs"), 4 * u(&stats, "executions"));
+    // ONNX Runtime's rewrites that changed mutants, against those the pattern library is made
+    // for; the contrib ops of the universe (ONNX Runtime is under test: all of them).
+    let ort = stats["rewrites"]
+        .as_array()
+        .and_then(|v| v.iter().find(|r| r["backend"] == "ort"))
+        .unwrap_or_else(|| panic!("no rewrites of ort: {stats}"));
+    assert!(!ort["fired"].as_object().unwrap().is_empty(), "{ort}");
+    assert!(ort["targeted"].as_array().unwrap().len() >= 15, "{ort}");
+    let contrib = &stats["contrib_ops"];
+    let total = contrib["covered"].as_array().unwrap().len()
+        + contrib["uncovered"].as_array().unwrap().len();
+    assert_eq!(total, 15, "{contrib}");
     let files = corpus(&a);
     let diverse = u(&stats, "diverse");
     assert!(diverse > 0, "{stats}");

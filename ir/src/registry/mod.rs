@@ -90,6 +90,12 @@ impl Registry {
         self.default.get(op_type).is_some_and(|s| s.has(t))
     }
 
+    /// Whether the op of `n` (in its own domain) has every trait of `t` (false for an op the
+    /// registry does not know).
+    pub fn node_has(&self, n: &Node, t: Traits) -> bool {
+        self.for_node(n).is_some_and(|s| s.has(t))
+    }
+
     /// The default-domain op types with every trait of `t`, sorted by name.
     pub fn with_traits(&self, t: Traits) -> Vec<&'static str> {
         let mut v: Vec<&'static str> = self

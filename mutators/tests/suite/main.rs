@@ -5,6 +5,7 @@
 mod coverage;
 mod layer_weight_ops;
 mod operators;
+mod patterns;
 mod recipes;
 mod reduce;
 mod structure_ops;

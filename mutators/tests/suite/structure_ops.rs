@@ -94,7 +94,7 @@ fn structure_operators_are_exported() {
     assert_eq!(
         names,
         [
-            "NLA", "LResh", "LMerge", "LConn", "LA", "LR", "LC", "LS", "AFRm", "AFRp"
+            "NLA", "LResh", "LMerge", "LConn", "LA", "LR", "LC", "LS", "AFRm", "AFRp", "PPlant"
         ]
     );
 }

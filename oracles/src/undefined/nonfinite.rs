@@ -22,7 +22,7 @@ fn nonfinite(t: &HostTensor) -> bool {
 }
 
 pub(super) fn nan_into_select(node: &Node, seen: &Seen) -> Option<String> {
-    (Registry::global().has(&node.op_type, Traits::NAN_UNSPECIFIED)
+    (Registry::global().node_has(node, Traits::NAN_UNSPECIFIED)
         && data_inputs(node, seen).iter().any(|t| nan_inf(t).0 > 0))
     .then(|| format!("NaN reaches {}", node.op_type))
 }
@@ -43,7 +43,7 @@ pub(super) fn nan_into_scatter_reduction(node: &Node, seen: &Seen) -> Option<Str
 }
 
 pub(super) fn inf_into_order_dependent(node: &Node, seen: &Seen) -> Option<String> {
-    (Registry::global().has(&node.op_type, Traits::INF_UNSPECIFIED)
+    (Registry::global().node_has(node, Traits::INF_UNSPECIFIED)
         && data_inputs(node, seen).iter().any(|t| nan_inf(t).1 > 0))
     .then(|| format!("Inf reaches {}", node.op_type))
 }

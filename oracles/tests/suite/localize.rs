@@ -436,3 +436,63 @@ fn a_divergence_later_nodes_erase_is_not_what_the_output_shows() {
     set(&mut got, "y", &[-1.0, -2.0]);
     assert_eq!(at(&got), "Abs");
 }
+
+/// ONNX Runtime's fused ops inherit their activation's open NaN handling, and its dynamic
+/// quantization has none for NaN: a NaN reaching either is undefined, not a bug (round 10: a
+/// campaign filed FusedGemm(Relu) turning a NaN into NaN where our Relu gave 0, and
+/// DynamicQuantizeMatMul quantizing a NaN to a finite value).
+#[test]
+fn nan_into_a_fused_contrib_op_is_undefined() {
+    for (op, attrs, b) in [
+        (
+            "FusedGemm",
+            "<activation: string = \"Relu\">",
+            "<float[3, 3] w = {1, 0, 0, 0, 1, 0, 0, 0, 1}>",
+        ),
+        (
+            "DynamicQuantizeMatMul",
+            "",
+            "<int8[3, 3] w = {1, 0, 0, 0, 1, 0, 0, 0, 1}, float s = {0.5}>",
+        ),
+    ] {
+        let scale = if op == "DynamicQuantizeMatMul" {
+            ", s"
+        } else {
+            ""
+        };
+        let m = mutagraph_ir::text::parse_model(&format!(
+            "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n\
+             g (float[1, 3] x) => (float[1, 3] y)\n{b}\n\
+             {{ a = Neg (x)\n y = com.microsoft.{op} {attrs} (a, w{scale}) }}"
+        ))
+        .unwrap();
+        let inputs = vec![(
+            "x".to_string(),
+            Value::Tensor(HostTensor::new(
+                vec![1, 3],
+                Data::F32(vec![f32::NAN, -1.0, 2.0]),
+            )),
+        )];
+        let (exposed, _) = expose_all(&m).unwrap();
+        let want = run_reference(&exposed, &inputs).unwrap();
+        let mut got = want.clone();
+        for (n, v) in got.iter_mut().filter(|(n, _)| n == "y") {
+            *v = Value::Tensor(HostTensor::new(vec![1, 3], Data::F32(vec![0.5, 1.0, -2.0])));
+            let _ = n;
+        }
+        let l = localize(
+            &m,
+            Kind::Inconsistency,
+            &inputs,
+            &want,
+            &got,
+            Tolerance::APPROXIMATE,
+        );
+        assert!(
+            matches!(&l.verdict, Verdict::Undefined(why) if why.contains(op)),
+            "{op}: {:?} at {:?}",
+            l.verdict,
+            l.location
+        );
+    }
+}

@@ -9,7 +9,7 @@ use crate::ops::common::*;
 use crate::ops::nn::{
     conv_attrs, conv_check, conv_infer, flag, gemm, gemm_check, matmul_shape, shape_of,
 };
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 use crate::types::Dim;
 
 /// The activations FusedConv applies (MLAS's fused activations) and how many
@@ -138,7 +138,10 @@ fn act_param(name: &'static str) -> AttrSpec {
 pub(super) fn register(r: &mut Registry) {
     r.add(
         conv_attrs(
-            OpSpec::new("FusedConv", &[1], Category::Conv).domain(MS),
+            OpSpec::new("FusedConv", &[1], Category::Conv)
+                .domain(MS)
+                // The activations' NaN handling, as ONNX leaves Relu's, Sigmoid's, ... open.
+                .traits(Traits::NAN_UNSPECIFIED),
             true,
         )
         .attr(AttrSpec::of("activation", AttrKind::String).one_of(&names(CONV_ACTIVATIONS)))
@@ -161,6 +164,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("FusedGemm", &[1], Category::Linear)
             .domain(MS)
+            .traits(Traits::NAN_UNSPECIFIED)
             .attr(AttrSpec::float("alpha", 1.0).float_buckets(scale))
             .attr(AttrSpec::float("beta", 1.0).float_buckets(scale))
             .attr(flag("transA"))

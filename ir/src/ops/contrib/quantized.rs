@@ -6,7 +6,7 @@ use super::MS;
 use crate::dtype::DType;
 use crate::ops::common::*;
 use crate::ops::nn::{matmul_shape, shape_of};
-use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry};
+use crate::registry::{AttrSpec, Category, InferCtx, OpSpec, Registry, Traits};
 
 const Q8: &[DType] = &[DType::U8, DType::I8];
 
@@ -123,6 +123,9 @@ pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("DynamicQuantizeMatMul", &[1], Category::Quantize)
             .domain(MS)
+            // A's quantization to uint8 says nothing of NaN or infinities (its range, scale
+            // and rounding are not defined on them).
+            .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED)
             .input("A", "T1")
             .input("B", "T2")
             .input("b_scale", "T1")

@@ -1,7 +1,7 @@
 //! Structure operators: they add, remove, copy, switch, merge or connect ops.
 //!
 //! MEMO (diversity-driven): NLA, LResh, LMerge, LConn. LEMON / How-Far: LA, LR, LC, LS, AFRm,
-//! AFRp.
+//! AFRp. OATest: PPlant (optimizer patterns).
 use crate::mutation::Mutator;
 
 mod afrm;
@@ -15,6 +15,7 @@ mod lr;
 mod lresh;
 mod ls;
 mod nla;
+mod plant;
 
 pub use afrm::ActivationRemoval;
 pub use afrp::ActivationReplacement;
@@ -26,6 +27,7 @@ pub use lr::LayerRemoval;
 pub use lresh::{LayerReshaping, fallback_recipes};
 pub use ls::LayerSwitch;
 pub use nla::NewLayerAddition;
+pub use plant::PatternPlanting;
 
 /// The structure operators.
 pub fn all() -> Vec<Box<dyn Mutator>> {
@@ -40,5 +42,6 @@ pub fn all() -> Vec<Box<dyn Mutator>> {
         Box::new(LayerSwitch),
         Box::new(ActivationRemoval),
         Box::new(ActivationReplacement),
+        Box::new(PatternPlanting),
     ]
 }
