@@ -7,6 +7,9 @@ pub(super) struct Job {
     pub(super) iteration: u64,
     pub(super) op: usize,
     pub(super) seed: usize,
+    /// The MCMC seed selected for it (pool slot × operator; [`super::mcmc::SeedStats`]);
+    /// `None` for a seed's own run.
+    pub(super) selected: Option<usize>,
     /// The mutant: its bytes, and its typed model and precision once a stage needed them.
     pub(super) mutant: Mutant,
     /// The time limit of each backend's run.

@@ -362,6 +362,7 @@ impl Campaign {
                     iteration: it,
                     op,
                     seed: self.state.pool[slot].seed,
+                    selected: Some(seed),
                     mutant,
                     timeout: *timeout,
                     inputs,
@@ -533,7 +534,14 @@ impl Campaign {
                     mutagraph_backends::catalog::Library::OnnxRuntime => &targeted,
                     _ => &[],
                 };
-                crate::persisted::stats::RewriteCoverage::of(b, fired, known)
+                let prefix = format!("{b}: ");
+                let combinations = self
+                    .state
+                    .rewrite_sets
+                    .iter()
+                    .filter(|s| s.starts_with(&prefix))
+                    .count();
+                crate::persisted::stats::RewriteCoverage::of(b, fired, known, combinations)
             })
             .collect()
     }

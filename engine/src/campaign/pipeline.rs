@@ -132,10 +132,60 @@ impl Campaign {
         }
     }
 
+    /// Counts the rewrites each backend applied to a judged case; a combination of rewrites
+    /// not seen before credits the case's MCMC seed, `cap` cases later ([`State::rewrite_credits`]).
+    fn note_rewrites(&mut self, job: &Job, runs: &[mutagraph_backends::worker::pool::RunReport]) {
+        // The number of this case among the judged ones (they are judged in search order).
+        let number = self.state.counters.executions;
+        let mut novel = false;
+        for r in runs.iter().filter(|r| !r.rewrites.is_empty()) {
+            let mut once: Vec<&String> = r.rewrites.iter().collect();
+            once.sort_unstable();
+            once.dedup();
+            let set = format!(
+                "{}: {}",
+                r.backend,
+                once.iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join("+")
+            );
+            novel |= self.state.rewrite_sets.insert(set);
+            let fired = self.state.rewrites.entry(r.backend.clone()).or_default();
+            for name in once {
+                *fired.entry(name.clone()).or_default() += 1;
+            }
+        }
+        if let (true, Some(selected)) = (novel, job.selected) {
+            self.state
+                .rewrite_credits
+                .entry(number)
+                .or_default()
+                .push(selected);
+        }
+    }
+
+    /// Moves the rewrite credits of the judged cases `cap` or more behind the next one to the
+    /// seed scores. While the search runs fewer than `cap` cases are in flight, so every case
+    /// that far back is judged, whenever its verdict came.
+    fn apply_rewrite_credits(&mut self, flow: &Flow) {
+        let submitted = self.state.counters.executions + flow.in_flight as u64;
+        let due = submitted.saturating_sub(flow.cap as u64);
+        while let Some(entry) = self.state.rewrite_credits.first_entry() {
+            if *entry.key() > due {
+                break;
+            }
+            for s in entry.remove() {
+                self.state.seeds.record_diverse(s);
+            }
+        }
+    }
+
     /// The search: generates cases until `cap` are in flight, or the campaign stops, and
     /// queues the executable ones on the lanes.
     fn search(&mut self, flow: &mut Flow, execute: &mut Execute) -> Result<()> {
         while flow.in_flight < flow.cap && self.batch_size() > 0 {
+            self.apply_rewrite_credits(flow);
             for job in self.generate(1)? {
                 // A case without inputs only went to the corpus (written by the search).
                 if job.inputs.is_none() {
@@ -206,15 +256,7 @@ impl Campaign {
             c.load_failed_everywhere += 1;
             c.per_operator[j.job.op].illegal += 1;
         }
-        for r in mr.runs.iter().filter(|r| !r.rewrites.is_empty()) {
-            let fired = self.state.rewrites.entry(r.backend.clone()).or_default();
-            let mut once: Vec<&String> = r.rewrites.iter().collect();
-            once.sort_unstable();
-            once.dedup();
-            for name in once {
-                *fired.entry(name.clone()).or_default() += 1;
-            }
-        }
+        self.note_rewrites(&j.job, &mr.runs);
         let tm = &mut self.state.timings;
         tm.oracles += j.oracles_s;
         tm.triage += j.triage_s;

@@ -198,6 +198,7 @@ impl Campaign {
             iteration: 0,
             op: 0,
             seed,
+            selected: None,
             mutant: run.model,
             timeout: self.seed_inputs[seed].timeout,
             inputs: Some(run.inputs),

@@ -517,6 +517,8 @@ fn load_state(
             roots: BTreeMap::new(),
             triage: TriageStats::default(),
             rewrites: BTreeMap::new(),
+            rewrite_sets: BTreeSet::new(),
+            rewrite_credits: BTreeMap::new(),
             known_crashes: Default::default(),
             known_quiet: Default::default(),
             ours_kept: BTreeSet::new(),

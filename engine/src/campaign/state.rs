@@ -45,6 +45,16 @@ pub struct State {
     /// (as the library names it) → mutants it changed.
     #[serde(default)]
     pub rewrites: BTreeMap<String, BTreeMap<String, u64>>,
+    /// The combinations of rewrites one backend applied to one mutant, as seen so far
+    /// (`backend: A+B+C`): a mutant that shows a new one is credited to the seed that made it.
+    #[serde(default)]
+    pub rewrite_sets: BTreeSet<String>,
+    /// Credits of the rewrite family waiting to reach the seed scores: judged case number →
+    /// the MCMC seeds credited. A credit is applied once the search is `Flow::cap` cases past
+    /// it, a point the search reaches at the same iteration whatever the timing, so a `-j 1`
+    /// campaign stays one path for one seed ([`super::pipeline`]).
+    #[serde(default)]
+    pub rewrite_credits: BTreeMap<u64, Vec<usize>>,
     /// The crash messages the triage knows (its shortcuts: a resumed campaign takes the same
     /// ones as a campaign that never stopped).
     #[serde(default)]
@@ -217,6 +227,8 @@ mod tests {
             roots: BTreeMap::new(),
             triage: TriageStats::default(),
             rewrites: BTreeMap::new(),
+            rewrite_sets: BTreeSet::new(),
+            rewrite_credits: BTreeMap::new(),
             known_crashes: KnownCrashes::default(),
             known_quiet: KnownQuiet::default(),
             ours_kept: BTreeSet::new(),

@@ -232,17 +232,26 @@ pub struct RewriteCoverage {
     pub targeted: Vec<String>,
     /// How many of `targeted` fired.
     pub targeted_fired: usize,
+    /// The distinct combinations of rewrites it applied to one mutant (each new one credited
+    /// the seed that made it: the MCMC fitness's rewrite family).
+    pub combinations: usize,
 }
 
 impl RewriteCoverage {
     /// The coverage of `backend` from what it fired; `targeted` are the library's known
     /// rewrites (empty for a library the patterns are not made for).
-    pub fn of(backend: &str, fired: &BTreeMap<String, u64>, targeted: &[&str]) -> RewriteCoverage {
+    pub fn of(
+        backend: &str,
+        fired: &BTreeMap<String, u64>,
+        targeted: &[&str],
+        combinations: usize,
+    ) -> RewriteCoverage {
         RewriteCoverage {
             backend: backend.to_string(),
             fired: fired.clone(),
             targeted: targeted.iter().map(|s| s.to_string()).collect(),
             targeted_fired: targeted.iter().filter(|t| fired.contains_key(**t)).count(),
+            combinations,
         }
     }
 }

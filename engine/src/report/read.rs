@@ -217,9 +217,10 @@ impl Campaign {
                 )
             };
             v.push(format!(
-                "{}: {} rewrites changed mutants{known}: {}",
+                "{}: {} rewrites changed mutants{known}, in {} combinations: {}",
                 r.backend,
                 r.fired.len(),
+                r.combinations,
                 names.join(", ")
             ));
         }
