@@ -98,6 +98,10 @@ pub struct BackendInfo {
     pub ground_truth: bool,
     /// Its known failures of the ONNX backend test suite (`backends/conformance/<name>.txt`).
     pub allowlist: &'static str,
+    /// The known failures on other kinds of device, where they differ (a GPU backend on a
+    /// real GPU against the CPU driver its main list was made on): device kind
+    /// ([`device_kind`]) → `backends/conformance/<name>@<kind>.txt`.
+    pub device_allowlists: &'static [(&'static str, &'static str)],
     /// Creates it (each library's constructor says when its feature is not compiled in).
     pub create: Constructor,
 }
@@ -118,8 +122,65 @@ const fn row(name: &'static str, library: Library, create: Constructor) -> Backe
         default: false,
         ground_truth: false,
         allowlist: "",
+        device_allowlists: &[],
         create,
     }
+}
+
+/// The kind of device a GPU backend runs on here: `nvidia` (CUDA, or a Vulkan driver of
+/// NVIDIA's), `lavapipe` (Mesa's CPU Vulkan driver), `vulkan` (another one); `None` for a CPU
+/// backend. The Vulkan driver is the one wgpu would pick: NVIDIA's when its driver manifest is
+/// installed, else Mesa's CPU driver.
+pub fn device_kind(backend: &str) -> Option<&'static str> {
+    let b = info(backend)?;
+    if !b.gpu {
+        return None;
+    }
+    if b.feature == Some("cuda") {
+        return Some("nvidia");
+    }
+    Some(vulkan_kind(&vulkan_drivers()))
+}
+
+/// The Vulkan driver manifests here: the files `VK_DRIVER_FILES` / `VK_ICD_FILENAMES` name,
+/// else those of the standard manifest folders.
+fn vulkan_drivers() -> Vec<String> {
+    for var in ["VK_DRIVER_FILES", "VK_ICD_FILENAMES"] {
+        if let Ok(v) = std::env::var(var)
+            && !v.is_empty()
+        {
+            return v.split(':').map(str::to_string).collect();
+        }
+    }
+    ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
+        .collect()
+}
+
+/// The device kind of a set of Vulkan driver manifests (see [`device_kind`]).
+fn vulkan_kind(drivers: &[String]) -> &'static str {
+    let has = |k: &str| drivers.iter().any(|d| d.to_lowercase().contains(k));
+    if has("nvidia") {
+        "nvidia"
+    } else if has("lvp") || has("lavapipe") {
+        "lavapipe"
+    } else {
+        "vulkan"
+    }
+}
+
+/// The known conformance failures of `backend` on the device it runs on here
+/// ([`device_kind`]): the device's own list where there is one, else the backend's.
+pub fn allowlist_here(backend: &str) -> &'static str {
+    let Some(b) = info(backend) else {
+        return "";
+    };
+    device_kind(backend)
+        .and_then(|k| b.device_allowlists.iter().find(|(d, _)| *d == k))
+        .map_or(b.allowlist, |(_, text)| text)
 }
 
 /// Every backend this tool knows, in report order (test-only backends are in [`TEST_TABLE`]).
@@ -184,7 +245,12 @@ pub const TABLE: &[BackendInfo] = &[
         variant_of: Some("burn-ndarray"),
         gpu: true,
         feature: Some("wgpu"),
+        // Made on lavapipe (Mesa's CPU Vulkan driver); NVIDIA's driver fails more.
         allowlist: include_str!("../conformance/burn-wgpu.txt"),
+        device_allowlists: &[(
+            "nvidia",
+            include_str!("../conformance/burn-wgpu@nvidia.txt"),
+        )],
         ..row("burn-wgpu", Library::Burn, create_burn)
     },
     BackendInfo {
@@ -459,5 +525,46 @@ fn create_test(name: &str, _: &Config) -> Result<Box<dyn Backend>, CreateError> 
     match crate::planted::by_name(name) {
         Some(b) => Ok(Box::new(b)),
         None => Err(CreateError::Unknown(name.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One allowlist cannot serve a CPU Vulkan driver and a GPU (on an H200 burn-wgpu fails
+    /// ScatterND reductions and GRU seq_length that lavapipe passes): the list follows the
+    /// driver wgpu would pick.
+    #[test]
+    fn the_allowlist_follows_the_device() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            vulkan_kind(&names(&["lvp_icd.x86_64.json", "intel_icd.x86_64.json"])),
+            "lavapipe"
+        );
+        assert_eq!(
+            vulkan_kind(&names(&["lvp_icd.x86_64.json", "nvidia_icd.json"])),
+            "nvidia"
+        );
+        assert_eq!(vulkan_kind(&names(&["radeon_icd.x86_64.json"])), "vulkan");
+        assert_eq!(device_kind("ort"), None);
+        assert_eq!(device_kind("burn-cuda"), Some("nvidia"));
+        let wgpu = info("burn-wgpu").unwrap();
+        let (_, nvidia) = wgpu
+            .device_allowlists
+            .iter()
+            .find(|(k, _)| *k == "nvidia")
+            .unwrap();
+        let ids = |t: &str| {
+            t.lines()
+                .filter_map(|l| l.split_whitespace().next())
+                .filter(|l| !l.starts_with('#'))
+                .map(str::to_string)
+                .collect::<std::collections::BTreeSet<_>>()
+        };
+        assert!(ids(nvidia).contains("node/test_scatternd_add"));
+        assert!(!ids(wgpu.allowlist).contains("node/test_scatternd_add"));
+        assert!(ids(nvidia).is_superset(&ids(wgpu.allowlist)));
+        assert_eq!(allowlist_here("ort"), info("ort").unwrap().allowlist);
     }
 }

@@ -193,9 +193,10 @@ impl Allowlist {
         }
     }
 
-    /// The checked-in allowlist of a backend (empty for backends without one).
+    /// The checked-in allowlist of a backend on the device it runs on here (empty for
+    /// backends without one; [`crate::catalog::allowlist_here`]).
     pub fn builtin(backend: &str) -> Allowlist {
-        Allowlist::parse(crate::catalog::info(backend).map_or("", |b| b.allowlist))
+        Allowlist::parse(crate::catalog::allowlist_here(backend))
     }
 
     /// Renders the failures of a report in the file format, with the verdict and detail of each

@@ -208,8 +208,14 @@ pub fn summary_text(report: &Report) -> String {
     }
     s.push_str(
         "pass% = passes over all tests; supp.% = passes over tests not unsupported;\n\
-         new = failures not in the backend's allowlist (backends/conformance/<backend>.txt); fixed = allowlisted tests that pass.\n",
+         new = failures not in the backend's allowlist (backends/conformance/<backend>.txt, or\n\
+         <backend>@<device>.txt for the device it ran on); fixed = allowlisted tests that pass.\n",
     );
+    for b in &report.backends {
+        if let Some(kind) = mutagraph_backends::catalog::device_kind(&b.backend) {
+            s.push_str(&format!("{}: device kind {kind}\n", b.backend));
+        }
+    }
     s
 }
 

@@ -190,16 +190,16 @@ fn a_seed_finding_ships_the_users_file_byte_for_byte() {
 
 #[test]
 fn a_seed_with_an_op_the_reference_lacks_is_mutated_and_judged_by_peers() {
-    // ONNX Runtime (and tract) run com.microsoft's Gelu; the reference does not have it.
+    // ONNX Runtime runs com.microsoft's Inverse; the reference does not have it.
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("seeds");
     std::fs::create_dir_all(&seeds).unwrap();
     std::fs::write(
-        seeds.join("gelu_ms.onnx"),
+        seeds.join("inverse_ms.onnx"),
         mutagraph_ir::text::parse_model(
             "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n\
-             g (float[1, 16] x) => (float[1, 16] y) {\n\
-               h = com.microsoft.Gelu (x)\n\
+             g (float[4, 4] x) => (float[4, 4] y) {\n\
+               h = com.microsoft.Inverse (x)\n\
                m = Mul (h, x)\n\
                y = Tanh (m)\n\
              }",
@@ -222,7 +222,7 @@ fn a_seed_with_an_op_the_reference_lacks_is_mutated_and_judged_by_peers() {
     let adm = json(&out.join("admission.json"));
     let (_, a) = adm["admitted"].as_object().unwrap().iter().next().unwrap();
     let why = a["reference_failed"].as_str().unwrap_or_default();
-    assert!(why.contains("com.microsoft::Gelu"), "{a}");
+    assert!(why.contains("com.microsoft::Inverse"), "{a}");
     assert_eq!(a["mutated"], true, "{a}");
     assert!(err.contains("judged by peers"), "{err}");
     // The seed and the mutants that keep the op are judged against ONNX Runtime without its

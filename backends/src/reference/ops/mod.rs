@@ -312,6 +312,6 @@ mod tests {
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys.len(), n, "an op key is listed twice in OPS");
-        assert_eq!(n, 188);
+        assert_eq!(n, 203);
     }
 }
