@@ -1,4 +1,5 @@
-"""Dump facts of ONNX's operator schemas (every version) as JSON, for the registry cross-check.
+"""Dump facts of ONNX's operator schemas (every version) as JSON, for the registry cross-check,
+with ONNX Runtime's `com.microsoft` schemas (its contrib ops, from the onnxruntime package).
 
 Usage: dump_onnx_schemas.py OUT.json
 Output: {"domain/op": {"versions": [...], "deprecated": bool,
@@ -14,16 +15,22 @@ KINDS = {1: "float", 2: "int", 3: "string", 4: "tensor", 5: "graph", 6: "floats"
          8: "strings", 9: "tensors", 10: "graphs", 11: "sparse_tensor", 12: "sparse_tensors",
          13: "type_proto", 14: "type_protos"}
 
+try:
+    from onnxruntime.capi import onnxruntime_pybind11_state as ort_schemas
+except ImportError:
+    sys.exit("onnxruntime is needed for its contrib-op schemas: pip install onnxruntime==1.31.1")
+
 out = defaultdict(lambda: {"versions": [], "deprecated": False, "attrs": {}})
-for s in onnx.defs.get_all_schemas_with_history():
-    if s.domain not in ("", "ai.onnx.preview.training"):
+contrib = [s for s in ort_schemas.get_all_operator_schema() if s.domain == "com.microsoft"]
+for s in list(onnx.defs.get_all_schemas_with_history()) + contrib:
+    if s.domain not in ("", "ai.onnx.preview.training", "com.microsoft"):
         continue
     e = out[f"{s.domain}/{s.name}"]
     e["versions"].append(s.since_version)
     e["deprecated"] = e["deprecated"] or s.deprecated
     for name, a in s.attributes.items():
         ae = e["attrs"].setdefault(name, {"types": [], "required": False, "versions": []})
-        kind = KINDS.get(int(a.type), str(a.type))
+        kind = KINDS.get(int(a.type.value if hasattr(a.type, "value") else a.type), str(a.type))
         if kind not in ae["types"]:
             ae["types"].append(kind)
         ae["required"] = ae["required"] or a.required

@@ -22,7 +22,7 @@ nodes = [
     helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="dql"),
     helper.make_node("ConvInteger", ["xq", "wq", "xz"], ["conv_i32"], name="convint", pads=[1, 1, 1, 1]),
     helper.make_node("Cast", ["conv_i32"], ["conv_f"], to=TensorProto.FLOAT, name="cast"),
-    helper.make_node("QuickGelu", ["conv_f"], ["act"], domain="com.microsoft", alpha=1.702,
+    helper.make_node("GemmFastGelu", ["conv_f"], ["act"], domain="com.microsoft", alpha=1.702,
                      name="custom", unmodeled_knob=7),
     helper.make_node("Reshape", ["act", "shape"], ["seq"], name="reshape"),
     helper.make_node("LSTM", ["seq", "W", "R"], ["", "h_last"], hidden_size=4, name="lstm"),

@@ -1,6 +1,7 @@
 //! The op registry against ONNX's own operator schemas (read by tests/python/dump_onnx_schemas.py
-//! from the `onnx` package): every spec names a real op, has the same opset versions, and the
-//! same attributes with the same kinds. At least 100 ops.
+//! from the `onnx` package, and ONNX Runtime's `com.microsoft` schemas from `onnxruntime`): every
+//! spec names a real op, has the same opset versions, and the same attributes with the same
+//! kinds. At least 100 ops.
 use mutagraph_ir::Registry;
 use mutagraph_tests::{python, scratch};
 
