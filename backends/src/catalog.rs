@@ -528,6 +528,20 @@ fn create_test(name: &str, _: &Config) -> Result<Box<dyn Backend>, CreateError> 
     }
 }
 
+/// The names ONNX Runtime registers a graph transformer under, for the name its rewritten
+/// nodes carry (`…/LayerNormFusion/`) or the registered name itself: a transformer run at two
+/// levels is registered once per level (`LayerNormFusionL1`, `LayerNormFusionL2`), and
+/// `disabled_optimizers` takes only the registered names (measured on 1.31.1: disabling
+/// `LayerNormFusion` leaves the fusion on).
+pub fn ort_transformer_names(name: &str) -> Vec<String> {
+    const PER_LEVEL: &[&str] = &["LayerNormFusion", "GeluFusion"];
+    if PER_LEVEL.contains(&name) {
+        vec![format!("{name}L1"), format!("{name}L2")]
+    } else {
+        vec![name.to_string()]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

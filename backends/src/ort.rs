@@ -367,7 +367,10 @@ impl OrtBackend {
             runtime,
             threads: config.threads.unwrap_or(1).max(1),
             disabled: match &config.rewrites {
-                Rewrites::Without(names) => names.clone(),
+                Rewrites::Without(names) => names
+                    .iter()
+                    .flat_map(|n| crate::catalog::ort_transformer_names(n))
+                    .collect(),
                 _ => Vec::new(),
             },
         };

@@ -110,3 +110,39 @@ fn the_probe_credits_ops_the_suite_has_no_test_of() {
     // An op no model showed is not credited.
     assert!(!caps.supports("", "NoSuchOp"));
 }
+
+/// ONNX Runtime registers some transformers once per level (`LayerNormFusionL1`, `…L2`) while
+/// the nodes they make say `…/LayerNormFusion/`: leaving out `LayerNormFusion` leaves out
+/// both (round 10: a bundle's repro.py disabled `LayerNormFusion`, which ORT ignores, and the
+/// crash it blamed on that pass stayed). The model: a Cast from int64 before a LayerNorm
+/// written out, which the fusion absorbs and feeds its int64 input to LayerNormalization.
+#[test]
+fn leaving_out_a_transformer_leaves_out_each_level_of_it() {
+    use mutagraph_backends::catalog::{self, Config, Rewrites};
+    let model = mutagraph_backends::ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         g (int64[2, 4] x) => (float[2, 4] y)\n\
+         <float two = {2.0}, float eps = {1e-5}, float[4] gamma = {1, 1, 1, 1}, float[4] beta = {0, 0, 0, 0}>\n\
+         { c = Cast <to: int = 1> (x)\n mu = ReduceMean <axes: ints = [-1]> (c)\n d = Sub (c, mu)\n\
+           p = Pow (d, two)\n v = ReduceMean <axes: ints = [-1]> (p)\n ve = Add (v, eps)\n\
+           sd = Sqrt (ve)\n n = Div (d, sd)\n ng = Mul (n, gamma)\n y = Add (ng, beta) }",
+    )
+    .unwrap()
+    .to_bytes();
+    let with = |rewrites: Rewrites| {
+        let config = Config {
+            rewrites,
+            ..Config::default()
+        };
+        catalog::create("ort", &config)
+            .unwrap()
+            .prepare(&model)
+            .map(|_| ())
+    };
+    assert!(
+        with(Rewrites::All).is_err(),
+        "ORT's LayerNormFusion fails on this model"
+    );
+    assert_eq!(catalog::ort_transformer_names("LayerNormFusion").len(), 2);
+    with(Rewrites::Without(vec!["LayerNormFusion".into()])).unwrap();
+}

@@ -140,6 +140,13 @@ fn py_float(x: f64) -> String {
     }
 }
 
+fn py_list(v: &[String]) -> String {
+    format!(
+        "[{}]",
+        v.iter().map(|s| py_str(s)).collect::<Vec<_>>().join(", ")
+    )
+}
+
 fn py_opt(s: &Option<String>) -> String {
     s.as_deref().map_or_else(|| "None".into(), py_str)
 }
@@ -289,6 +296,17 @@ pub fn render_repro_py(spec: &ReproSpec) -> String {
             "OPTIMIZER_PASS",
             py_opt(&spec.optimizer_pass),
             "the optimizer pass the library died in (None: not one pass); run again without it",
+        ),
+        (
+            "OPTIMIZER_PASS_NAMES",
+            py_list(&spec.optimizer_pass.as_deref().map_or_else(Vec::new, |p| {
+                if spec.library == "onnxruntime" {
+                    mutagraph_backends::catalog::ort_transformer_names(p)
+                } else {
+                    vec![p.to_string()]
+                }
+            })),
+            "the names disabling that pass takes (ONNX Runtime registers some once per level)",
         ),
         (
             "PIP_PACKAGE",

@@ -770,7 +770,7 @@ def without_pass(variants, model_path, inputs, runs, timeout, expected, native):
     with it, in words."""
     gone = []
     for variant in variants:
-        run = run_library(variant, model_path, inputs, runs, timeout, [OPTIMIZER_PASS])
+        run = run_library(variant, model_path, inputs, runs, timeout, OPTIMIZER_PASS_NAMES)
         show(run, expected, native)
         ok, why = shows_bug(run, expected, native)
         gone.append(not ok)
