@@ -300,14 +300,20 @@ fn rewrite(f: &Finding) -> Option<String> {
 fn spec_page(op: &str, opset: i64) -> String {
     use mutagraph_ir::ops::contrib;
     match mutagraph_ir::registry::split_key(op) {
-        (contrib::MS, name) => format!(
-            "{name} is one of ONNX Runtime's own com.microsoft ops ({}#com.microsoft.{name}): \
-             \"{}\" No other library implements it: the expected values are mutagraph's \
-             reference computing that definition in float64, and the finding rests on it and \
-             on ONNX Runtime's two optimization levels alone.",
-            contrib::DOCS,
-            contrib::definition(name).unwrap_or("(not defined in words there)"),
-        ),
+        (contrib::MS, name) => {
+            let (doc, formula) = contrib::definition(name).unwrap_or((None, "not given"));
+            let doc = doc.map_or_else(
+                || "The documentation lists its inputs and attributes only".to_string(),
+                |d| format!("The documentation says: \"{d}\""),
+            );
+            format!(
+                "{name} is one of ONNX Runtime's own com.microsoft ops ({}#com.microsoft.{name}). \
+                 {doc}. mutagraph's reference computes {formula}. No other library implements \
+                 it: the expected values are that reference's, in float64, and the finding rests \
+                 on it and on ONNX Runtime's two optimization levels alone.",
+                contrib::DOCS,
+            )
+        }
         _ => format!(
             "{op}, as defined at opset {opset}: https://onnx.ai/onnx/operators/onnx__{op}.html"
         ),

@@ -149,4 +149,10 @@ fn generated_mutants_are_valid_by_onnx_rules() {
         "generated models fail onnx.checker:\n{t}"
     );
     assert!(t.contains("checker: 1500 models, 0 fail"), "{t}");
+    // onnx 1.22's shape inference dies (a segfault) on an EyeLike whose input has no type,
+    // which the output of a com.microsoft op is to it (it has no schema of that domain): a
+    // crash of ONNX's checker is only acceptable on a model holding such an op.
+    for line in t.lines().filter(|l| l.starts_with("CRASH ")) {
+        assert!(line.contains("com.microsoft::"), "{line}");
+    }
 }

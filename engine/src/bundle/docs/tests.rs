@@ -48,7 +48,15 @@ fn a_contrib_op_cites_onnx_runtimes_definition() {
         cite.contains("ContribOperators.md#com.microsoft.QuickGelu"),
         "{v:?}"
     );
-    assert!(cite.contains("Compute x * Sigmoid(alpha * x)."), "{v:?}");
+    assert!(
+        cite.contains("The documentation says: \"Compute x * Sigmoid(alpha * x).\""),
+        "{v:?}"
+    );
+    // The formula is ours, outside the quote.
+    assert!(
+        cite.contains("reference computes y = x * sigmoid(alpha * x)"),
+        "{v:?}"
+    );
     assert!(cite.contains("No other library implements it"), "{v:?}");
     assert!(!v.iter().any(|l| l.contains("onnx.ai")), "{v:?}");
 }

@@ -10,8 +10,8 @@
 //! | `FusedConv`, `FusedGemm`, `FusedMatMul`, `Inverse` | `linear.rs` |
 //! | `QLinearAdd`, `QLinearMul`, `QLinearSigmoid`, `QLinearLeakyRelu`, `MatMulIntegerToFloat`, `DynamicQuantizeMatMul` | `quantized.rs` |
 //!
-//! Each spec's [`definition`] is the sentence of ORT's contrib-op documentation that defines
-//! the op, which bug reports quote (the op's only specification).
+//! [`definition`] gives, per op, what ORT's contrib-op documentation says of it (verbatim, as
+//! bug reports quote it: the op's only specification) and the formula the reference computes.
 mod activation;
 pub mod linear;
 mod norm;
@@ -26,78 +26,94 @@ pub const MS: &str = "com.microsoft";
 pub const DOCS: &str =
     "https://github.com/microsoft/onnxruntime/blob/main/docs/ContribOperators.md";
 
-/// The defining text of each contrib op, as ORT's documentation (ContribOperators.md) states
-/// it, or the formula its kernel implements where the page gives no definition (marked so).
-const DEFINITIONS: &[(&str, &str)] = &[
+/// What ORT's documentation (ContribOperators.md) says of each contrib op, verbatim (its
+/// schema's doc string, or its first sentences), and the formula the reference computes, in
+/// our words.
+const DEFINITIONS: &[(&str, &str, &str)] = &[
     (
         "Gelu",
-        "Gaussian Error Linear Unit: y = 0.5 * x * (1 + erf(x / sqrt(2))) (the docs name the function; the formula is GELU's).",
+        "Gaussian Error Linear Unit. A high-performing neural network activation function.",
+        "y = 0.5 * x * (1 + erf(x / sqrt(2)))",
     ),
     (
         "FastGelu",
         "GELU (Gaussian Error Linear Unit) approximation: Y=0.5*X*(1+tanh(0.797885*X+0.035677*X*X*X)) with an optional input of bias that will be added to X before GELU.",
+        "x' = X + bias; Y = 0.5 * x' * (1 + tanh(sqrt(2/pi) * (x' + 0.044715 * x'^3)))",
     ),
     (
         "BiasGelu",
-        "It takes the sum of input A and bias input B as the input of Gelu activation.",
+        "Bias Gelu. It's an extension of Gelu. It takes the sum of input A and bias input B as the input of Gelu activation.",
+        "C = Gelu(A + B), B a vector of A's last axis",
     ),
-    ("QuickGelu", "Compute x * Sigmoid(alpha * x)."),
+    (
+        "QuickGelu",
+        "Compute x * Sigmoid(alpha * x).",
+        "y = x * sigmoid(alpha * x), alpha 1.702 by default",
+    ),
     (
         "SkipLayerNormalization",
-        "Skip and Layer Normalization Fusion: LayerNormalization over the last axis of input + skip (+ bias), scaled by gamma and shifted by beta; input_skip_bias_sum is that sum.",
+        "Skip and Layer Normalization Fusion",
+        "s = input + skip (+ bias); output = (s - mean(s)) / sqrt(var(s) + epsilon) * gamma (+ beta) over the last axis; input_skip_bias_sum = s",
     ),
     (
         "SkipSimplifiedLayerNormalization",
-        "Skip and Root Mean Square Layer Normalization: x / sqrt(mean(x^2) + epsilon) * gamma over the last axis of x = input + skip (+ bias).",
+        "Skip and Root Mean Square Layer Normalization",
+        "s = input + skip (+ bias); output = s / sqrt(mean(s^2) + epsilon) * gamma over the last axis; input_skip_bias_sum = s",
     ),
     (
         "FusedConv",
         "The fused convolution operator schema is the same as Conv besides it includes an attribute activation.",
+        "Y = activation(Conv(X, W, B) + Z)",
     ),
     (
         "FusedGemm",
         "The FusedGemm operator schema is the same as Gemm besides it includes attributes activation and leaky_relu_alpha.",
+        "Y = activation(alpha * A' B' + beta * C), its parameters from activation_alpha, activation_beta, activation_gamma",
     ),
     (
         "FusedMatMul",
-        "Matrix product that behaves like numpy.matmul, scaled by alpha, with A and B transposed on their last two dimensions when transA / transB are set.",
-    ),
-    (
-        "Inverse",
-        "The inverse of every matrix of the batch (input: every matrix in the batch must be invertible).",
+        "Matrix product that behaves like numpy.matmul",
+        "Y = alpha * matmul(A', B'): transA / transB swap an operand's last two axes, transBatchA / transBatchB move its first axis just before them",
     ),
     (
         "QLinearAdd",
-        "C = (A_scale * (A - A_zero_point) + B_scale * (B - B_zero_point))/C_scale + C_zero_point",
+        "Performs element-wise binary addition on 8 bit data types (with Numpy-style broadcasting support).",
+        "C = (A_scale * (A - A_zero_point) + B_scale * (B - B_zero_point)) / C_scale + C_zero_point, rounded half to even and saturated",
     ),
     (
         "QLinearMul",
-        "C = ((A - A_zero_point) * (B - B_zero_point)) * (A_scale * B_scale)/C_scale + C_zero_point",
+        "Performs element-wise binary multiplication on 8 bit data types (with Numpy-style broadcasting support).",
+        "C = (A - A_zero_point) * (B - B_zero_point) * (A_scale * B_scale) / C_scale + C_zero_point, rounded half to even and saturated",
     ),
     (
         "QLinearSigmoid",
-        "f(x) = quantize(Sigmoid(dequantize(x))), applied to the data tensor elementwise.",
+        "QLinearSigmoid takes quantized input data (Tensor), and quantize parameter for output, and produces one output data (Tensor<T>) where the function `f(x) = quantize(Sigmoid(dequantize(x)))`, is applied to the data tensor elementwise.",
+        "Y = quantize(sigmoid(dequantize(X)))",
     ),
     (
         "QLinearLeakyRelu",
-        "f(x) = quantize(alpha * dequantize(x)) for dequantize(x) < 0, f(x) = quantize(dequantize(x)) for dequantize(x) >= 0.",
+        "QLinearLeakyRelu takes quantized input data (Tensor), an argument alpha, and quantize parameter for output, and produces one output data (Tensor<T>) where the function `f(x) = quantize(alpha * dequantize(x)) for dequantize(x) < 0`, `f(x) = quantize(dequantize(x)) for dequantize(x) >= 0`, is applied to the data tensor elementwise.",
+        "Y = quantize(leaky_relu(dequantize(X), alpha))",
     ),
     (
         "MatMulIntegerToFloat",
-        "(A - a_zero_point) * (B - b_zero_point) as integers, times a_scale * b_scale, plus bias (the docs give inputs only; this is the kernel's formula).",
+        "",
+        "Y = (A - a_zero_point) x (B - b_zero_point) as integers, times a_scale * b_scale, plus bias (B's parameters per column)",
     ),
     (
         "DynamicQuantizeMatMul",
-        "A quantized to uint8 as DynamicQuantizeLinear does, multiplied by (B - b_zero_point), times the scales, plus bias (the docs give inputs only; this is the kernel's formula).",
+        "",
+        "A quantized to uint8 as DynamicQuantizeLinear does, (A_q - zero point) x (B - b_zero_point), times A's scale * b_scale, plus bias",
     ),
 ];
 
-/// The defining text of the contrib op `op_type` (see [`DEFINITIONS`]).
-pub fn definition(op_type: &str) -> Option<&'static str> {
+/// What ORT's documentation says of the contrib op `op_type`, verbatim (`None` where it gives
+/// no description), and the formula the reference computes (see [`DEFINITIONS`]).
+pub fn definition(op_type: &str) -> Option<(Option<&'static str>, &'static str)> {
     DEFINITIONS
         .iter()
-        .find(|(o, _)| *o == op_type)
-        .map(|(_, d)| *d)
+        .find(|(o, _, _)| *o == op_type)
+        .map(|(_, doc, formula)| ((!doc.is_empty()).then_some(*doc), *formula))
 }
 
 /// Adds the domain's specs to `r`.
