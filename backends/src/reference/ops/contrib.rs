@@ -3,6 +3,7 @@
 //! from its documented definition, in f64.
 use super::conv::op_conv;
 use super::linalg::{matmul, op_gemm};
+use super::quantize::{dynamic_quantize, qrange};
 use super::reshape::transpose;
 use super::unary::{erf, map_f, sigmoid, softplus};
 use crate::reference::tensor::*;
@@ -209,11 +210,7 @@ fn param(ins: &[Option<&V>], i: usize, default: f64) -> R<f64> {
 }
 
 fn quantize(dt: DType, v: f64, zp: f64) -> R<f64> {
-    let (lo, hi) = match dt {
-        DType::U8 => (0.0, 255.0),
-        DType::I8 => (-128.0, 127.0),
-        d => return Err(unsup(format!("quantization to {d}"))),
-    };
+    let (lo, hi) = qrange(dt)?;
     Ok((v.round_ties_even() + zp).clamp(lo, hi))
 }
 
@@ -324,23 +321,9 @@ pub(super) fn op_matmul_integer_to_float(_: &Cx, _: &Node, ins: &[Option<&V>]) -
 
 pub(super) fn op_dynamic_quantize_matmul(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let a = inp(ins, 0)?;
-    let v = a.fs()?;
-    // A quantized as DynamicQuantizeLinear does: uint8, the range widened to hold 0.
-    let mx = v.iter().copied().fold(0.0f64, f64::max);
-    let mn = v.iter().copied().fold(0.0f64, f64::min);
-    let scale = round_dt(DType::F32, (mx - mn) / 255.0);
-    // Centred on the zero point: the integers the product multiplies.
-    let aq: Vec<f64> = if scale == 0.0 {
-        vec![0.0; v.len()]
-    } else {
-        let zp = round_dt(DType::F32, -mn / scale)
-            .round_ties_even()
-            .clamp(0.0, 255.0);
-        v.iter()
-            .map(|&x| {
-                (round_dt(DType::F32, x / scale).round_ties_even() + zp).clamp(0.0, 255.0) - zp
-            })
-            .collect()
-    };
+    // A quantized as DynamicQuantizeLinear does, centred on its zero point: the integers
+    // the product multiplies.
+    let (q, scale, zp) = dynamic_quantize(a.fs()?, DType::F32);
+    let aq: Vec<f64> = q.iter().map(|x| x - zp).collect();
     scaled_matmul(&aq, &a.shape, inp(ins, 1)?, scale, ins, [2, 3, 4])
 }

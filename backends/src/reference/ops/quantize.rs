@@ -9,7 +9,8 @@ use mutagraph_ir::graph::Node;
 
 type Out = R<Vec<V>>;
 
-fn qrange(dt: DType) -> R<(f64, f64)> {
+/// The range of a quantized type.
+pub(super) fn qrange(dt: DType) -> R<(f64, f64)> {
     Ok(match dt {
         DType::U8 => (0.0, 255.0),
         DType::I8 => (-128.0, 127.0),
@@ -101,29 +102,28 @@ pub(super) fn op_dequantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     one(T::f(st.dt, x.shape.clone(), out))
 }
 
-pub(super) fn op_dynamic_quantize(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
-    let x = inp(ins, 0)?;
-    let v = x.fs()?;
+/// DynamicQuantizeLinear's arithmetic on `v` (in the precision of `dt`): uint8 values, the
+/// scale (the range widened to hold 0, over 255, in f32) and the zero point.
+pub(super) fn dynamic_quantize(v: &[f64], dt: DType) -> (Vec<f64>, f64, f64) {
     let mx = v.iter().copied().fold(0.0f64, f64::max);
     let mn = v.iter().copied().fold(0.0f64, f64::min);
     let scale = round_dt(DType::F32, (mx - mn) / 255.0);
-    let zp = if scale == 0.0 {
-        0.0
-    } else {
-        round_dt(x.dt, 0.0 - mn / scale)
-            .round_ties_even()
-            .clamp(0.0, 255.0)
-    };
-    let y = v
+    if scale == 0.0 {
+        return (vec![0.0; v.len()], scale, 0.0);
+    }
+    let zp = round_dt(dt, 0.0 - mn / scale)
+        .round_ties_even()
+        .clamp(0.0, 255.0);
+    let q = v
         .iter()
-        .map(|&a| {
-            if scale == 0.0 {
-                zp
-            } else {
-                (round_dt(x.dt, a / scale).round_ties_even() + zp).clamp(0.0, 255.0)
-            }
-        })
+        .map(|&a| (round_dt(dt, a / scale).round_ties_even() + zp).clamp(0.0, 255.0))
         .collect();
+    (q, scale, zp)
+}
+
+pub(super) fn op_dynamic_quantize(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
+    let x = inp(ins, 0)?;
+    let (y, scale, zp) = dynamic_quantize(x.fs()?, x.dt);
     Ok(vec![
         V::T(T::from_f64s(DType::U8, x.shape.clone(), y)?),
         V::T(T::f(DType::F32, vec![], vec![scale])),
