@@ -102,8 +102,85 @@ pub struct BackendInfo {
     /// real GPU against the CPU driver its main list was made on): device kind
     /// ([`device_kind`]) → `backends/conformance/<name>@<kind>.txt`.
     pub device_allowlists: &'static [(&'static str, &'static str)],
+    /// The rewrites it applies over the ONNX backend test suite, one per line as
+    /// [`crate::rewrites::rule_name`] words them (`backends/conformance/rewrites/<name>.txt`;
+    /// empty: not listed): the known rewrites its campaign coverage counts against.
+    pub suite_rewrites: &'static str,
+    /// The arithmetic its kernels may compute in besides IEEE arithmetic in the model's own
+    /// types (empty: none): what the precision envelope allows it on top.
+    pub arithmetic: &'static [Arithmetic],
     /// Creates it (each library's constructor says when its feature is not compiled in).
     pub create: Constructor,
+}
+
+/// An arithmetic a GPU backend's kernels may compute in other than IEEE arithmetic in the
+/// model's own types, op by op. Read from the libraries' sources at the pinned versions:
+/// - burn-cuda (burn 0.21, cubecl 0.10, cubek-matmul 0.2): the tensor-core matmul stages
+///   float32 operands as TF32 on devices that support it (`adjust_dtypes`), and its autotune
+///   may pick that kernel for MatMul, Gemm, the convolutions and the recurrent ops; NVRTC
+///   compiles its kernels without `--fmad=false`, so `a·b + c` may be one fused multiply-add.
+/// - burn-wgpu: WGSL has no TF32 (cubecl-wgpu refuses it); the Vulkan driver may contract
+///   multiply-adds (SPIR-V without `NoContraction`).
+/// - ort-cuda: ONNX Runtime's CUDA provider leaves TF32 off unless `use_tf32` is set (this
+///   tool does not set it); its kernels are compiled with nvcc's default `--fmad=true`.
+///
+/// None of them computes in fast math: cubecl only emits its fast instructions where a
+/// kernel sets fast-math flags, which burn's kernels do not, and neither compiler is given
+/// `--use_fast_math`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arithmetic {
+    /// TensorFloat-32 matrix units: float32 operands of matrix products rounded to a 10-bit
+    /// mantissa (float16's) before multiplying, sums kept in float32.
+    Tf32MatrixUnits,
+    /// Fused multiply-add: `a·b + c` rounded once instead of twice.
+    FusedMultiplyAdd,
+    /// Fast-math transcendental and division instructions (approximate `exp`, `log`, `tanh`,
+    /// reciprocal).
+    FastMath,
+}
+
+impl Arithmetic {
+    /// The ops whose kernels compute in it (`None`: any op's).
+    pub fn ops(self) -> Option<&'static [&'static str]> {
+        match self {
+            Arithmetic::Tf32MatrixUnits => Some(&[
+                "MatMul",
+                "Gemm",
+                "Conv",
+                "ConvTranspose",
+                "Einsum",
+                "GRU",
+                "LSTM",
+                "RNN",
+            ]),
+            Arithmetic::FusedMultiplyAdd => None,
+            Arithmetic::FastMath => Some(&[
+                "Exp", "Log", "Tanh", "Sin", "Cos", "Div", "Sigmoid", "Softmax", "Erf", "Pow",
+            ]),
+        }
+    }
+
+    /// The relative rounding unit it adds to a float32 result, at the scale of the largest
+    /// value on the result's path: half an ulp at 1 of TF32's 10-bit mantissa (2^-11), of
+    /// float32 for a fused multiply-add (2^-24: one rounding more or less), and the few ulps
+    /// of CUDA's fast intrinsics (2^-21).
+    pub fn unit(self) -> f64 {
+        match self {
+            Arithmetic::Tf32MatrixUnits => 2f64.powi(-11),
+            Arithmetic::FusedMultiplyAdd => 2f64.powi(-24),
+            Arithmetic::FastMath => 2f64.powi(-21),
+        }
+    }
+
+    /// Its name in reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Arithmetic::Tf32MatrixUnits => "TF32 matrix units",
+            Arithmetic::FusedMultiplyAdd => "fused multiply-add",
+            Arithmetic::FastMath => "fast math",
+        }
+    }
 }
 
 /// How the catalog creates a backend from its name.
@@ -123,6 +200,8 @@ const fn row(name: &'static str, library: Library, create: Constructor) -> Backe
         ground_truth: false,
         allowlist: "",
         device_allowlists: &[],
+        suite_rewrites: "",
+        arithmetic: &[],
         create,
     }
 }
@@ -220,12 +299,14 @@ pub const TABLE: &[BackendInfo] = &[
         optimized: true,
         gpu: true,
         feature: Some("ort-cuda"),
+        arithmetic: &[Arithmetic::FusedMultiplyAdd],
         ..row("ort-cuda", Library::OnnxRuntime, create_ort)
     },
     BackendInfo {
         feature: Some("tract"),
         default: true,
         allowlist: include_str!("../conformance/tract.txt"),
+        suite_rewrites: include_str!("../conformance/rewrites/tract.txt"),
         ..row("tract", Library::Tract, create_tract)
     },
     BackendInfo {
@@ -233,6 +314,7 @@ pub const TABLE: &[BackendInfo] = &[
         optimized: true,
         feature: Some("tract"),
         allowlist: include_str!("../conformance/tract-opt.txt"),
+        suite_rewrites: include_str!("../conformance/rewrites/tract-opt.txt"),
         ..row("tract-opt", Library::Tract, create_tract)
     },
     BackendInfo {
@@ -251,6 +333,7 @@ pub const TABLE: &[BackendInfo] = &[
             "nvidia",
             include_str!("../conformance/burn-wgpu@nvidia.txt"),
         )],
+        arithmetic: &[Arithmetic::FusedMultiplyAdd],
         ..row("burn-wgpu", Library::Burn, create_burn)
     },
     BackendInfo {
@@ -258,6 +341,7 @@ pub const TABLE: &[BackendInfo] = &[
         gpu: true,
         feature: Some("cuda"),
         allowlist: include_str!("../conformance/burn-cuda.txt"),
+        arithmetic: &[Arithmetic::Tf32MatrixUnits, Arithmetic::FusedMultiplyAdd],
         ..row("burn-cuda", Library::Burn, create_burn)
     },
 ];

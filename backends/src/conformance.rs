@@ -60,6 +60,9 @@ pub struct CaseResult {
     pub detail: String,
     /// Wall time of all its runs, milliseconds.
     pub ms: f64,
+    /// The rewrites the library applied to its model, each once ([`crate::rewrites`]).
+    #[serde(default)]
+    pub rewrites: Vec<String>,
 }
 
 /// Counts of verdicts.
@@ -139,6 +142,50 @@ impl BackendReport {
         t
     }
 
+    /// The rewrites its runs applied over the suite, each once.
+    pub fn rewrites(&self) -> BTreeSet<&str> {
+        self.results
+            .iter()
+            .flat_map(|r| r.rewrites.iter().map(String::as_str))
+            .collect()
+    }
+
+    /// The rewrites its runs applied against its checked-in list
+    /// ([`crate::catalog::BackendInfo::suite_rewrites`]); `None` for a backend without one.
+    pub fn rewrite_drift(&self) -> Option<Drift> {
+        let listed = crate::catalog::info(&self.backend)?.suite_rewrites;
+        if listed.is_empty() {
+            return None;
+        }
+        let listed: BTreeSet<&str> = list_entries(listed).collect();
+        let applied = self.rewrites();
+        Some(Drift {
+            new_failures: applied.difference(&listed).map(|s| s.to_string()).collect(),
+            fixed: listed.difference(&applied).map(|s| s.to_string()).collect(),
+        })
+    }
+
+    /// Its rewrites in the list format, with the count of tests that applied each.
+    pub fn render_rewrites(&self) -> String {
+        let mut s = format!(
+            "# The rewrites {} {} applies over the ONNX backend test suite (libonnx-testdata),\n\
+             # named as mutagraph_backends::rewrites::rule_name words them, with the number of \
+             tests whose model each changed.\n\
+             # The known rewrites of its campaign coverage; regenerate with \
+             `mutagraph conformance --backends {} --write-rewrites backends/conformance/rewrites`.\n",
+            self.backend, self.version, self.backend
+        );
+        for r in self.rewrites() {
+            let n = self
+                .results
+                .iter()
+                .filter(|c| c.rewrites.iter().any(|x| x == r))
+                .count();
+            s.push_str(&format!("{r}  # {n}\n"));
+        }
+        s
+    }
+
     /// Failures compared with the allowlist of known failures.
     pub fn drift(&self, allow: &Allowlist) -> Drift {
         let failing: BTreeSet<&str> = self
@@ -164,13 +211,22 @@ impl BackendReport {
     }
 }
 
-/// Differences between a run and the allowlist.
+/// Differences between a run and a checked-in list: the allowlist (failures), or the list of
+/// rewrites ([`BackendReport::rewrite_drift`]: a rewrite applied that the list lacks is new,
+/// one listed that none applied is fixed).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Drift {
     /// Failing tests that the allowlist does not name (regressions).
     pub new_failures: Vec<String>,
     /// Tests the allowlist names that do not fail any more.
     pub fixed: Vec<String>,
+}
+
+/// The entries of a checked-in list: one per line, `#` starts a comment.
+pub fn list_entries(text: &str) -> impl Iterator<Item = &str> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
 }
 
 /// Known failures of one backend: one `part/test_name` per line, `#` starts a comment.
@@ -184,12 +240,7 @@ impl Allowlist {
     /// Parses the file format.
     pub fn parse(text: &str) -> Allowlist {
         Allowlist {
-            ids: text
-                .lines()
-                .map(|l| l.split('#').next().unwrap_or("").trim())
-                .filter(|l| !l.is_empty())
-                .map(str::to_string)
-                .collect(),
+            ids: list_entries(text).map(str::to_string).collect(),
         }
     }
 
@@ -243,9 +294,11 @@ pub fn run_case(pool: &mut Pool, backend: &str, case: &Case) -> Result<CaseResul
     let mut ms = 0.0;
     let mut verdict = Verdict::Pass;
     let mut detail = String::new();
+    let mut rewrites = BTreeSet::new();
     for (k, set) in case.sets.iter().enumerate() {
         let rep = pool.run(backend, &case.model_bytes, &set.inputs)?;
         ms += rep.wall_ms;
+        rewrites.extend(rep.rewrites);
         let (v, d) = judge(&rep.outcome, &set.outputs);
         if v != Verdict::Pass {
             verdict = v;
@@ -263,6 +316,7 @@ pub fn run_case(pool: &mut Pool, backend: &str, case: &Case) -> Result<CaseResul
         verdict,
         detail,
         ms,
+        rewrites: rewrites.into_iter().collect(),
     })
 }
 
@@ -327,6 +381,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rewrites_are_checked_against_the_backends_list() {
+        let listed: Vec<&str> =
+            list_entries(crate::catalog::info("tract").unwrap().suite_rewrites).collect();
+        assert!(listed.len() >= 30, "{listed:?}");
+        let case = |rewrites: &[&str]| CaseResult {
+            id: "node/t".into(),
+            ops: vec![],
+            verdict: Verdict::Pass,
+            detail: String::new(),
+            ms: 0.0,
+            rewrites: rewrites.iter().map(|s| s.to_string()).collect(),
+        };
+        let mut results: Vec<CaseResult> = listed[1..].iter().map(|r| case(&[r])).collect();
+        results.push(case(&["declutter Imaginary"]));
+        let rep = BackendReport {
+            backend: "tract".into(),
+            version: "v".into(),
+            results,
+            worker_spawns: 1,
+        };
+        let d = rep.rewrite_drift().unwrap();
+        assert_eq!(d.new_failures, vec!["declutter Imaginary".to_string()]);
+        assert_eq!(d.fixed, vec![listed[0].to_string()]);
+        let rendered = rep.render_rewrites();
+        assert!(
+            rendered.contains("declutter Imaginary  # 1\n"),
+            "{rendered}"
+        );
+        let again: Vec<&str> = list_entries(&rendered).collect();
+        assert_eq!(again.len(), listed.len());
+        // A backend without a list has no drift.
+        let ort = BackendReport {
+            backend: "ort".into(),
+            ..rep
+        };
+        assert!(ort.rewrite_drift().is_none());
+    }
+
+    #[test]
     fn allowlist_format_and_drift() {
         let a = Allowlist::parse("# header\nnode/test_a  # mismatch: x\n\nnode/test_b\n");
         assert_eq!(a.ids.len(), 2);
@@ -336,6 +429,7 @@ mod tests {
             verdict: v,
             detail: "d".into(),
             ms: 0.0,
+            rewrites: vec![],
         };
         let rep = BackendReport {
             backend: "x".into(),

@@ -22,6 +22,7 @@ pub mod inputs;
 pub mod planted;
 pub mod probe;
 pub mod reference;
+pub mod rewrites;
 pub mod semantics;
 pub mod suite;
 pub mod value;

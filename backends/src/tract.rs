@@ -60,23 +60,41 @@ impl TractBackend {
 
     /// The backend whose declutter stops after `steps` rewrites (tract's `stopping_at`), then
     /// runs the model as it is (without the optimizer's kernel selection, for `tract-opt`
-    /// too); the rewrites it applies are recorded ([`rewrote`]).
-    ///
-    /// [`rewrote`]: crate::worker::context::rewrote
+    /// too).
     pub fn with_declutter_steps(mut self, steps: usize) -> TractBackend {
         self.steps = Some(steps);
-        record_patches();
         self
     }
 }
 
-/// Whether the patches tract's optimizer applies now are recorded: those of the declutter
-/// [`TractBackend::with_declutter_steps`] stops, not those of the plan's code generation after it.
+/// Whether the patches tract's optimizer applies now are recorded: those of a plan being
+/// compiled ([`Recording`]), not those of anything else tract does in the process.
 static RECORDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Records each patch tract's optimizer applies while [`RECORDING`] (it logs them at debug
-/// level: `applying patch #3: declutter/0 >> …`) as a rewrite of the model; other messages are
-/// dropped.
+/// While it lives, the patches tract's optimizer applies are recorded as rewrites of the model
+/// ([`rewrote`], by rule: [`rule_name`]), whether the compile ends, fails or panics.
+///
+/// [`rewrote`]: crate::worker::context::rewrote
+/// [`rule_name`]: crate::rewrites::rule_name
+struct Recording;
+
+impl Recording {
+    fn start() -> Recording {
+        record_patches();
+        RECORDING.store(true, std::sync::atomic::Ordering::Relaxed);
+        Recording
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        RECORDING.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Installs the logger that records each patch tract's optimizer applies while [`RECORDING`]
+/// (it logs them at debug level: `applying patch #3: declutter/0 >> …`); other messages are
+/// dropped. Once per process: later calls do nothing.
 fn record_patches() {
     struct Patches;
     impl log::Log for Patches {
@@ -87,7 +105,7 @@ fn record_patches() {
             if self.enabled(r.metadata()) && RECORDING.load(std::sync::atomic::Ordering::Relaxed) {
                 let text = r.args().to_string();
                 if let Some(name) = patch_applied(&text) {
-                    crate::worker::context::rewrote(name);
+                    crate::worker::context::rewrote(&crate::rewrites::rule_name(name));
                 }
             }
         }
@@ -202,15 +220,13 @@ impl TractModel {
             };
             m = m.with_input_fact(ix, fact).map_err(err)?;
         }
+        let _recording = Recording::start();
         let typed = if let Some(steps) = self.steps {
             m.into_typed().and_then(|mut t| {
-                use std::sync::atomic::Ordering::Relaxed;
-                RECORDING.store(true, Relaxed);
-                let done = tract_onnx::tract_core::optim::Optimizer::declutter()
+                tract_onnx::tract_core::optim::Optimizer::declutter()
                     .stopping_at(steps)
-                    .optimize(&mut t);
-                RECORDING.store(false, Relaxed);
-                done.map(|()| t)
+                    .optimize(&mut t)
+                    .map(|()| t)
             })
         } else if self.optimized {
             m.into_optimized()

@@ -11,6 +11,7 @@
 //! inputs ([`Precision`]): an f32 output computed through an f16 intermediate (or a
 //! LayerNormalization with f16 statistics) carries f16 rounding whatever its own type.
 use crate::checks::{compare_outputs, count_new_nonfinite};
+use mutagraph_backends::catalog::Arithmetic;
 use mutagraph_backends::compare::{CompareOptions, Metrics, Tolerance, compare_envelope};
 use mutagraph_backends::value::NamedValues;
 use mutagraph_ir::DType;
@@ -34,6 +35,11 @@ pub struct Precision {
     /// The absolute tolerance of values in a half-precision type, widened to the rounding of
     /// the largest value on their path ([`Precision::conditioned`]).
     atol_floor: HashMap<String, f64>,
+    /// The values a backend's arithmetic ([`Precision::for_arithmetic`]) may round more than
+    /// IEEE arithmetic in their types does, with the largest unit of rounding it adds.
+    arithmetic: HashMap<String, (f64, Arithmetic)>,
+    /// The modes of [`Precision::for_arithmetic`] that apply to some op of the model.
+    applied: Vec<Arithmetic>,
 }
 
 /// Units of rounding (half an ulp at 1: 2^-11 for f16, 2^-8 for bf16) of the largest value on
@@ -140,6 +146,8 @@ impl Precision {
             narrowest: HashMap::new(),
             int_slack: Default::default(),
             atol_floor: HashMap::new(),
+            arithmetic: HashMap::new(),
+            applied: Vec::new(),
         }
     }
 
@@ -193,6 +201,65 @@ impl Precision {
             narrowest,
             int_slack,
             atol_floor: HashMap::new(),
+            arithmetic: HashMap::new(),
+            applied: Vec::new(),
+        }
+    }
+
+    /// This precision for a backend whose kernels compute in `modes` besides IEEE arithmetic
+    /// in the model's types (its catalog row's [`Arithmetic`]): each float32 value computed by
+    /// an op a mode applies to, or from such values, may carry that mode's rounding. TF32
+    /// matrix units round like float16 (the tolerance of a float16 path, at least); every mode
+    /// adds its unit of rounding of the largest value on the path ([`Precision::conditioned`]).
+    pub fn for_arithmetic(&self, model: &Model, modes: &[Arithmetic]) -> Precision {
+        let g = &model.graph;
+        let mut arithmetic: HashMap<String, (f64, Arithmetic)> = HashMap::new();
+        let mut applied: Vec<Arithmetic> = Vec::new();
+        let is_f32 = |name: &str| matches!(g.value_type(name), ValueType::Tensor(t) if t.dtype == DType::F32);
+        let Ok(order) = g.topo_order() else {
+            return self.clone();
+        };
+        for id in order {
+            let Some(node) = g.node(id) else { continue };
+            let inherited = node
+                .present_inputs()
+                .filter_map(|i| arithmetic.get(i).copied())
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            let computes_f32 = node.outputs.iter().any(|o| !o.is_empty() && is_f32(o));
+            let mine: Vec<Arithmetic> = modes
+                .iter()
+                .copied()
+                .filter(|m| {
+                    computes_f32
+                        && m.ops()
+                            .is_none_or(|ops| ops.contains(&node.op_type.as_str()))
+                })
+                .collect();
+            for m in &mine {
+                if !applied.contains(m) {
+                    applied.push(*m);
+                }
+            }
+            let own = mine
+                .into_iter()
+                .map(|m| (m.unit(), m))
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            let Some(mode) = [inherited, own]
+                .into_iter()
+                .flatten()
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+            else {
+                continue;
+            };
+            for o in node.outputs.iter().filter(|o| !o.is_empty() && is_f32(o)) {
+                arithmetic.insert(o.clone(), mode);
+            }
+        }
+        applied.sort_by_key(|m| modes.iter().position(|x| x == m));
+        Precision {
+            arithmetic,
+            applied,
+            ..self.clone()
         }
     }
 
@@ -203,18 +270,21 @@ impl Precision {
     /// folded into the weights of the Conv before it rounds at the scale of the Conv's
     /// outputs, and ONNX does not fix the order of such arithmetic.
     pub fn conditioned(&self, model: &Model, values: &NamedValues) -> Precision {
-        // Nothing to condition without a half-precision path (most models).
-        if !self.narrowest.values().any(|&d| half_roundoff(d).is_some()) {
+        // Nothing to condition without a half-precision path or another arithmetic (most
+        // models on CPU backends).
+        if !self.narrowest.values().any(|&d| half_roundoff(d).is_some())
+            && self.arithmetic.is_empty()
+        {
             return self.clone();
         }
         let path = largest_on_path(model, values);
         let mut atol_floor = HashMap::new();
         for node in model.graph.nodes() {
             for o in node.outputs.iter().filter(|o| !o.is_empty()) {
-                if let (Some(u), Some(m)) = (
-                    self.narrowest(o).and_then(half_roundoff),
-                    path.get(o.as_str()),
-                ) {
+                let half = self.narrowest(o).and_then(half_roundoff);
+                let other = self.arithmetic.get(o.as_str()).map(|a| a.0);
+                let unit = half.into_iter().chain(other).reduce(f64::max);
+                if let (Some(u), Some(m)) = (unit, path.get(o.as_str())) {
                     atol_floor.insert(o.clone(), PATH_ROUNDINGS * u * m);
                 }
             }
@@ -230,10 +300,19 @@ impl Precision {
         if self.int_slack.contains(name) {
             return Tolerance::INTEGER_ROUNDING;
         }
-        let t = match self.narrowest.get(name) {
+        let mut t = match self.narrowest.get(name) {
             Some(&d) => self.base.for_dtype(d),
             None => self.base,
         };
+        if let Some((_, Arithmetic::Tf32MatrixUnits)) = self.arithmetic.get(name) {
+            let tf32 = self.base.for_dtype(DType::F16);
+            if tf32.rtol > t.rtol {
+                t = Tolerance {
+                    name: "tf32-matrix-units",
+                    ..tf32
+                };
+            }
+        }
         match self.atol_floor.get(name) {
             Some(&floor) if floor > t.atol => Tolerance {
                 name: "half-precision-path",
@@ -242,6 +321,12 @@ impl Precision {
             },
             _ => t,
         }
+    }
+
+    /// The arithmetic modes that apply to some value of the model, in the order given to
+    /// [`Precision::for_arithmetic`] (empty: IEEE arithmetic in the model's types throughout).
+    pub fn arithmetic_applied(&self) -> &[Arithmetic] {
+        &self.applied
     }
 
     /// The narrowest float type on the path to `name`, if any.
@@ -340,6 +425,82 @@ mod tests {
         let mut m = mutagraph_ir::text::parse_model(text).unwrap();
         mutagraph_ir::infer::infer_model(&mut m, Default::default());
         m
+    }
+
+    #[test]
+    fn a_backends_arithmetic_widens_only_the_values_it_computes() {
+        let m = model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[2,2] a, float[2,2] b) => (float[2,2] y, float[2,2] z) {\n\
+               p = MatMul (a, b)\n\
+               y = Relu (p)\n\
+               z = Sub (a, b)\n\
+             }",
+        );
+        let plain = Precision::of(&m, Tolerance::CLOSE);
+        // A CPU backend: IEEE arithmetic in the model's types.
+        assert_eq!(plain.for_value("y"), Tolerance::CLOSE);
+        assert!(plain.arithmetic_applied().is_empty());
+        // TF32 matrix units round the MatMul's operands like float16: its result and what is
+        // computed from it carry float16's tolerance; the Sub beside it does not.
+        let gpu = plain.for_arithmetic(
+            &m,
+            &[Arithmetic::Tf32MatrixUnits, Arithmetic::FusedMultiplyAdd],
+        );
+        let tf32 = gpu.for_value("y");
+        assert_eq!(tf32.name, "tf32-matrix-units");
+        assert_eq!(tf32.rtol, Tolerance::CLOSE.for_dtype(DType::F16).rtol);
+        assert_eq!(gpu.for_value("p").name, "tf32-matrix-units");
+        assert_eq!(gpu.for_value("z"), Tolerance::CLOSE);
+        assert_eq!(
+            gpu.arithmetic_applied(),
+            &[Arithmetic::Tf32MatrixUnits, Arithmetic::FusedMultiplyAdd]
+        );
+        // Fused multiply-adds round once less anywhere: at the scale of the largest value on
+        // the path (a difference of two large values), not of the result.
+        let fma = plain.for_arithmetic(&m, &[Arithmetic::FusedMultiplyAdd]);
+        assert_eq!(fma.for_value("z"), Tolerance::CLOSE);
+        let big = |name: &str, v: f64| {
+            let t =
+                mutagraph_backends::value::HostTensor::from_f64s(DType::F32, vec![2, 2], &[v; 4]);
+            (
+                name.to_string(),
+                mutagraph_backends::value::Value::Tensor(t.unwrap()),
+            )
+        };
+        let seen: NamedValues = vec![
+            big("a", 3.0e4),
+            big("b", 3.0e4),
+            big("p", 1.8e9),
+            big("y", 1.8e9),
+            big("z", 0.0),
+        ]
+        .into_iter()
+        .collect();
+        let floor = fma.conditioned(&m, &seen).for_value("z").atol;
+        assert!(
+            (floor - PATH_ROUNDINGS * 2f64.powi(-24) * 3.0e4).abs() < 1e-9,
+            "{floor}"
+        );
+        assert_eq!(
+            plain.conditioned(&m, &seen).for_value("z"),
+            Tolerance::CLOSE
+        );
+        // A GPU backend's catalog row says which arithmetic it computes in.
+        let cuda = mutagraph_backends::catalog::info("burn-cuda")
+            .unwrap()
+            .arithmetic;
+        assert!(cuda.contains(&Arithmetic::Tf32MatrixUnits), "{cuda:?}");
+        let wgpu = mutagraph_backends::catalog::info("burn-wgpu")
+            .unwrap()
+            .arithmetic;
+        assert!(!wgpu.contains(&Arithmetic::Tf32MatrixUnits), "{wgpu:?}");
+        assert!(
+            mutagraph_backends::catalog::info("ort")
+                .unwrap()
+                .arithmetic
+                .is_empty()
+        );
     }
 
     #[test]

@@ -522,18 +522,12 @@ impl Campaign {
         }
     }
 
-    /// The rewrites each backend applied; for ONNX Runtime's variants, against the rewrites
-    /// the pattern library is made for.
+    /// The rewrites each backend applied, against its known ones ([`known_rewrites`]).
     fn rewrite_coverage(&self) -> Vec<crate::persisted::stats::RewriteCoverage> {
-        let targeted = mutagraph_mutators::patterns::targeted_rewrites();
         self.state
             .rewrites
             .iter()
             .map(|(b, fired)| {
-                let known: &[&str] = match mutagraph_backends::catalog::library(b) {
-                    mutagraph_backends::catalog::Library::OnnxRuntime => &targeted,
-                    _ => &[],
-                };
                 let prefix = format!("{b}: ");
                 let combinations = self
                     .state
@@ -541,7 +535,8 @@ impl Campaign {
                     .iter()
                     .filter(|s| s.starts_with(&prefix))
                     .count();
-                crate::persisted::stats::RewriteCoverage::of(b, fired, known, combinations)
+                let (known, from) = known_rewrites(b);
+                crate::persisted::stats::RewriteCoverage::of(b, fired, (&known, from), combinations)
             })
             .collect()
     }
@@ -597,6 +592,25 @@ impl Campaign {
             (self.config.max_disk > 0).then_some(self.config.max_disk),
             &self.state.pruned,
         )
+    }
+}
+
+/// The known rewrites of a backend, and where they come from: its list of rewrites over the
+/// ONNX backend test suite where the catalog has one (tract's), else, for ONNX Runtime, the
+/// rewrites the pattern library is made for; none for other backends.
+fn known_rewrites(backend: &str) -> (Vec<&'static str>, &'static str) {
+    use mutagraph_backends::catalog::{self, Library};
+    let listed = catalog::info(backend).map_or("", |b| b.suite_rewrites);
+    if !listed.is_empty() {
+        let known = mutagraph_backends::conformance::list_entries(listed).collect();
+        return (known, crate::persisted::stats::FROM_SUITE);
+    }
+    match catalog::library(backend) {
+        Library::OnnxRuntime => (
+            mutagraph_mutators::patterns::targeted_rewrites(),
+            crate::persisted::stats::FROM_PATTERNS,
+        ),
+        _ => (Vec::new(), ""),
     }
 }
 

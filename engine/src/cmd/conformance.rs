@@ -36,6 +36,10 @@ pub struct Args {
     /// Write each backend's current failures as its allowlist into this directory.
     #[arg(long)]
     pub write_allowlist: Option<PathBuf>,
+    /// Write the rewrites each backend applied over the suite as its list of known rewrites
+    /// (`<backend>.txt`) into this directory (backends/conformance/rewrites is the checked-in one).
+    #[arg(long)]
+    pub write_rewrites: Option<PathBuf>,
     /// Print the summary as JSON (the full report goes to --report).
     #[arg(long)]
     pub json: bool,
@@ -53,6 +57,7 @@ pub fn main(a: Args, _g: &super::Globals) -> anyhow::Result<std::process::ExitCo
         per_op,
         check,
         write_allowlist,
+        write_rewrites,
         json,
         pool,
     } = a;
@@ -96,17 +101,41 @@ pub fn main(a: Args, _g: &super::Globals) -> anyhow::Result<std::process::ExitCo
         }
         tracing::info!("allowlists written to {}", dir.display());
     }
+    if let Some(dir) = write_rewrites {
+        write_rewrite_lists(&rep, &dir)?;
+    }
     let regressions: usize = rep
         .backends
         .iter()
         .map(|b| b.drift(&Allowlist::builtin(&b.backend)).new_failures.len())
         .sum();
-    Ok(if check && regressions > 0 {
-        eprintln!("error: {regressions} failures are not in the allowlists");
+    let rewrite_drift: usize = rep
+        .backends
+        .iter()
+        .filter_map(|b| b.rewrite_drift())
+        .map(|d| d.new_failures.len() + d.fixed.len())
+        .sum();
+    Ok(if check && regressions + rewrite_drift > 0 {
+        eprintln!(
+            "error: {regressions} failures are not in the allowlists; {rewrite_drift} rewrites \
+             differ from the lists of known rewrites"
+        );
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Writes each backend's rewrites over the suite (those that applied any) as `<backend>.txt`.
+fn write_rewrite_lists(rep: &Report, dir: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for b in rep.backends.iter().filter(|b| !b.rewrites().is_empty()) {
+        let path = dir.join(format!("{}.txt", b.backend));
+        mutagraph_ir::model::write_atomic(&path, b.render_rewrites().as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    tracing::info!("lists of rewrites written to {}", dir.display());
+    Ok(())
 }
 
 /// Loads the cases of the given parts whose id contains `filter`.
@@ -216,7 +245,36 @@ pub fn summary_text(report: &Report) -> String {
             s.push_str(&format!("{}: device kind {kind}\n", b.backend));
         }
     }
+    for b in &report.backends {
+        s.push_str(&rewrites_line(b));
+    }
     s
+}
+
+/// How many rewrites a backend applied over the suite, against its list of known rewrites
+/// (naming those new or gone); empty for a backend that applied none and has no list.
+fn rewrites_line(b: &BackendReport) -> String {
+    let applied = b.rewrites().len();
+    match b.rewrite_drift() {
+        None if applied == 0 => String::new(),
+        None => format!("{}: {applied} rewrites applied\n", b.backend),
+        Some(d) => format!(
+            "{}: {applied} rewrites applied; not in backends/conformance/rewrites/{}.txt: {}; \
+             listed but not applied: {}\n",
+            b.backend,
+            b.backend,
+            names_or_none(&d.new_failures),
+            names_or_none(&d.fixed)
+        ),
+    }
+}
+
+fn names_or_none(v: &[String]) -> String {
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
 }
 
 /// Per-op table over the node tests: `pass/fail/unsupported` per backend.

@@ -219,7 +219,8 @@ pub struct Stats {
     pub contrib_ops: Option<ContribCoverage>,
 }
 
-/// The rewrites one backend applied (ONNX Runtime names its graph transformers in its log).
+/// The rewrites one backend applied (ONNX Runtime names its graph transformers in its log,
+/// tract its patches: [`mutagraph_backends::rewrites::rule_name`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RewriteCoverage {
@@ -227,32 +228,60 @@ pub struct RewriteCoverage {
     pub backend: String,
     /// Each rewrite that changed a mutant, with how many mutants it changed.
     pub fired: BTreeMap<String, u64>,
-    /// The rewrites the pattern library (`mutagraph_mutators::patterns`) is made for: the
-    /// known ones of this library.
-    pub targeted: Vec<String>,
-    /// How many of `targeted` fired.
-    pub targeted_fired: usize,
+    /// The known rewrites of this backend ([`RewriteCoverage::known_from`] says which).
+    #[serde(alias = "targeted")]
+    pub known: Vec<String>,
+    /// Where `known` comes from: the pattern library (`mutagraph_mutators::patterns`, for
+    /// ONNX Runtime), or the rewrites the backend applies over the ONNX backend test suite
+    /// (tract's, `backends/conformance/rewrites/`).
+    pub known_from: String,
+    /// How many of `known` fired.
+    #[serde(alias = "targeted_fired")]
+    pub known_fired: usize,
     /// The distinct combinations of rewrites it applied to one mutant (each new one credited
     /// the seed that made it: the MCMC fitness's rewrite family).
     pub combinations: usize,
 }
 
+/// [`RewriteCoverage::known_from`] for ONNX Runtime: the rewrites the pattern library is made for.
+pub const FROM_PATTERNS: &str = "the pattern library";
+/// [`RewriteCoverage::known_from`] for tract: the rewrites it applies over the ONNX backend test
+/// suite.
+pub const FROM_SUITE: &str = "the ONNX backend test suite";
+
 impl RewriteCoverage {
-    /// The coverage of `backend` from what it fired; `targeted` are the library's known
-    /// rewrites (empty for a library the patterns are not made for).
+    /// Whether the known rewrites are those the backend applies over the ONNX backend test
+    /// suite (else the pattern library's, as in campaigns that predate the field).
+    pub fn known_from_suite(&self) -> bool {
+        self.known_from == FROM_SUITE
+    }
+
+    /// The coverage of `backend` from what it fired; `known` are its known rewrites, from
+    /// `known_from` (empty for a backend without any).
     pub fn of(
         backend: &str,
         fired: &BTreeMap<String, u64>,
-        targeted: &[&str],
+        (known, known_from): (&[&str], &str),
         combinations: usize,
     ) -> RewriteCoverage {
         RewriteCoverage {
             backend: backend.to_string(),
             fired: fired.clone(),
-            targeted: targeted.iter().map(|s| s.to_string()).collect(),
-            targeted_fired: targeted.iter().filter(|t| fired.contains_key(**t)).count(),
+            known: known.iter().map(|s| s.to_string()).collect(),
+            known_from: known_from.to_string(),
+            known_fired: known.iter().filter(|t| fired.contains_key(**t)).count(),
             combinations,
         }
+    }
+
+    /// The rewrites that fired and are not known (for tract: rewrites the ONNX backend test
+    /// suite never makes it apply).
+    pub fn beyond_known(&self) -> Vec<&str> {
+        self.fired
+            .keys()
+            .filter(|f| !self.known.contains(f))
+            .map(String::as_str)
+            .collect()
     }
 }
 

@@ -201,25 +201,18 @@ impl Campaign {
     }
 
     /// The optimizer and contrib-op coverage, one line each: per optimizing backend, the
-    /// rewrites that changed mutants against those the pattern library is made for; the
+    /// rewrites that changed mutants against its known ones (those the pattern library is made
+    /// for; tract's over the ONNX backend test suite, and those beyond it); the
     /// `com.microsoft` ops mutants used.
     pub fn optimizer_lines(&self) -> Vec<String> {
         let mut v = Vec::new();
         for r in &self.stats.rewrites {
             let names: Vec<String> = r.fired.iter().map(|(k, n)| format!("{k} ({n})")).collect();
-            let known = if r.targeted.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; {} of the {} rewrites the pattern library is made for",
-                    r.targeted_fired,
-                    r.targeted.len()
-                )
-            };
             v.push(format!(
-                "{}: {} rewrites changed mutants{known}, in {} combinations: {}",
+                "{}: {} rewrites changed mutants{}, in {} combinations: {}",
                 r.backend,
                 r.fired.len(),
+                known_words(r),
                 r.combinations,
                 names.join(", ")
             ));
@@ -519,6 +512,29 @@ impl Series {
     pub fn rows(&self) -> usize {
         self.columns.get("elapsed_s").map_or(0, Vec::len)
     }
+}
+
+/// How the rewrites that fired compare with the backend's known ones (empty without any).
+pub(super) fn known_words(r: &crate::persisted::stats::RewriteCoverage) -> String {
+    if r.known.is_empty() {
+        return String::new();
+    }
+    let (from, beyond) = if r.known_from_suite() {
+        let beyond = r.beyond_known();
+        let beyond = if beyond.is_empty() {
+            String::new()
+        } else {
+            format!(", and {} the suite never makes it apply", beyond.len())
+        };
+        ("it applies over the ONNX backend test suite", beyond)
+    } else {
+        ("the pattern library is made for", String::new())
+    };
+    format!(
+        "; {} of the {} rewrites {from}{beyond}",
+        r.known_fired,
+        r.known.len()
+    )
 }
 
 #[cfg(test)]

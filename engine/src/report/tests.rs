@@ -468,3 +468,38 @@ fn a_stats_field_of_another_type_is_an_error_naming_the_file() {
     assert_eq!(e.path(), stats);
     assert!(e.to_string().contains("line 1"), "{e}");
 }
+
+#[test]
+fn rewrite_coverage_is_read_against_where_the_known_rewrites_come_from() {
+    use crate::persisted::stats::{FROM_PATTERNS, FROM_SUITE, RewriteCoverage};
+    let fired: std::collections::BTreeMap<String, u64> =
+        [("declutter Add", 3), ("PushSliceUp > Slice EinSum", 1)]
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n))
+            .collect();
+    let known = ["declutter Add", "declutter Mul", "PropConst"];
+    let tract = RewriteCoverage::of("tract", &fired, (&known, FROM_SUITE), 2);
+    assert_eq!(tract.known_fired, 1);
+    assert_eq!(tract.beyond_known(), vec!["PushSliceUp > Slice EinSum"]);
+    assert_eq!(
+        read::known_words(&tract),
+        "; 1 of the 3 rewrites it applies over the ONNX backend test suite, and 1 the suite \
+         never makes it apply"
+    );
+    let ort = RewriteCoverage::of("ort", &fired, (&known, FROM_PATTERNS), 2);
+    assert_eq!(
+        read::known_words(&ort),
+        "; 1 of the 3 rewrites the pattern library is made for"
+    );
+    // A campaign written before `known_from` (its `targeted` list) reads as the pattern
+    // library's.
+    let old: RewriteCoverage = serde_json::from_value(json!({
+        "backend": "ort", "fired": {"declutter Add": 1}, "targeted": ["declutter Add"],
+        "targeted_fired": 1, "combinations": 1
+    }))
+    .unwrap();
+    assert_eq!(
+        read::known_words(&old),
+        "; 1 of the 1 rewrites the pattern library is made for"
+    );
+}

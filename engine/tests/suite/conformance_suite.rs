@@ -1,6 +1,7 @@
 //! The whole ONNX backend test suite on every default backend through the real binary
 //! (`mutagraph conformance --suite all --check`): no failure outside the checked-in allowlists,
-//! and the pass-rate floors of each backend.
+//! tract's rewrites over the suite as its checked-in lists name them, and the pass-rate floors
+//! of each backend.
 use std::process::Command;
 
 #[test]
@@ -11,6 +12,8 @@ fn whole_suite_has_no_failure_outside_the_allowlists() {
     let o = Command::new(env!("CARGO_BIN_EXE_mutagraph"))
         .args(["conformance", "--suite", "all", "--check", "--report"])
         .arg(&report)
+        // tract-opt besides the default set: its list of known rewrites is checked too.
+        .args(["--backends", "reference,ort,tract,tract-opt,burn-ndarray"])
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
@@ -49,4 +52,25 @@ fn whole_suite_has_no_failure_outside_the_allowlists() {
     );
     let (tract_all, _, _) = rate("tract");
     assert!(tract_all >= 80.0, "tract passes {tract_all:.1}%");
+    let rewrites = |name: &str| -> usize {
+        let backends = j["backends"].as_array().unwrap();
+        let b = backends.iter().find(|b| b["backend"] == name).unwrap();
+        let mut all: Vec<&str> = b["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["rewrites"].as_array().unwrap().iter())
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all.len()
+    };
+    // tract-opt applies its declutter's rewrites and its code generation's.
+    assert!(
+        rewrites("tract") >= 30,
+        "tract recorded {} rewrites",
+        rewrites("tract")
+    );
+    assert!(rewrites("tract-opt") > rewrites("tract"));
 }

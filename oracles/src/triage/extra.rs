@@ -51,8 +51,18 @@ impl Triage {
         cache.native.clone().flatten()
     }
 
-    pub(super) fn precision(&mut self, cache: &mut Cache) -> Precision {
-        cache.mutant.precision(self.tolerance)
+    /// The precision envelope of the mutant's values as `backend` computes them: the
+    /// campaign's tolerance along each value's path, and the arithmetic the backend's kernels
+    /// may compute in besides (its catalog row's [`Arithmetic`]).
+    ///
+    /// [`Arithmetic`]: mutagraph_backends::catalog::Arithmetic
+    pub(super) fn precision(&mut self, cache: &mut Cache, backend: &str) -> Precision {
+        let p = cache.mutant.precision(self.tolerance);
+        let modes = mutagraph_backends::catalog::info(backend).map_or(&[][..], |b| b.arithmetic);
+        match cache.mutant.model() {
+            Some(m) if !modes.is_empty() => p.for_arithmetic(m, modes),
+            _ => p,
+        }
     }
 
     /// Every node output of the mutant as `backend` computes it (run once per backend).
@@ -107,7 +117,7 @@ impl Triage {
                 };
                 let (want, got) = (want.clone(), got.clone());
                 let native = self.native(pool, cache);
-                let p = self.precision(cache);
+                let p = self.precision(cache, &r.backend);
                 match f.kind {
                     Kind::Nan => new_nonfinite(&want, native.as_ref(), &got).0 > 0,
                     _ => inside(&want, native.as_ref(), &got, &p).is_err(),

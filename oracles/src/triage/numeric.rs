@@ -85,6 +85,17 @@ pub(super) fn within_conditioned(
     .holds_conditioned(model, seen.0, seen.1, got)
 }
 
+/// Which arithmetic of `backend`'s the envelope allowed for (empty: none applied): `burn-cuda
+/// may compute in TF32 matrix units, fused multiply-add, allowed for`.
+fn arithmetic_words(backend: &str, precision: &Precision) -> String {
+    let applied = precision.arithmetic_applied();
+    if applied.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = applied.iter().map(|a| a.describe()).collect();
+    format!("{backend} may compute in {}, allowed for", names.join(", "))
+}
+
 /// Why an error of `error` (`None`: a NaN or infinity, no size) is the model's conditioning
 /// when its result moves by `moves` as every input and weight moves by a few rounding steps
 /// ([`crate::localize::model_sensitivity`]): the moves are infinite (the result turns NaN or
@@ -128,20 +139,28 @@ impl Triage {
             return plain(f, Verdict::Report);
         };
         let native = self.native(pool, cache);
-        let precision = self.precision(cache);
+        let precision = self.precision(cache, &faulty);
         let envelope = Envelope {
             want: &want,
             native: native.as_ref(),
             precision: &precision,
         };
         let outside = envelope.excludes(&mut f, &got);
+        let arithmetic = arithmetic_words(&faulty, &precision);
+        if outside && !arithmetic.is_empty() {
+            f.message = format!("{} ({arithmetic})", f.message);
+        }
         let mut t = plain(f, Verdict::Report);
         if !outside {
-            t.verdict = Verdict::Unstable(
+            t.verdict = Verdict::Unstable(format!(
                 "inside the precision envelope (the f64 reference and the spec's evaluation in \
-                 the model's element types)"
-                    .into(),
-            );
+                 the model's element types{})",
+                if arithmetic.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {arithmetic}")
+                }
+            ));
             return t;
         }
         t.finding.witnesses = self.numeric_witnesses(runs, &faulty, &envelope);

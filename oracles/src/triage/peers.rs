@@ -177,7 +177,7 @@ impl Triage {
     ) -> Option<String> {
         let want = peer.reference_outputs()?.clone();
         let got = outputs_of(peer, faulty)?;
-        let precision = self.precision(cache);
+        let precision = self.precision(cache, faulty);
         let seen = self.exposed(pool, cache, ground)?;
         let model = cache.model()?;
         let seen = (&seen, cache.inputs);
@@ -302,7 +302,7 @@ impl Triage {
         ) else {
             return;
         };
-        let precision = self.precision(cache);
+        let precision = self.precision(cache, &faulty);
         let exposed = Exposed {
             reference: &want,
             native: None,

@@ -6,6 +6,7 @@
 //! all of them, is that rewrite's: the node it shows at only computes what the rewrite left.
 use super::confirm::{Blamed, Expected, Shows, judged};
 use mutagraph_backends::catalog::{self, Library, Rewrites};
+use mutagraph_backends::rewrites::rule_name;
 use mutagraph_backends::value::NamedValues;
 use mutagraph_backends::worker::{Outcome, Pool};
 use mutagraph_ir::model::Model;
@@ -117,61 +118,5 @@ pub(super) fn culprit(
         Library::OnnxRuntime if catalog::is_optimized(at.faulty) => search.ort(),
         Library::Tract => search.tract(),
         _ => None,
-    }
-}
-
-/// A rewrite in words that hold on any model: tract's patch name without its optimizer pass
-/// and round (`declutter/0 >>`), node numbers and node names (`declutter #5 "y.ds" Downsample >>
-/// pull_up` is `declutter Downsample > pull_up`); ONNX Runtime's transformer names as they are.
-pub fn rule_name(patch: &str) -> String {
-    let round = |s: &str| {
-        s.split_once('/')
-            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    };
-    let parts: Vec<&str> = patch.split(" >> ").collect();
-    let parts = match parts.first() {
-        Some(first) if parts.len() > 1 && round(first) => &parts[1..],
-        _ => &parts[..],
-    };
-    parts
-        .iter()
-        .map(|p| {
-            let mut out = Vec::new();
-            let mut quoted = false;
-            for w in p.split_whitespace() {
-                let opens = w.starts_with('"');
-                if opens || quoted {
-                    quoted = !(w.ends_with('"') && (w.len() > 1 || !opens));
-                    continue;
-                }
-                if w.starts_with('#') && w[1..].bytes().all(|b| b.is_ascii_digit()) {
-                    continue;
-                }
-                out.push(w);
-            }
-            out.join(" ")
-        })
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join(" > ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::rule_name;
-
-    #[test]
-    fn a_patch_is_named_without_its_round_nodes_and_names() {
-        assert_eq!(
-            rule_name("declutter/0 >> declutter #5 \"y.downsample.0\" Downsample"),
-            "declutter Downsample"
-        );
-        assert_eq!(
-            rule_name(
-                "declutter/1 >> declutter #4 \"a b\" Conv >> declutter_stride_slice_to_downsample"
-            ),
-            "declutter Conv > declutter_stride_slice_to_downsample"
-        );
-        assert_eq!(rule_name("SkipLayerNormFusion"), "SkipLayerNormFusion");
     }
 }
