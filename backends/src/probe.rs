@@ -177,11 +177,20 @@ const EXTRA_PROBES: &[(&str, &str, DType, &[usize])] = &[
         DType::F32,
         &[2, 2],
     ),
+    (
+        "com.microsoft::DynamicQuantizeLSTM",
+        concat!(
+            ms!(),
+            "g (float[2, 1, 1] x) => (float[2, 1, 1, 1] y)\n<int8[1, 1, 4] w = {1, 2, 3, 4}, int8[1, 1, 4] r = {4, 3, 2, 1}, float[1] s = {0.1}, int8[1] z = {0}>\n{ y = com.microsoft.DynamicQuantizeLSTM <hidden_size = 1> (x, w, r, \"\", \"\", \"\", \"\", \"\", s, z, s, z) }"
+        ),
+        DType::F32,
+        &[2, 1, 1],
+    ),
 ];
 
 /// Revision of the probe: part of the cache file's name, so that a probe that learns more ops
 /// replaces the caches written by an older one.
-const PROBE_REVISION: u32 = 4;
+const PROBE_REVISION: u32 = 5;
 
 /// Where the cache file of a backend lives.
 pub fn cache_path(name: &str, version: &str) -> Option<PathBuf> {

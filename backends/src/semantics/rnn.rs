@@ -28,12 +28,12 @@ pub enum Cell {
 }
 
 impl Cell {
-    /// The cell of op type `op`.
+    /// The cell of op type `op` (ONNX Runtime's DynamicQuantizeLSTM is an LSTM layer).
     pub fn of(op: &str) -> Option<Cell> {
         match op {
             "RNN" => Some(Cell::Rnn),
             "GRU" => Some(Cell::Gru),
-            "LSTM" => Some(Cell::Lstm),
+            "LSTM" | "DynamicQuantizeLSTM" => Some(Cell::Lstm),
             _ => None,
         }
     }

@@ -1,7 +1,8 @@
 //! ONNX Runtime's `com.microsoft` ops (`mutagraph_ir::ops::contrib`): the GELU family, the
-//! skip normalizations, the fused linear ops (built as their ONNX base op plus an activation)
-//! and the quantized ones. Only ONNX Runtime runs them, so a campaign keeps these recipes only
-//! when it tests ONNX Runtime (the campaign drops a recipe no backend supports).
+//! skip normalizations, the fused linear ops (built as their ONNX base op plus an activation),
+//! the quantized ones and DynamicQuantizeLSTM. Only ONNX Runtime runs them, so a campaign
+//! keeps these recipes only when it tests ONNX Runtime (the campaign drops a recipe no backend
+//! supports).
 use super::Recipe;
 use super::nn::{conv_with, gemm_with, scale_zero};
 use super::util::*;
@@ -219,6 +220,90 @@ fn int_matmul(
     site.op1(op, &[x, &b, &as_, &bs, &az, &bz, &bias], vec![])
 }
 
+/// DynamicQuantizeLSTM's W or R of `shape` (`[directions, k, 4 * hidden]`), 8-bit, near
+/// LSTM's usual weights once dequantized, with per-direction or per-column scales and one
+/// zero point (the kernel refuses per-column ones that differ, or non-zero int8 ones).
+fn lstm_weight(
+    site: &mut Site<'_>,
+    name: &str,
+    dt: DType,
+    shape: [i64; 3],
+    rng: &mut SplitMix64,
+) -> [String; 3] {
+    let zero = if dt == DType::U8 {
+        between(rng, 120, 136)
+    } else {
+        0
+    } as f64;
+    let w = konst(site, name, dt, &shape, zero - 100.0, zero + 100.0, rng);
+    let per = if chance(rng, 0.5) {
+        vec![shape[0], shape[2]]
+    } else {
+        vec![shape[0]]
+    };
+    let s = 0.01 / (shape[1] as f64).sqrt();
+    let scale = site.random_constant(
+        &format!("{name}_scale"),
+        DType::F32,
+        &per,
+        0.5 * s,
+        1.5 * s,
+        rng,
+    );
+    let zeros = vec![zero; per.iter().product::<i64>() as usize];
+    let zp = site.constant_f64s(&format!("{name}_zero_point"), dt, &per, &zeros);
+    [w, scale, zp]
+}
+
+/// DynamicQuantizeLSTM on `x` read as `[time steps, batch, input]`, its batch folded into the
+/// time steps (a batch of more than one row is left open: see the spec), 8-bit W and R with
+/// their scales and zero points; bias, sequence length, initial states and peepholes
+/// sometimes.
+fn dq_lstm(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, BuildError> {
+    let d = dims(t);
+    let (seq, input) = (d[0] * d[1], d[2]);
+    let x = site.adapt(x, &TensorType::fixed(t.dtype, &[seq, 1, input]))?;
+    let h = between(rng, 1, 8);
+    let dir = pick(rng, &["forward", "reverse", "bidirectional"]);
+    let nd = if dir == "bidirectional" { 2 } else { 1 };
+    let wt = pick(rng, &[DType::I8, DType::U8]);
+    let [w, ws, wz] = lstm_weight(site, "w", wt, [nd, input, 4 * h], rng);
+    let [r, rs, rz] = lstm_weight(site, "r", wt, [nd, h, 4 * h], rng);
+    let mut a = vec![("hidden_size", AttrValue::Int(h))];
+    if dir != "forward" || chance(rng, 0.5) {
+        a.push(("direction", AttrValue::String(dir.as_bytes().to_vec())));
+    }
+    float_of(rng, &mut a, "clip", &[0.5, 3.0, 20.0]);
+    let mut maybe = |p: f64, hint: &str, dt: DType, shape: &[i64], lo: f64, hi: f64| {
+        if chance(rng, p) {
+            konst(site, hint, dt, shape, lo, hi, rng)
+        } else {
+            String::new()
+        }
+    };
+    let b = maybe(0.6, "b", t.dtype, &[nd, 8 * h], -0.3, 0.3);
+    let lens = maybe(
+        0.3,
+        "sequence_lens",
+        DType::I32,
+        &[1],
+        1.0,
+        seq as f64 + 1.0,
+    );
+    let h0 = maybe(0.4, "initial_h", t.dtype, &[nd, 1, h], -0.5, 0.5);
+    let c0 = maybe(0.4, "initial_c", t.dtype, &[nd, 1, h], -0.5, 0.5);
+    let p = maybe(0.3, "p", t.dtype, &[nd, 3 * h], -0.5, 0.5);
+    let ins = [&x, &w, &r, &b, &lens, &h0, &c0, &p, &ws, &wz, &rs, &rz];
+    let refs: Vec<&str> = ins.iter().map(|s| s.as_str()).collect();
+    Ok(site.op(op, &refs, a, 3)?.remove(0))
+}
+
 /// A float product of `x` (rank kept: B is a matrix).
 fn f32_matmul(_: DType, r: usize) -> Vec<(DType, usize)> {
     vec![(DType::F32, r)]
@@ -244,6 +329,7 @@ const ROWS: &[Row] = &[
     ("com.microsoft::QLinearLeakyRelu",                 Dt::Only(Q8),      ANY_RANK, same,       qlinear),
     ("com.microsoft::MatMulIntegerToFloat",             Dt::Only(Q8),      RANK1,    f32_matmul, int_matmul),
     ("com.microsoft::DynamicQuantizeMatMul",            Dt::Reg,           RANK1,    f32_matmul, int_matmul),
+    ("com.microsoft::DynamicQuantizeLSTM",              Dt::Reg,           (3, 3),   rank4,      dq_lstm),
 ];
 
 /// Registers the family, in the builtin order.

@@ -578,8 +578,16 @@ fn contrib_recipes_compute_what_onnx_runtime_computes() {
                     let c = if r.op_type().contains("QLinear") {
                         one_step(&want, &have)
                     } else {
+                        // DynamicQuantizeLSTM's quantization noise is within `approximate`
+                        // (its float LSTM would pass): its quantized products are compared
+                        // closer.
+                        let tolerance = if r.op_type().ends_with("DynamicQuantizeLSTM") {
+                            Tolerance::CLOSE
+                        } else {
+                            Tolerance::APPROXIMATE
+                        };
                         let opts = CompareOptions {
-                            tolerance: Tolerance::APPROXIMATE,
+                            tolerance,
                             check_dtype: false,
                         };
                         compare_named(&want, &have, opts)

@@ -1,9 +1,10 @@
 //! ONNX Runtime's `com.microsoft` ops (see `mutagraph_ir::ops::contrib` for which and why):
-//! the GELU family, the skip normalizations, the fused linear ops and the quantized ones, each
-//! from its documented definition, in f64.
+//! the GELU family, the skip normalizations, the fused linear ops, the quantized ones and
+//! DynamicQuantizeLSTM, each from its documented definition, in f64.
 use super::conv::op_conv;
 use super::linalg::{matmul, op_gemm};
 use super::quantize::{dynamic_quantize, qrange};
+use super::recurrent::{Quantized, recurrent};
 use super::reshape::transpose;
 use super::unary::{erf, map_f, sigmoid, softplus};
 use crate::reference::tensor::*;
@@ -326,4 +327,145 @@ pub(super) fn op_dynamic_quantize_matmul(_: &Cx, _: &Node, ins: &[Option<&V>]) -
     let (q, scale, zp) = dynamic_quantize(a.fs()?, DType::F32);
     let aq: Vec<f64> = q.iter().map(|x| x - zp).collect();
     scaled_matmul(&aq, &a.shape, inp(ins, 1)?, scale, ins, [2, 3, 4])
+}
+
+/// DynamicQuantizeLSTM's W or R (`[directions, k, 4 * hidden]`, 8-bit) dequantized with its
+/// scale and zero point (one per direction, or one per column) into LSTM's layout
+/// `[directions, 4 * hidden, k]`.
+fn lstm_weight(w: &T, scale: &T, zero: &T) -> R<V> {
+    let &[dirs, k, n] = w.shape.as_slice() else {
+        return Err(err(format!("weight of shape {:?} is not 3-D", w.shape)));
+    };
+    let param = |t: &T| -> R<Vec<f64>> {
+        match t.floats()? {
+            v if v.len() == dirs => Ok(v.iter().flat_map(|&x| vec![x; n]).collect()),
+            v if v.len() == dirs * n => Ok(v),
+            _ => Err(err(format!(
+                "parameter of shape {:?} for {dirs} x {n}",
+                t.shape
+            ))),
+        }
+    };
+    let (s, z, wv) = (param(scale)?, param(zero)?, w.floats()?);
+    let mut out = vec![0.0; dirs * n * k];
+    for d in 0..dirs {
+        for i in 0..k {
+            for j in 0..n {
+                let c = d * n + j;
+                out[c * k + i] = (wv[(d * k + i) * n + j] - z[c]) * s[c];
+            }
+        }
+    }
+    Ok(V::T(T::f(DType::F32, vec![dirs, n, k], out)))
+}
+
+pub(super) fn op_dynamic_quantize_lstm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let w = lstm_weight(inp(ins, 1)?, inp(ins, 8)?, inp(ins, 9)?)?;
+    let r = lstm_weight(inp(ins, 2)?, inp(ins, 10)?, inp(ins, 11)?)?;
+    let mut lstm: Vec<Option<&V>> = ins.iter().take(8).copied().collect();
+    lstm[1] = Some(&w);
+    lstm[2] = Some(&r);
+    let y_output = n.outputs.first().is_some_and(|y| !y.is_empty());
+    recurrent(n, &lstm, Some(Quantized { y_output }))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::Backend;
+    use crate::reference::Reference;
+    use crate::value::{Data, HostTensor, Value};
+
+    /// DynamicQuantizeLSTM's outputs (Y, Y_h, Y_c) on x, for `direction` and the weights
+    /// `consts` (a text initializer list).
+    fn dq_lstm(direction: &str, dirs: usize, consts: &str) -> Vec<Vec<f64>> {
+        let text = format!(
+            "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n\
+             g (float[3, 1, 2] x) => (float[3, {dirs}, 1, 2] y, float[{dirs}, 1, 2] yh, \
+             float[{dirs}, 1, 2] yc)\n{consts}\n\
+             {{ y, yh, yc = com.microsoft.DynamicQuantizeLSTM \
+             <hidden_size = 2, direction = \"{direction}\"> \
+             (x, w, r, b, \"\", \"\", \"\", \"\", ws, z, rs, z) }}"
+        );
+        let model = mutagraph_ir::text::parse_model(&text).unwrap().to_bytes();
+        let x = [0.5, -1.0, 1.5, 0.25, -0.75, 2.0].to_vec();
+        let x = Value::Tensor(HostTensor::new(vec![3, 1, 2], Data::F32(x)));
+        let mut p = Reference::new_f64().prepare(&model).unwrap();
+        let out = p.run(&vec![("x".to_string(), x)]).unwrap();
+        out.iter()
+            .map(|(_, v)| v.tensor().unwrap().to_f64s().unwrap())
+            .collect()
+    }
+
+    fn assert_close(got: &[Vec<f64>], want: [&[f64]; 3]) {
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!(g.len(), w.len());
+            for (a, b) in g.iter().zip(w) {
+                assert!((a - b).abs() < 1e-6, "{g:?} vs ONNX Runtime's {w:?}");
+            }
+        }
+    }
+
+    /// The values ONNX Runtime 1.31.1 computes (CPU, no graph optimizations, one thread):
+    /// /tmp/contrib/verify_DynamicQuantizeLSTM.py, "fixed cases" (the reference matches them
+    /// to 3e-7; the float LSTM of the dequantized weights differs by 1.3e-3 here).
+    #[test]
+    fn dynamic_quantize_lstm_is_onnx_runtimes() {
+        let fwd = "<int8[1, 2, 8] w = {-127, -90, -53, -16, 21, 58, 95, -123, -86, -49, -12, 25, \
+         62, 99, -119, -82}, int8[1, 2, 8] r = {-127, -74, -21, 32, 85, -117, -64, -11, \
+         42, 95, -107, -54, -1, 52, 105, -97}, float[1] ws = {0.01}, float[1] rs = \
+         {0.02}, int8[1] z = {0}, float[1, 16] b = {-0.4, -0.35, -0.3, -0.25, -0.2, \
+         -0.15, -0.1, -0.05, 0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35}>";
+        assert_close(
+            &dq_lstm("forward", 1, fwd),
+            [
+                &[
+                    0.17060392,
+                    0.08009451,
+                    0.072194874,
+                    0.008288894,
+                    0.027207235,
+                    -0.07840457,
+                ],
+                &[0.027207235, -0.07840457],
+                &[0.057003647, -0.12391868],
+            ],
+        );
+        // uint8, per-column scales, both directions.
+        let bidir = "<uint8[2, 2, 8] w = {1, 38, 75, 112, 149, 186, 223, 5, 42, 79, 116, 153, 190, \
+         227, 9, 46, 83, 120, 157, 194, 231, 13, 50, 87, 124, 161, 198, 235, 17, 54, 91, \
+         128}, uint8[2, 2, 8] r = {1, 54, 107, 160, 213, 11, 64, 117, 170, 223, 21, 74, \
+         127, 180, 233, 31, 84, 137, 190, 243, 41, 94, 147, 200, 253, 51, 104, 157, 210, \
+         8, 61, 114}, float[2, 8] ws = {0.005, 0.0064285714, 0.007857143, 0.009285714, \
+         0.010714285, 0.012142857, 0.013571428, 0.015, 0.005, 0.0064285714, 0.007857143, \
+         0.009285714, 0.010714285, 0.012142857, 0.013571428, 0.015}, float[2, 8] rs = \
+         {0.03, 0.027142856, 0.024285713, 0.02142857, 0.018571427, 0.015714286, \
+         0.012857143, 0.01, 0.03, 0.027142856, 0.024285713, 0.02142857, 0.018571427, \
+         0.015714286, 0.012857143, 0.01}, uint8[2, 8] z = {128, 128, 128, 128, 128, 128, \
+         128, 128, 128, 128, 128, 128, 128, 128, 128, 128}, float[2, 16] b = {-0.4, \
+         -0.35, -0.3, -0.25, -0.2, -0.15, -0.1, -0.05, 0.0, 0.05, 0.1, 0.15, 0.2, 0.25, \
+         0.3, 0.35, 0.4, 0.45000002, 0.5, 0.55, 0.6, 0.65000004, 0.7, 0.75, 0.8, 0.85, \
+         0.90000004, 0.95, 1.0, 1.0500001, 1.1, 1.15}>";
+        let y = [
+            0.1689446,
+            0.093426384,
+            0.64041644,
+            0.61471266,
+            0.08978919,
+            -0.009209177,
+            0.33812243,
+            0.47730538,
+            0.034697868,
+            -0.14525357,
+            0.56658775,
+            0.65335906,
+        ];
+        assert_close(
+            &dq_lstm("bidirectional", 2, bidir),
+            [
+                &y,
+                &[0.034697868, -0.14525357, 0.64041644, 0.61471266],
+                &[0.07304251, -0.23333378, 1.2023414, 0.87317437],
+            ],
+        );
+    }
 }

@@ -268,6 +268,10 @@ pub static OPS: &[(&str, OpFn)] = &[
         "com.microsoft::DynamicQuantizeMatMul",
         contrib::op_dynamic_quantize_matmul,
     ),
+    (
+        "com.microsoft::DynamicQuantizeLSTM",
+        contrib::op_dynamic_quantize_lstm,
+    ),
 ];
 
 /// Ints from attribute `attr` when the opset is below `since`, else from input `i` (None when
@@ -312,6 +316,6 @@ mod tests {
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys.len(), n, "an op key is listed twice in OPS");
-        assert_eq!(n, 203);
+        assert_eq!(n, 204);
     }
 }

@@ -121,6 +121,14 @@ pub(super) fn dynamic_quantize(v: &[f64], dt: DType) -> (Vec<f64>, f64, f64) {
     (q, scale, zp)
 }
 
+/// `v` quantized by [`dynamic_quantize`] (in f32) and dequantized: `(q - zero point) * scale`,
+/// what a product of dynamically quantized operands reads (ONNX Runtime's
+/// DynamicQuantizeLSTM).
+pub(super) fn fake_quantize(v: &[f64]) -> Vec<f64> {
+    let (q, scale, zp) = dynamic_quantize(v, DType::F32);
+    q.iter().map(|x| (x - zp) * scale).collect()
+}
+
 pub(super) fn op_dynamic_quantize(_: &Cx, _: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let (y, scale, zp) = dynamic_quantize(x.fs()?, x.dt);

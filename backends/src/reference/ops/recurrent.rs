@@ -1,8 +1,11 @@
-//! Recurrent ops: RNN, GRU, LSTM (forward, reverse, bidirectional; both layouts).
+//! Recurrent ops: RNN, GRU, LSTM (forward, reverse, bidirectional; both layouts), and the
+//! layer under ONNX Runtime's DynamicQuantizeLSTM (its products on quantized operands).
+use super::quantize::fake_quantize;
 use super::unary::{sigmoid, softplus};
 use crate::reference::tensor::*;
 use crate::reference::{Cx, V, inp, opt};
 use crate::semantics::rnn::{Act, Cell, Dims, Spec};
+use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
 
 type Out = R<Vec<V>>;
@@ -132,133 +135,220 @@ fn lstm_step(
     }
 }
 
-fn recurrent(n: &Node, ins: &[Option<&V>]) -> Out {
-    let spec = Spec::parse(n)?;
-    let kind = spec.cell;
-    let shapes: Vec<Option<&[usize]>> = (0..ins.len().min(8))
-        .map(|i| Ok(opt(ins, i)?.map(|t| t.shape.as_slice())))
-        .collect::<R<_>>()?;
-    let Dims {
-        seq,
-        batch,
-        input: isz,
-    } = spec.dims(&shapes)?;
-    let x = inp(ins, 0)?;
-    let w = inp(ins, 1)?.floats()?;
-    let r = inp(ins, 2)?.floats()?;
-    let b = opt(ins, 3)?.map(|t| t.floats()).transpose()?;
-    let lens = opt(ins, 4)?.map(|t| t.ints()).transpose()?;
-    // Initial states as [directions, batch, hidden] whatever the layout.
-    let state = |i: usize| -> R<Option<Vec<f64>>> {
-        match opt(ins, i)? {
-            None => Ok(None),
-            Some(t) if spec.batch_first => Ok(Some(super::transpose(t, &[1, 0, 2])?.floats()?)),
-            Some(t) => Ok(Some(t.floats()?)),
-        }
+/// How DynamicQuantizeLSTM's products read their operands (ONNX Runtime's kernel with one
+/// intra-op thread): X quantized to uint8 as DynamicQuantizeLinear does, once, over the time
+/// steps the longest sequence reaches; H likewise at every step, over the batch. A finished
+/// sequence's row counts as 0 when the node has a Y output (the kernel zeroes that row of Y,
+/// which it reads as the next step's H) and as its last H when not.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Quantized {
+    /// Whether the node has a Y output.
+    pub y_output: bool,
+}
+
+/// A recurrent node's inputs, read: the initial states as [directions, batch, hidden]
+/// whatever the layout, every sequence's length.
+struct Layer {
+    spec: Spec,
+    dims: Dims,
+    x: Vec<f64>,
+    w: Vec<f64>,
+    r: Vec<f64>,
+    b: Option<Vec<f64>>,
+    lens: Vec<usize>,
+    h0: Option<Vec<f64>>,
+    c0: Option<Vec<f64>>,
+    p: Option<Vec<f64>>,
+}
+
+/// Every sequence's length: `sequence_lens` clamped to the time steps, or all of them.
+fn lengths(lens: Option<&T>, dims: Dims) -> R<Vec<usize>> {
+    let Some(l) = lens else {
+        return Ok(vec![dims.seq; dims.batch]);
     };
-    let h0 = state(5)?;
-    let (c0, p) = if kind == Cell::Lstm {
-        (state(6)?, opt(ins, 7)?.map(|t| t.floats()).transpose()?)
-    } else {
-        (None, None)
-    };
-    let hs = spec.hidden;
-    let dirs = spec.dirs();
-    let g = kind.gates();
-    let clip = spec.clip;
-    let xv = x.fs()?;
-    let xat = |t: usize, bi: usize| -> &[f64] {
-        let off = if spec.batch_first {
-            (bi * seq + t) * isz
-        } else {
-            (t * batch + bi) * isz
-        };
-        &xv[off..off + isz]
-    };
-    let mut y = vec![0.0; seq * dirs * batch * hs];
-    let mut yh = vec![0.0; dirs * batch * hs];
-    let mut yc = vec![0.0; dirs * batch * hs];
-    for d in 0..dirs {
-        let reverse = spec.reverse(d);
-        let wd = &w[d * g * hs * isz..(d + 1) * g * hs * isz];
-        let rd = &r[d * g * hs * hs..(d + 1) * g * hs * hs];
-        let zero = vec![0.0; 2 * g * hs];
-        let bd = b
-            .as_ref()
-            .map(|b| &b[d * 2 * g * hs..(d + 1) * 2 * g * hs])
-            .unwrap_or(&zero);
-        let (wb, rb) = bd.split_at(g * hs);
-        let [f, gact, hact] = spec.functions(d);
-        let cl = |v: f64| clipped(clip, v);
-        for bi in 0..batch {
-            let len = match &lens {
-                Some(l) => (*l.get(bi).ok_or_else(|| err("sequence_lens length"))?)
-                    .clamp(0, seq as i64) as usize,
-                None => seq,
-            };
-            let mut h: Vec<f64> = match &h0 {
-                Some(h) => h[(d * batch + bi) * hs..(d * batch + bi + 1) * hs].to_vec(),
-                None => vec![0.0; hs],
-            };
-            let mut c: Vec<f64> = match &c0 {
-                Some(c) => c[(d * batch + bi) * hs..(d * batch + bi + 1) * hs].to_vec(),
-                None => vec![0.0; hs],
-            };
-            for step in 0..len {
-                let t = if reverse { len - 1 - step } else { step };
-                let xt = xat(t, bi);
-                let gx = matvec(wd, 0, g * hs, isz, xt);
-                let gh = matvec(rd, 0, g * hs, hs, &h);
-                match kind {
-                    Cell::Rnn => {
-                        for j in 0..hs {
-                            h[j] = apply(f, cl(gx[j] + gh[j] + wb[j] + rb[j]));
-                        }
-                    }
-                    Cell::Gru => gru_step(&spec, [f, gact], (&gx, &gh), (wb, rb), rd, &mut h),
-                    Cell::Lstm => {
-                        let pd = p.as_ref().map(|p| &p[d * 3 * hs..(d + 1) * 3 * hs]);
-                        lstm_step(
-                            &spec,
-                            [f, gact, hact],
-                            (&gx, &gh),
-                            (wb, rb),
-                            pd,
-                            (&mut h, &mut c),
-                        )
-                    }
-                }
-                for j in 0..hs {
-                    y[((t * dirs + d) * batch + bi) * hs + j] = h[j];
-                }
+    let v = l.ints()?;
+    (0..dims.batch)
+        .map(|bi| {
+            let len = v.get(bi).ok_or_else(|| err("sequence_lens length"))?;
+            Ok((*len).clamp(0, dims.seq as i64) as usize)
+        })
+        .collect()
+}
+
+impl Layer {
+    fn read(n: &Node, ins: &[Option<&V>]) -> R<Layer> {
+        let spec = Spec::parse(n)?;
+        let shapes: Vec<Option<&[usize]>> = (0..ins.len().min(8))
+            .map(|i| Ok(opt(ins, i)?.map(|t| t.shape.as_slice())))
+            .collect::<R<_>>()?;
+        let dims = spec.dims(&shapes)?;
+        let floats = |i: usize| opt(ins, i)?.map(|t| t.floats()).transpose();
+        let lens = lengths(opt(ins, 4)?, dims)?;
+        let state = |i: usize| -> R<Option<Vec<f64>>> {
+            match opt(ins, i)? {
+                Some(t) if spec.batch_first => Ok(Some(super::transpose(t, &[1, 0, 2])?.floats()?)),
+                t => t.map(|t| t.floats()).transpose(),
             }
-            yh[(d * batch + bi) * hs..(d * batch + bi + 1) * hs].copy_from_slice(&h);
-            yc[(d * batch + bi) * hs..(d * batch + bi + 1) * hs].copy_from_slice(&c);
+        };
+        let lstm = spec.cell == Cell::Lstm;
+        Ok(Layer {
+            x: inp(ins, 0)?.floats()?,
+            w: inp(ins, 1)?.floats()?,
+            r: inp(ins, 2)?.floats()?,
+            b: floats(3)?,
+            lens,
+            h0: state(5)?,
+            c0: if lstm { state(6)? } else { None },
+            p: if lstm { floats(7)? } else { None },
+            spec,
+            dims,
+        })
+    }
+
+    /// Where X's features at time step `t` of batch entry `bi` start.
+    fn x_offset(&self, t: usize, bi: usize) -> usize {
+        let Dims { seq, batch, input } = self.dims;
+        if self.spec.batch_first {
+            (bi * seq + t) * input
+        } else {
+            (t * batch + bi) * input
         }
     }
-    let dt = x.dt;
-    let (y, yshape) = if !spec.batch_first {
-        (y, vec![seq, dirs, batch, hs])
-    } else {
-        let t = T::f(dt, vec![seq, dirs, batch, hs], y);
-        let t = super::transpose(&t, &[2, 0, 1, 3])?;
-        (t.fs()?.to_vec(), vec![batch, seq, dirs, hs])
-    };
-    let state = |v: Vec<f64>| -> R<T> {
-        let t = T::f(dt, vec![dirs, batch, hs], v);
-        if !spec.batch_first {
-            Ok(t)
-        } else {
-            super::transpose(&t, &[1, 0, 2])
+
+    fn x_at(&self, t: usize, bi: usize) -> &[f64] {
+        &self.x[self.x_offset(t, bi)..][..self.dims.input]
+    }
+
+    /// X's time steps up to the longest sequence, quantized and dequantized (see
+    /// [`Quantized`]).
+    fn quantize_x(&mut self) {
+        let steps = self.lens.iter().copied().max().unwrap_or(0);
+        let idx: Vec<usize> = (0..steps)
+            .flat_map(|t| (0..self.dims.batch).map(move |bi| (t, bi)))
+            .flat_map(|(t, bi)| {
+                let o = self.x_offset(t, bi);
+                o..o + self.dims.input
+            })
+            .collect();
+        let v: Vec<f64> = idx.iter().map(|&i| self.x[i]).collect();
+        for (&i, q) in idx.iter().zip(fake_quantize(&v)) {
+            self.x[i] = q;
         }
+    }
+
+    /// Direction `d`'s initial state `s` (h0 or c0) of batch entry `bi`.
+    fn initial(&self, s: &Option<Vec<f64>>, d: usize, bi: usize) -> Vec<f64> {
+        let hs = self.spec.hidden;
+        match s {
+            Some(v) => v[(d * self.dims.batch + bi) * hs..][..hs].to_vec(),
+            None => vec![0.0; hs],
+        }
+    }
+}
+
+/// The H that step `step`'s products read (see [`Quantized`]).
+fn quantized_states(h: &[Vec<f64>], lens: &[usize], step: usize, q: Quantized) -> Vec<Vec<f64>> {
+    let hs = h.first().map_or(1, Vec::len).max(1);
+    let flat: Vec<f64> = h
+        .iter()
+        .zip(lens)
+        .flat_map(|(h, &len)| {
+            let live = step == 0 || step < len || !q.y_output;
+            h.iter().map(move |&v| if live { v } else { 0.0 })
+        })
+        .collect();
+    fake_quantize(&flat)
+        .chunks(hs)
+        .map(<[f64]>::to_vec)
+        .collect()
+}
+
+/// One direction of `l`: writes its Y rows into `y` ([seq, directions, batch, hidden]) and
+/// returns its final states (h, c), each [batch, hidden].
+fn direction(l: &Layer, d: usize, quant: Option<Quantized>, y: &mut [f64]) -> (Vec<f64>, Vec<f64>) {
+    let (spec, batch, isz) = (&l.spec, l.dims.batch, l.dims.input);
+    let (hs, g, dirs) = (spec.hidden, spec.cell.gates(), spec.dirs());
+    let wd = &l.w[d * g * hs * isz..][..g * hs * isz];
+    let rd = &l.r[d * g * hs * hs..][..g * hs * hs];
+    let zero = vec![0.0; 2 * g * hs];
+    let bd =
+        l.b.as_ref()
+            .map_or(&zero[..], |b| &b[d * 2 * g * hs..][..2 * g * hs]);
+    let (wb, rb) = bd.split_at(g * hs);
+    let pd = l.p.as_ref().map(|p| &p[d * 3 * hs..][..3 * hs]);
+    let acts = spec.functions(d);
+    let mut h: Vec<Vec<f64>> = (0..batch).map(|bi| l.initial(&l.h0, d, bi)).collect();
+    let mut c: Vec<Vec<f64>> = (0..batch).map(|bi| l.initial(&l.c0, d, bi)).collect();
+    for step in 0..l.lens.iter().copied().max().unwrap_or(0) {
+        let hq = quant.map(|q| quantized_states(&h, &l.lens, step, q));
+        for bi in (0..batch).filter(|&bi| step < l.lens[bi]) {
+            let t = if spec.reverse(d) {
+                l.lens[bi] - 1 - step
+            } else {
+                step
+            };
+            let gx = matvec(wd, 0, g * hs, isz, l.x_at(t, bi));
+            let gh = matvec(rd, 0, g * hs, hs, hq.as_ref().map_or(&h[bi], |q| &q[bi]));
+            let (hb, cb) = (&mut h[bi], &mut c[bi]);
+            match spec.cell {
+                Cell::Rnn => {
+                    for j in 0..hs {
+                        hb[j] = apply(acts[0], clipped(spec.clip, gx[j] + gh[j] + wb[j] + rb[j]));
+                    }
+                }
+                Cell::Gru => gru_step(spec, [acts[0], acts[1]], (&gx, &gh), (wb, rb), rd, hb),
+                Cell::Lstm => lstm_step(spec, acts, (&gx, &gh), (wb, rb), pd, (hb, cb)),
+            }
+            y[((t * dirs + d) * batch + bi) * hs..][..hs].copy_from_slice(hb);
+        }
+    }
+    (h.concat(), c.concat())
+}
+
+/// Y, Y_h (and Y_c for LSTM) in the node's layout, from [seq, directions, batch, hidden] and
+/// [directions, batch, hidden].
+fn outputs(l: &Layer, dt: DType, y: Vec<f64>, yh: Vec<f64>, yc: Vec<f64>) -> Out {
+    let (seq, batch, hs, dirs) = (l.dims.seq, l.dims.batch, l.spec.hidden, l.spec.dirs());
+    let first = l.spec.batch_first;
+    let y = T::f(dt, vec![seq, dirs, batch, hs], y);
+    let y = if first {
+        super::transpose(&y, &[2, 0, 1, 3])?
+    } else {
+        y
     };
-    let mut out = vec![V::T(T::f(dt, yshape, y)), V::T(state(yh)?)];
-    if kind == Cell::Lstm {
-        out.push(V::T(state(yc)?));
+    let state = |v: Vec<f64>| -> R<V> {
+        let t = T::f(dt, vec![dirs, batch, hs], v);
+        Ok(V::T(if first {
+            super::transpose(&t, &[1, 0, 2])?
+        } else {
+            t
+        }))
+    };
+    let mut out = vec![V::T(y), state(yh)?];
+    if l.spec.cell == Cell::Lstm {
+        out.push(state(yc)?);
     }
     Ok(out)
 }
 
+/// RNN, GRU or LSTM on `ins` (in the ONNX op's input order and layouts); `quant` makes the
+/// products read quantized operands, as DynamicQuantizeLSTM's do.
+pub(super) fn recurrent(n: &Node, ins: &[Option<&V>], quant: Option<Quantized>) -> Out {
+    let mut l = Layer::read(n, ins)?;
+    if quant.is_some() {
+        l.quantize_x();
+    }
+    let (seq, batch, hs, dirs) = (l.dims.seq, l.dims.batch, l.spec.hidden, l.spec.dirs());
+    let mut y = vec![0.0; seq * dirs * batch * hs];
+    let (mut yh, mut yc) = (Vec::new(), Vec::new());
+    for d in 0..dirs {
+        let (h, c) = direction(&l, d, quant, &mut y);
+        yh.extend(h);
+        yc.extend(c);
+    }
+    outputs(&l, inp(ins, 0)?.dt, y, yh, yc)
+}
+
 pub(super) fn op_recurrent(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    recurrent(n, ins)
+    recurrent(n, ins, None)
 }

@@ -9,6 +9,7 @@
 //! | `SkipLayerNormalization`, `SkipSimplifiedLayerNormalization` | `norm.rs` |
 //! | `FusedConv`, `FusedGemm`, `FusedMatMul`, `Inverse` | `linear.rs` |
 //! | `QLinearAdd`, `QLinearMul`, `QLinearSigmoid`, `QLinearLeakyRelu`, `MatMulIntegerToFloat`, `DynamicQuantizeMatMul` | `quantized.rs` |
+//! | `DynamicQuantizeLSTM` | `recurrent.rs` |
 //!
 //! [`definition`] gives, per op, what ORT's contrib-op documentation says of it (verbatim, as
 //! bug reports quote it: the op's only specification) and the formula the reference computes.
@@ -16,6 +17,7 @@ mod activation;
 pub mod linear;
 mod norm;
 mod quantized;
+mod recurrent;
 
 use crate::registry::Registry;
 
@@ -105,6 +107,11 @@ const DEFINITIONS: &[(&str, &str, &str)] = &[
         "",
         "A quantized to uint8 as DynamicQuantizeLinear does, (A_q - zero point) x (B - b_zero_point), times A's scale * b_scale, plus bias",
     ),
+    (
+        "DynamicQuantizeLSTM",
+        "",
+        "LSTM (gates i o f c) with W = (W_q - W_zero_point) * W_scale and R likewise, W and R stored as [directions, input or hidden, 4 * hidden] (the transpose of LSTM's); the products read X, once, and H, at every step, quantized to uint8 as DynamicQuantizeLinear does (X over the steps the longest sequence reaches, H over the batch)",
+    ),
 ];
 
 /// What ORT's documentation says of the contrib op `op_type`, verbatim (`None` where it gives
@@ -122,4 +129,5 @@ pub fn register(r: &mut Registry) {
     norm::register(r);
     linear::register(r);
     quantized::register(r);
+    recurrent::register(r);
 }

@@ -17,7 +17,9 @@ fn gates(op: &str) -> i64 {
     }
 }
 
-fn rnn_infer(ctx: &InferCtx) -> Infer {
+/// The outputs of a recurrent op: Y, Y_h (and Y_c), from X, `layout`, `direction` and
+/// `hidden_size` (else R's last axis).
+pub(crate) fn rnn_infer(ctx: &InferCtx) -> Infer {
     let xs = shape_of(ctx, 0);
     let dt = ctx.dtype(0);
     let layout = ctx.int("layout", 0);
@@ -64,6 +66,32 @@ fn rnn_infer(ctx: &InferCtx) -> Infer {
     Ok(out)
 }
 
+/// Input `i`, when its shape is known, has `want`'s rank and its known sizes.
+pub(crate) fn expect_dims(
+    ctx: &InferCtx,
+    i: usize,
+    want: &[Option<i64>],
+) -> Result<(), InferError> {
+    let Some(s) = shape_of(ctx, i) else {
+        return Ok(());
+    };
+    if s.len() != want.len() {
+        return Err(rule!(
+            "input {i} must have rank {}, found {}",
+            want.len(),
+            s.len()
+        ));
+    }
+    for (j, w) in want.iter().enumerate() {
+        if let (Some(w), Some(v)) = (w, s[j].value())
+            && *w != v
+        {
+            return Err(rule!("input {i} has {v} at axis {j}, expected {w}"));
+        }
+    }
+    Ok(())
+}
+
 fn rnn_check(ctx: &InferCtx) -> Result<(), InferError> {
     rnn_infer(ctx)?;
     let g = gates(&ctx.node.op_type);
@@ -76,23 +104,8 @@ fn rnn_check(ctx: &InferCtx) -> Result<(), InferError> {
         .int_opt("hidden_size")
         .or_else(|| shape_of(ctx, 2).and_then(|r| known(r.get(2))));
     let input = shape_of(ctx, 0).and_then(|x| known(x.get(2)));
-    let expect = |i: usize, want: [Option<i64>; 3]| -> Result<(), InferError> {
-        if let Some(s) = shape_of(ctx, i) {
-            if s.len() != 3 {
-                return Err(rule!("input {i} must have rank 3, found {}", s.len()));
-            }
-            for (j, w) in want.iter().enumerate() {
-                if let (Some(w), Some(v)) = (w, s[j].value())
-                    && *w != v
-                {
-                    return Err(rule!("input {i} has {v} at axis {j}, expected {w}"));
-                }
-            }
-        }
-        Ok(())
-    };
-    expect(1, [Some(dirs), h.map(|h| g * h), input])?;
-    expect(2, [Some(dirs), h.map(|h| g * h), h])?;
+    expect_dims(ctx, 1, &[Some(dirs), h.map(|h| g * h), input])?;
+    expect_dims(ctx, 2, &[Some(dirs), h.map(|h| g * h), h])?;
     if let Some(b) = shape_of(ctx, 3) {
         let want = h.map(|h| 2 * g * h);
         if b.len() != 2 || want.is_some_and(|w| b[1].value().is_some_and(|v| v != w)) {
@@ -102,40 +115,40 @@ fn rnn_check(ctx: &InferCtx) -> Result<(), InferError> {
             ));
         }
     }
-    if let Some(acts) = ctx.attr("activations")
-        && let AttrValue::Strings(v) = acts
-    {
-        const OK: &[&str] = &[
-            "Relu",
-            "Tanh",
-            "Sigmoid",
-            "Affine",
-            "LeakyRelu",
-            "ThresholdedRelu",
-            "ScaledTanh",
-            "HardSigmoid",
-            "Elu",
-            "Softsign",
-            "Softplus",
-        ];
-        for a in v {
-            let a = String::from_utf8_lossy(a);
-            if !OK.iter().any(|o| o.eq_ignore_ascii_case(&a)) {
-                return Err(rule!("unknown activation '{a}'"));
-            }
+    let per_dir = if ctx.node.op_type == "RNN" {
+        1
+    } else {
+        2 + (g == 4) as i64
+    };
+    activations_check(ctx, per_dir * dirs)
+}
+
+/// The `activations` attribute, when given: names of ONNX's list (any case), at least `n`.
+pub(crate) fn activations_check(ctx: &InferCtx, n: i64) -> Result<(), InferError> {
+    let Some(AttrValue::Strings(v)) = ctx.attr("activations") else {
+        return Ok(());
+    };
+    const OK: &[&str] = &[
+        "Relu",
+        "Tanh",
+        "Sigmoid",
+        "Affine",
+        "LeakyRelu",
+        "ThresholdedRelu",
+        "ScaledTanh",
+        "HardSigmoid",
+        "Elu",
+        "Softsign",
+        "Softplus",
+    ];
+    for a in v {
+        let a = String::from_utf8_lossy(a);
+        if !OK.iter().any(|o| o.eq_ignore_ascii_case(&a)) {
+            return Err(rule!("unknown activation '{a}'"));
         }
-        let per_dir = if ctx.node.op_type == "RNN" {
-            1
-        } else {
-            2 + (g == 4) as i64
-        };
-        if (v.len() as i64) < per_dir * dirs {
-            return Err(rule!(
-                "{} activations given, expected {}",
-                v.len(),
-                per_dir * dirs
-            ));
-        }
+    }
+    if (v.len() as i64) < n {
+        return Err(rule!("{} activations given, expected {n}", v.len()));
     }
     Ok(())
 }
