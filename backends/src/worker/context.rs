@@ -7,7 +7,6 @@
 //! system call, and what the worker copied is in the file whatever kills it next. A line on
 //! stderr per step instead (ONNX Runtime's thirty-odd passes per session) woke the engine's
 //! reader thread as often and cost a zoo campaign 7 % of its executions.
-use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -99,9 +98,13 @@ pub fn take_rewrites() -> Vec<String> {
     std::mem::take(&mut *REWRITES.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
-/// The step a dead worker was in, from its step file.
-pub fn at_death(path: &Path) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
+/// The step a dead worker was in, from its step file (read through a handle the engine kept:
+/// the file's name is gone once the worker mapped it).
+pub fn at_death(file: &std::fs::File) -> Option<String> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = vec![0u8; RECORD];
+    let n = file.read_at(&mut bytes, 0).ok()?;
+    bytes.truncate(n);
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     let step = String::from_utf8_lossy(&bytes[..end]).trim().to_string();
     (!step.is_empty() && step != NOWHERE).then_some(step)
@@ -132,21 +135,30 @@ mod tests {
 
     #[test]
     fn a_step_file_says_the_last_step_entered_and_not_left() {
+        use std::os::unix::fs::FileExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("step");
-        std::fs::File::create(&path).unwrap();
+        let engine = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        assert_eq!(at_death(&engine), None, "an empty file: no step");
+        let worker = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        // The name goes once the worker holds the file; the engine reads through its handle.
+        std::fs::remove_file(&path).unwrap();
         let write = |what: &str| {
             let mut record = [0u8; RECORD];
             record[..what.len()].copy_from_slice(what.as_bytes());
-            std::fs::write(&path, record).unwrap();
+            worker.write_all_at(&record, 0).unwrap();
         };
-        assert_eq!(at_death(&path), None);
         write("in a long step name");
         write("in B");
-        assert_eq!(at_death(&path).as_deref(), Some("in B"));
+        assert_eq!(at_death(&engine).as_deref(), Some("in B"));
         write(NOWHERE);
-        assert_eq!(at_death(&path), None);
-        assert_eq!(at_death(&dir.path().join("missing")), None);
+        assert_eq!(at_death(&engine), None);
     }
 
     #[test]

@@ -204,8 +204,12 @@ impl PoolOptions {
 
 struct Worker {
     child: Child,
-    /// The file in which the worker records the step it is in ([`super::context`]).
+    /// The file in which the worker records the step it is in ([`super::context`]): its path
+    /// until the worker has mapped it (then it is unlinked, so that no file outlives a killed
+    /// engine), and the engine's own handle, through which it reads the step at the worker's
+    /// death.
     step_file: PathBuf,
+    step: Option<std::fs::File>,
     stdin: BufWriter<ChildStdin>,
     rx: Receiver<io::Result<Response>>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
@@ -220,14 +224,20 @@ impl Drop for Worker {
 }
 
 /// A step file for the next worker: in the temporary directory, named after this process and a
-/// counter, created empty.
-fn new_step_file() -> PathBuf {
+/// counter, created empty, with the engine's handle to it.
+fn new_step_file() -> (PathBuf, Option<std::fs::File>) {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = std::env::temp_dir().join(format!("mutagraph-step-{}-{n}", std::process::id()));
     // Best effort: without the file the worker records no step.
-    let _ = std::fs::File::create(&path);
-    path
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .ok();
+    (path, file)
 }
 
 const STDERR_KEEP: usize = 16 * 1024;
@@ -281,6 +291,12 @@ impl Pool {
         self.spawns.get(backend).copied().unwrap_or(0)
     }
 
+    /// The name the live worker of `backend` was given for its step file (gone once it
+    /// started, so that an engine killed later leaves no file behind).
+    pub fn step_file(&self, backend: &str) -> Option<&std::path::Path> {
+        self.workers.get(backend).map(|w| w.step_file.as_path())
+    }
+
     /// Process id of the live worker of `backend`, if any.
     pub fn worker_pid(&self, backend: &str) -> Option<u32> {
         self.workers.get(backend).map(|w| w.child.id())
@@ -288,7 +304,7 @@ impl Pool {
 
     fn spawn(&mut self, backend: &str) -> Result<(), PoolError> {
         let rewrites = self.rewriting.get(backend).cloned().unwrap_or_default();
-        let step_file = new_step_file();
+        let (step_file, step) = new_step_file();
         let mut cmd = Command::new(&self.opts.exe);
         cmd.args(&self.opts.args)
             .envs(self.opts.env.iter().map(|(k, v)| (k, v)))
@@ -359,6 +375,7 @@ impl Pool {
         let mut w = Worker {
             child,
             step_file,
+            step,
             stdin,
             rx,
             stderr,
@@ -385,6 +402,8 @@ impl Pool {
         };
         match reply {
             Wait::Got(Response::Ready { version, .. }) => {
+                // The worker mapped its step file before it answered: the name has served.
+                let _ = std::fs::remove_file(&w.step_file);
                 w.version = version;
                 self.workers.insert(backend.to_string(), w);
                 Ok(())
@@ -651,7 +670,7 @@ impl Pool {
                 let mut w = self.workers.remove(backend).expect("present");
                 let peak = status_rss(w.child.id());
                 let (status, tail) = reap(&mut w);
-                let step = super::context::at_death(&w.step_file);
+                let step = w.step.as_ref().and_then(super::context::at_death);
                 report.peak_rss = peak;
                 report.outcome = if let Some(line) = oom_line(&tail) {
                     Outcome::OutOfMemory {

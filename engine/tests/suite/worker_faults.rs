@@ -95,6 +95,10 @@ fn identity_runs_and_the_worker_stays_warm() {
     assert!(r.cached, "the same model must be reused by the warm worker");
     assert_eq!(p.worker_pid("fault"), Some(pid), "worker was restarted");
     assert_eq!(p.spawns("fault"), 1);
+    // The step file's name is gone once the worker started: an engine killed now leaves none.
+    let step = p.step_file("fault").unwrap();
+    assert!(step.starts_with(std::env::temp_dir()), "{step:?}");
+    assert!(!step.exists(), "{step:?} outlives the worker's start");
     assert!(r.peak_rss > 0, "peak memory is measured");
     assert!(r.wall_ms > 0.0);
 }
