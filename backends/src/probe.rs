@@ -186,11 +186,29 @@ const EXTRA_PROBES: &[(&str, &str, DType, &[usize])] = &[
         DType::F32,
         &[2, 1, 1],
     ),
+    (
+        "com.microsoft::RotaryEmbedding",
+        concat!(
+            ms!(),
+            "g (float[1, 2, 4] x) => (float[1, 2, 4] y)\n<int64[1] p = {0}, float[2, 2] c = {1, 1, 0.5, 0.9}, float[2, 2] s = {0, 0, 0.8, 0.1}>\n{ y = com.microsoft.RotaryEmbedding (x, p, c, s) }"
+        ),
+        DType::F32,
+        &[1, 2, 4],
+    ),
+    (
+        "com.microsoft::MatMulNBits",
+        concat!(
+            ms!(),
+            "g (float[1, 16] x) => (float[1, 1] y)\n<uint8[1, 1, 8] b = {1, 2, 3, 4, 5, 6, 7, 8}, float[1, 1] s = {0.1}>\n{ y = com.microsoft.MatMulNBits <K = 16, N = 1, block_size = 16> (x, b, s) }"
+        ),
+        DType::F32,
+        &[1, 16],
+    ),
 ];
 
 /// Revision of the probe: part of the cache file's name, so that a probe that learns more ops
 /// replaces the caches written by an older one.
-const PROBE_REVISION: u32 = 5;
+const PROBE_REVISION: u32 = 6;
 
 /// Where the cache file of a backend lives.
 pub fn cache_path(name: &str, version: &str) -> Option<PathBuf> {

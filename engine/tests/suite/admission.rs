@@ -246,3 +246,47 @@ fn a_seed_with_an_op_the_reference_lacks_is_mutated_and_judged_by_peers() {
         }
     }
 }
+
+#[test]
+fn a_seed_with_dynamic_quantize_lstm_is_admitted_and_runs_on_onnx_runtime() {
+    // A user's production model carried com.microsoft's DynamicQuantizeLSTM, which admission
+    // refused while the reference lacked it: the reference now runs it, and so does ORT.
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds");
+    std::fs::create_dir_all(&seeds).unwrap();
+    let w = "{-127, -90, -53, -16, 21, 58, 95, -123, -86, -49, -12, 25, 62, 99, -119, -82}";
+    let text = format!(
+        "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n\
+         g (float[3, 1, 2] x) => (float[3, 1, 1, 2] y)\n\
+         <int8[1, 2, 8] w = {w}, int8[1, 2, 8] r = {w}, float[1] s = {{0.01}}, \
+         int8[1] z = {{0}}>\n\
+         {{\n\
+           h = com.microsoft.DynamicQuantizeLSTM <hidden_size = 2> \
+         (x, w, r, \"\", \"\", \"\", \"\", \"\", s, z, s, z)\n\
+           y = Tanh (h)\n\
+         }}"
+    );
+    let model = mutagraph_ir::text::parse_model(&text).unwrap();
+    let file = seeds.join("dq_lstm.onnx");
+    std::fs::write(&file, model.to_bytes()).unwrap();
+    let out = dir.path().join("c");
+    let err = ok(&mg(&[
+        "campaign",
+        "--seeds",
+        seeds.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backends",
+        "reference,ort",
+        "--iterations",
+        "4",
+        "--no-minimize",
+    ]));
+    let name = file.to_str().unwrap().to_string();
+    let adm = check_records(&out, &[(name, model)], &err);
+    assert!(adm["refused"].as_object().unwrap().is_empty(), "{adm}");
+    let (_, a) = adm["admitted"].as_object().unwrap().iter().next().unwrap();
+    assert!(a["reference_failed"].is_null(), "{a}");
+    assert_eq!(a["outcomes"]["ort"], "ok", "{a}");
+    assert_eq!(a["mutated"], true, "{a}");
+}

@@ -1,8 +1,8 @@
 //! ONNX Runtime's `com.microsoft` ops (`mutagraph_ir::ops::contrib`): the GELU family, the
 //! skip normalizations, the fused linear ops (built as their ONNX base op plus an activation),
-//! the quantized ones and DynamicQuantizeLSTM. Only ONNX Runtime runs them, so a campaign
-//! keeps these recipes only when it tests ONNX Runtime (the campaign drops a recipe no backend
-//! supports).
+//! the quantized ones, DynamicQuantizeLSTM, RotaryEmbedding and MatMulNBits. Only ONNX Runtime
+//! runs them, so a campaign keeps these recipes only when it tests ONNX Runtime (the campaign
+//! drops a recipe no backend supports).
 use super::Recipe;
 use super::nn::{conv_with, gemm_with, scale_zero};
 use super::util::*;
@@ -11,6 +11,7 @@ use crate::error::BuildError;
 use crate::ir::DType;
 use crate::ir::attr::AttrValue;
 use crate::ir::ops::contrib::linear::{CONV_ACTIVATIONS, GEMM_ACTIVATIONS};
+use crate::ir::ops::contrib::nbits::nbits_layout;
 use crate::ir::types::TensorType;
 use crate::site::Site;
 
@@ -304,6 +305,159 @@ fn dq_lstm(
     Ok(site.op(op, &refs, a, 3)?.remove(0))
 }
 
+/// RoPE caches of `rows` positions and `half` columns in `dt` (cosines, then sines of
+/// `p * base^(-i / half)`, as models compute them).
+fn rope_caches(site: &mut Site<'_>, dt: DType, rows: i64, half: i64) -> [String; 2] {
+    let angle = |k: usize| {
+        let (p, i) = (k as i64 / half, k as i64 % half);
+        p as f64 * 10000f64.powf(-(i as f64) / half as f64)
+    };
+    let n = (rows * half) as usize;
+    let cos: Vec<f64> = (0..n).map(|k| angle(k).cos()).collect();
+    let sin: Vec<f64> = (0..n).map(|k| angle(k).sin()).collect();
+    [
+        site.constant_f64s("cos_cache", dt, &[rows, half], &cos),
+        site.constant_f64s("sin_cache", dt, &[rows, half], &sin),
+    ]
+}
+
+/// Constant positions of `batch` rows of `seq` tokens, within `rows` cache positions: one
+/// start position (a scalar or one element) or one per token.
+fn rope_positions(
+    site: &mut Site<'_>,
+    batch: i64,
+    seq: i64,
+    rows: i64,
+    rng: &mut SplitMix64,
+) -> String {
+    if chance(rng, 0.5) {
+        let dims: &[i64] = if chance(rng, 0.5) { &[1] } else { &[] };
+        return site.constant_i64s("position_ids", dims, &[between(rng, 0, rows - seq)]);
+    }
+    let ids: Vec<i64> = (0..batch * seq)
+        .map(|_| between(rng, 0, rows - 1))
+        .collect();
+    site.constant_i64s("position_ids", &[batch, seq], &ids)
+}
+
+/// RotaryEmbedding on `x` read as `(batch, sequence, hidden)` or `(batch, heads, sequence,
+/// head)`, its last axis made even: heads of an even size dividing it, all of a head rotated
+/// or its first `rotary_embedding_dim` values, caches a few positions longer than the
+/// sequence, positions within them (ORT refuses others), `scale` left to its default (ORT's
+/// kernel ignores it: see the spec).
+fn rotary(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, BuildError> {
+    let mut d = dims(t);
+    let r = d.len();
+    d[r - 1] += d[r - 1] % 2;
+    let x = site.adapt(x, &TensorType::fixed(t.dtype, &d))?;
+    let (batch, seq) = (d[0], d[r - 2]);
+    let head = if r == 4 {
+        d[3]
+    } else {
+        let even: Vec<i64> = (1..=d[2] / 2)
+            .map(|k| 2 * k)
+            .filter(|h| d[2] % h == 0)
+            .collect();
+        pick(rng, &even)
+    };
+    let heads = if r == 4 { d[1] } else { d[2] / head };
+    let mut a = Attrs::new();
+    let mut rot = head;
+    if head >= 4 && chance(rng, 0.4) {
+        rot = 2 * between(rng, 1, head / 2 - 1);
+        a.push(("rotary_embedding_dim", ai(rot)));
+    }
+    int_attr(
+        rng,
+        &mut a,
+        "num_heads",
+        heads,
+        0,
+        if rot < head { 1.0 } else { 0.3 },
+    );
+    flag(rng, &mut a, "interleaved");
+    let rows = seq + between(rng, 0, 3);
+    let [cos, sin] = rope_caches(site, t.dtype, rows, rot / 2);
+    let pos = rope_positions(site, batch, seq, rows, rng);
+    site.op1(op, &[&x, &pos, &cos, &sin], a)
+}
+
+/// MatMulNBits' zero points for `n` columns of `blocks` blocks: absent, packed uint8 (any
+/// byte), or unpacked in A's type (not at 8 bits: the CPU kernel has none); either matrix
+/// or flat.
+fn nbits_zero_points(
+    site: &mut Site<'_>,
+    dt: DType,
+    [n, blocks, packed]: [i64; 3],
+    bits: i64,
+    rng: &mut SplitMix64,
+) -> String {
+    let flat = chance(rng, 0.3);
+    let shape = |cols: i64| if flat { vec![n * cols] } else { vec![n, cols] };
+    match below(rng, 3) {
+        0 => String::new(),
+        1 if bits < 8 => {
+            let top = ((1 << bits) - 1) as f64;
+            site.random_constant("zero_points", dt, &shape(blocks), 0.0, top, rng)
+        }
+        _ => konst(
+            site,
+            "zero_points",
+            DType::U8,
+            &shape(packed),
+            0.0,
+            255.0,
+            rng,
+        ),
+    }
+}
+
+/// `x` (its last axis as K) times a constant weight of N columns quantized to 2, 4 or 8 bits
+/// by blocks (B any bytes: every bit pattern is a value), scales near 1 / sqrt(K) over the
+/// quantized range, zero points sometimes, a bias sometimes; `accuracy_level` only among the
+/// exact ones (4 quantizes A: see the spec).
+fn matmul_nbits(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, BuildError> {
+    let k = *dims(t).last().unwrap_or(&1);
+    let n = between(rng, 1, 8);
+    let bits = pick(rng, &[2, 4, 4, 8]);
+    let block = pick(rng, &[16, 16, 32, 64, 128, 256]);
+    let (blocks, blob, packed) = nbits_layout(k, block, bits);
+    let b = konst(site, "b", DType::U8, &[n, blocks, blob], 0.0, 255.0, rng);
+    let s = 2.0 / ((1 << bits) as f64 * (k as f64).sqrt());
+    let sshape = if chance(rng, 0.3) {
+        vec![n * blocks]
+    } else {
+        vec![n, blocks]
+    };
+    let scales = site.random_constant("scales", t.dtype, &sshape, 0.5 * s, 1.5 * s, rng);
+    let zp = nbits_zero_points(site, t.dtype, [n, blocks, packed], bits, rng);
+    let bias = if chance(rng, 0.5) {
+        site.random_constant("bias", t.dtype, &[n], -1.0, 1.0, rng)
+    } else {
+        String::new()
+    };
+    let mut a = vec![("K", ai(k)), ("N", ai(n)), ("block_size", ai(block))];
+    int_attr(rng, &mut a, "bits", bits, 4, 0.5);
+    maybe_int(rng, &mut a, 0.3, "accuracy_level", &[0, 1, 2, 3]);
+    let mut ins = vec![x, &b, &scales, &zp, "", &bias];
+    while ins.last().is_some_and(|s| s.is_empty()) {
+        ins.pop();
+    }
+    site.op1(op, &ins, a)
+}
+
 /// A float product of `x` (rank kept: B is a matrix).
 fn f32_matmul(_: DType, r: usize) -> Vec<(DType, usize)> {
     vec![(DType::F32, r)]
@@ -330,6 +484,8 @@ const ROWS: &[Row] = &[
     ("com.microsoft::MatMulIntegerToFloat",             Dt::Only(Q8),      RANK1,    f32_matmul, int_matmul),
     ("com.microsoft::DynamicQuantizeMatMul",            Dt::Reg,           RANK1,    f32_matmul, int_matmul),
     ("com.microsoft::DynamicQuantizeLSTM",              Dt::Reg,           (3, 3),   rank4,      dq_lstm),
+    ("com.microsoft::RotaryEmbedding",                  Dt::Reg,           (3, 4),   same,       rotary),
+    ("com.microsoft::MatMulNBits",                      Dt::Reg,           RANK1,    same,       matmul_nbits),
 ];
 
 /// Registers the family, in the builtin order.

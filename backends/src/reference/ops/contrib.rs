@@ -1,6 +1,7 @@
 //! ONNX Runtime's `com.microsoft` ops (see `mutagraph_ir::ops::contrib` for which and why):
-//! the GELU family, the skip normalizations, the fused linear ops, the quantized ones and
-//! DynamicQuantizeLSTM, each from its documented definition, in f64.
+//! the GELU family, the skip normalizations, the fused linear ops, the quantized ones,
+//! DynamicQuantizeLSTM, RotaryEmbedding and MatMulNBits, each from its documented definition,
+//! in f64.
 use super::conv::op_conv;
 use super::linalg::{matmul, op_gemm};
 use super::quantize::{dynamic_quantize, qrange};
@@ -12,6 +13,8 @@ use crate::reference::{Cx, V, inp, one, opt};
 use mutagraph_ir::attr::{AttrLookup, AttrValue};
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
+use mutagraph_ir::ops::contrib::nbits::nbits_layout;
+use mutagraph_ir::ops::contrib::rotary::{Rope, rope_geometry, rope_positions};
 
 type Out = R<Vec<V>>;
 
@@ -369,6 +372,134 @@ pub(super) fn op_dynamic_quantize_lstm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> 
     recurrent(n, &lstm, Some(Quantized { y_output }))
 }
 
+/// One head's first `2 * c.len()` values of `x` rotated into `y` by the angles of cosines `c`
+/// and sines `s`: the pairs `(i, i + R/2)`, or `(2i, 2i + 1)` when `interleaved`.
+fn rotate(x: &[f64], y: &mut [f64], c: &[f64], s: &[f64], interleaved: bool) {
+    let half = c.len();
+    for i in 0..half {
+        let (a, b) = if interleaved {
+            (2 * i, 2 * i + 1)
+        } else {
+            (i, i + half)
+        };
+        y[a] = x[a] * c[i] - x[b] * s[i];
+        y[b] = x[b] * c[i] + x[a] * s[i];
+    }
+}
+
+/// Where head `h` of token `t` of row `b` starts in the input.
+fn head_offset(g: &Rope, b: i64, t: i64, h: i64) -> usize {
+    let token = if g.four_d {
+        (b * g.heads + h) * g.seq + t
+    } else {
+        (b * g.seq + t) * g.heads + h
+    };
+    (token * g.head) as usize
+}
+
+/// RotaryEmbedding (`mutagraph_ir::ops::contrib::rotary`): the first R/2 values of the caches'
+/// row at the token's position rotate each head's first R values; `scale` is not applied
+/// (ONNX Runtime's kernel ignores it).
+pub(super) fn op_rotary_embedding(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let (x, ids, cos) = (inp(ins, 0)?, inp(ins, 1)?, inp(ins, 2)?);
+    let dims = |t: &T| t.shape.iter().map(|&d| d as i64).collect::<Vec<_>>();
+    let (heads, rot) = (n.int("num_heads", 0), n.int("rotary_embedding_dim", 0));
+    let g = rope_geometry(&dims(x), &dims(cos), heads, rot).map_err(err)?;
+    let pos = rope_positions(&g, &ids.ints()?, ids.rank()).map_err(err)?;
+    let (cv, sv) = (cos.floats()?, inp(ins, 3)?.floats()?);
+    if sv.len() != cv.len() {
+        return Err(err("cos_cache and sin_cache differ in shape"));
+    }
+    let (cols, half) = (cos.shape[1], g.rotary as usize / 2);
+    let interleaved = n.int("interleaved", 0) == 1;
+    let xv = x.fs()?;
+    let mut y = xv.to_vec();
+    for b in 0..g.batch {
+        for t in 0..g.seq {
+            let row = pos[(b * g.seq + t) as usize] as usize * cols;
+            let (c, s) = (&cv[row..row + half], &sv[row..row + half]);
+            for h in 0..g.heads {
+                let at = head_offset(&g, b, t, h);
+                rotate(&xv[at..], &mut y[at..], c, s, interleaved);
+            }
+        }
+    }
+    one(T::f(x.dt, x.shape.clone(), y))
+}
+
+/// The `bits`-wide value at position `i` of `bytes`, low bits first.
+fn unpack(bytes: &[f64], i: usize, bits: usize) -> f64 {
+    let byte = bytes[i * bits / 8] as u8;
+    ((byte >> (i * bits % 8)) & ((1u16 << bits) - 1) as u8) as f64
+}
+
+/// MatMulNBits' zero point of each (column, block) of `cols` columns of `blocks` blocks:
+/// the `bits`-wide fields of uint8 rows of `packed` bytes, values of A's type as given, or
+/// `2^(bits - 1)` when absent.
+fn nbits_zero_points(
+    zp: Option<&T>,
+    cols: usize,
+    blocks: usize,
+    packed: usize,
+    bits: usize,
+) -> R<Vec<f64>> {
+    let Some(t) = zp else {
+        return Ok(vec![(1 << (bits - 1)) as f64; cols * blocks]);
+    };
+    let (v, is_packed) = (t.floats()?, t.dt == DType::U8);
+    if v.len() != cols * if is_packed { packed } else { blocks } {
+        return Err(err(format!("zero_points of shape {:?}", t.shape)));
+    }
+    if !is_packed {
+        return Ok(v);
+    }
+    let field = |i: usize| unpack(&v[i / blocks * packed..], i % blocks, bits);
+    Ok((0..cols * blocks).map(field).collect())
+}
+
+/// MatMulNBits' weight dequantized as `(K, N)`: column `n`, row `k` is `(q - zero point) *
+/// scale` of block `k / block_size` (or `g_idx[k]`) of B's row `n`.
+fn nbits_weight(n: &Node, ins: &[Option<&V>], k: usize, cols: usize) -> R<Vec<f64>> {
+    let (bits, block) = (n.int("bits", 4) as usize, n.int("block_size", 16) as usize);
+    let (blocks, blob, packed) = nbits_layout(k as i64, block as i64, bits as i64);
+    let (blocks, blob, packed) = (blocks as usize, blob as usize, packed as usize);
+    let (b, scales) = (inp(ins, 1)?.floats()?, inp(ins, 2)?.floats()?);
+    let zp = nbits_zero_points(opt(ins, 3)?, cols, blocks, packed, bits)?;
+    let group = match opt(ins, 4)? {
+        Some(g) => g.ints()?,
+        None => (0..k as i64).map(|r| r / block as i64).collect(),
+    };
+    let bad_group = group.len() < k || group.iter().any(|&g| g < 0 || g as usize >= blocks);
+    if bad_group || b.len() != cols * blocks * blob || scales.len() != cols * blocks {
+        return Err(err(format!(
+            "B, scales or g_idx do not hold {cols} x {blocks} blocks"
+        )));
+    }
+    let mut w = vec![0.0; k * cols];
+    for c in 0..cols {
+        for (r, slot) in w.iter_mut().skip(c).step_by(cols).enumerate() {
+            let g = c * blocks + group[r] as usize;
+            let q = unpack(&b[(c * blocks + r / block) * blob..], r % block, bits);
+            *slot = (q - zp[g]) * scales[g];
+        }
+    }
+    Ok(w)
+}
+
+pub(super) fn op_matmul_nbits(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let a = inp(ins, 0)?;
+    let (k, cols) = (n.int("K", 0) as usize, n.int("N", 0) as usize);
+    let w = nbits_weight(n, ins, k, cols)?;
+    let (s, mut v) = matmul(a.fs()?, &a.shape, &w, &[k, cols])?;
+    if let Some(bias) = opt(ins, 5)? {
+        let bv = bias.floats()?;
+        v.iter_mut()
+            .enumerate()
+            .for_each(|(i, y)| *y += bv[i % cols]);
+    }
+    one(T::f(a.dt, s, v))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::backend::Backend;
@@ -396,7 +527,7 @@ mod tests {
             .collect()
     }
 
-    fn assert_close(got: &[Vec<f64>], want: [&[f64]; 3]) {
+    fn assert_close<const N: usize>(got: &[Vec<f64>], want: [&[f64]; N]) {
         for (g, w) in got.iter().zip(want) {
             assert_eq!(g.len(), w.len());
             for (a, b) in g.iter().zip(w) {
@@ -467,5 +598,146 @@ mod tests {
                 &[0.07304251, -0.23333378, 1.2023414, 0.87317437],
             ],
         );
+    }
+
+    /// RotaryEmbedding's output on `x` (of `shape`, the values `x0 + step * i`) with positions
+    /// `pos` (a text initializer) and the attributes `attrs`, caches of three positions.
+    fn rope(shape: &str, x0: f32, step: f32, pos: &str, attrs: &str) -> Vec<f64> {
+        let text = format!(
+            "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n\
+             g (float[{shape}] x) => (float[{shape}] y)\n\
+             <{pos}, float[3, 2] c = {{1, 1, 0.5, 0.9, -0.25, 0.75}}, \
+             float[3, 2] s = {{0, 0, 0.8, 0.1, 0.9, 0.6}}>\n\
+             {{ y = com.microsoft.RotaryEmbedding <{attrs}> (x, p, c, s) }}"
+        );
+        let model = mutagraph_ir::text::parse_model(&text).unwrap().to_bytes();
+        let x: Vec<f32> = (0..16).map(|i| x0 + step * i as f32).collect();
+        let dims = shape.split(", ").map(|d| d.parse().unwrap()).collect();
+        let x = Value::Tensor(HostTensor::new(dims, Data::F32(x)));
+        let mut p = Reference::new_f64().prepare(&model).unwrap();
+        let out = p.run(&vec![("x".to_string(), x)]).unwrap();
+        out[0].1.tensor().unwrap().to_f64s().unwrap()
+    }
+
+    /// The values ONNX Runtime 1.31.1 computes (CPU, no graph optimizations):
+    /// /tmp/contrib/verify_RotaryEmbedding.py, "fixed cases" (the reference matches them to
+    /// 1.8e-7): a partial rotation (R = 4 of a head of 8) with a position per token, then a
+    /// 4-D input rotated in interleaved pairs from one start position.
+    #[test]
+    fn rotary_embedding_is_onnx_runtimes() {
+        let partial = rope(
+            "1, 2, 8",
+            -1.5,
+            0.25,
+            "int64[1, 2] p = {2, 0}",
+            "num_heads = 1, rotary_embedding_dim = 4",
+        );
+        let want = [
+            1.275, -0.4875, -1.1, -1.3125, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75,
+            2.0, 2.25,
+        ];
+        assert_close(&[partial], [&want]);
+        let four = rope(
+            "1, 2, 2, 4",
+            2.0,
+            -0.5,
+            "int64[1] p = {1}",
+            "interleaved = 1",
+        );
+        let want = [
+            -0.2, 2.35, 0.85, 0.55, 0.45, 0.125, 0.15, -1.725, 1.0, -2.85, -2.35, -3.45, 5.05,
+            -2.475, -0.45, -7.125,
+        ];
+        assert_close(&[four], [&want]);
+    }
+
+    /// MatMulNBits of A (of `shape`, the values `a0 + step * i`) by N = `n` columns of K
+    /// values packed by `attrs` into B of `b` bytes (`(37 i + 11) mod 256`, as the verify
+    /// script's), scales `0.01 (1 + i mod 5)`, the initializers `extra` and the inputs after
+    /// A, B and scales `rest`.
+    fn nbits(
+        shape: &[usize],
+        a0: f32,
+        step: f32,
+        b: [usize; 3],
+        attrs: &str,
+        extra: &str,
+        rest: &str,
+    ) -> Vec<f64> {
+        let list = |v: Vec<String>| v.join(", ");
+        let bytes = list(
+            (0..b.iter().product())
+                .map(|i: usize| ((37 * i + 11) % 256).to_string())
+                .collect(),
+        );
+        let scales = list(
+            (0..b[0] * b[1])
+                .map(|i| format!("{}", 0.01 * (1 + i % 5) as f32))
+                .collect(),
+        );
+        let dims = |d: &[usize]| list(d.iter().map(usize::to_string).collect());
+        let mut y = shape.to_vec();
+        *y.last_mut().unwrap() = b[0];
+        if shape.len() == 1 {
+            y = vec![b[0]];
+        }
+        let text = format!(
+            "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n\
+             g (float[{}] a) => (float[{}] y)\n\
+             <uint8[{}] b = {{{bytes}}}, float[{}, {}] s = {{{scales}}}{extra}>\n\
+             {{ y = com.microsoft.MatMulNBits <N = {}, {attrs}> (a, b, s{rest}) }}",
+            dims(shape),
+            dims(&y),
+            dims(&b),
+            b[0],
+            b[1],
+            b[0]
+        );
+        let model = mutagraph_ir::text::parse_model(&text).unwrap().to_bytes();
+        let n: usize = shape.iter().product();
+        let a: Vec<f32> = (0..n).map(|i| a0 + step * i as f32).collect();
+        let a = Value::Tensor(HostTensor::new(shape.to_vec(), Data::F32(a)));
+        let mut p = Reference::new_f64().prepare(&model).unwrap();
+        let out = p.run(&vec![("a".to_string(), a)]).unwrap();
+        out[0].1.tensor().unwrap().to_f64s().unwrap()
+    }
+
+    /// The values ONNX Runtime 1.31.1 computes (CPU, no graph optimizations):
+    /// /tmp/contrib/verify_MatMulNBits.py, "fixed cases" (the reference matches them to
+    /// 5.4e-7): 4 bits with a partial last block, packed zero points and a bias; 2 bits with
+    /// float zero points and a 1-D A; 8 bits with the default zero point.
+    #[test]
+    fn matmul_nbits_is_onnx_runtimes() {
+        let four = nbits(
+            &[2, 20],
+            -2.0,
+            0.125,
+            [3, 2, 8],
+            "K = 20, block_size = 16",
+            ", uint8[3] z = {65, 167, 13}, float[3] c = {-0.25, 0.25, 0.75}",
+            ", z, \"\", c",
+        );
+        let want = [-1.1375, -0.1775, 4.8800006, 1.5625001, -0.22749996, -3.395];
+        assert_close(&[four], [&want]);
+        let two = nbits(
+            &[32],
+            1.0,
+            -0.0625,
+            [2, 2, 4],
+            "K = 32, block_size = 16, bits = 2",
+            ", float[2, 2] z = {0.5, 1.25, 2.0, 2.75}",
+            ", z",
+        );
+        assert_close(&[two], [&[0.01812499, 0.296875]]);
+        let eight = nbits(
+            &[1, 16],
+            -1.5,
+            0.25,
+            [2, 1, 16],
+            "K = 16, block_size = 16, bits = 8",
+            "",
+            "",
+        );
+        assert_close(&[eight], [&[1.3999997, -2.96]]);
     }
 }

@@ -272,6 +272,11 @@ pub static OPS: &[(&str, OpFn)] = &[
         "com.microsoft::DynamicQuantizeLSTM",
         contrib::op_dynamic_quantize_lstm,
     ),
+    (
+        "com.microsoft::RotaryEmbedding",
+        contrib::op_rotary_embedding,
+    ),
+    ("com.microsoft::MatMulNBits", contrib::op_matmul_nbits),
 ];
 
 /// Ints from attribute `attr` when the opset is below `since`, else from input `i` (None when
@@ -316,6 +321,6 @@ mod tests {
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys.len(), n, "an op key is listed twice in OPS");
-        assert_eq!(n, 204);
+        assert_eq!(n, 206);
     }
 }

@@ -10,14 +10,18 @@
 //! | `FusedConv`, `FusedGemm`, `FusedMatMul`, `Inverse` | `linear.rs` |
 //! | `QLinearAdd`, `QLinearMul`, `QLinearSigmoid`, `QLinearLeakyRelu`, `MatMulIntegerToFloat`, `DynamicQuantizeMatMul` | `quantized.rs` |
 //! | `DynamicQuantizeLSTM` | `recurrent.rs` |
+//! | `RotaryEmbedding` | `rotary.rs` |
+//! | `MatMulNBits` | `nbits.rs` |
 //!
 //! [`definition`] gives, per op, what ORT's contrib-op documentation says of it (verbatim, as
 //! bug reports quote it: the op's only specification) and the formula the reference computes.
 mod activation;
 pub mod linear;
+pub mod nbits;
 mod norm;
 mod quantized;
 mod recurrent;
+pub mod rotary;
 
 use crate::registry::Registry;
 
@@ -112,6 +116,16 @@ const DEFINITIONS: &[(&str, &str, &str)] = &[
         "",
         "LSTM (gates i o f c) with W = (W_q - W_zero_point) * W_scale and R likewise, W and R stored as [directions, input or hidden, 4 * hidden] (the transpose of LSTM's); the products read X, once, and H, at every step, quantized to uint8 as DynamicQuantizeLinear does (X over the steps the longest sequence reaches, H over the batch)",
     ),
+    (
+        "RotaryEmbedding",
+        "RotaryEmbedding is the implementation of rotary positional embeddings (RoPE). The positions are represented as rotation matrices that are multiplied to query and key before the inner product of query and key is taken.",
+        "per head of H values (H = 2 x the caches' columns, or hidden / num_heads when rotary_embedding_dim is set), c and s the caches' row at the token's position (position_ids[b, t], or position_ids + t) and R = rotary_embedding_dim (default H): y[i] = x[i] c[i] - x[i + R/2] s[i] and y[i + R/2] = x[i + R/2] c[i] + x[i] s[i] for i < R/2 (interleaved: the pairs x[2i], x[2i + 1]), y[i] = x[i] for i >= R; scale is not applied",
+    ),
+    (
+        "MatMulNBits",
+        "MatMulNBits performs a matrix multiplication where the right-hand-side matrix (weights) is quantized to N bits.",
+        "Y = A x W^T + bias, W[n, k] = (q[n, k] - zero_points[n, b]) * scales[n, b] for block b = k / block_size, q the bits-wide values of B[n, b] read low bits first (zero points packed the same way when uint8, 2^(bits - 1) when absent)",
+    ),
 ];
 
 /// What ORT's documentation says of the contrib op `op_type`, verbatim (`None` where it gives
@@ -130,4 +144,6 @@ pub fn register(r: &mut Registry) {
     linear::register(r);
     quantized::register(r);
     recurrent::register(r);
+    rotary::register(r);
+    nbits::register(r);
 }

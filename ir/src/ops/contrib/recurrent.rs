@@ -95,24 +95,7 @@ fn open_cases(c: &InferCtx) -> Result<(), InferError> {
 }
 
 fn attrs(s: OpSpec) -> OpSpec {
-    s.attr(AttrSpec::of("activation_alpha", AttrKind::Floats))
-        .attr(AttrSpec::of("activation_beta", AttrKind::Floats))
-        .attr(AttrSpec::of("activations", AttrKind::Strings))
-        .attr(AttrSpec::of("clip", AttrKind::Float).float_buckets(&[
-            (1e-3, 1.0),
-            (1.0, 10.0),
-            (10.0, f64::INFINITY),
-        ]))
-        .attr(AttrSpec::string("direction", "forward").one_of(&[
-            "forward",
-            "reverse",
-            "bidirectional",
-        ]))
-        .attr(
-            AttrSpec::of("hidden_size", AttrKind::Int)
-                .range(1, i64::MAX)
-                .int_buckets(&[(1, 1), (2, 16), (17, i64::MAX)]),
-        )
+    crate::ops::nn::cell_attrs(s, AttrSpec::of("activations", AttrKind::Strings))
         .attr(flag("input_forget"))
 }
 

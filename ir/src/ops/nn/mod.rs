@@ -43,7 +43,7 @@ mod window;
 pub(crate) use conv::{conv_attrs, conv_check, conv_infer};
 pub(crate) use gemm::{gemm, gemm_check};
 pub(crate) use matmul::matmul_shape;
-pub(crate) use rnn::{activations_check, expect_dims, rnn_infer};
+pub(crate) use rnn::{activations_check, cell_attrs, expect_dims, rnn_infer};
 
 use crate::attr::{AttrKind, AttrValue};
 use crate::dtype::DType;

@@ -123,6 +123,30 @@ fn rnn_check(ctx: &InferCtx) -> Result<(), InferError> {
     activations_check(ctx, per_dir * dirs)
 }
 
+/// The attributes every recurrent cell shares (ONNX's RNN, GRU and LSTM, ONNX Runtime's
+/// DynamicQuantizeLSTM): activations (`acts`, whose default differs), clip, direction and
+/// hidden size.
+pub(crate) fn cell_attrs(s: OpSpec, acts: AttrSpec) -> OpSpec {
+    s.attr(AttrSpec::of("activation_alpha", AttrKind::Floats))
+        .attr(AttrSpec::of("activation_beta", AttrKind::Floats))
+        .attr(acts)
+        .attr(AttrSpec::of("clip", AttrKind::Float).float_buckets(&[
+            (1e-3, 1.0),
+            (1.0, 10.0),
+            (10.0, f64::INFINITY),
+        ]))
+        .attr(AttrSpec::string("direction", "forward").one_of(&[
+            "forward",
+            "reverse",
+            "bidirectional",
+        ]))
+        .attr(
+            AttrSpec::of("hidden_size", AttrKind::Int)
+                .range(1, MAX)
+                .int_buckets(&[(1, 1), (2, 16), (17, 128), (129, MAX)]),
+        )
+}
+
 /// The `activations` attribute, when given: names of ONNX's list (any case), at least `n`.
 pub(crate) fn activations_check(ctx: &InferCtx, n: i64) -> Result<(), InferError> {
     let Some(AttrValue::Strings(v)) = ctx.attr("activations") else {
@@ -182,25 +206,7 @@ fn rnn_spec(op: &'static str, versions: &[i64]) -> OpSpec {
     } else {
         AttrSpec::of("activations", AttrKind::Strings)
     };
-    let s = s
-        .attr(AttrSpec::of("activation_alpha", AttrKind::Floats))
-        .attr(AttrSpec::of("activation_beta", AttrKind::Floats))
-        .attr(acts)
-        .attr(AttrSpec::of("clip", AttrKind::Float).float_buckets(&[
-            (1e-3, 1.0),
-            (1.0, 10.0),
-            (10.0, f64::INFINITY),
-        ]))
-        .attr(AttrSpec::string("direction", "forward").one_of(&[
-            "forward",
-            "reverse",
-            "bidirectional",
-        ]))
-        .attr(
-            AttrSpec::of("hidden_size", AttrKind::Int)
-                .range(1, MAX)
-                .int_buckets(&[(1, 1), (2, 16), (17, 128), (129, MAX)]),
-        )
+    let s = cell_attrs(s, acts)
         .attr(flag("layout").versions(14, None))
         .attr(flag("output_sequence").versions(1, Some(7)));
     let s = match op {
