@@ -658,12 +658,24 @@ fn movement(base: &NamedValues, moved: &NamedValues) -> Option<f64> {
     cancellation::max_abs_diff(base, moved)
 }
 
-/// The step ops (Round, Floor, Ceil) among `nodes` of `model` whose input, in the reference's
-/// run, holds a value within `moves` times its movement under a nudge ([`model_sensitivity`]
-/// of that input) of one of its steps: a reordering of the arithmetic before it may carry the
-/// value across, making a jump of one where the result is otherwise right (a Round after a
-/// Reciprocal of values near zero that ONNX Runtime folds with a BatchNormalization). Their op
-/// types; `None` when the reference did not run.
+/// The ops that quantize their input with a scale drawn from its own range (ONNX's
+/// DynamicQuantizeLinear, ONNX Runtime's DynamicQuantizeMatMul and DynamicQuantizeLSTM, by op
+/// key): a rounding that moves the input's extreme values moves the scale, and with it the step
+/// of every element.
+const DYNAMIC_QUANTIZERS: &[&str] = &[
+    "DynamicQuantizeLinear",
+    "com.microsoft::DynamicQuantizeMatMul",
+    "com.microsoft::DynamicQuantizeLSTM",
+];
+
+/// The step ops among `nodes` of `model` that a reordering of the arithmetic before them may
+/// make jump where the result is otherwise right: a Round, Floor or Ceil whose input, in the
+/// reference's run, holds a value within `moves` times its movement under a nudge
+/// ([`model_sensitivity`] of that input) of one of its steps (a Round after a Reciprocal of
+/// values near zero that ONNX Runtime folds with a BatchNormalization); a dynamic quantizer
+/// ([`DYNAMIC_QUANTIZERS`]) whose input moves at all under the nudge (its scale moves, and the
+/// elements near a step cross it: a DynamicQuantizeLSTM after a MatMul that ONNX Runtime fuses
+/// with its Add). Their op types; `None` when the reference did not run.
 pub fn steps_within_reach(
     model: &Model,
     nodes: &[mutagraph_ir::graph::NodeId],
@@ -674,7 +686,10 @@ pub fn steps_within_reach(
     let steps: Vec<(&str, String)> = nodes
         .iter()
         .filter_map(|id| model.graph.node(*id))
-        .filter(|n| matches!(n.op_type.as_str(), "Round" | "Floor" | "Ceil"))
+        .filter(|n| {
+            matches!(n.op_type.as_str(), "Round" | "Floor" | "Ceil")
+                || DYNAMIC_QUANTIZERS.contains(&n.key().as_str())
+        })
         .filter_map(|n| Some((n.op_type.as_str(), n.inputs.first()?.clone())))
         .collect();
     if steps.is_empty() {
@@ -700,6 +715,12 @@ pub fn steps_within_reach(
         let Some(moved) = movement(&here, &one(&nudged)) else {
             continue;
         };
+        if !matches!(op, "Round" | "Floor" | "Ceil") {
+            if moved > 0.0 {
+                near.push(op.to_string());
+            }
+            continue;
+        }
         let to_step = |x: f64| match op {
             // Round's steps are at the halves, Floor's and Ceil's at the integers.
             "Round" => (x - x.floor() - 0.5).abs(),

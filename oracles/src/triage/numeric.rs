@@ -291,19 +291,29 @@ impl Triage {
             t.verdict = Verdict::Unstable(why);
             return;
         }
-        // A Round, Floor or Ceil on the way that takes a value within a few nudges of its step
-        // jumps by one under any reordering of the arithmetic before it.
+        // A Round, Floor or Ceil on the way that takes a value within a few nudges of its step,
+        // or a dynamic quantizer whose input moves, jumps by a step under any reordering of the
+        // arithmetic before it.
         let path = output_path(model, t.finding.named_output());
         if let Some(near) =
             crate::localize::steps_within_reach(model, &path, inputs, CONDITIONING_MOVES, pool)
             && let Some(op) = near.first()
         {
-            t.verdict = Verdict::Unstable(format!(
-                "a {op} on the way to the output takes a value within {CONDITIONING_MOVES} moves \
-                 of its step (a move: how far the value goes when every input and weight \
-                 moves by a few rounding steps): an optimizer's reordering of the arithmetic \
-                 before it carries the value across"
-            ));
+            t.verdict = Verdict::Unstable(if matches!(op.as_str(), "Round" | "Floor" | "Ceil") {
+                format!(
+                    "a {op} on the way to the output takes a value within {CONDITIONING_MOVES} \
+                     moves of its step (a move: how far the value goes when every input and \
+                     weight moves by a few rounding steps): an optimizer's reordering of the \
+                     arithmetic before it carries the value across"
+                )
+            } else {
+                format!(
+                    "a {op} on the way to the output quantizes with a scale drawn from its \
+                     input's range, which moves when every input and weight moves by a few \
+                     rounding steps: an optimizer's reordering of the arithmetic before it moves \
+                     the scale and carries elements across a quantization step"
+                )
+            });
             return;
         }
         // A square root or a log on the way whose input holds a value within a few roundings

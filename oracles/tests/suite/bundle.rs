@@ -668,6 +668,33 @@ fn repro_runs_another_model_on_its_own_inputs() {
 }
 
 #[test]
+fn repro_says_where_onnx_reference_and_the_embedded_values_disagree() {
+    // QuantizeLinear of 3.99e12 / 0.02 saturates to 255 by the text; onnx.reference 1.22 casts
+    // the rounded value to int32 first, which overflows (0). With the stored values stripped,
+    // the script must not take onnx.reference's word over the values written into it.
+    let dir = tempfile::tempdir().unwrap();
+    let m = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 19]>\ng (float[1] x) => (uint8[1] y) <float s = {0.02}, uint8 z = {128}> {\n y = QuantizeLinear (x, s, z)\n}",
+    )
+    .unwrap();
+    m.save(dir.path().join("q.onnx")).unwrap();
+    let x = HostTensor::new(vec![1], Data::F32(vec![3.99e12]));
+    write_npz(&dir.path().join("q_inputs.npz"), &[("x".to_string(), x)]).unwrap();
+    let mut q = spec("inconsistency", "onnxruntime", &["ort"]);
+    q.model_file = "q.onnx".into();
+    q.inputs_npz = "q_inputs.npz".into();
+    q.expected_npz = Some("q_expected.npz".into());
+    q.embedded_expected = vec![("y".into(), HostTensor::new(vec![1], Data::U8(vec![255])))];
+    let (code, out) = run_repro(dir.path(), &q, &[]);
+    assert!(
+        out.contains("onnx.reference.ReferenceEvaluator gives other values"),
+        "{out}"
+    );
+    // ONNX Runtime saturates as the text says: nothing to reproduce.
+    assert_eq!(code, 1, "{out}");
+}
+
+#[test]
 fn repro_computes_expected_values_with_onnx_reference_when_asked_or_missing() {
     let dir = tempfile::tempdir().unwrap();
     let y = relu_bundle(dir.path());
