@@ -609,6 +609,15 @@ impl Finding {
         }
     }
 
+    /// The rewrite the finding is blamed on, whether the part needs it (`rewrite`) or the node
+    /// fails inside what it rewrote (`in-rewrite`, ONNX Runtime naming the node after it).
+    pub fn rewrite_rule(&self) -> Option<&str> {
+        match &self.blame {
+            Some(Blame::Rewrite { rule, .. } | Blame::InRewrite { rule, .. }) => Some(rule),
+            _ => None,
+        }
+    }
+
     /// The optimizer pass a failure happened in, when the worker died applying one (ONNX
     /// Runtime's verbose log names each graph transformer as it starts it: `signal 11
     /// (SIGSEGV): in ONNX Runtime's optimizer pass NchwcTransformer`). The pass is the place,

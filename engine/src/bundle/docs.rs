@@ -666,13 +666,7 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
         expect_error: rp.expect_error.clone(),
         slow_seconds: rp.slow_seconds,
         embedded_expected: embedded_expected(meta, expected.as_ref()),
-        // The pass the process died in, or the one a finding needs: repro.py runs the model
-        // again without it (ONNX Runtime's `disabled_optimizers`; tract's Python package has
-        // no such switch).
-        optimizer_pass: finding
-            .optimizer_pass()
-            .or_else(|| finding.rewrite().filter(|_| rp.library == "onnxruntime"))
-            .map(String::from),
+        optimizer_pass: pass_to_leave_out(finding, &rp.library),
     };
     w(&dir.join("repro.py"), render_repro_py(&repro).as_bytes())?;
     let files = (model_file, format!("{p}inputs.npz"));
@@ -1042,6 +1036,16 @@ fn provenance(meta: &Meta) -> Provenance {
             .collect(),
         ops: meta.ops_seen.iter().map(|(k, v)| (k.clone(), *v)).collect(),
     }
+}
+
+/// The pass repro.py runs the model again without: the one the process died in, or the
+/// rewrite a finding is blamed on, needed or failing inside it (ONNX Runtime's
+/// `disabled_optimizers`; tract's Python package has no such switch).
+fn pass_to_leave_out(finding: &Finding, library: &str) -> Option<String> {
+    finding
+        .optimizer_pass()
+        .or_else(|| finding.rewrite_rule().filter(|_| library == "onnxruntime"))
+        .map(String::from)
 }
 
 #[cfg(test)]

@@ -690,6 +690,8 @@ def same_error(expected, message):
 
     def shape(text):
         text = re.sub(r"\"[^\"\s]*\"|'[^'\s]*'", "_", squeeze(text))
+        # ONNX Runtime puts names in parentheses: "input parameter (greaterorequal_1)".
+        text = re.sub(r"\([A-Za-z_][^()\s]*\)", "(_)", text)
         return re.sub(r"[0-9]+", "#", text)
 
     # The stored text may end inside a quoted name it was cut at (a quote left open, no space

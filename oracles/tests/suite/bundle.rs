@@ -458,6 +458,16 @@ print(repro.same_error(cut, msg), repro.same_error('of #20 "Other" Gemm', msg),
 "#;
     let out = python(&["-c", check], dir.path());
     assert_eq!(text(&out).trim(), "True False True", "{}", text(&out));
+    // ONNX Runtime names values and nodes in parentheses: the original model's names differ
+    // from the minimized one's (a triage found `--model original.onnx` NOT REPRODUCED on them).
+    let check = r#"
+import repro
+stored = "Type 'tensor(bool)' of input parameter (greaterorequal_1) of operator (LayerNormalization) in node (Mul_1/LayerNormFusion/) is invalid."
+other = "Type 'tensor(bool)' of input parameter (greaterorequal_m0306515c_7) of operator (LayerNormalization) in node (Mul_m0306515c_19/LayerNormFusion/) is invalid."
+print(repro.same_error(stored, other), repro.same_error(stored, "Type 'tensor(bool)' of output parameter (x) is invalid."))
+"#;
+    let out = python(&["-c", check], dir.path());
+    assert_eq!(text(&out).trim(), "True False", "{}", text(&out));
 }
 
 #[test]
