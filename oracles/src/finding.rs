@@ -466,16 +466,22 @@ impl Finding {
     /// SIMD unary dispatch reached through Abs, Reciprocal, Softsign or LpNormalization),
     /// whichever op took it. Per backend: each device has its own kernels.
     fn strided_input_root(&self) -> Option<String> {
+        self.on_strided_input().then(|| {
+            format!(
+                "numeric|{}|{}|strided-input",
+                self.backends.first().map_or("", String::as_str),
+                self.layer.map(Layer::name).unwrap_or_default()
+            )
+        })
+    }
+
+    /// Whether this is burn's wrong values on an input its producers left strided
+    /// ([`Finding::strided_input_root`]): the node's attributes only decide whether the read
+    /// order shows in the result.
+    pub fn on_strided_input(&self) -> bool {
         let burn = self.faulty_library() == mutagraph_backends::catalog::Library::Burn;
         let after_producers = matches!(self.blame, Some(Blame::WithProducers { .. }));
-        (burn && after_producers && self.kind.is_numeric() && self.symptom != "missing-output")
-            .then(|| {
-                format!(
-                    "numeric|{}|{}|strided-input",
-                    self.backends.first().map_or("", String::as_str),
-                    self.layer.map(Layer::name).unwrap_or_default()
-                )
-            })
+        burn && after_producers && self.kind.is_numeric() && self.symptom != "missing-output"
     }
 
     /// The root cause of a numeric finding without a trigger: its op's kernel computing wrong

@@ -213,6 +213,20 @@ pub(super) fn title(meta: &Meta, f: &Finding, op: Option<&str>, facts: &[String]
             None => "fails on a valid model".into(),
         },
         (Kind::Inconsistency, "shape") => "gives an output of the wrong shape".into(),
+        // burn computes the node right on fresh tensors: the kernel reads the strided view
+        // its producers leave in memory order, and the attributes only decide whether that
+        // shows (a full reduction of a permuted tensor is right whatever the order).
+        _ if f.on_strided_input() => {
+            let producers = match &f.blame {
+                Some(Blame::WithProducers { ops }) if !ops.is_empty() => ops.join(" and "),
+                _ => "its producers".into(),
+            };
+            return format!(
+                "{lib}: {} after {producers} gives wrong values on the memory layout {producers} \
+                 leaves (right on a fresh tensor of the same values)",
+                op.unwrap_or("an op"),
+            );
+        }
         (Kind::Inconsistency, _) => "gives wrong values".into(),
         (Kind::Nan, _) => "gives NaN/Inf where the result is finite".into(),
         (Kind::Hang, _) => "does not finish".into(),
@@ -787,7 +801,15 @@ fn facts_lines(meta: &Meta, finding: &Finding, op: &Option<String>) -> Vec<(Stri
     if let Some(s) = finding.stage.or(meta.stage) {
         facts_lines.push(("Fails at".into(), s.to_string()));
     }
-    if !meta.trigger.is_empty() {
+    if finding.on_strided_input() {
+        facts_lines.push((
+            "Needs".into(),
+            "its input in the strided layout its producers leave (fed the same values in a \
+             fresh tensor, the node is right); the attributes only decide whether the read \
+             order shows in the result"
+                .into(),
+        ));
+    } else if !meta.trigger.is_empty() {
         facts_lines.push(("Needs".into(), meta.trigger.join(", ")));
     }
     if let (Some(b), Some(op)) = (&finding.blame, op) {

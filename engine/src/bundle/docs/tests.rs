@@ -162,6 +162,39 @@ fn a_failure_inside_an_ort_rewrite_is_titled_after_it() {
     assert_eq!(super::pass_to_leave_out(&f, "tract"), None);
 }
 
+/// burn's wrong values on the strided view a Transpose leaves are titled after that layout,
+/// not after the node's attributes (a triage found "ReduceL1 after Transpose … (axes=…)"
+/// where burn's abs reads the view in memory order).
+#[test]
+fn burn_on_a_strided_input_is_titled_after_the_layout() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, _, _) = crate::bundle::sample(t.path());
+    let mut meta = crate::bundle::read_meta(&b).unwrap();
+    meta.library = "burn".into();
+    meta.backends = vec!["burn-ndarray".into()];
+    let mut f = meta.finding.clone();
+    f.kind = Kind::Inconsistency;
+    f.symptom = "values".into();
+    f.backends = vec!["burn-ndarray".into()];
+    f.blame = Some(Blame::WithProducers {
+        ops: vec!["Transpose".into()],
+    });
+    assert!(f.on_strided_input());
+    let t = title(
+        &meta,
+        &f,
+        Some("ReduceL1"),
+        &["axes=[0, -2, 3]".to_string()],
+    );
+    assert_eq!(
+        t,
+        "burn: ReduceL1 after Transpose gives wrong values on the memory layout Transpose \
+         leaves (right on a fresh tensor of the same values)"
+    );
+    f.blame = None;
+    assert!(!f.on_strided_input());
+}
+
 /// Wrong values that one rewrite of the library makes are titled after that rewrite and the
 /// part it rewrote, not after the node they show at.
 #[test]
