@@ -626,6 +626,44 @@ pub fn ort_transformer_names(name: &str) -> Vec<String> {
     }
 }
 
+/// The rewrite rules one of ONNX Runtime's rule-based graph transformers applies
+/// (`Level1_RuleBasedTransformer`: it logs only its own name when one of them changes the
+/// model), by the names `disabled_optimizers` takes for each (rules and transformers share
+/// that list); empty for any other name. Read from ORT's sources (`GenerateRewriteRules` and
+/// each rule's constructor; the Unsqueeze rule has had both names).
+pub fn ort_rules_of(transformer: &str) -> &'static [&'static str] {
+    match transformer {
+        "Level1_RuleBasedTransformer" => &[
+            "EliminateIdentity",
+            "EliminateSlice",
+            "EliminateUnsqueeze",
+            "UnsqueezeElimination",
+            "EliminateDropout",
+            "ExpandElimination",
+            "CastElimination",
+            "PreShapeNodeElimination",
+            "NoopElimination",
+            "DivMulFusion",
+            "FuseReluClip",
+            "GemmSumFusion",
+            "GemmTransposeFusion",
+            "NotWhereFusion",
+            "ConvAddFusion",
+            "ConvMulFusion",
+            "ConvBNFusion",
+            "Pad_Fusion",
+            "MatMul_BatchNormalization_Fusion",
+            "LabelEncoderFusion",
+        ],
+        "Level2_RuleBasedTransformer" => &[
+            "ClipQuantRewrite",
+            "ReluQuantRewrite",
+            "GemmTransposeFusion",
+        ],
+        _ => &[],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

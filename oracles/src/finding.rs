@@ -386,20 +386,23 @@ impl Finding {
         // A failure needs no trigger to be one root cause over the family: tract failing the
         // same way on the initial state of an RNN, a GRU and an LSTM is one fault of the
         // recurrent expansion they share. A numeric finding without a trigger stays the op's.
+        // A source line is one fault whether the optimized level alone met it or both did
+        // (ONNX Runtime's Cast refusing saturate=0 where its unoptimized level had removed the
+        // Cast), and whichever rewrite or node led there (ORT's PadFusion leaving pads a 1×1
+        // pool refuses, filed once at the Softmax a part ended at and once at a Reshape): the
+        // layer, the node and the rewrite are no part of its root.
+        if self.gap.is_none() && (self.ort_site().is_some() || self.panic_site().is_some()) {
+            let mut at_site = self.clone();
+            at_site.layer = None;
+            at_site.blame = None;
+            return at_site.signature();
+        }
         if let Some(root) = self.rewrite_root() {
             return root;
         }
         let (Some(loc), None) = (&self.location, &self.gap) else {
             return self.signature();
         };
-        // A source line is one fault whether the optimized level alone met it or both did
-        // (ONNX Runtime's Cast refusing saturate=0 where its unoptimized level had removed the
-        // Cast): the layer is no part of its root.
-        if self.ort_site().is_some() || self.panic_site().is_some() {
-            let mut at_site = self.clone();
-            at_site.layer = None;
-            return at_site.signature();
-        }
         if self.tract_rule().is_some() || self.optimizer_pass().is_some() || self.ground.is_some() {
             return self.signature();
         }

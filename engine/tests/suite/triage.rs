@@ -911,6 +911,29 @@ fn an_onnx_runtime_finding_that_goes_without_one_graph_transformer_is_filed_on_i
 }
 
 #[test]
+fn an_onnx_runtime_failure_one_rule_of_its_rule_based_transformer_makes_is_filed_on_that_rule() {
+    // A Pad before a 1×1 AveragePool: ONNX Runtime's PadFusion rule moves the pads into the
+    // pool, whose kernel then refuses pads as large as its window. Its log names only
+    // Level1_RuleBasedTransformer; the rule whose absence alone lets the model load is the blame.
+    let bytes = crate::common::text_model(
+        "g (float[1,1,2,2] x) => (float[1,1,4,4] y) <int64[8] p = {0, 0, 1, 1, 0, 0, 1, 1}> {
+            t = Pad (x, p)
+            y = AveragePool <kernel_shape = [1, 1]> (t)
+        }",
+    );
+    let inputs = vec![ramp("x", &[1, 1, 2, 2], 0.25)];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "ort", "ort-noopt"], "ort");
+    assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+    match &t.finding.blame {
+        Some(Blame::Rewrite { library, rule, .. }) => {
+            assert_eq!(library, "ONNX Runtime");
+            assert_eq!(rule, "Pad_Fusion");
+        }
+        other => panic!("not blamed on a rewrite: {other:?}: {t:?}"),
+    }
+}
+
+#[test]
 fn a_failure_after_a_producer_that_fails_alone_is_filed_on_that_producer() {
     // tract types IsInf of doubles as a double and fails at the Xor taking it ("No super type
     // for F64 and Bool"); IsInf alone fails on doubles its own way. One fault, whichever

@@ -318,6 +318,17 @@ fn an_onnx_runtime_check_is_one_signature_whichever_op_reached_it() {
     assert_eq!(optimized.root_signature(), cast_like.root_signature());
     // tract's messages name no such site.
     assert_eq!(at("tract", "Cast").ort_site(), None);
+    // The same site reached through a rewrite the blame check found, at another node: one
+    // root (round 11: ORT's PadFusion leaving pads a 1×1 pool refuses, filed at a Softmax
+    // with its rewrite and at a Reshape without).
+    let mut rewritten = at("ort", "Softmax");
+    rewritten.layer = Some(Layer::Optimizer);
+    rewritten.blame = Some(Blame::Rewrite {
+        library: "ONNX Runtime".into(),
+        rule: "Pad_Fusion".into(),
+        ops: vec!["Pad".into(), "AveragePool".into()],
+    });
+    assert_eq!(rewritten.root_signature(), cast_like.root_signature());
 }
 
 /// tract failing to compile at a node of `op` with `msg`.

@@ -68,11 +68,26 @@ impl Search<'_, '_> {
                 continue;
             }
             if self.seen(&Rewrites::Without(vec![r.clone()]))?.0 == Seen::Right {
-                return Some(r);
+                return Some(self.ort_rule(r));
             }
             tried.push(r);
         }
         None
+    }
+
+    /// The rule of a rule-based transformer (`Level1_RuleBasedTransformer`) whose absence
+    /// alone makes the part right (`Pad_Fusion`); the transformer when none does or it has
+    /// none.
+    fn ort_rule(&mut self, transformer: String) -> String {
+        for rule in catalog::ort_rules_of(&transformer) {
+            if self
+                .seen(&Rewrites::Without(vec![rule.to_string()]))
+                .is_some_and(|s| s.0 == Seen::Right)
+            {
+                return rule.to_string();
+            }
+        }
+        transformer
     }
 
     /// tract: the first patch of its declutter after which the part shows the finding,
