@@ -243,7 +243,7 @@ fn verdict_why(v: &Verdict) -> String {
 }
 
 /// Runs `python3 repro.py` in the bundle and returns its last `REPRODUCED` / `NOT REPRODUCED`
-/// line (or what went wrong).
+/// / `CANNOT JUDGE` line (or what went wrong); only the first counts as reproduced.
 fn run_repro_py(dir: &Path) -> Result<String> {
     let out = Command::new("python3")
         .arg("repro.py")
@@ -254,7 +254,11 @@ fn run_repro_py(dir: &Path) -> Result<String> {
     Ok(text
         .lines()
         .rev()
-        .find(|l| l.starts_with("REPRODUCED") || l.starts_with("NOT REPRODUCED"))
+        .find(|l| {
+            l.starts_with("REPRODUCED")
+                || l.starts_with("NOT REPRODUCED")
+                || l.starts_with("CANNOT JUDGE")
+        })
         .map(str::to_string)
         .unwrap_or_else(|| {
             format!(

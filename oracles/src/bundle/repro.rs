@@ -16,7 +16,8 @@
 //!   the reference could not run the model), its outputs are the expected values;
 //! - compares each output with the campaign's own rule and tolerance: an element is right when
 //!   it is within the output's tolerance of either expected value or between them;
-//! - ends with one line `REPRODUCED: ...` (exit status 0) or `NOT REPRODUCED: ...` (1), saying
+//! - ends with one line `REPRODUCED: ...` (exit status 0) or `NOT REPRODUCED: ...` (1), or
+//!   `CANNOT JUDGE: ...` (2) where a numeric bundle's other model has no expected values, saying
 //!   REPRODUCED only when the library's own run shows the bug: a crash with the reported error
 //!   (`EXPECT_ERROR`), the reported symptom (wrong shape, wrong values, NaN), a hang, a
 //!   steady-state run as slow as reported, or repeated runs that differ.
@@ -185,8 +186,9 @@ pub fn render_repro_py(spec: &ReproSpec) -> String {
          #       python repro.py --model original.onnx   (the model as found, with its own\n\
          #           inputs.npz; expected values from onnx.reference; --inputs F for others)\n\
          # Runs the model with the library itself, compares every output with the expected\n\
-         # values, and ends with one line REPRODUCED: ... (exit status 0) or\n\
-         # NOT REPRODUCED: ... (exit status 1).\n\
+         # values, and ends with one line REPRODUCED: ... (exit status 0),\n\
+         # NOT REPRODUCED: ... (exit status 1) or, where another model has no expected\n\
+         # values, CANNOT JUDGE: ... (exit status 2).\n\
          #\n\
          # The expected values come from mutagraph's interpreter, which evaluates the ONNX\n\
          # operator definitions in float64 (EXPECTED) and in the model's own float types, the\n\
