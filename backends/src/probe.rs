@@ -204,11 +204,20 @@ const EXTRA_PROBES: &[(&str, &str, DType, &[usize])] = &[
         DType::F32,
         &[1, 16],
     ),
+    (
+        "com.microsoft::MultiHeadAttention",
+        concat!(
+            ms!(),
+            "g (float[1, 2, 2] q) => (float[1, 2, 2] y)\n<float[1, 2, 2] k = {1, 0, 0, 1}, float[1, 2, 2] v = {0.5, -1, 2, 0.25}>\n{ y = com.microsoft.MultiHeadAttention <num_heads = 1> (q, k, v) }"
+        ),
+        DType::F32,
+        &[1, 2, 2],
+    ),
 ];
 
 /// Revision of the probe: part of the cache file's name, so that a probe that learns more ops
 /// replaces the caches written by an older one.
-const PROBE_REVISION: u32 = 6;
+const PROBE_REVISION: u32 = 7;
 
 /// Where the cache file of a backend lives.
 pub fn cache_path(name: &str, version: &str) -> Option<PathBuf> {

@@ -1,6 +1,7 @@
 //! ONNX Runtime's `com.microsoft` ops (`mutagraph_ir::ops::contrib`): the GELU family, the
 //! skip normalizations, the fused linear ops (built as their ONNX base op plus an activation),
-//! the quantized ones, DynamicQuantizeLSTM, RotaryEmbedding and MatMulNBits. Only ONNX Runtime
+//! the quantized ones, DynamicQuantizeLSTM, RotaryEmbedding, MatMulNBits and MultiHeadAttention.
+//! Only ONNX Runtime
 //! runs them, so a campaign keeps these recipes only when it tests ONNX Runtime (the campaign
 //! drops a recipe no backend supports).
 use super::Recipe;
@@ -458,6 +459,71 @@ fn matmul_nbits(
     site.op1(op, &ins, a)
 }
 
+/// An attention bias for `heads` heads of `[batch, seq, keys]`: the batch and the heads each
+/// kept or broadcast (1), scores of a unit's size.
+fn attention_bias(
+    site: &mut Site<'_>,
+    dt: DType,
+    heads: i64,
+    [b, s, l]: [i64; 3],
+    rng: &mut SplitMix64,
+) -> String {
+    let mut one_or = |n: i64| if chance(rng, 0.5) { 1 } else { n };
+    let shape = [one_or(b), one_or(heads), s, l];
+    site.random_constant("attention_bias", dt, &shape, -1.0, 1.0, rng)
+}
+
+/// MultiHeadAttention with `x` `(batch, sequence, hidden)` as the query (its hidden size made
+/// a multiple of the heads): keys the query itself or a constant of another length, values of
+/// another head size, a bias and an attention bias sometimes; causal only with as many keys
+/// as queries and `mask_filter_value` only without it, `scale` never 0 (the open cases: see
+/// the spec).
+fn multi_head_attention(
+    op: &'static str,
+    site: &mut Site<'_>,
+    x: &str,
+    t: &TensorType,
+    rng: &mut SplitMix64,
+) -> Result<String, BuildError> {
+    let mut d = dims(t);
+    let heads = pick(rng, &[1, 2, 2, 4]);
+    d[2] = (d[2] + heads - 1) / heads * heads;
+    let x = site.adapt(x, &TensorType::fixed(t.dtype, &d))?;
+    let (b, s, hidden) = (d[0], d[1], d[2]);
+    let l = if chance(rng, 0.4) {
+        s
+    } else {
+        between(rng, 1, 6)
+    };
+    let k = if l == s && chance(rng, 0.5) {
+        x.clone()
+    } else {
+        site.random_constant("key", t.dtype, &[b, l, hidden], -1.0, 1.0, rng)
+    };
+    let dv = heads * between(rng, 1, 4);
+    let v = site.random_constant("value", t.dtype, &[b, l, dv], -1.0, 1.0, rng);
+    let bias = match chance(rng, 0.4) {
+        true => site.random_constant("bias", t.dtype, &[2 * hidden + dv], -0.5, 0.5, rng),
+        false => String::new(),
+    };
+    let ab = match chance(rng, 0.4) {
+        true => attention_bias(site, t.dtype, heads, [b, s, l], rng),
+        false => String::new(),
+    };
+    let mut a = vec![("num_heads", ai(heads))];
+    float_of(rng, &mut a, "scale", &[0.25, 1.0, -0.5]);
+    if l == s && chance(rng, 0.5) {
+        a.push(("unidirectional", ai(1)));
+    } else {
+        float_of(rng, &mut a, "mask_filter_value", &[-1.0, -10000.0]);
+    }
+    let mut ins = vec![x.as_str(), &k, &v, &bias, "", &ab];
+    while ins.last().is_some_and(|s| s.is_empty()) {
+        ins.pop();
+    }
+    site.op1(op, &ins, a)
+}
+
 /// A float product of `x` (rank kept: B is a matrix).
 fn f32_matmul(_: DType, r: usize) -> Vec<(DType, usize)> {
     vec![(DType::F32, r)]
@@ -486,6 +552,7 @@ const ROWS: &[Row] = &[
     ("com.microsoft::DynamicQuantizeLSTM",              Dt::Reg,           (3, 3),   rank4,      dq_lstm),
     ("com.microsoft::RotaryEmbedding",                  Dt::Reg,           (3, 4),   same,       rotary),
     ("com.microsoft::MatMulNBits",                      Dt::Reg,           RANK1,    same,       matmul_nbits),
+    ("com.microsoft::MultiHeadAttention",               Dt::Reg,           (3, 3),   same,       multi_head_attention),
 ];
 
 /// Registers the family, in the builtin order.

@@ -1,18 +1,20 @@
 //! ONNX Runtime's `com.microsoft` ops (see `mutagraph_ir::ops::contrib` for which and why):
 //! the GELU family, the skip normalizations, the fused linear ops, the quantized ones,
-//! DynamicQuantizeLSTM, RotaryEmbedding and MatMulNBits, each from its documented definition,
-//! in f64.
+//! DynamicQuantizeLSTM, RotaryEmbedding, MatMulNBits and MultiHeadAttention, each from its
+//! documented definition, in f64.
 use super::conv::op_conv;
 use super::linalg::{matmul, op_gemm};
 use super::quantize::{dynamic_quantize, qrange};
 use super::recurrent::{Quantized, recurrent};
 use super::reshape::transpose;
+use super::softmax::{SoftKind, softmax_groups};
 use super::unary::{erf, map_f, sigmoid, softplus};
 use crate::reference::tensor::*;
 use crate::reference::{Cx, V, inp, one, opt};
 use mutagraph_ir::attr::{AttrLookup, AttrValue};
 use mutagraph_ir::dtype::DType;
 use mutagraph_ir::graph::Node;
+use mutagraph_ir::ops::contrib::attention::{Heads, attention_scale, causal_masked, mha_geometry};
 use mutagraph_ir::ops::contrib::nbits::nbits_layout;
 use mutagraph_ir::ops::contrib::rotary::{Rope, rope_geometry, rope_positions};
 
@@ -500,6 +502,95 @@ pub(super) fn op_matmul_nbits(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     one(T::f(a.dt, s, v))
 }
 
+/// `v`, read as `(batch, rows, heads * size)`, split in heads: `(batch, heads, rows, size)`,
+/// or `(batch, heads, size, rows)` when `rows_last` (the keys, transposed for the product).
+fn split_heads(v: Vec<f64>, [b, rows, heads, size]: [usize; 4], rows_last: bool) -> R<T> {
+    let t = T::f(DType::F64, vec![b, rows, heads, size], v);
+    transpose(
+        &t,
+        if rows_last {
+            &[0, 2, 3, 1]
+        } else {
+            &[0, 2, 1, 3]
+        },
+    )
+}
+
+/// The causal mask of a head's `(seq, keys)` scores, added: -inf where a key is hidden.
+fn mask_causal(scores: &mut [f64], seq: usize, keys: usize) {
+    for (r, row) in scores
+        .chunks_mut(seq * keys)
+        .flat_map(|h| h.chunks_mut(keys).enumerate())
+    {
+        for (j, s) in row.iter_mut().enumerate() {
+            if causal_masked(r, j, seq) {
+                *s = f64::NEG_INFINITY;
+            }
+        }
+    }
+}
+
+/// Attention of `g`'s heads over `q`, `k`, `v` (their values, 3-D, the heads side by side):
+/// softmax(scale * Q K^T + attention_bias, causal mask) V, the heads joined again as
+/// `(batch, sequence, heads * v_head)`.
+fn attend(n: &Node, g: &Heads, [q, k, v]: [Vec<f64>; 3], bias: Option<&T>) -> R<Vec<f64>> {
+    let [b, s, l, h, d, dv] =
+        [g.batch, g.seq, g.kv_seq, g.heads, g.head, g.v_head].map(|x| x as usize);
+    let q = split_heads(q, [b, s, h, d], false)?;
+    let k = split_heads(k, [b, l, h, d], true)?;
+    let v = split_heads(v, [b, l, h, dv], false)?;
+    let (shape, mut scores) = matmul(q.fs()?, &q.shape, k.fs()?, &k.shape)?;
+    let scale = attention_scale(n.float("scale", 0.0), g.head);
+    scores.iter_mut().for_each(|x| *x *= scale);
+    if let Some(t) = bias {
+        let add = expand_to(t, &shape)?.floats()?;
+        scores.iter_mut().zip(add).for_each(|(x, a)| *x += a);
+    }
+    if n.int("unidirectional", 0) == 1 {
+        mask_causal(&mut scores, s, l);
+    }
+    let p = softmax_groups(&scores, b * h * s, l, 1, SoftKind::Softmax);
+    let (oshape, o) = matmul(&p, &shape, v.fs()?, &v.shape)?;
+    transpose(&T::f(DType::F64, oshape, o), &[0, 2, 1, 3])?.floats()
+}
+
+/// Input `i`'s values plus `bias[at..at + width]` along the last axis (of `width`).
+fn biased(ins: &[Option<&V>], i: usize, bias: Option<&[f64]>, at: usize) -> R<Vec<f64>> {
+    let t = inp(ins, i)?;
+    let mut v = t.floats()?;
+    if let Some(b) = bias {
+        let width = *t.shape.last().unwrap_or(&1);
+        let part = b.get(at..at + width).ok_or_else(|| err("bias too short"))?;
+        v.iter_mut()
+            .zip(part.iter().cycle())
+            .for_each(|(x, c)| *x += c);
+    }
+    Ok(v)
+}
+
+/// MultiHeadAttention (`mutagraph_ir::ops::contrib::attention`): separate 3-D query, key and
+/// value, each plus its third of `bias`, attended head by head.
+pub(super) fn op_multi_head_attention(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let dims =
+        |i: usize| -> R<Vec<i64>> { Ok(inp(ins, i)?.shape.iter().map(|&d| d as i64).collect()) };
+    let g = mha_geometry(&dims(0)?, &dims(1)?, &dims(2)?, n.int("num_heads", 0)).map_err(err)?;
+    let bias = opt(ins, 3)?.map(T::floats).transpose()?;
+    let d = (g.heads * g.head) as usize;
+    let b = bias.as_deref();
+    let qkv = [
+        biased(ins, 0, b, 0)?,
+        biased(ins, 1, b, d)?,
+        biased(ins, 2, b, 2 * d)?,
+    ];
+    let y = attend(n, &g, qkv, opt(ins, 5)?)?;
+    let shape = vec![
+        g.batch as usize,
+        g.seq as usize,
+        (g.heads * g.v_head) as usize,
+    ];
+    one(T::f(inp(ins, 0)?.dt, shape, y))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::backend::Backend;
@@ -739,5 +830,66 @@ mod tests {
             "",
         );
         assert_close(&[eight], [&[1.3999997, -2.96]]);
+    }
+
+    /// MultiHeadAttention's output on the query `q` (of `shape`, the values `q0 + step * i`)
+    /// with the initializers `consts`, the inputs after the query `rest` and `attrs`.
+    fn mha(
+        shape: [usize; 3],
+        q0: f32,
+        step: f32,
+        consts: &str,
+        rest: &str,
+        attrs: &str,
+    ) -> Vec<f64> {
+        let [b, s, _] = shape;
+        let text = format!(
+            "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n\
+             g (float[{b}, {s}, {}] q) => (float[{b}, {s}, dv] y)\n{consts}\n\
+             {{ y = com.microsoft.MultiHeadAttention <{attrs}> (q, {rest}) }}",
+            shape[2]
+        );
+        let model = mutagraph_ir::text::parse_model(&text).unwrap().to_bytes();
+        let n: usize = shape.iter().product();
+        let q: Vec<f32> = (0..n).map(|i| q0 + step * i as f32).collect();
+        let q = Value::Tensor(HostTensor::new(shape.to_vec(), Data::F32(q)));
+        let mut p = Reference::new_f64().prepare(&model).unwrap();
+        let out = p.run(&vec![("q".to_string(), q)]).unwrap();
+        out[0].1.tensor().unwrap().to_f64s().unwrap()
+    }
+
+    /// The values ONNX Runtime 1.31.1 computes (CPU, no graph optimizations):
+    /// /tmp/contrib/verify_MultiHeadAttention.py, "fixed cases" (the reference matches them to
+    /// 2.7e-8): two heads with a bias and an attention bias broadcast over the batch, three
+    /// keys for two queries; then a causal mask with a scale, three queries (the last one sees
+    /// every key) and two (the last one sees the key after it too: ORT's mask).
+    #[test]
+    fn multi_head_attention_is_onnx_runtimes() {
+        let consts = "<float[1, 3, 4] k = {-1, 0.5, -0.5, 1, 0, -1, 0.5, -0.5, 1, 0, -1, 0.5}, \
+             float[1, 3, 2] v = {-0.5, 0, 0.5, 1, -0.5, 0}, float[10] b = {-0.5, -0.4, -0.3, \
+             -0.2, -0.1, 0, 0.1, 0.2, 0.3, 0.4}, float[1, 2, 2, 3] ab = {1, 0.8, 0.6, 0.4, \
+             0.2, 0, -0.2, -0.4, -0.6, -0.8, -1, -1.2}>";
+        let y = mha(
+            [1, 2, 4],
+            -1.0,
+            0.25,
+            consts,
+            "k, v, b, \"\", ab",
+            "num_heads = 2",
+        );
+        let want = [
+            0.2613712251186371,
+            0.6684057712554932,
+            0.1332641839981079,
+            0.6579173803329468,
+        ];
+        assert_close(&[y], [&want]);
+        let consts = "<float[1, 3, 3] k = {1, 0.75, 0.5, 0.25, 0, -0.25, -0.5, -0.75, -1}, \
+             float[1, 3, 1] v = {0, 1, 2}>";
+        let causal = "num_heads = 1, unidirectional = 1, scale = 0.5";
+        let y = mha([1, 3, 3], -2.0, 0.5, consts, "k, v", causal);
+        assert_close(&[y], [&[0.0, 0.5, 0.20785577595233917]]);
+        let y = mha([1, 2, 3], -2.0, 0.5, consts, "k, v", causal);
+        assert_close(&[y], [&[0.0, 1.0]]);
     }
 }

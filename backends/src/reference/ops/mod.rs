@@ -277,6 +277,10 @@ pub static OPS: &[(&str, OpFn)] = &[
         contrib::op_rotary_embedding,
     ),
     ("com.microsoft::MatMulNBits", contrib::op_matmul_nbits),
+    (
+        "com.microsoft::MultiHeadAttention",
+        contrib::op_multi_head_attention,
+    ),
 ];
 
 /// Ints from attribute `attr` when the opset is below `since`, else from input `i` (None when
@@ -321,6 +325,6 @@ mod tests {
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys.len(), n, "an op key is listed twice in OPS");
-        assert_eq!(n, 206);
+        assert_eq!(n, 207);
     }
 }

@@ -57,7 +57,10 @@ fn a_contrib_op_cites_onnx_runtimes_definition() {
         cite.contains("reference computes y = x * sigmoid(alpha * x)"),
         "{v:?}"
     );
-    assert!(cite.contains("onnx.reference) has no kernel for it"), "{v:?}");
+    assert!(
+        cite.contains("onnx.reference) has no kernel for it"),
+        "{v:?}"
+    );
     assert!(!cite.contains("No other library"), "{v:?}");
     assert!(!v.iter().any(|l| l.contains("onnx.ai")), "{v:?}");
 }

@@ -12,10 +12,12 @@
 //! | `DynamicQuantizeLSTM` | `recurrent.rs` |
 //! | `RotaryEmbedding` | `rotary.rs` |
 //! | `MatMulNBits` | `nbits.rs` |
+//! | `MultiHeadAttention` | `attention.rs` |
 //!
 //! [`definition`] gives, per op, what ORT's contrib-op documentation says of it (verbatim, as
 //! bug reports quote it: the op's only specification) and the formula the reference computes.
 mod activation;
+pub mod attention;
 pub mod linear;
 pub mod nbits;
 mod norm;
@@ -126,6 +128,11 @@ const DEFINITIONS: &[(&str, &str, &str)] = &[
         "MatMulNBits performs a matrix multiplication where the right-hand-side matrix (weights) is quantized to N bits.",
         "Y = A x W^T + bias, W[n, k] = (q[n, k] - zero_points[n, b]) * scales[n, b] for block b = k / block_size, q the bits-wide values of B[n, b] read low bits first (zero points packed the same way when uint8, 2^(bits - 1) when absent)",
     ),
+    (
+        "MultiHeadAttention",
+        "Multi-Head Self/Cross Attention. Bias from input projection is included.",
+        "per head h of num_heads (Q = query + bias[:D], K = key + bias[D:2D], V = value + bias[2D:], each split in heads along its last axis): output_h = softmax(scale * Q_h K_h^T + attention_bias[b, h] + M) V_h, scale 1 / sqrt(D / num_heads) when unset or 0, M = -inf at key j > query i in every query row but the last when unidirectional (else 0), softmax over the keys; the heads concatenated",
+    ),
 ];
 
 /// What ORT's documentation says of the contrib op `op_type`, verbatim (`None` where it gives
@@ -146,4 +153,5 @@ pub fn register(r: &mut Registry) {
     recurrent::register(r);
     rotary::register(r);
     nbits::register(r);
+    attention::register(r);
 }
