@@ -119,37 +119,7 @@ fn campaign_writes_consistent_outputs_replays_and_resumes_exactly() {
         "{stats}"
     );
     assert_eq!(u(&stats, "backend_runs"), 4 * u(&stats, "executions"));
-    // ONNX Runtime's rewrites that changed mutants, against those the pattern library is made
-    // for; the contrib ops of the universe (ONNX Runtime is under test: all of them).
-    let ort = stats["rewrites"]
-        .as_array()
-        .and_then(|v| v.iter().find(|r| r["backend"] == "ort"))
-        .unwrap_or_else(|| panic!("no rewrites of ort: {stats}"));
-    assert!(!ort["fired"].as_object().unwrap().is_empty(), "{ort}");
-    assert!(ort["known"].as_array().unwrap().len() >= 15, "{ort}");
-    assert_eq!(ort["known_from"], "the pattern library", "{ort}");
-    // tract's rewrites (its patches, by rule), against those it applies over the ONNX backend
-    // test suite.
-    let tract = stats["rewrites"]
-        .as_array()
-        .and_then(|v| v.iter().find(|r| r["backend"] == "tract"))
-        .unwrap_or_else(|| panic!("no rewrites of tract: {stats}"));
-    assert!(!tract["fired"].as_object().unwrap().is_empty(), "{tract}");
-    assert!(tract["known_fired"].as_u64().unwrap() > 0, "{tract}");
-    assert!(tract["known"].as_array().unwrap().len() >= 30, "{tract}");
-    assert_eq!(
-        tract["known_from"], "the ONNX backend test suite",
-        "{tract}"
-    );
-    let contrib = &stats["contrib_ops"];
-    let total = contrib["covered"].as_array().unwrap().len()
-        + contrib["uncovered"].as_array().unwrap().len();
-    let registered = mutagraph_ir::registry::Registry::global()
-        .iter()
-        .filter(|s| s.domain == mutagraph_ir::ops::contrib::MS)
-        .count();
-    assert!(registered >= 15);
-    assert_eq!(total, registered, "{contrib}");
+    assert_optimizer_coverage(&stats);
     let files = corpus(&a);
     let diverse = u(&stats, "diverse");
     assert!(diverse > 0, "{stats}");
@@ -741,4 +711,38 @@ fn a_state_from_a_newer_mutagraph_is_not_resumed() {
     assert!(err.contains(&state.display().to_string()), "{err}");
     assert!(err.contains("format version 999 is newer"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+/// The optimizer and contrib-op coverage of a campaign's `stats.json`: ONNX Runtime's rewrites
+/// that changed mutants, against those the pattern library is made for; tract's (its patches,
+/// by rule), against those it applies over the ONNX backend test suite; the contrib ops of the
+/// universe (ONNX Runtime is under test: all of them).
+fn assert_optimizer_coverage(stats: &serde_json::Value) {
+    let ort = stats["rewrites"]
+        .as_array()
+        .and_then(|v| v.iter().find(|r| r["backend"] == "ort"))
+        .unwrap_or_else(|| panic!("no rewrites of ort: {stats}"));
+    assert!(!ort["fired"].as_object().unwrap().is_empty(), "{ort}");
+    assert!(ort["known"].as_array().unwrap().len() >= 15, "{ort}");
+    assert_eq!(ort["known_from"], "the pattern library", "{ort}");
+    let tract = stats["rewrites"]
+        .as_array()
+        .and_then(|v| v.iter().find(|r| r["backend"] == "tract"))
+        .unwrap_or_else(|| panic!("no rewrites of tract: {stats}"));
+    assert!(!tract["fired"].as_object().unwrap().is_empty(), "{tract}");
+    assert!(tract["known_fired"].as_u64().unwrap() > 0, "{tract}");
+    assert!(tract["known"].as_array().unwrap().len() >= 30, "{tract}");
+    assert_eq!(
+        tract["known_from"], "the ONNX backend test suite",
+        "{tract}"
+    );
+    let contrib = &stats["contrib_ops"];
+    let total = contrib["covered"].as_array().unwrap().len()
+        + contrib["uncovered"].as_array().unwrap().len();
+    let registered = mutagraph_ir::registry::Registry::global()
+        .iter()
+        .filter(|s| s.domain == mutagraph_ir::ops::contrib::MS)
+        .count();
+    assert!(registered >= 15);
+    assert_eq!(total, registered, "{contrib}");
 }
