@@ -8,6 +8,12 @@
 //! by the script in this module's test (`tests::GENERATOR`), which checks the table against
 //! the installed package when its version is [`ONNX_VERSION`] and prints a fresh table when
 //! they differ.
+//!
+//! ONNX Runtime's own schemas in the default domain (LayerNormalization before 17,
+//! SimplifiedLayerNormalization), which ORT's transformer optimizer writes, are not ONNX's:
+//! their one table is [`ort_default`], and [`status`] answers [`OpStatus::OrtSchema`] for them.
+
+pub mod ort_default;
 
 use crate::registry::FnvMap;
 
@@ -254,6 +260,10 @@ pub enum OpStatus {
     Deprecated(i64),
     /// ONNX defines no op of this name in this domain.
     Unknown,
+    /// ONNX does not define the op at that version (not yet, or never), but ONNX Runtime
+    /// registers this schema of its own in the default domain ([`ort_default::TABLE`]):
+    /// admitted with a warning, never generated.
+    OrtSchema(&'static ort_default::OrtSchema),
 }
 
 /// Whether `domain` is one whose operators ONNX defines all of ([`OPS`]): the default domain
@@ -264,6 +274,16 @@ pub fn is_onnx_domain(domain: &str) -> bool {
 
 /// How `op` of `domain` (`""` or `ai.onnx` for the default domain) stands at `version`.
 pub fn status(domain: &str, op: &str, version: i64) -> OpStatus {
+    match onnx_status(domain, op, version) {
+        s @ (OpStatus::NotYet(_) | OpStatus::Unknown) => {
+            ort_default::lookup(domain, op, version).map_or(s, OpStatus::OrtSchema)
+        }
+        s => s,
+    }
+}
+
+/// [`status`] by ONNX's table alone.
+fn onnx_status(domain: &str, op: &str, version: i64) -> OpStatus {
     use std::sync::OnceLock;
     // Looked up for every node of every graph validated: hashed, not searched.
     static INDEX: OnceLock<FnvMap<(&'static str, &'static str), usize>> = OnceLock::new();
@@ -322,6 +342,13 @@ for (dom, name), (v, d) in sorted(ops.items()):
         assert_eq!(status("", "Frobnicate", 17), OpStatus::Unknown);
         assert_eq!(status("ai.onnx.ml", "Binarizer", 1), OpStatus::Defined(1));
         assert_eq!(status("ai.onnx.ml", "Relu", 3), OpStatus::Unknown);
+        let ort = |op: &str| ort_default::TABLE.iter().find(|s| s.op == op).unwrap();
+        let ln = "LayerNormalization";
+        assert_eq!(status("", ln, 13), OpStatus::OrtSchema(ort(ln)));
+        assert_eq!(status("", ln, 17), OpStatus::Defined(17));
+        let sln = "SimplifiedLayerNormalization";
+        assert_eq!(status("", sln, 21), OpStatus::OrtSchema(ort(sln)));
+        assert_eq!(status("com.microsoft", sln, 1), OpStatus::Unknown);
     }
 
     /// The table is what the installed `onnx` says (skipped without python3 and onnx, or with

@@ -4,6 +4,7 @@
 use crate::builder::SplitMix64;
 use crate::error::BuildError;
 use crate::ir::attr::AttrValue;
+use crate::ir::onnx_ops::{self, OpStatus};
 use crate::ir::patch::{Patch, PatchOp};
 use crate::ir::registry::{InferCtx, Registry};
 use crate::ir::tensor::{self, Tensor};
@@ -208,6 +209,15 @@ impl<'m> Site<'m> {
         let spec = reg
             .for_node(node)
             .ok_or_else(|| BuildError::UnknownOp { op: op() })?;
+        // ONNX Runtime's own schemas in the default domain (`onnx_ops::ort_default`) are
+        // admitted in a seed, never built: mutants keep to ONNX's rules.
+        if let OpStatus::OrtSchema(s) = onnx_ops::status(node.domain(), &node.op_type, self.opset) {
+            return Err(BuildError::NotApplicable(format!(
+                "{} at opset {} is ONNX Runtime's own schema in the default domain (since {}), \
+                 not ONNX's: mutants never get one",
+                s.op, self.opset, s.since
+            )));
+        }
         if spec.since() > self.opset {
             return Err(BuildError::OpsetTooOld {
                 op: op(),

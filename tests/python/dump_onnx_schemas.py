@@ -1,8 +1,10 @@
 """Dump facts of ONNX's operator schemas (every version) as JSON, for the registry cross-check,
-with ONNX Runtime's `com.microsoft` schemas (its contrib ops, from the onnxruntime package).
+with ONNX Runtime's `com.microsoft` schemas (its contrib ops, from the onnxruntime package) and
+ORT's own default-domain schemas of ops ONNX lacks (SimplifiedLayerNormalization; marked
+"ort": true).
 
 Usage: dump_onnx_schemas.py OUT.json
-Output: {"domain/op": {"versions": [...], "deprecated": bool,
+Output: {"domain/op": {"versions": [...], "deprecated": bool, ["ort": true,]
                        "attrs": {name: {"type": kind, "required": bool, "versions": [...]}}}}
 """
 import json
@@ -21,8 +23,13 @@ except ImportError:
     sys.exit("onnxruntime is needed for its contrib-op schemas: pip install onnxruntime==1.31.1")
 
 out = defaultdict(lambda: {"versions": [], "deprecated": False, "attrs": {}})
-contrib = [s for s in ort_schemas.get_all_operator_schema() if s.domain == "com.microsoft"]
-for s in list(onnx.defs.get_all_schemas_with_history()) + contrib:
+everything = ort_schemas.get_all_operator_schema()
+contrib = [s for s in everything if s.domain == "com.microsoft"]
+onnx_names = {s.name for s in onnx.defs.get_all_schemas_with_history() if s.domain == ""}
+ort_default = [s for s in everything if s.domain == "" and s.name not in onnx_names]
+for s in ort_default:
+    out[f"/{s.name}"]["ort"] = True
+for s in list(onnx.defs.get_all_schemas_with_history()) + contrib + ort_default:
     if s.domain not in ("", "ai.onnx.preview.training", "com.microsoft"):
         continue
     e = out[f"{s.domain}/{s.name}"]

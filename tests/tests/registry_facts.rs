@@ -1,8 +1,10 @@
 //! The op registry against ONNX's own operator schemas (read by tests/python/dump_onnx_schemas.py
-//! from the `onnx` package, and ONNX Runtime's `com.microsoft` schemas from `onnxruntime`): every
+//! from the `onnx` package, and ONNX Runtime's `com.microsoft` schemas and its own default-domain
+//! ones from `onnxruntime`, which must be `onnx_ops::ort_default`'s): every
 //! spec names a real op, has the same opset versions, and the same attributes with the same
 //! kinds. At least 100 ops.
 use mutagraph_ir::Registry;
+use mutagraph_ir::onnx_ops::ort_default;
 use mutagraph_tests::{python, scratch};
 
 #[test]
@@ -20,6 +22,16 @@ fn registry_matches_onnx_schemas() {
             problems.push(format!("{key}: not an ONNX op"));
             continue;
         };
+        // ONNX Runtime's own schema in the default domain: one of the table's.
+        if schema["ort"] == true {
+            let since = schema["versions"][0].as_i64();
+            let listed = ort_default::TABLE
+                .iter()
+                .any(|o| o.op == spec.op_type && Some(o.since) == since);
+            if !listed {
+                problems.push(format!("{key}: ORT's schema, not in onnx_ops::ort_default"));
+            }
+        }
         let versions: Vec<i64> = schema["versions"]
             .as_array()
             .unwrap()

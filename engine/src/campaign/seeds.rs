@@ -25,7 +25,12 @@ pub struct Seed {
 /// that seed, never the end of the campaign.
 fn load_one(path: &Path) -> Result<(Model, Vec<u8>)> {
     let m = Model::load(path).map_err(|e| anyhow!("seed {e}"))?;
-    validate::validate(&m).map_err(|e| anyhow!("seed {}: {e}", path.display()))?;
+    let checked = validate::validate(&m).map_err(|e| anyhow!("seed {}: {e}", path.display()))?;
+    // Admitted with what validation could not hold against it (ONNX Runtime's own schemas in
+    // the default domain, ops without a spec) said.
+    for w in checked.warnings {
+        tracing::warn!("seed {}: {w}", path.display());
+    }
     let given = std::fs::read(path)
         .ok()
         .filter(|raw| Model::from_bytes(raw).is_ok())

@@ -86,10 +86,16 @@ pub fn main(a: Args, g: &super::Globals) -> anyhow::Result<std::process::ExitCod
     let m = Model::load(&model)?;
     // Backends get the model as checked, one self-contained buffer (text, and tensors
     // kept in side files, become one protobuf).
-    validate::validate(&m).map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+    // Its warnings (an op of ONNX Runtime's own schema in the default domain, say) are
+    // printed with the declared-dim notes.
+    let checked =
+        validate::validate(&m).map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
     let bytes = m.to_bytes();
     for note in mutagraph_ir::import::declared_dim_notes(&m.graph) {
         tracing::warn!("{}: {note}", model.display());
+    }
+    for w in checked.warnings {
+        tracing::warn!("{}: {w}", model.display());
     }
     let backends = super::backend_list(backends)?;
     let mut p = Pool::new(pool.options()?);

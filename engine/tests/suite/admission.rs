@@ -290,3 +290,82 @@ fn a_seed_with_dynamic_quantize_lstm_is_admitted_and_runs_on_onnx_runtime() {
     assert_eq!(a["outcomes"]["ort"], "ok", "{a}");
     assert_eq!(a["mutated"], true, "{a}");
 }
+
+#[test]
+fn a_model_with_onnx_runtimes_own_default_domain_schemas_is_admitted_with_a_warning() {
+    // A user's model written by onnxruntime.transformers: LayerNormalization and
+    // SimplifiedLayerNormalization in the default domain at opset 13, which ONNX does not
+    // define there (onnx.checker refuses it) and ONNX Runtime runs. It was refused; it is now
+    // admitted with a warning naming each node, the reference runs it and agrees with ORT.
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds");
+    std::fs::create_dir_all(&seeds).unwrap();
+    let model = mutagraph_ir::text::parse_model(
+        "<ir_version: 8, opset_import: [\"\" : 13]>\n\
+         g (float[2, 4] x) => (float[2, 4] z)\n\
+         <float[4] s = {1, 2, 3, 4}, float[4] b = {0, 0, 1, 1}>\n\
+         {\n\
+           y = LayerNormalization (x, s, b)\n\
+           z = SimplifiedLayerNormalization (y, s)\n\
+         }",
+    )
+    .unwrap();
+    let file = seeds.join("ln13.onnx");
+    std::fs::write(&file, model.to_bytes()).unwrap();
+    let o = mg(&["run", file.to_str().unwrap(), "--json", "--no-fail"]);
+    let err = ok(&o);
+    for op in ["LayerNormalization", "SimplifiedLayerNormalization"] {
+        assert!(
+            err.contains(&format!(
+                "node {op}#0: {op} is ONNX Runtime's own schema in the default domain"
+            )) || err.contains(&format!(
+                "node {op}#1: {op} is ONNX Runtime's own schema in the default domain"
+            )),
+            "{err}"
+        );
+    }
+    let run: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let runs = run["runs"].as_array().unwrap();
+    let by = |b: &str| runs.iter().find(|r| r["backend"] == b).unwrap();
+    for b in ["reference", "ort"] {
+        assert_eq!(by(b)["status"], "ok", "{b}: {}", by(b));
+        assert_eq!(by(b)["vs_reference"]["agrees"], true, "{b}: {}", by(b));
+    }
+    // burn has no SimplifiedLayerNormalization: ORT's private schema is unsupported there,
+    // which is burn's declared limit, not a finding.
+    assert_eq!(
+        by("burn-ndarray")["status"],
+        "unsupported",
+        "{}",
+        by("burn-ndarray")
+    );
+    // A campaign admits it as given, runs it, and files nothing for burn's refusal.
+    let out = dir.path().join("c");
+    let err = ok(&mg(&[
+        "campaign",
+        "--seeds",
+        seeds.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--iterations",
+        "4",
+        "--no-minimize",
+    ]));
+    assert!(err.contains("is ONNX Runtime's own schema"), "{err}");
+    let name = file.to_str().unwrap().to_string();
+    let adm = check_records(&out, &[(name, model)], &err);
+    let (_, a) = adm["admitted"].as_object().unwrap().iter().next().unwrap();
+    assert!(a["reference_failed"].is_null(), "{a}");
+    assert_eq!(a["outcomes"]["ort"], "ok", "{a}");
+    assert_eq!(a["outcomes"]["tract"], "ok", "{a}");
+    let burn = a["outcomes"]["burn-ndarray"].as_str().unwrap();
+    assert!(burn.starts_with("unsupported"), "{a}");
+    assert_eq!(a["mutated"], true, "{a}");
+    for e in std::fs::read_dir(out.join("findings"))
+        .into_iter()
+        .flatten()
+    {
+        let meta = std::fs::read_to_string(e.unwrap().path().join("meta.json")).unwrap();
+        assert!(!meta.contains("op SimplifiedLayerNormalization"), "{meta}");
+    }
+}

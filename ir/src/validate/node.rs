@@ -9,7 +9,13 @@ use crate::registry::OpSpec;
 
 /// An op of an ONNX domain must be one ONNX defines at the imported version of that domain
 /// (`onnx.checker`'s "No Op registered for X with domain_version of V"). Returns whether it
-/// reported an error.
+/// reported on the op's version (an error, or ORT's schema), so that [`check_node`] does not
+/// check the spec's first opset again.
+///
+/// One of ONNX Runtime's own schemas in the default domain (`onnx_ops::ort_default`:
+/// LayerNormalization before 17, SimplifiedLayerNormalization) is a warning naming the node:
+/// ORT runs such models, which its transformer optimizer writes, though `onnx.checker` refuses
+/// them.
 ///
 /// An op whose schema is deprecated at that version is a warning: `onnx.checker` refuses it
 /// ("Op registered for X is deprecated"), but our own mutators still build such ops (Scatter,
@@ -30,6 +36,11 @@ pub(super) fn check_op_exists(n: &Node, version: i64, path: &str, d: &mut Diagno
                 n.op_type
             ));
             return false;
+        }
+        OpStatus::OrtSchema(s) => {
+            let w = onnx_ops::ort_default::warning(s, &n.label(), version);
+            d.warnings.push(format!("{path}: {w}"));
+            return true;
         }
         OpStatus::Unknown => format!(
             "op type '{}' is not an operator of {domain} (ONNX defines no such op)",

@@ -586,3 +586,60 @@ fn a_noop_reduction_through_a_function_body_is_ambiguous() {
     assert_eq!(at("ReduceLogSum", 0), Vec::<String>::new());
     assert_eq!(at("ReduceSum", 1), Vec::<String>::new());
 }
+
+/// The model onnxruntime.transformers writes: LayerNormalization and SimplifiedLayerNormalization
+/// in the default domain at opset 13 (ONNX Runtime's own schemas, `onnx_ops::ort_default`).
+fn ort_fused(opset: i64, scale: &str) -> Model {
+    crate::text::parse_model(&format!(
+        "<ir_version: 8, opset_import: [\"\" : {opset}]>\n\
+         g (float[2, 4] x) => (float[2, 4] z, float[2, 1] inv)\n\
+         <float[{scale}] s = {{1, 2, 3, 4}}, float[4] b = {{0, 0, 1, 1}}>\n\
+         {{\n\
+           y = LayerNormalization (x, s, b)\n\
+           z, inv = SimplifiedLayerNormalization (y, s)\n\
+         }}"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn onnx_runtimes_own_schemas_in_the_default_domain_are_a_warning() {
+    let d = check(&ort_fused(13, "4"));
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    assert_eq!(d.warnings.len(), 2, "{:?}", d.warnings);
+    for (w, op) in d
+        .warnings
+        .iter()
+        .zip(["LayerNormalization", "SimplifiedLayerNormalization"])
+    {
+        assert!(
+            w.starts_with(&format!("main graph: node {op}#"))
+                && w.contains(&format!(
+                    "{op} is ONNX Runtime's own schema in the default domain (since version 1"
+                ))
+                && w.contains("onnx.checker refuses it"),
+            "{w}"
+        );
+    }
+    assert!(d.warnings[0].contains("ONNX defines it from opset 17 on, not at 13"));
+    assert!(d.warnings[1].contains("ONNX defines no such op"));
+    // Types are inferred and checked as for ONNX's ops: inv_std_var per row, in float.
+    let mut m = ort_fused(13, "4");
+    crate::infer::infer_model(&mut m, Options::default());
+    let inv = m.graph.types.get("inv").unwrap();
+    assert_eq!(
+        inv,
+        &ValueType::Tensor(TensorType::fixed(DType::F32, &[2, 1]))
+    );
+    // From 17 on LayerNormalization is ONNX's own: only SimplifiedLayerNormalization warns.
+    let d = check(&ort_fused(17, "4"));
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    assert_eq!(d.warnings.len(), 1, "{:?}", d.warnings);
+    // The specs still hold: a scale that does not broadcast to the normalized shape is refused.
+    let e = check(&ort_fused(13, "2, 2")).errors;
+    assert!(
+        e.iter()
+            .any(|e| e.starts_with("node SimplifiedLayerNormalization#1: cannot broadcast")),
+        "{e:?}"
+    );
+}

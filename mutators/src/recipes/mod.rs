@@ -50,6 +50,10 @@
 //!   plus `DFT` / `STFT` (complex-valued layouts);
 //! * ops that read no value: `Constant`, `ConstantOfShape` (its input is a shape, so reading
 //!   a computed `x` gives a data-dependent shape).
+//! * ONNX Runtime's own schema in the default domain, `SimplifiedLayerNormalization`
+//!   (`ir::onnx_ops::ort_default`; so is `LayerNormalization` below opset 17, where
+//!   [`exists_at`] already rules it out): a seed may hold one, a mutant never gets one
+//!   (`Site` refuses to build it), so ONNX's rules keep holding for generated models.
 use crate::builder::SplitMix64;
 use crate::coverage::{Universe, UniverseError};
 use crate::error::BuildError;

@@ -634,3 +634,40 @@ fn one_step(
         metrics: Metrics::default(),
     }
 }
+
+/// ONNX Runtime's own schemas in the default domain (`ir::onnx_ops::ort_default`:
+/// LayerNormalization before opset 17, SimplifiedLayerNormalization) are admitted in seeds but
+/// never generated: no recipe at any opset makes one, and `Site` refuses to build one, so
+/// mutants keep to ONNX's rules.
+#[test]
+fn onnx_runtimes_own_default_domain_schemas_are_never_generated() {
+    use mutagraph_mutators::ir::onnx_ops::{OpStatus, status};
+    for opset in 7..=23 {
+        for r in Recipes::for_opset(opset).iter() {
+            let (domain, op) = r.op_type().rsplit_once("::").unwrap_or(("", r.op_type()));
+            assert!(
+                !matches!(status(domain, op, opset), OpStatus::OrtSchema(_)),
+                "{op} at opset {opset}"
+            );
+        }
+    }
+    let t = TensorType::fixed(mutagraph_mutators::ir::DType::F32, &[2, 4]);
+    for (opset, op) in [
+        (13, "SimplifiedLayerNormalization"),
+        (21, "SimplifiedLayerNormalization"),
+        (13, "LayerNormalization"),
+    ] {
+        let model = tiny(&t, opset);
+        let mut rng = SplitMix64::new(1);
+        let limits = Limits::default();
+        let site = Site::new(&model, &mut rng, &limits);
+        let e = site
+            .check_node(&Node::new(op, &["y", "y"], &["z"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ONNX Runtime's own schema") || e.contains("needs opset 17"),
+            "{op} at {opset}: {e}"
+        );
+    }
+}

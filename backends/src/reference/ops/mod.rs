@@ -61,6 +61,10 @@ pub static OPS: &[(&str, OpFn)] = &[
     ("BatchNormalization", norm::op_batch_norm),
     ("InstanceNormalization", norm::op_instance_norm),
     ("LayerNormalization", norm::op_layer_norm),
+    (
+        "SimplifiedLayerNormalization",
+        norm::op_simplified_layer_norm,
+    ),
     ("GroupNormalization", norm::op_group_norm),
     ("LRN", norm::op_lrn),
     ("MeanVarianceNormalization", norm::op_mvn),
@@ -325,6 +329,6 @@ mod tests {
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys.len(), n, "an op key is listed twice in OPS");
-        assert_eq!(n, 207);
+        assert_eq!(n, 208);
     }
 }

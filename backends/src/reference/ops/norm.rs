@@ -1,5 +1,7 @@
 //! Normalizations: BatchNormalization, InstanceNormalization, LayerNormalization,
-//! GroupNormalization, LRN, MeanVarianceNormalization and LpNormalization.
+//! GroupNormalization, LRN, MeanVarianceNormalization and LpNormalization; and ONNX Runtime's
+//! SimplifiedLayerNormalization (its own schema in the default domain), which shares
+//! LayerNormalization's arithmetic.
 use crate::reference::tensor::*;
 use crate::reference::{Cx, V, inp, one, opt};
 use mutagraph_ir::attr::AttrLookup;
@@ -115,15 +117,34 @@ pub(super) fn op_instance_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     one(T::f(x.dt, x.shape.clone(), y))
 }
 
-pub(super) fn op_layer_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+/// The statistics of [`normalize`]: one per row (the axes before `axis`), of `X`'s shape with
+/// the normalized axes of size 1, in `stash_type`.
+struct Stats {
+    shape: Vec<usize>,
+    dt: DType,
+    means: Vec<f64>,
+    invs: Vec<f64>,
+}
+
+impl Stats {
+    fn value(&self, v: Vec<f64>) -> R<V> {
+        Ok(V::T(T::from_f64s(self.dt, self.shape.clone(), v)?))
+    }
+}
+
+/// Normalizes `X` over the axes from `axis` on and scales it: LayerNormalization (`centred`:
+/// `(x - mean) / sqrt(var + epsilon) * Scale + B`) or ONNX Runtime's
+/// SimplifiedLayerNormalization (not centred, no bias: `x / sqrt(mean(x²) + epsilon) * scale`,
+/// the root mean square).
+fn normalize(n: &Node, ins: &[Option<&V>], centred: bool) -> R<(V, Stats)> {
     let x = inp(ins, 0)?;
     let r = x.rank();
     let axis = norm_axis(n.int("axis", -1), r)?;
     let eps = n.float("epsilon", 1e-5) as f64;
     let scale = expand_to(inp(ins, 1)?, &x.shape)?.floats()?;
     let bias = match opt(ins, 2)? {
-        Some(b) => Some(expand_to(b, &x.shape)?.floats()?),
-        None => None,
+        Some(b) if centred => Some(expand_to(b, &x.shape)?.floats()?),
+        _ => None,
     };
     let xv = x.fs()?;
     let outer = numel(&x.shape[..axis]);
@@ -133,7 +154,11 @@ pub(super) fn op_layer_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let mut invs = Vec::with_capacity(outer);
     for o in 0..outer {
         let s = &xv[o * inner..(o + 1) * inner];
-        let m = s.iter().sum::<f64>() / inner as f64;
+        let m = if centred {
+            s.iter().sum::<f64>() / inner as f64
+        } else {
+            0.0
+        };
         let v = s.iter().map(|a| (a - m) * (a - m)).sum::<f64>() / inner as f64;
         let inv = 1.0 / (v + eps).sqrt();
         for i in 0..inner {
@@ -143,17 +168,31 @@ pub(super) fn op_layer_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         means.push(m);
         invs.push(inv);
     }
-    let mut st = x.shape[..axis].to_vec();
-    st.extend(vec![1; r - axis]);
-    let sdt = match n.int("stash_type", 1) {
+    let mut shape = x.shape[..axis].to_vec();
+    shape.extend(vec![1; r - axis]);
+    let dt = match n.int("stash_type", 1) {
         1 => DType::F32,
         c => DType::from_code(c as i32),
     };
-    Ok(vec![
-        V::T(T::f(x.dt, x.shape.clone(), y)),
-        V::T(T::from_f64s(sdt, st.clone(), means)?),
-        V::T(T::from_f64s(sdt, st, invs)?),
-    ])
+    let stats = Stats {
+        shape,
+        dt,
+        means,
+        invs,
+    };
+    Ok((V::T(T::f(x.dt, x.shape.clone(), y)), stats))
+}
+
+pub(super) fn op_layer_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let (y, s) = normalize(n, ins, true)?;
+    Ok(vec![y, s.value(s.means.clone())?, s.value(s.invs.clone())?])
+}
+
+/// ONNX Runtime's SimplifiedLayerNormalization (its own schema in the default domain):
+/// outputs `Y` and `inv_std_var`.
+pub(super) fn op_simplified_layer_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    let (y, s) = normalize(n, ins, false)?;
+    Ok(vec![y, s.value(s.invs.clone())?])
 }
 
 pub(super) fn op_group_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
@@ -296,4 +335,53 @@ pub(super) fn op_lp_normalization(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         }
     }
     one(T::f(x.dt, x.shape.clone(), out))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::Backend;
+    use crate::reference::Reference;
+    use crate::value::{Data, HostTensor, Value};
+
+    /// The values ONNX Runtime 1.31.1 computes (CPU, no graph optimizations) for its
+    /// SimplifiedLayerNormalization of the default domain at opset 13, as
+    /// onnxruntime.transformers writes it: /tmp/contrib/verify_SimplifiedLayerNormalization.py,
+    /// "rust case" (the f64 formula matches them to 1.1e-7; its f32 cases to 3.7e-7).
+    #[test]
+    fn simplified_layer_norm_is_onnx_runtimes() {
+        let text = "<ir_version: 8, opset_import: [\"\" : 13]>\n\
+             g (float[2, 2, 3] x) => (float[2, 2, 3] y, float[2, 1, 1] inv)\n\
+             <float[2, 3] s = {0.5, -1.0, 2.0, 1.5, 0.25, -0.75}>\n\
+             { y, inv = SimplifiedLayerNormalization <axis = 1, epsilon = 0.01> (x, s) }";
+        let model = mutagraph_ir::text::parse_model(text).unwrap().to_bytes();
+        let x: Vec<f32> = (0..12).map(|i| (i as f32 - 5.0) * 0.75).collect();
+        let x = Value::Tensor(HostTensor::new(vec![2, 2, 3], Data::F32(x)));
+        let mut p = Reference::new_f64().prepare(&model).unwrap();
+        let out = p.run(&vec![("x".to_string(), x)]).unwrap();
+        let got: Vec<Vec<f64>> = out
+            .iter()
+            .map(|(_, v)| v.tensor().unwrap().to_f64s().unwrap())
+            .collect();
+        let y = [
+            -0.8249232769,
+            1.3198771477,
+            -1.9798158407,
+            -0.9899078608,
+            -0.0824923217,
+            -0.0,
+            0.1283129603,
+            -0.5132518411,
+            1.5397555828,
+            1.5397555828,
+            0.3207823932,
+            -1.1548166276,
+        ];
+        let inv = [0.4399590790, 0.3421678841];
+        for (g, w) in got.iter().zip([&y[..], &inv[..]]) {
+            assert_eq!(g.len(), w.len());
+            for (a, b) in g.iter().zip(w) {
+                assert!((a - b).abs() < 3e-7, "{g:?} vs ONNX Runtime's {w:?}");
+            }
+        }
+    }
 }

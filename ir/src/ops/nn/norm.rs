@@ -1,5 +1,7 @@
 //! The normalizations: BatchNormalization, InstanceNormalization, LayerNormalization,
-//! GroupNormalization, LRN, LpNormalization and MeanVarianceNormalization.
+//! GroupNormalization, LRN, LpNormalization and MeanVarianceNormalization; and
+//! SimplifiedLayerNormalization, ONNX Runtime's own RMS normalization in the default domain
+//! (`onnx_ops::ort_default`), which shares LayerNormalization's transfer and checks.
 
 use super::{MAX, flag, ints_default, known, shape_of};
 use crate::attr::{AttrKind, AttrLookup};
@@ -62,6 +64,14 @@ fn channel_params_check(ctx: &InferCtx, params: &[usize]) -> Result<(), InferErr
     Ok(())
 }
 
+/// The first normalized axis of LayerNormalization and SimplifiedLayerNormalization.
+fn first_axis() -> AttrSpec {
+    AttrSpec::int("axis", -1).int_buckets(&[(i64::MIN, -2), (-1, -1), (0, 0), (1, MAX)])
+}
+
+/// LayerNormalization and SimplifiedLayerNormalization: `Y` is `X`'s type; each statistic
+/// (`Mean`, `InvStdDev`; `inv_std_var`) is in `stash_type`, of `X`'s shape with the normalized
+/// axes of size 1.
 fn layer_norm(ctx: &InferCtx) -> Infer {
     let x = ctx.tensor(0)?;
     let u = DType::from_code(ctx.int("stash_type", 1) as i32);
@@ -165,12 +175,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add(
         OpSpec::new("LayerNormalization", &[17], Category::Norm)
             .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED)
-            .attr(AttrSpec::int("axis", -1).int_buckets(&[
-                (i64::MIN, -2),
-                (-1, -1),
-                (0, 0),
-                (1, MAX),
-            ]))
+            .attr(first_axis())
             .attr(eps())
             .attr(AttrSpec::int("stash_type", 1).one_of_ints(&[1, 10, 11, 16]))
             .input("X", "T")
@@ -181,6 +186,24 @@ pub(super) fn register(r: &mut Registry) {
             .opt_output("InvStdDev", "U")
             .types("T", FLOAT)
             .types("U", &[DType::F32, DType::BF16])
+            .infer(layer_norm)
+            .requires(layer_norm_check),
+    );
+    // ONNX Runtime's schema (`onnx_ops::ort_default`): LayerNormalization without the mean
+    // and the bias; its one statistic, `inv_std_var`, is in `stash_type` (float or double by
+    // the schema; ORT's CPU kernels register float only, for every T).
+    r.add(
+        OpSpec::new("SimplifiedLayerNormalization", &[1], Category::Norm)
+            .traits(Traits::NAN_UNSPECIFIED | Traits::INF_UNSPECIFIED)
+            .attr(first_axis())
+            .attr(eps())
+            .attr(AttrSpec::int("stash_type", 1).one_of_ints(&[1, 11]))
+            .input("X", "T")
+            .input("scale", "T")
+            .output("Y", "T")
+            .opt_output("inv_std_var", "U")
+            .types("T", FLOAT)
+            .types("U", &[DType::F32, DType::F64])
             .infer(layer_norm)
             .requires(layer_norm_check),
     );
@@ -330,8 +353,8 @@ fn batch_norm_check(c: &InferCtx) -> Result<(), InferError> {
     Ok(())
 }
 
-/// LayerNormalization: `Scale` and `B` broadcast to the normalized shape (the axes from
-/// `axis` on).
+/// LayerNormalization (and SimplifiedLayerNormalization's `scale`): `Scale` and `B` broadcast
+/// to the normalized shape (the axes from `axis` on).
 fn layer_norm_check(c: &InferCtx) -> Result<(), InferError> {
     let Some(x) = shape_of(c, 0) else {
         return Ok(());

@@ -36,6 +36,9 @@ fn search(op: &str, opset: i64) -> Result<Plan, String> {
         OpStatus::NotYet(v) => return Err(format!("defined from opset {v} on")),
         OpStatus::Deprecated(v) => return Err(format!("deprecated (schema of opset {v})")),
         OpStatus::Unknown => return Err("ONNX defines no such op".into()),
+        OpStatus::OrtSchema(_) => {
+            return Err("only ONNX Runtime's own schema in the default domain".into());
+        }
     }
     let attrs: Vec<&AttrSpec> = {
         let mut v: Vec<&AttrSpec> = Vec::new();
