@@ -692,12 +692,13 @@ def same_error(expected, message):
         text = re.sub(r"\([A-Za-z_][^()\s]*\)", "(_)", text)
         return re.sub(r"[0-9]+", "#", text)
 
-    # The stored text may end inside a quoted name it was cut at (a quote left open, no space
-    # after it): that name's start goes.
+    # The stored text may end inside a quoted or parenthesized name it was cut at (a quote
+    # or parenthesis left open, no space after it): that name's start goes.
     cut = squeeze(expected)
-    for q in "\"'":
+    for q in "\"'(":
         at = cut.rfind(q)
-        if cut.count(q) % 2 == 1 and not any(c.isspace() for c in cut[at:]):
+        open_ = cut.count(q) % 2 == 1 if q != "(" else cut.count("(") > cut.count(")")
+        if at >= 0 and open_ and not any(c.isspace() for c in cut[at:]):
             cut = cut[:at]
     return shape(cut) in shape(message)
 

@@ -466,10 +466,14 @@ print(repro.same_error(cut, msg), repro.same_error('of #20 "Other" Gemm', msg),
 import repro
 stored = "Type 'tensor(bool)' of input parameter (greaterorequal_1) of operator (LayerNormalization) in node (Mul_1/LayerNormFusion/) is invalid."
 other = "Type 'tensor(bool)' of input parameter (greaterorequal_m0306515c_7) of operator (LayerNormalization) in node (Mul_m0306515c_19/LayerNormFusion/) is invalid."
-print(repro.same_error(stored, other), repro.same_error(stored, "Type 'tensor(bool)' of output parameter (x) is invalid."))
+cut = "Type 'tensor(bool)' of input parameter (greaterorequal_1) of operator (LayerNormalization) in node (Mul_1/Lay"
+print(repro.same_error(stored, other), repro.same_error(stored, "Type 'tensor(bool)' of output parameter (x) is invalid."),
+      repro.same_error(cut, stored))
 "#;
     let out = python(&["-c", check], dir.path());
-    assert_eq!(text(&out).trim(), "True False", "{}", text(&out));
+    // The stored text cut inside a parenthesized name (round 12: NOT REPRODUCED on the very
+    // error reported) still matches.
+    assert_eq!(text(&out).trim(), "True False True", "{}", text(&out));
 }
 
 #[test]
