@@ -117,20 +117,19 @@ pub fn check_records(out: &Path, originals: &[(String, Model)], stderr: &str) ->
     adm
 }
 
+/// `mutagraph campaign --seeds SEEDS --out OUT` with `args` after them; its standard error
+/// (the run must succeed).
+fn campaign(seeds: &str, out: &Path, args: &[&str]) -> String {
+    let mut all = vec!["campaign", "--seeds", seeds, "--out", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    ok(&mg(&all))
+}
+
 #[test]
 fn zoo_seeds_are_admitted_as_given_and_their_reductions_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("c");
-    let err = ok(&mg(&[
-        "campaign",
-        "--seeds",
-        "zoo",
-        "--out",
-        out.to_str().unwrap(),
-        "--iterations",
-        "4",
-        "--no-minimize",
-    ]));
+    let err = campaign("zoo", &out, &["--iterations", "4", "--no-minimize"]);
     let originals: Vec<(String, Model)> = mutagraph_mutators::zoo::all()
         .into_iter()
         .map(|(n, m)| (n.to_string(), m))
@@ -161,19 +160,18 @@ fn a_seed_finding_ships_the_users_file_byte_for_byte() {
     bytes.extend_from_slice(&[0x98, 0x06, 0x01]);
     std::fs::write(&user, &bytes).unwrap();
     let out = dir.path().join("c");
-    ok(&mg(&[
-        "campaign",
-        "--seeds",
+    campaign(
         user.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--backends",
-        "reference,planted-conv-pad",
-        "--iterations",
-        "2",
-        "--no-minimize",
-        "--quiet",
-    ]));
+        &out,
+        &[
+            "--backends",
+            "reference,planted-conv-pad",
+            "--iterations",
+            "2",
+            "--no-minimize",
+            "--quiet",
+        ],
+    );
     let seed_bundles: Vec<_> = std::fs::read_dir(out.join("findings"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -209,16 +207,11 @@ fn a_seed_with_an_op_the_reference_lacks_is_mutated_and_judged_by_peers() {
     )
     .unwrap();
     let out = dir.path().join("c");
-    let err = ok(&mg(&[
-        "campaign",
-        "--seeds",
+    let err = campaign(
         seeds.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--iterations",
-        "30",
-        "--no-minimize",
-    ]));
+        &out,
+        &["--iterations", "30", "--no-minimize"],
+    );
     let adm = json(&out.join("admission.json"));
     let (_, a) = adm["admitted"].as_object().unwrap().iter().next().unwrap();
     let why = a["reference_failed"].as_str().unwrap_or_default();
@@ -270,18 +263,17 @@ fn a_seed_with_dynamic_quantize_lstm_is_admitted_and_runs_on_onnx_runtime() {
     let file = seeds.join("dq_lstm.onnx");
     std::fs::write(&file, model.to_bytes()).unwrap();
     let out = dir.path().join("c");
-    let err = ok(&mg(&[
-        "campaign",
-        "--seeds",
+    let err = campaign(
         seeds.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--backends",
-        "reference,ort",
-        "--iterations",
-        "4",
-        "--no-minimize",
-    ]));
+        &out,
+        &[
+            "--backends",
+            "reference,ort",
+            "--iterations",
+            "4",
+            "--no-minimize",
+        ],
+    );
     let name = file.to_str().unwrap().to_string();
     let adm = check_records(&out, &[(name, model)], &err);
     assert!(adm["refused"].as_object().unwrap().is_empty(), "{adm}");
@@ -341,16 +333,11 @@ fn a_model_with_onnx_runtimes_own_default_domain_schemas_is_admitted_with_a_warn
     );
     // A campaign admits it as given, runs it, and files nothing for burn's refusal.
     let out = dir.path().join("c");
-    let err = ok(&mg(&[
-        "campaign",
-        "--seeds",
+    let err = campaign(
         seeds.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--iterations",
-        "4",
-        "--no-minimize",
-    ]));
+        &out,
+        &["--iterations", "4", "--no-minimize"],
+    );
     assert!(err.contains("is ONNX Runtime's own schema"), "{err}");
     let name = file.to_str().unwrap().to_string();
     let adm = check_records(&out, &[(name, model)], &err);
