@@ -294,6 +294,26 @@ impl Graph {
         m
     }
 
+    /// The constants of this graph by value name: initializers and the outputs of `Constant`
+    /// nodes holding a tensor (`value`).
+    pub fn constants(&self) -> HashMap<&str, &Tensor> {
+        let mut out: HashMap<&str, &Tensor> = self
+            .initializers
+            .iter()
+            .map(|(k, t)| (k.as_str(), t))
+            .collect();
+        for n in self.nodes() {
+            if n.op_type == "Constant"
+                && let Some(a) = n.attributes.iter().find(|a| a.name == "value")
+                && let AttrValue::Tensor(t) = &a.value
+                && let Some(o) = n.outputs.first()
+            {
+                out.insert(o.as_str(), t);
+            }
+        }
+        out
+    }
+
     /// The node producing `value`, if an op produces it.
     pub fn producer(&self, value: &str) -> Option<NodeId> {
         self.nodes()

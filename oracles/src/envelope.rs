@@ -32,6 +32,9 @@ pub struct Precision {
     /// Integer values computed through an interpolation rounded back to an integer type (or
     /// from such values): off by one unit is legitimate.
     int_slack: std::collections::HashSet<String>,
+    /// Float values dequantized from an integer value that may be one unit off
+    /// (`int_slack`): one quantization step, the largest scale, is legitimate.
+    dequantized_step: HashMap<String, f64>,
     /// The absolute tolerance of values in a half-precision type, widened to the rounding of
     /// the largest value on their path ([`Precision::conditioned`]).
     atol_floor: HashMap<String, f64>,
@@ -117,6 +120,27 @@ const INTERPOLATING: &[&str] = &[
     "QLinearLeakyRelu",
 ];
 
+/// One quantization step of a DequantizeLinear whose integer input may be one unit off
+/// (`int_slack`, a requantized result): the largest of its constant scales. `None` for other
+/// nodes, or a scale computed at run time.
+fn dequantized_step_of(
+    g: &mutagraph_ir::graph::Graph,
+    node: &mutagraph_ir::graph::Node,
+    int_slack: &std::collections::HashSet<String>,
+) -> Option<f64> {
+    use mutagraph_ir::tensor::TensorExt;
+    if node.op_type != "DequantizeLinear" || !int_slack.contains(node.inputs.first()?.as_str()) {
+        return None;
+    }
+    let scale = g
+        .constants()
+        .get(node.inputs.get(1)?.as_str())?
+        .to_f64s()
+        .ok()?;
+    let step = scale.iter().map(|s| s.abs()).fold(0.0, f64::max);
+    (step.is_finite() && step > 0.0).then_some(step)
+}
+
 /// Mantissa bits of a float type (fewer: narrower).
 fn mantissa(d: DType) -> u32 {
     match d {
@@ -145,6 +169,7 @@ impl Precision {
             base,
             narrowest: HashMap::new(),
             int_slack: Default::default(),
+            dequantized_step: HashMap::new(),
             atol_floor: HashMap::new(),
             arithmetic: HashMap::new(),
             applied: Vec::new(),
@@ -156,6 +181,7 @@ impl Precision {
         let g = &model.graph;
         let mut narrowest: HashMap<String, DType> = HashMap::new();
         let mut int_slack = std::collections::HashSet::new();
+        let mut dequantized_step = HashMap::new();
         let ty = |name: &str| match g.value_type(name) {
             ValueType::Tensor(t) => Some(t.dtype),
             _ => None,
@@ -194,12 +220,18 @@ impl Precision {
                         int_slack.insert(o.clone());
                     }
                 }
+                if let Some(step) = dequantized_step_of(g, node, &int_slack) {
+                    for o in node.outputs.iter().filter(|o| !o.is_empty()) {
+                        dequantized_step.insert(o.clone(), step);
+                    }
+                }
             }
         }
         Precision {
             base,
             narrowest,
             int_slack,
+            dequantized_step,
             atol_floor: HashMap::new(),
             arithmetic: HashMap::new(),
             applied: Vec::new(),
@@ -312,6 +344,15 @@ impl Precision {
                     ..tf32
                 };
             }
+        }
+        if let Some(&step) = self.dequantized_step.get(name)
+            && step > t.atol
+        {
+            t = Tolerance {
+                name: "one-quantization-step",
+                atol: step,
+                ..t
+            };
         }
         match self.atol_floor.get(name) {
             Some(&floor) if floor > t.atol => Tolerance {
@@ -564,6 +605,28 @@ mod tests {
     }
 
     #[test]
+    fn a_requantized_result_dequantized_allows_one_step() {
+        // QLinearMatMul's result may be one unit off (its combined scale's rounding is open);
+        // dequantized, that unit is one scale step of the float result, and no more.
+        let m = model(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (uint8[2, 3] a, uint8[3, 2] b) => (float[2, 2] y, float[2, 2] z) {\n\
+               s = Constant <value = float {0.05}> ()\n\
+               zp = Constant <value = uint8 {3}> ()\n\
+               q = QLinearMatMul (a, s, zp, b, s, zp, s, zp)\n\
+               y = DequantizeLinear (q, s, zp)\n\
+               z = DequantizeLinear (a, s, zp)\n\
+             }",
+        );
+        let p = Precision::of(&m, Tolerance::APPROXIMATE);
+        let y = p.for_value("y");
+        assert_eq!(y.name, "one-quantization-step");
+        assert!((y.atol - 0.05).abs() < 1e-6, "{y:?}");
+        // An exact integer input dequantizes exactly.
+        assert_eq!(p.for_value("z"), Tolerance::APPROXIMATE);
+    }
+
+    #[test]
     fn contrib_requantized_results_allow_one_unit() {
         // ONNX Runtime's QLinearAdd rounds its f32 scale ratios (seen off by one from the
         // exact formula on 2 of 6 elements of a recipe's model).
@@ -577,5 +640,65 @@ mod tests {
         );
         let p = Precision::of(&m, Tolerance::APPROXIMATE);
         assert_eq!(p.for_value("y"), Tolerance::INTEGER_ROUNDING);
+    }
+
+    /// Runs `text` (one input `x`: `xs`) on the f64 and the native reference.
+    fn both_references(text: &str, xs: &[f32]) -> (NamedValues, NamedValues, Model) {
+        use mutagraph_backends::backend::Backend;
+        use mutagraph_backends::reference::Reference;
+        use mutagraph_backends::value::{Data, HostTensor, Value};
+        let m = model(text);
+        let bytes = m.to_bytes();
+        let inputs = vec![(
+            "x".to_string(),
+            Value::Tensor(HostTensor::new(vec![1, xs.len()], Data::F32(xs.to_vec()))),
+        )];
+        let run = |mut r: Reference| r.prepare(&bytes).unwrap().run(&inputs).unwrap();
+        (run(Reference::new()), run(Reference::new_native()), m)
+    }
+
+    fn u8s(name: &str, v: &[u8]) -> NamedValues {
+        use mutagraph_backends::value::{Data, HostTensor, Value};
+        vec![(
+            name.to_string(),
+            Value::Tensor(HostTensor::new(vec![1, v.len()], Data::U8(v.to_vec()))),
+        )]
+        .into_iter()
+        .collect()
+    }
+
+    #[test]
+    fn a_quantization_quotient_at_an_f32_tie_may_round_either_way() {
+        // Round 12: x / scale is -11.5 in f32 (ONNX Runtime and onnx.reference round the
+        // quotient, half to even: -12 + 128 = 116) and -11.4999997 exactly (tract multiplies
+        // by the reciprocal: 117). ONNX does not fix the quotient's precision.
+        let text = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[1,3] x) => (uint8[1,3] y) {\n\
+               s = Constant <value = float {0.02}> ()\n\
+               zp = Constant <value = uint8 {128}> ()\n\
+               y = QuantizeLinear (x, s, zp)\n\
+             }";
+        let (want, native, m) = both_references(text, &[-0.2, -0.229_999_99, 0.05]);
+        let p = Precision::of(&m, Tolerance::APPROXIMATE);
+        for got in [[118, 116, 130], [118, 117, 130]] {
+            let r = inside(&want, Some(&native), &u8s("y", &got), &p);
+            assert!(r.is_ok(), "{got:?}: {r:?}");
+        }
+        // Two units off at the tie, or one unit anywhere else, is outside.
+        for got in [[118, 115, 130], [119, 116, 130]] {
+            assert!(inside(&want, Some(&native), &u8s("y", &got), &p).is_err());
+        }
+        // An exact tie (1.25 / 0.5 = 2.5 in every precision) rounds half to even: a library
+        // rounding it away from zero is wrong, and the envelope says so.
+        let text = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[1,2] x) => (uint8[1,2] y) {\n\
+               s = Constant <value = float {0.5}> ()\n\
+               zp = Constant <value = uint8 {0}> ()\n\
+               y = QuantizeLinear (x, s, zp)\n\
+             }";
+        let (want, native, m) = both_references(text, &[1.25, 1.75]);
+        let p = Precision::of(&m, Tolerance::APPROXIMATE);
+        assert!(inside(&want, Some(&native), &u8s("y", &[2, 4]), &p).is_ok());
+        assert!(inside(&want, Some(&native), &u8s("y", &[3, 4]), &p).is_err());
     }
 }

@@ -3,27 +3,8 @@
 use super::{Input, Plan};
 use crate::attr::AttrValue;
 use crate::graph::{Graph, NodeId};
-use crate::tensor::{Tensor, TensorExt};
+use crate::tensor::TensorExt;
 use std::collections::HashMap;
-
-/// Constants of the main graph: initializers and `Constant` node outputs, by value name.
-fn constants(g: &Graph) -> HashMap<&str, &Tensor> {
-    let mut out: HashMap<&str, &Tensor> = g
-        .initializers
-        .iter()
-        .map(|(k, t)| (k.as_str(), t))
-        .collect();
-    for n in g.nodes() {
-        if n.op_type == "Constant"
-            && let Some(a) = n.attributes.iter().find(|a| a.name == "value")
-            && let AttrValue::Tensor(t) = &a.value
-            && let Some(o) = n.outputs.first()
-        {
-            out.insert(o.as_str(), t);
-        }
-    }
-    out
-}
 
 /// [`Graph::consumers`] of every value at once (asking the graph walks every node per value).
 struct Consumers<'a> {
@@ -82,7 +63,7 @@ pub(super) fn selector_hints(g: &Graph, inputs: &[Input], plan: &mut Plan) {
     {
         return;
     }
-    let consts = constants(g);
+    let consts = g.constants();
     let consumers = Consumers::new(g);
     for inp in inputs {
         if !inp.dtype.is_int() || plan.values.contains_key(&inp.name) {

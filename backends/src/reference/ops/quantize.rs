@@ -42,7 +42,7 @@ fn param_index(shape: &[usize], axis: usize, plen: usize, i: usize) -> usize {
     }
 }
 
-pub(super) fn op_quantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+pub(super) fn op_quantize(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
     let x = inp(ins, 0)?;
     let s = inp(ins, 1)?.floats()?;
     let zt = opt(ins, 2)?;
@@ -68,8 +68,16 @@ pub(super) fn op_quantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         .map(|(i, &v)| {
             let k = param_index(&x.shape, axis, s.len(), i);
             let zk = if z.len() == 1 { z[0] } else { z[k] };
-            // The quotient is formed in the input's precision, as the op is defined.
-            (round_dt(x.dt, v / s[k]).round_ties_even() + zk).clamp(lo, hi)
+            // ONNX does not fix the precision of the quotient: the native reference forms it
+            // in the input's type (as ONNX Runtime and onnx.reference do), the f64 one
+            // exactly (as a reciprocal product nearly does). Where the two round to different
+            // sides of a tie, the envelope between them holds both.
+            let q = if cx.native {
+                round_dt(x.dt, v / s[k])
+            } else {
+                v / s[k]
+            };
+            (q.round_ties_even() + zk).clamp(lo, hi)
         })
         .collect();
     one(T::from_f64s(dt, x.shape.clone(), out)?)
