@@ -77,6 +77,21 @@ fn literal_list(t: &HostTensor, ty: &str) -> Option<String> {
 }
 
 /// Dimensions (or axes) as the items of a Rust array.
+/// `var` reshaped to `dims` as the interpreter does it (its `ReshapeExact`): burn reads a 0 in
+/// a reshape target as "keep this axis", so a tensor with an empty axis is made afresh.
+/// `kind`: `""` or `", Int"`.
+fn reshape_expr(var: &str, dims: &[usize], kind: &str) -> String {
+    if dims.contains(&0) {
+        format!(
+            "Tensor::<B, {}{kind}>::empty([{}], &{var}.device())",
+            dims.len(),
+            dims_list(dims)
+        )
+    } else {
+        format!("{var}.reshape([{}])", dims_list(dims))
+    }
+}
+
 fn dims_list(s: &[usize]) -> String {
     s.iter()
         .map(usize::to_string)
@@ -266,12 +281,8 @@ fn reduce_body(
             .collect()
     };
     s.push_str(&format!(
-        "    let y = t.reshape([{}]);\n",
-        padded(&out)
-            .iter()
-            .map(usize::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
+        "    let y = {};\n",
+        reshape_expr("t", &padded(&out), "")
     ));
     Some((s, R))
 }

@@ -4,7 +4,7 @@
 //! both; `sequence_lens` masks the steps past each batch entry's length. What the attributes
 //! mean and which shapes fit them is read by [`crate::semantics::rnn`], as for the reference.
 use super::ops::{Cx, Outs, Res, full, need_float, opt, req};
-use super::tensor::{R, Val, reshaped, run_err};
+use super::tensor::{R, ReshapeExact, Val, reshaped, run_err};
 use crate::semantics::rnn::{Act, Cell, Dims, Spec};
 use burn::tensor::activation as act;
 use burn::tensor::backend::Backend as BurnBackend;
@@ -171,14 +171,14 @@ fn run_steps<B: BurnBackend>(
     let mut y: Vec<Option<Tensor<B, 2>>> = vec![None; seq];
     for s in 0..seq {
         let t = if step.spec.reverse(d) { seq - 1 - s } else { s };
-        let xt = xw.clone().narrow(0, t, 1).reshape([batch, gh]);
+        let xt = xw.clone().narrow(0, t, 1).reshape_exact([batch, gh]);
         let (hn, cn) = step.run(xt, h.clone(), c.clone());
         match masks {
             Some(m) => {
                 let m = m
                     .clone()
                     .narrow(0, t, 1)
-                    .reshape([batch, 1])
+                    .reshape_exact([batch, 1])
                     .expand([batch, hs]);
                 y[t] = Some(hn.zeros_like().mask_where(m.clone(), hn.clone()));
                 h = h.mask_where(m.clone(), hn);
@@ -297,7 +297,7 @@ pub(crate) fn recurrent<B: BurnBackend>(
     let (mut ys, mut yhs, mut ycs) = (Vec::new(), Vec::new(), Vec::new());
     for d in 0..dirs {
         let pick3 = |t: &Tensor<B, 3>, rows: usize, cols: usize| -> Tensor<B, 2> {
-            t.clone().narrow(0, d, 1).reshape([rows, cols])
+            t.clone().narrow(0, d, 1).reshape_exact([rows, cols])
         };
         // The input projection of every step at once: [seq, batch, gates * hidden].
         let bias = b.as_ref().map(|b| b.clone().narrow(0, d, 1));
@@ -307,7 +307,7 @@ pub(crate) fn recurrent<B: BurnBackend>(
             let xw: Tensor<B, 2> = match &xw_in {
                 Some((x3, w)) => x3
                     .clone()
-                    .reshape([seq * batch, input])
+                    .reshape_exact([seq * batch, input])
                     .matmul(pick3(w, g * hs, input).transpose()),
                 None => Tensor::zeros([seq * batch, g * hs], cx.dev),
             };
@@ -315,7 +315,7 @@ pub(crate) fn recurrent<B: BurnBackend>(
                 Some(wb) => xw.add(wb),
                 None => xw,
             };
-            xw.reshape([seq, batch, g * hs])
+            xw.reshape_exact([seq, batch, g * hs])
         });
         let step = Step {
             spec: &spec,

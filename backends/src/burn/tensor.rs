@@ -106,16 +106,32 @@ pub(crate) fn pad(shape: &[usize]) -> [usize; R] {
     out
 }
 
-/// `t` reshaped to the ONNX shape `shape` (padded to rank [`R`]). burn reads a 0 in a reshape
-/// target as "keep this dimension": an empty result is made afresh instead.
+/// `t` reshaped to the ONNX shape `shape` (padded to rank [`R`]): [`ReshapeExact`].
 pub(crate) fn reshaped<const D: usize, B: BurnBackend, K: burn::tensor::BasicOps<B>>(
     t: Tensor<B, D, K>,
     shape: &[usize],
 ) -> Tensor<B, R, K> {
-    if shape.contains(&0) {
-        Tensor::empty(pad(shape), &t.device())
-    } else {
-        t.reshape(pad(shape))
+    t.reshape_exact(pad(shape))
+}
+
+/// A reshape to exactly the dims given. burn reads a 0 in a reshape target as "keep this
+/// dimension" (its documented convention, ONNX Reshape's without `allowzero`), so an adapter
+/// reshaping an empty tensor with `Tensor::reshape` asks for another shape than it means
+/// (round 12 filed that as a burn Conv bug): an empty result is made afresh instead. Every
+/// reshape of the adapter's own (rank padding, kernel layouts, flattening) goes through here.
+pub(crate) trait ReshapeExact<B: BurnBackend, K: burn::tensor::BasicOps<B>> {
+    fn reshape_exact<const D2: usize>(self, dims: [usize; D2]) -> Tensor<B, D2, K>;
+}
+
+impl<const D: usize, B: BurnBackend, K: burn::tensor::BasicOps<B>> ReshapeExact<B, K>
+    for Tensor<B, D, K>
+{
+    fn reshape_exact<const D2: usize>(self, dims: [usize; D2]) -> Tensor<B, D2, K> {
+        if dims.contains(&0) {
+            Tensor::empty(dims, &self.device())
+        } else {
+            self.reshape(dims)
+        }
     }
 }
 

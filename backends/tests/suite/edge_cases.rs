@@ -480,3 +480,19 @@ fn matmul_of_empty_vectors_is_not_stopped_by_the_interpreters_reshape() {
     };
     assert!(!why.contains("Reshape"), "{why}");
 }
+
+/// A Conv over no channels: the interpreter's own reshape of the rank-6 input to burn's
+/// [N, C, H, W] read the 0 as "keep this axis" and panicked, filed as burn's Conv crash (round
+/// 12, `crash-burn-conv-38cdc8d6`). Every reshape of the adapter's own now makes an empty
+/// tensor afresh; the result is the empty [1, 0, 1, 1] ONNX defines.
+#[test]
+fn conv_over_no_channels_is_not_stopped_by_the_interpreters_reshape() {
+    let src = r#"<ir_version: 8, opset_import: ["" : 16]>
+g (float[1, 0, 1, 1] x, float[0, 0, 3, 3] w) => (float[1, 0, 1, 1] y)
+{ y = Conv <pads: ints = [1, 1, 1, 1], kernel_shape: ints = [3, 3]> (x, w) }"#;
+    let ins = [
+        ("x", F, vec![1, 0, 1, 1], vec![]),
+        ("w", F, vec![0, 0, 3, 3], vec![]),
+    ];
+    check(src, &ins, (vec![1, 0, 1, 1], vec![]));
+}

@@ -1,7 +1,7 @@
 //! Conv and ConvTranspose (1-D, 2-D and 3-D, as burn offers them).
 use super::window::{arr, lift, list, window_pads};
 use super::{Cx, Outs, Res, ints_attr, need_float, opt, req};
-use crate::burn::tensor::{K, R, Val, bax, reshaped, run_err, run_unsup};
+use crate::burn::tensor::{K, R, ReshapeExact, Val, bax, reshaped, run_err, run_unsup};
 use burn::tensor::Slice;
 use burn::tensor::backend::Backend as BurnBackend;
 use burn::tensor::module::{
@@ -65,7 +65,7 @@ pub(super) fn conv<B: BurnBackend>(
             if b.numel() != m {
                 return Err(run_err("Conv: bias size differs from output channels"));
             }
-            Some(b.f().reshape([m]))
+            Some(b.f().reshape_exact([m]))
         }
         None => None,
     };
@@ -73,8 +73,8 @@ pub(super) fn conv<B: BurnBackend>(
     let y = match n {
         1 => lift(
             conv1d(
-                xt.reshape(arr::<3>(xs)),
-                wt.reshape(arr::<3>(ws)),
+                xt.reshape_exact(arr::<3>(xs)),
+                wt.reshape_exact(arr::<3>(ws)),
                 bias,
                 PaddedConvOptions::asymmetric(arr(&strides), arr(&pb), arr(&pe), arr(&dils), g),
             ),
@@ -82,8 +82,8 @@ pub(super) fn conv<B: BurnBackend>(
         ),
         2 => lift(
             conv2d(
-                xt.reshape(arr::<4>(xs)),
-                wt.reshape(arr::<4>(ws)),
+                xt.reshape_exact(arr::<4>(xs)),
+                wt.reshape_exact(arr::<4>(ws)),
                 bias,
                 PaddedConvOptions::asymmetric(arr(&strides), arr(&pb), arr(&pe), arr(&dils), g),
             ),
@@ -103,8 +103,8 @@ pub(super) fn conv<B: BurnBackend>(
             let xp = xt.pad(pads, PadMode::Constant(0.0));
             lift(
                 conv3d(
-                    xp.reshape(arr::<5>(&padded)),
-                    wt.reshape(arr::<5>(ws)),
+                    xp.reshape_exact(arr::<5>(&padded)),
+                    wt.reshape_exact(arr::<5>(ws)),
                     bias,
                     PaddedConvOptions::asymmetric(
                         arr(&strides),
@@ -119,8 +119,8 @@ pub(super) fn conv<B: BurnBackend>(
         }
         _ => lift(
             conv3d(
-                xt.reshape(arr::<5>(xs)),
-                wt.reshape(arr::<5>(ws)),
+                xt.reshape_exact(arr::<5>(xs)),
+                wt.reshape_exact(arr::<5>(ws)),
                 bias,
                 PaddedConvOptions::asymmetric(arr(&strides), arr(&pb), arr(&pe), arr(&dils), g),
             ),
@@ -220,7 +220,7 @@ pub(super) fn conv_transpose<B: BurnBackend>(
                     "ConvTranspose: bias size differs from output channels",
                 ));
             }
-            Some(b.f().reshape([m]))
+            Some(b.f().reshape_exact([m]))
         }
         None => None,
     };
@@ -243,8 +243,8 @@ pub(super) fn conv_transpose<B: BurnBackend>(
         ($f:ident, $d:literal) => {
             lift(
                 $f(
-                    xt.reshape(arr::<$d>(xs)),
-                    wt.reshape(arr::<$d>(ws)),
+                    xt.reshape_exact(arr::<$d>(xs)),
+                    wt.reshape_exact(arr::<$d>(ws)),
                     b_in,
                     ConvTransposeOptions::new(arr(&strides), arr(&pd), arr(&po), arr(&dils), g),
                 ),

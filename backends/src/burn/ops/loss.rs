@@ -1,6 +1,6 @@
 //! Losses: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
 use super::{Cx, Outs, Res, need_float, opt, req};
-use crate::burn::tensor::{R, Val, bax, pad, reshaped, run_err};
+use crate::burn::tensor::{R, ReshapeExact, Val, bax, pad, reshaped, run_err};
 use burn::tensor::Tensor;
 use burn::tensor::backend::Backend as BurnBackend;
 use mutagraph_ir::attr::AttrLookup;
@@ -63,7 +63,7 @@ fn nll<B: BurnBackend>(
             if w.numel() != c {
                 return Err(run_err("loss: weight size differs from classes"));
             }
-            let w1: Tensor<B, 1> = w.f().reshape([c]);
+            let w1: Tensor<B, 1> = w.f().reshape_exact([c]);
             let idx = Tensor::<B, 1, burn::tensor::Int>::from_data(
                 burn::tensor::TensorData::new(clean, [n]),
                 dev,
@@ -77,7 +77,11 @@ fn nll<B: BurnBackend>(
     Ok(match red.as_str() {
         "none" => Val::float(reshaped(loss, &tshape), tshape, dtype),
         "sum" => Val::float(reshaped(loss.sum(), &[]), vec![], dtype),
-        _ => Val::float(loss.sum().div(w.sum()).reshape(pad(&[])), vec![], dtype),
+        _ => Val::float(
+            loss.sum().div(w.sum()).reshape_exact(pad(&[])),
+            vec![],
+            dtype,
+        ),
     })
 }
 

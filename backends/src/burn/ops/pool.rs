@@ -2,7 +2,7 @@
 //! GlobalMaxPool.
 use super::window::{arr, lift, list, window_pads};
 use super::{Cx, Outs, Res, fval, ints_attr, need_float, one, req};
-use crate::burn::tensor::{K, R, Val, bax, run_err, run_unsup};
+use crate::burn::tensor::{K, R, ReshapeExact, Val, bax, run_err, run_unsup};
 use burn::tensor::Tensor;
 use burn::tensor::backend::Backend as BurnBackend;
 use burn::tensor::module::{avg_pool1d, avg_pool2d, max_pool1d, max_pool2d};
@@ -59,7 +59,7 @@ pub(super) fn pool<B: BurnBackend>(
     };
     let run = |t: Tensor<B, R>, shape: &[usize], padding: &[usize], include: bool| -> Val<B> {
         if n == 1 {
-            let t3 = t.reshape(arr::<3>(shape));
+            let t3 = t.reshape_exact(arr::<3>(shape));
             let y = if max {
                 max_pool1d(t3, kernel[0], strides[0], padding[0], dils[0], ceil)
             } else {
@@ -67,7 +67,7 @@ pub(super) fn pool<B: BurnBackend>(
             };
             lift(y, x.dtype)
         } else {
-            let t4 = t.reshape(arr::<4>(shape));
+            let t4 = t.reshape_exact(arr::<4>(shape));
             let y = if max {
                 max_pool2d(
                     t4,

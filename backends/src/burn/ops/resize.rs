@@ -1,7 +1,7 @@
 //! Resize (nearest, linear and cubic modes).
 use super::window::{arr, lift};
 use super::{Cx, Outs, Res, full, ints_attr, need_float, norm_axis, opt, req};
-use crate::burn::tensor::{R, Val, bax, pad, run_err};
+use crate::burn::tensor::{R, ReshapeExact, Val, bax, pad, run_err};
 use burn::tensor::Tensor;
 use burn::tensor::backend::Backend as BurnBackend;
 use mutagraph_ir::attr::AttrLookup;
@@ -224,8 +224,11 @@ pub(super) fn resize<B: BurnBackend>(
         None
     };
     if let Some(o) = burn_mode {
-        let y =
-            burn::tensor::module::interpolate(t.reshape(arr::<4>(&x.shape)), [out[2], out[3]], o);
+        let y = burn::tensor::module::interpolate(
+            t.reshape_exact(arr::<4>(&x.shape)),
+            [out[2], out[3]],
+            o,
+        );
         return Ok(vec![Some(lift(y, x.dtype))]);
     }
     // separable resampling: per resized axis, a weighted sum of gathered slices

@@ -2,7 +2,7 @@
 //! each index along a new axis).
 use super::gather::{fix_indices, nd_rows};
 use super::{Cx, Outs, Res, full, need_float, norm_axis, req};
-use crate::burn::tensor::{Class, K, R, Val, bax, pad, run_err, run_unsup};
+use crate::burn::tensor::{Class, K, R, ReshapeExact, Val, bax, pad, run_err, run_unsup};
 use burn::tensor::backend::Backend as BurnBackend;
 use burn::tensor::{IndexingUpdateOp, Int, Slice, Tensor, TensorData};
 use mutagraph_ir::attr::AttrLookup;
@@ -39,15 +39,15 @@ pub(super) fn scatter_nd<B: BurnBackend>(
     let k2 = match (&x.k, &upd.k) {
         (K::F(d), K::F(u)) => K::F(
             d.clone()
-                .reshape([p, q])
-                .scatter_nd::<2, 2>(it, u.clone().reshape([n, q]), red)
-                .reshape(pad(&x.shape)),
+                .reshape_exact([p, q])
+                .scatter_nd::<2, 2>(it, u.clone().reshape_exact([n, q]), red)
+                .reshape_exact(pad(&x.shape)),
         ),
         (K::I(d), K::I(u)) => K::I(
             d.clone()
-                .reshape([p, q])
-                .scatter_nd::<2, 2>(it, u.clone().reshape([n, q]), red)
-                .reshape(pad(&x.shape)),
+                .reshape_exact([p, q])
+                .scatter_nd::<2, 2>(it, u.clone().reshape_exact([n, q]), red)
+                .reshape_exact(pad(&x.shape)),
         ),
         _ => return Err(run_unsup("ScatterND on these types")),
     };

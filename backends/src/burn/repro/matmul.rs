@@ -1,7 +1,7 @@
 //! MatMul in a burn reproduction, as the interpreter runs it: a 1-D operand made a matrix
 //! (a leading or a trailing one), both operands reshaped to rank `R`, burn's `matmul`, then the
 //! result reshaped to ONNX's shape (the axes added for 1-D operands dropped).
-use super::{R, dims_list, padded};
+use super::{R, dims_list, padded, reshape_expr};
 use crate::value::{HostTensor, broadcast_all};
 
 /// The shape of ONNX's result of a MatMul of `a` (rank ≥ 2) by `b` (rank ≥ 2) and the
@@ -55,17 +55,4 @@ pub(super) fn matmul_body(x: &HostTensor, z: &HostTensor) -> Option<(String, usi
         s.push_str(&format!("    let y = y.reshape([{to}]);\n"));
     }
     Some((s, R))
-}
-
-/// `var` reshaped to `dims` as the interpreter does it: burn reads a 0 in a reshape target as
-/// "keep this axis", so an operand with an empty axis is made afresh.
-fn reshape_expr(var: &str, dims: &[usize], kind: &str) -> String {
-    if dims.contains(&0) {
-        format!(
-            "Tensor::<B, {R}{kind}>::empty([{}], &{var}.device())",
-            dims_list(dims)
-        )
-    } else {
-        format!("{var}.reshape([{}])", dims_list(dims))
-    }
 }

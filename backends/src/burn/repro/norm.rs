@@ -1,7 +1,7 @@
 //! The normalizations of a burn reproduction that are means over axes (burn's `mean_dim` one
 //! axis at a time), written as the interpreter computes them: MeanVarianceNormalization and
 //! InstanceNormalization.
-use super::{R, bax, dims_list, padded};
+use super::{R, bax, padded, reshape_expr};
 use crate::value::HostTensor;
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::Node;
@@ -60,17 +60,19 @@ pub(super) fn instance_norm_body(
     }
     let mut per_channel = vec![1usize; r];
     per_channel[1] = channels;
-    let to = dims_list(&padded(&per_channel));
+    let to = padded(&per_channel);
     let m = means(&(2..r).map(|i| bax(r, i)).collect::<Vec<_>>());
     let eps = node.attributes.float("epsilon", 1e-5) as f64;
     Some((
         format!(
-            "    let scale = z.reshape([{to}]);\n    \
-             let bias = c.reshape([{to}]);\n    \
+            "    let scale = {};\n    \
+             let bias = {};\n    \
              let mean = x.clone(){m};\n    \
              let d = x.sub(mean);\n    \
              let var = d.clone().mul(d.clone()){m};\n    \
-             let y = d.div(var.add_scalar({eps:?}).sqrt()).mul(scale).add(bias);\n"
+             let y = d.div(var.add_scalar({eps:?}).sqrt()).mul(scale).add(bias);\n",
+            reshape_expr("z", &to, ""),
+            reshape_expr("c", &to, "")
         ),
         R,
     ))

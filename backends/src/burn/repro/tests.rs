@@ -164,6 +164,29 @@ fn gemm_is_written_as_the_interpreter_runs_it() {
     assert!(!p.main_rs.contains("let x = x.swap_dims"), "{}", p.main_rs);
 }
 
+/// An empty operand is made afresh in the project as in the interpreter: burn's reshape would
+/// read its 0 as "keep this axis" and the project would panic for a reason of its own.
+#[test]
+fn an_empty_conv_operand_is_made_afresh_not_reshaped() {
+    let m = one_node(
+        "g (float[1,0,1,1] x, float[0,0,3,3] w) => (float[1,0,1,1] y) \
+         { y = Conv <pads: ints = [1, 1, 1, 1], kernel_shape: ints = [3, 3]> (x, w) }",
+    );
+    let f32s = |shape: Vec<usize>| Value::Tensor(HostTensor::new(shape, Data::F32(vec![])));
+    let inputs: NamedValues = vec![
+        ("x".into(), f32s(vec![1, 0, 1, 1])),
+        ("w".into(), f32s(vec![0, 0, 3, 3])),
+    ];
+    let want = HostTensor::new(vec![1, 0, 1, 1], Data::F32(vec![]));
+    let p = project(&m, &inputs, &expect(&want, "crash")).expect("Conv is covered");
+    for line in [
+        "let x4: Tensor<B, 4> = Tensor::<B, 4>::empty([1, 0, 1, 1], &x.device());",
+        "let w4: Tensor<B, 4> = Tensor::<B, 4>::empty([0, 0, 3, 3], &z.device());",
+    ] {
+        assert!(p.main_rs.contains(line), "{line} not in {}", p.main_rs);
+    }
+}
+
 #[test]
 fn conv_transpose_is_written_as_the_interpreter_runs_it() {
     let m = one_node(

@@ -1,6 +1,6 @@
 //! The windowed ops of a burn reproduction: convolutions and pooling, 1-D and 2-D, written as
 //! the interpreter calls burn's `module` functions.
-use super::R;
+use super::{R, reshape_expr};
 use crate::value::HostTensor;
 use mutagraph_ir::attr::AttrLookup;
 use mutagraph_ir::graph::Node;
@@ -72,11 +72,11 @@ pub(super) fn conv_body(node: &Node, x: &HostTensor, w: &HostTensor) -> Option<(
     let d = r;
     Some((
         format!(
-            "    let x{d}: Tensor<B, {d}> = x.reshape({});\n    \
-             let w{d}: Tensor<B, {d}> = z.reshape({});\n    \
+            "    let x{d}: Tensor<B, {d}> = {};\n    \
+             let w{d}: Tensor<B, {d}> = {};\n    \
              let y = module::{f}(x{d}, w{d}, {bias}, {options});\n",
-            arr(&x.shape),
-            arr(&w.shape)
+            reshape_expr("x", &x.shape, ""),
+            reshape_expr("z", &w.shape, "")
         ),
         r,
     ))
@@ -121,7 +121,7 @@ pub(super) fn pool_body(node: &Node, x: &HostTensor) -> Option<(String, usize)> 
     };
     let (reshape, call) = if n == 1 {
         (
-            format!("let x3: Tensor<B, 3> = x.reshape({});", arr(shape)),
+            format!("let x3: Tensor<B, 3> = {};", reshape_expr("x", shape, "")),
             if max {
                 format!(
                     "module::max_pool1d(x3, {}, {}, {}, {}, {ceil})",
@@ -136,7 +136,7 @@ pub(super) fn pool_body(node: &Node, x: &HostTensor) -> Option<(String, usize)> 
         )
     } else {
         (
-            format!("let x4: Tensor<B, 4> = x.reshape({});", arr(shape)),
+            format!("let x4: Tensor<B, 4> = {};", reshape_expr("x", shape, "")),
             if max {
                 format!(
                     "module::max_pool2d(x4, {}, {}, {}, {}, {ceil})",
