@@ -934,6 +934,31 @@ fn an_onnx_runtime_failure_one_rule_of_its_rule_based_transformer_makes_is_filed
 }
 
 #[test]
+fn an_onnx_runtime_failure_inside_a_fusion_is_placed_at_the_fused_pool_not_the_node_after() {
+    // Round 12: the same PadFusion fault with a Reshape after the pool was placed at the
+    // Reshape. Bisecting prefixes exposes every value, and a Pad whose output is exposed is not
+    // fused, so every prefix ran; the pool's own part, as is, fails.
+    let bytes = crate::common::text_model(
+        "g (float[1,1,2,2] x) => (float[16] y)
+            <int64[8] p = {0, 0, 1, 1, 0, 0, 1, 1}, int64[1] f = {-1}> {
+            t = Pad (x, p)
+            a = AveragePool <kernel_shape = [1, 1]> (t)
+            y = Reshape (a, f)
+        }",
+    );
+    let inputs = vec![ramp("x", &[1, 1, 2, 2], 0.25)];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "ort", "ort-noopt"], "ort");
+    assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+    let at = t.finding.location.as_ref().map(|l| l.op_type.as_str());
+    assert_eq!(at, Some("AveragePool"), "{t:?}");
+    match &t.finding.blame {
+        Some(Blame::Rewrite { rule, .. }) => assert_eq!(rule, "Pad_Fusion"),
+        Some(Blame::WithProducers { ops }) => assert!(ops.contains(&"Pad".to_string()), "{ops:?}"),
+        other => panic!("blame: {other:?}: {t:?}"),
+    }
+}
+
+#[test]
 fn a_failure_after_a_producer_that_fails_alone_is_filed_on_that_producer() {
     // tract types IsInf of doubles as a double and fails at the Xor taking it ("No super type
     // for F64 and Bool"); IsInf alone fails on doubles its own way. One fault, whichever

@@ -347,7 +347,32 @@ pub fn run_part(
 ) -> Result<NamedValues, Option<String>> {
     let part = extract(model, keep).map_err(|_| None)?;
     let (part, _) = expose_all(&part).map_err(|_| None)?;
-    let feed = feed_for(&part, inputs);
+    run_model(pool, backend, &part, inputs)
+}
+
+/// [`run_part`] with only the part's own outputs (the values nothing in it reads, and the
+/// model's outputs): an optimizer fuses what it would fuse in the whole model. Exposing every
+/// value undoes fusions (ONNX Runtime's Pad_Fusion leaves a Pad whose output is a graph output
+/// alone), so a failure inside a fusion shows only in such a part.
+fn run_part_as_is(
+    pool: &mut Pool,
+    backend: &str,
+    model: &Model,
+    keep: &[NodeId],
+    inputs: &NamedValues,
+) -> Result<NamedValues, Option<String>> {
+    let part = extract(model, keep).map_err(|_| None)?;
+    run_model(pool, backend, &part, inputs)
+}
+
+/// Runs `part` on `backend` (see [`run_part`]).
+fn run_model(
+    pool: &mut Pool,
+    backend: &str,
+    part: &Model,
+    inputs: &NamedValues,
+) -> Result<NamedValues, Option<String>> {
+    let feed = feed_for(part, inputs);
     let r = pool
         .run(backend, &part.to_bytes(), &feed)
         .map_err(|_| None)?;
@@ -427,22 +452,32 @@ pub fn failing_node(
         let fails_like = |pool: &mut Pool, id: NodeId| {
             let mut part = ancestors(model, id);
             part.push(id);
-            matches!(run_part(pool, faulty, model, &part, inputs),
+            matches!(run_part_as_is(pool, faulty, model, &part, inputs),
                 Err(Some(m)) if crate::finding::same_failure(library, like, &m))
         };
         found = fails_like(pool, order[lo]);
-        if !found
-            && let Some(&id) = order
+        let start = if found {
+            Some(order[lo])
+        } else {
+            order
                 .iter()
                 .take(MAX_SCAN)
-                .find(|&&id| fails_like(pool, id))
-        {
-            return Some(FirstFailure {
-                node: id,
-                outputs: None,
-                message: Some(like.to_string()),
-                fails_like: true,
-            });
+                .copied()
+                .find(|&id| fails_like(pool, id))
+        };
+        if let Some(id) = start {
+            // The bisection's prefixes expose every value, which undoes fusions: a failure
+            // inside one (a Pad fused into the pool after it) shows first at a later node.
+            // The node is the earliest producer whose own part, as is, still fails that way.
+            let earliest = walk_up(model, id, |id| fails_like(pool, id));
+            if earliest != order[lo] || !found {
+                return Some(FirstFailure {
+                    node: earliest,
+                    outputs: None,
+                    message: Some(like.to_string()),
+                    fails_like: true,
+                });
+            }
         }
     }
     Some(FirstFailure {
@@ -451,6 +486,30 @@ pub fn failing_node(
         message,
         fails_like: found,
     })
+}
+
+/// From `id`, the producer of one of its inputs for which `fails` holds, again and again (at
+/// most [`MAX_SCAN`] questions): the earliest node of that chain.
+fn walk_up(model: &Model, mut id: NodeId, mut fails: impl FnMut(NodeId) -> bool) -> NodeId {
+    let g = &model.graph;
+    let mut asked = 0;
+    'up: while asked < MAX_SCAN {
+        let Some(node) = g.node(id) else { break };
+        let producers: Vec<NodeId> = node
+            .present_inputs()
+            .filter_map(|i| g.producer(i))
+            .filter(|&p| g.node(p).is_some_and(|n| n.op_type != "Constant"))
+            .collect();
+        for p in producers {
+            asked += 1;
+            if fails(p) {
+                id = p;
+                continue 'up;
+            }
+        }
+        break;
+    }
+    id
 }
 
 /// Nodes [`failing_node`] tries one by one when bisection found none that fails the way looked
