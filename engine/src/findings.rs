@@ -91,11 +91,13 @@ impl SigEntry {
     }
 }
 
-/// The kinds the minimizer works on (hangs, memory and flakiness depend on load; slowness is
-/// confirmed by steady-state re-runs and minimized like the others).
+/// The kinds the minimizer works on (memory and flakiness depend on load; slowness is
+/// confirmed by steady-state re-runs and minimized like the others; a hang is minimized with a
+/// short time limit per run, [`crate::minimizer::HANG_PROBE`], and placed on the minimized
+/// model).
 pub fn minimizable(kind: Kind) -> bool {
     matches!(
         kind,
-        Kind::Crash | Kind::Nan | Kind::Inconsistency | Kind::Slow
+        Kind::Crash | Kind::Nan | Kind::Inconsistency | Kind::Slow | Kind::Hang
     )
 }

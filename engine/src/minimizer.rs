@@ -11,6 +11,7 @@ use mutagraph_ir::Model;
 use mutagraph_mutators::mutation::{Record, replay_trace};
 use mutagraph_oracles::localize::Localization;
 use mutagraph_oracles::minimize::{self, Options};
+use mutagraph_oracles::triage::crash;
 use mutagraph_oracles::triage::reproduce::{self, Check};
 use mutagraph_oracles::triage::trigger::{trigger_attributes, without_unneeded_nonfinite};
 use mutagraph_oracles::triage::{Reproducer, Triage, Triaged, ValueMap};
@@ -27,6 +28,11 @@ use std::time::{Duration, Instant};
 pub const MAX_CHECKS: usize = 400;
 /// Budget of one minimization: wall time.
 pub const TIME_LIMIT: Duration = Duration::from_secs(120);
+/// The time limit of each run while a hang is minimized: a candidate that still hangs costs the
+/// whole limit, and the campaign's (seconds, scaled from the seed's own time) would leave a
+/// handful of candidates in [`TIME_LIMIT`]. A hang that is a loop (tract's declutter cycling
+/// over a pattern) never finishes; a minimized model that merely runs long is not it.
+pub const HANG_PROBE: Duration = Duration::from_secs(2);
 
 /// A finding to minimize.
 pub struct MinimizeJob {
@@ -198,6 +204,24 @@ pub fn minimize_one(
     opts: &Options,
     stop: &AtomicBool,
 ) -> Option<Finished> {
+    let limit = pool.options().timeout;
+    if job.finding.kind == Kind::Hang {
+        pool.set_timeout(limit.min(HANG_PROBE));
+    }
+    let done = minimize_within(pool, backends, tolerance, job, opts, stop);
+    pool.set_timeout(limit);
+    done
+}
+
+/// [`minimize_one`] within the pool's time limit as set.
+fn minimize_within(
+    pool: &mut Pool,
+    backends: &[String],
+    tolerance: Tolerance,
+    job: &MinimizeJob,
+    opts: &Options,
+    stop: &AtomicBool,
+) -> Option<Finished> {
     let model = Model::from_bytes(&job.model).ok()?;
     let run_on = Reproducer::backends_for(&job.finding, backends);
     let mut rep = Reproducer::new(
@@ -259,6 +283,15 @@ pub fn minimize_one(
     }
     let found = check.found?;
     let (mut finding, localization, native) = (found.finding, found.localization, found.native);
+    if finding.kind == Kind::Hang
+        && finding.location.is_none()
+        && !stop.load(Ordering::Relaxed)
+        && let Some((at, blame)) =
+            crash::place_hang(rep.pool, &finding.backends[0], &small, &check.inputs)
+    {
+        finding.location = Some(at);
+        finding.blame = Some(blame);
+    }
     let blamed_inputs = found.blamed_inputs;
     // The attributes the bug needs name its root cause.
     if !stop.load(Ordering::Relaxed) {

@@ -8,7 +8,7 @@ pub mod pool;
 pub mod protocol;
 pub mod serve;
 
-pub use pool::{Outcome, Pool, PoolError, PoolOptions, RunReport};
+pub use pool::{Outcome, Pool, PoolError, PoolOptions, RunReport, is_timeout_detail};
 pub use serve::serve;
 
 /// Niceness of background work (the campaign's minimizer and its workers): it gets the CPU

@@ -97,12 +97,20 @@ impl Outcome {
                 (None, Some(c)) => format!("exit status {c}: {message}"),
                 (None, None) => format!("panic: {message}"),
             },
-            Outcome::Timeout { limit_ms } => format!("no answer within {limit_ms} ms"),
+            Outcome::Timeout { limit_ms } => format!("{TIMEOUT_DETAIL} {limit_ms} ms"),
             Outcome::OutOfMemory { limit, message } => {
                 format!("over the {} MiB cap: {message}", limit >> 20)
             }
         }
     }
+}
+
+/// How [`Outcome::detail`] begins for a run past its time limit.
+pub const TIMEOUT_DETAIL: &str = "no answer within";
+
+/// Whether a detail of [`Outcome::detail`] is a run past its time limit.
+pub fn is_timeout_detail(detail: &str) -> bool {
+    detail.starts_with(TIMEOUT_DETAIL)
 }
 
 /// The name of a signal number.

@@ -1530,3 +1530,79 @@ fn without_the_reference_a_nan_the_ground_turns_to_under_a_nudge_is_rounding() {
     let j = judged(&half);
     assert_eq!(against(&j, "ort").verdict, Verdict::Report, "{j:?}");
 }
+
+/// tract's declutter loops for ever over an RNN whose output is reshaped with unit axes,
+/// summed over them and flattened (round 12: the bundle was neither minimized nor placed).
+/// A hang is minimized with a short time limit per run and placed on the minimized model: the
+/// first node whose part, as is, does not finish, blamed with the nodes it depends on.
+#[test]
+fn a_hang_is_minimized_and_placed_on_the_part_that_does_not_finish() {
+    use mutagraph_engine::minimizer::{Finished, MinimizeJob, minimize_one};
+    let w: Vec<String> = (0..32)
+        .map(|i| format!("{:.2}", (i as f32 * 0.37).sin()))
+        .collect();
+    let r: Vec<String> = (0..64)
+        .map(|i| format!("{:.2}", (i as f32 * 0.53).cos()))
+        .collect();
+    let bytes = crate::common::text_model(&format!(
+        "g (float[2,1,4] x) => (float[16] y, float[2,1,4] z)
+            <float[1,8,4] W = {{{}}}, float[1,8,8] R = {{{}}}, int64[5] s = {{1, 2, 1, 1, 8}},
+             int64[3] ax = {{0, 2, 3}}, int64[1] f = {{-1}}> {{
+            a = Relu (x)
+            h = RNN <hidden_size = 8> (a, W, R)
+            q = Reshape (h, s)
+            u = ReduceSum (q, ax)
+            y = Reshape (u, f)
+            z = Neg (x)
+        }}",
+        w.join(", "),
+        r.join(", ")
+    ));
+    let inputs = vec![ramp("x", &[2, 1, 4], 0.1)];
+    let set: Vec<String> = ["reference", "tract"].map(String::from).to_vec();
+    let mut p = pool();
+    p.set_timeout(std::time::Duration::from_secs(5));
+    let first = p.run("tract", &bytes, &inputs).unwrap();
+    assert!(
+        matches!(first.outcome, Outcome::Timeout { .. }),
+        "tract finished: {:?}",
+        first.outcome.detail()
+    );
+    let outcomes = set
+        .iter()
+        .map(|b| p.run(b, &bytes, &inputs).unwrap().outcome)
+        .collect();
+    let names: Vec<&str> = set.iter().map(String::as_str).collect();
+    let j = judge_full(&names, outcomes, &bytes, &inputs, true);
+    let hang = against(&j, "tract").finding.clone();
+    assert_eq!(hang.kind, Kind::Hang, "{hang:?}");
+    let job = MinimizeJob {
+        signature: hang.signature(),
+        dir: PathBuf::from("unused"),
+        finding: hang,
+        model: bytes,
+        inputs,
+        intermediates: None,
+        input_seed: 1,
+        trace: None,
+        whole: None,
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let opts = mutagraph_oracles::minimize::Options::default();
+    let done = minimize_one(&mut p, &set, Tolerance::APPROXIMATE, &job, &opts, &stop);
+    p.shutdown();
+    let Some(Finished::Minimized(done)) = done else {
+        panic!("not minimized")
+    };
+    assert!(done.info.nodes_after <= 4, "{:?}", done.info);
+    let at = done.finding.location.as_ref().expect("placed");
+    assert!(
+        ["RNN", "Reshape", "ReduceSum"].contains(&at.op_type.as_str()),
+        "{at:?}"
+    );
+    match &done.finding.blame {
+        Some(Blame::WithProducers { ops }) => assert!(ops.contains(&"RNN".into()), "{ops:?}"),
+        Some(Blame::Alone) => assert_eq!(at.op_type, "RNN"),
+        other => panic!("blame {other:?}"),
+    }
+}
