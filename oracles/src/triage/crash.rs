@@ -579,6 +579,42 @@ pub fn first_shape_mismatch(
     None
 }
 
+/// Where a hang starts in `model` (a small, minimized one): the first node, in topological
+/// order, whose part (the node and what it depends on, run as is: an optimizer that loops over
+/// a pattern needs the pattern unexposed) `faulty` does not finish; blamed on the node with the
+/// nodes it depends on, or alone when it depends on none. Only the hanging part costs the
+/// pool's time limit. `None` when no part hangs within [`MAX_SCAN`] nodes.
+pub fn place_hang(
+    pool: &mut Pool,
+    faulty: &str,
+    model: &Model,
+    inputs: &NamedValues,
+) -> Option<(Location, crate::finding::Blame)> {
+    use crate::finding::Blame;
+    let g = &model.graph;
+    let order = g.topo_order().ok()?;
+    let (id, before) = order.iter().take(MAX_SCAN).find_map(|&id| {
+        let before = ancestors(model, id);
+        let mut part = before.clone();
+        part.push(id);
+        matches!(run_part_as_is(pool, faulty, model, &part, inputs),
+            Err(Some(m)) if is_timeout_detail(&m))
+        .then_some((id, before))
+    })?;
+    let ops: Vec<String> = before
+        .iter()
+        .filter_map(|&b| g.node(b))
+        .filter(|n| n.op_type != "Constant")
+        .map(|n| n.key())
+        .collect();
+    let blame = if ops.is_empty() {
+        Blame::Alone
+    } else {
+        Blame::WithProducers { ops }
+    };
+    Some((Location::of(g.node(id)?), blame))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -756,40 +792,4 @@ mod tests {
             vec!["Squeeze_m0a_2".to_string(), "axes".to_string()]
         );
     }
-}
-
-/// Where a hang starts in `model` (a small, minimized one): the first node, in topological
-/// order, whose part (the node and what it depends on, run as is: an optimizer that loops over
-/// a pattern needs the pattern unexposed) `faulty` does not finish; blamed on the node with the
-/// nodes it depends on, or alone when it depends on none. Only the hanging part costs the
-/// pool's time limit. `None` when no part hangs within [`MAX_SCAN`] nodes.
-pub fn place_hang(
-    pool: &mut Pool,
-    faulty: &str,
-    model: &Model,
-    inputs: &NamedValues,
-) -> Option<(Location, crate::finding::Blame)> {
-    use crate::finding::Blame;
-    let g = &model.graph;
-    let order = g.topo_order().ok()?;
-    let (id, before) = order.iter().take(MAX_SCAN).find_map(|&id| {
-        let before = ancestors(model, id);
-        let mut part = before.clone();
-        part.push(id);
-        matches!(run_part_as_is(pool, faulty, model, &part, inputs),
-            Err(Some(m)) if is_timeout_detail(&m))
-        .then_some((id, before))
-    })?;
-    let ops: Vec<String> = before
-        .iter()
-        .filter_map(|&b| g.node(b))
-        .filter(|n| n.op_type != "Constant")
-        .map(|n| n.key())
-        .collect();
-    let blame = if ops.is_empty() {
-        Blame::Alone
-    } else {
-        Blame::WithProducers { ops }
-    };
-    Some((Location::of(g.node(id)?), blame))
 }
