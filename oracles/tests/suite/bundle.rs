@@ -517,6 +517,33 @@ fn repro_ort_wrong_result_is_reproduced_and_the_clean_variant_shown() {
     assert!(out.contains("[0.0, 2.0, 0.0, 4.5, 0.0, 6.0]"), "{out}");
 }
 
+/// A shape bundle whose wrongly shaped value a later node absorbs (round 12: ONNX Runtime's
+/// MaxPool one row short under SAME_UPPER with dilations, averaged by a pool to the right
+/// [1, 1, 1, 1]): the outputs keep their shapes and their values differ, which shows it.
+#[test]
+fn a_wrong_shape_absorbed_downstream_reproduces_through_the_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let y = relu_bundle(dir.path());
+    let mut wrong = RELU;
+    wrong[3] = 4.5;
+    write_npz(
+        &dir.path().join("expected.npz"),
+        &[(y.clone(), f32s(&wrong))],
+    )
+    .unwrap();
+    let mut s = spec("inconsistency", "onnxruntime", &["ort"]);
+    s.symptom = "shape".into();
+    let (code, out) = run_repro(dir.path(), &s, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\nREPRODUCED: "), "{out}");
+    assert!(out.contains("through a node that keeps its shape"), "{out}");
+    // Right values are no reproduction, whatever the symptom.
+    write_npz(&dir.path().join("expected.npz"), &[(y, f32s(&RELU))]).unwrap();
+    let (code, out) = run_repro(dir.path(), &s, &[]);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("NOT REPRODUCED: "), "{out}");
+}
+
 /// A bug judged against the library's own unoptimized run (the reference could not run the
 /// model): that run gives the expected values, from the model and inputs alone. ONNX Runtime
 /// 1.31.1 fuses Add → LayerNormalization with axis -2 into SkipLayerNormalization, which
