@@ -204,24 +204,8 @@ pub fn minimize_one(
     opts: &Options,
     stop: &AtomicBool,
 ) -> Option<Finished> {
-    let limit = pool.options().timeout;
-    if job.finding.kind == Kind::Hang {
-        pool.set_timeout(limit.min(HANG_PROBE));
-    }
-    let done = minimize_within(pool, backends, tolerance, job, opts, stop);
-    pool.set_timeout(limit);
-    done
-}
-
-/// [`minimize_one`] within the pool's time limit as set.
-fn minimize_within(
-    pool: &mut Pool,
-    backends: &[String],
-    tolerance: Tolerance,
-    job: &MinimizeJob,
-    opts: &Options,
-    stop: &AtomicBool,
-) -> Option<Finished> {
+    let mut limited = RunLimit::new(pool, job.finding.kind);
+    let pool = &mut *limited;
     let model = Model::from_bytes(&job.model).ok()?;
     let run_on = Reproducer::backends_for(&job.finding, backends);
     let mut rep = Reproducer::new(
@@ -340,6 +324,42 @@ fn minimize_within(
         info,
         whole_model,
     })))
+}
+
+/// The pool with each run limited to [`HANG_PROBE`] while a hang is minimized; the campaign's
+/// limit again once dropped.
+struct RunLimit<'a> {
+    pool: &'a mut Pool,
+    limit: Duration,
+}
+
+impl<'a> RunLimit<'a> {
+    fn new(pool: &'a mut Pool, kind: Kind) -> RunLimit<'a> {
+        let limit = pool.options().timeout;
+        if kind == Kind::Hang {
+            pool.set_timeout(limit.min(HANG_PROBE));
+        }
+        RunLimit { pool, limit }
+    }
+}
+
+impl std::ops::Deref for RunLimit<'_> {
+    type Target = Pool;
+    fn deref(&self) -> &Pool {
+        self.pool
+    }
+}
+
+impl std::ops::DerefMut for RunLimit<'_> {
+    fn deref_mut(&mut self) -> &mut Pool {
+        self.pool
+    }
+}
+
+impl Drop for RunLimit<'_> {
+    fn drop(&mut self) {
+        self.pool.set_timeout(self.limit);
+    }
 }
 
 /// Replays `trace` (the seed's bytes and the mutation records) without each record in turn,

@@ -350,19 +350,13 @@ pub fn run_part(
     run_model(pool, backend, &part, inputs)
 }
 
-/// [`run_part`] with only the part's own outputs (the values nothing in it reads, and the
-/// model's outputs): an optimizer fuses what it would fuse in the whole model. Exposing every
-/// value undoes fusions (ONNX Runtime's Pad_Fusion leaves a Pad whose output is a graph output
-/// alone), so a failure inside a fusion shows only in such a part.
-fn run_part_as_is(
-    pool: &mut Pool,
-    backend: &str,
-    model: &Model,
-    keep: &[NodeId],
-    inputs: &NamedValues,
-) -> Result<NamedValues, Option<String>> {
-    let part = extract(model, keep).map_err(|_| None)?;
-    run_model(pool, backend, &part, inputs)
+/// The part of `model` made of `keep` with only its own outputs (the values nothing in it
+/// reads, and the model's outputs), for [`run_model`]: an optimizer fuses what it would fuse in
+/// the whole model. Exposing every value undoes fusions (ONNX Runtime's Pad_Fusion leaves a Pad
+/// whose output is a graph output alone), so a failure inside a fusion shows only in such a
+/// part.
+fn as_is(model: &Model, keep: &[NodeId]) -> Option<Model> {
+    extract(model, keep).ok()
 }
 
 /// Runs `part` on `backend` (see [`run_part`]).
@@ -452,8 +446,10 @@ pub fn failing_node(
         let fails_like = |pool: &mut Pool, id: NodeId| {
             let mut part = ancestors(model, id);
             part.push(id);
-            matches!(run_part_as_is(pool, faulty, model, &part, inputs),
-                Err(Some(m)) if crate::finding::same_failure(library, like, &m))
+            as_is(model, &part).is_some_and(|p| {
+                matches!(run_model(pool, faulty, &p, inputs),
+                    Err(Some(m)) if crate::finding::same_failure(library, like, &m))
+            })
         };
         found = fails_like(pool, order[lo]);
         let start = if found {
@@ -597,9 +593,10 @@ pub fn place_hang(
         let before = ancestors(model, id);
         let mut part = before.clone();
         part.push(id);
-        matches!(run_part_as_is(pool, faulty, model, &part, inputs),
-            Err(Some(m)) if is_timeout_detail(&m))
-        .then_some((id, before))
+        let hangs = as_is(model, &part).is_some_and(|p| {
+            matches!(run_model(pool, faulty, &p, inputs), Err(Some(m)) if is_timeout_detail(&m))
+        });
+        hangs.then_some((id, before))
     })?;
     let ops: Vec<String> = before
         .iter()
