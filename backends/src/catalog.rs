@@ -13,6 +13,10 @@ pub struct Config {
     pub threads: Option<usize>,
     /// Which of its rewrites the library applies to a model (all, for a campaign).
     pub rewrites: Rewrites,
+    /// Compile a model from its inputs' element types and shapes only, never again with the
+    /// inputs fixed to their values (tract's adapter does that for shapes given as inputs): a
+    /// part of a model whose inputs the model computes is judged as the model meets it.
+    pub typed_only: bool,
 }
 
 /// Which of its rewrites a library applies when it prepares a model: all of them (what a
@@ -109,6 +113,10 @@ pub struct BackendInfo {
     /// The arithmetic its kernels may compute in besides IEEE arithmetic in the model's own
     /// types (empty: none): what the precision envelope allows it on top.
     pub arithmetic: &'static [Arithmetic],
+    /// A model that does not compile from its inputs' types and shapes is compiled again with
+    /// the inputs fixed to their values (tract's adapter, for shapes given as inputs), unless
+    /// the worker is [`Config::typed_only`].
+    pub compiles_by_value: bool,
     /// Creates it (each library's constructor says when its feature is not compiled in).
     pub create: Constructor,
 }
@@ -202,6 +210,7 @@ const fn row(name: &'static str, library: Library, create: Constructor) -> Backe
         device_allowlists: &[],
         suite_rewrites: "",
         arithmetic: &[],
+        compiles_by_value: false,
         create,
     }
 }
@@ -307,6 +316,7 @@ pub const TABLE: &[BackendInfo] = &[
         default: true,
         allowlist: include_str!("../conformance/tract.txt"),
         suite_rewrites: include_str!("../conformance/rewrites/tract.txt"),
+        compiles_by_value: true,
         ..row("tract", Library::Tract, create_tract)
     },
     BackendInfo {
@@ -315,6 +325,7 @@ pub const TABLE: &[BackendInfo] = &[
         feature: Some("tract"),
         allowlist: include_str!("../conformance/tract-opt.txt"),
         suite_rewrites: include_str!("../conformance/rewrites/tract-opt.txt"),
+        compiles_by_value: true,
         ..row("tract-opt", Library::Tract, create_tract)
     },
     BackendInfo {
@@ -571,7 +582,8 @@ fn create_ort(name: &str, config: &Config) -> Result<Box<dyn Backend>, CreateErr
 fn create_tract(name: &str, config: &Config) -> Result<Box<dyn Backend>, CreateError> {
     #[cfg(feature = "tract")]
     {
-        let b = crate::tract::TractBackend::new(info(name).is_some_and(|b| b.optimized));
+        let b = crate::tract::TractBackend::new(info(name).is_some_and(|b| b.optimized))
+            .typed_only(config.typed_only);
         Ok(Box::new(match config.rewrites {
             Rewrites::First(steps) => b.with_declutter_steps(steps),
             _ => b,

@@ -45,6 +45,9 @@ pub struct TractBackend {
     optimized: bool,
     /// How many rewrites its declutter applies (`None`: all).
     steps: Option<usize>,
+    /// Never compile a model again with its inputs fixed to their values
+    /// ([`crate::catalog::Config::typed_only`]).
+    typed_only: bool,
     onnx: tract_onnx::Onnx,
 }
 
@@ -54,8 +57,17 @@ impl TractBackend {
         TractBackend {
             optimized,
             steps: None,
+            typed_only: false,
             onnx: tract_onnx::onnx(),
         }
+    }
+
+    /// The backend that never compiles a model again with its inputs fixed to their values
+    /// when `typed_only` (what tract's own Python package does: a model that does not compile
+    /// from its inputs' types and shapes fails).
+    pub fn typed_only(mut self, typed_only: bool) -> TractBackend {
+        self.typed_only = typed_only;
+        self
     }
 
     /// The backend whose declutter stops after `steps` rewrites (tract's `stopping_at`), then
@@ -177,6 +189,7 @@ impl Backend for TractBackend {
             model: parsed,
             optimized: self.optimized,
             steps: self.steps,
+            typed_only: self.typed_only,
             inputs,
             outputs,
             plans: HashMap::new(),
@@ -198,6 +211,7 @@ struct TractModel {
     model: InferenceModel,
     optimized: bool,
     steps: Option<usize>,
+    typed_only: bool,
     inputs: Vec<String>,
     outputs: Vec<String>,
     /// Plans for input element types and shapes.
@@ -253,7 +267,8 @@ impl TractModel {
         // Only integer inputs can be shapes, axes, pads or sizes that tract needs as constants:
         // a model of float inputs that does not compile is a failure of tract as its users
         // (and its Python package) see it, not a case for fixing the inputs' values.
-        if tensors.is_empty()
+        if self.typed_only
+            || tensors.is_empty()
             || !tensors
                 .iter()
                 .any(|t| matches!(t.datum_type(), DatumType::I64 | DatumType::I32))

@@ -269,6 +269,9 @@ pub struct Pool {
 /// [`Pool::run_rewriting`].
 const REWRITING: char = '@';
 
+/// After a backend's name in the key of a worker of [`Pool::run_typed_only`].
+const TYPED_ONLY: char = '#';
+
 enum Wait {
     Got(Response),
     Died,
@@ -392,12 +395,13 @@ impl Pool {
         };
         let init = Request::Init {
             backend: backend
-                .split(REWRITING)
+                .split([REWRITING, TYPED_ONLY])
                 .next()
                 .unwrap_or(backend)
                 .to_string(),
             config: WireConfig {
                 rewrites,
+                typed_only: backend.ends_with(TYPED_ONLY),
                 ..self.opts.config.clone()
             },
         };
@@ -531,6 +535,20 @@ impl Pool {
         }
         self.rewriting.remove(&key);
         let mut report = report?;
+        report.backend = backend.to_string();
+        Ok(report)
+    }
+
+    /// [`run`](Pool::run) in a worker whose library compiles models from their inputs' types
+    /// and shapes only ([`crate::catalog::Config::typed_only`]), kept for the next such run.
+    pub fn run_typed_only(
+        &mut self,
+        backend: &str,
+        model: &[u8],
+        inputs: &NamedValues,
+    ) -> Result<RunReport, PoolError> {
+        let key = format!("{backend}{TYPED_ONLY}");
+        let mut report = self.run(&key, model, inputs)?;
         report.backend = backend.to_string();
         Ok(report)
     }

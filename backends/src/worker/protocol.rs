@@ -27,6 +27,9 @@ pub struct WireConfig {
     /// Which of its rewrites the library applies.
     #[serde(default)]
     pub rewrites: crate::catalog::Rewrites,
+    /// See [`crate::catalog::Config::typed_only`].
+    #[serde(default)]
+    pub typed_only: bool,
 }
 
 /// Engine → worker.

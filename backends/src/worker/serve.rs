@@ -51,6 +51,7 @@ pub fn serve() -> io::Result<()> {
                     ort_dylib: c.ort_dylib,
                     threads: c.threads,
                     rewrites: c.rewrites,
+                    typed_only: c.typed_only,
                 };
                 // Before the backend starts its threads: they inherit it.
                 super::lower_priority(c.nice);

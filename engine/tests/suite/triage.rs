@@ -1606,3 +1606,26 @@ fn a_hang_is_minimized_and_placed_on_the_part_that_does_not_finish() {
         other => panic!("blame {other:?}"),
     }
 }
+
+/// tract types Gemm over int64 with alpha 2 through an f32 constant and fails to compile ("No
+/// super type for F32 and I64"). Alone, fed an int64 graph input, the node failed the same way
+/// and the adapter compiled it again with the input fixed to its value, which folded it: the
+/// blame read "only together with ArgMin and GatherND" (round 12, `crash-tract-gemm-e1f98b9a`).
+/// A part is judged as the whole model meets it: compiled from types and shapes.
+#[test]
+fn a_node_alone_is_not_folded_where_the_model_is_not() {
+    let bytes = crate::common::text_model(
+        "g (float[1,1,1] x) => (int64[1,1] y)
+            <int64[2,2] i = {0, 0, 0, 0}, int64[1,2] b = {-1, 0}, int64[1,1] c = {-1}> {
+            a = ArgMin <axis = 1, keepdims = 1, select_last_index = 1> (x)
+            g = GatherND (a, i)
+            y = Gemm <transA = 1, transB = 1, alpha = 2.0, beta = -0.5> (g, b, c)
+        }",
+    );
+    let inputs = vec![ramp("x", &[1, 1, 1], 2.0)];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "tract"], "tract");
+    assert_eq!(t.verdict, Verdict::Report, "{t:?}");
+    let at = t.finding.location.as_ref().map(|l| l.op_type.as_str());
+    assert_eq!(at, Some("Gemm"), "{t:?}");
+    assert_eq!(t.finding.blame, Some(Blame::Alone), "{t:?}");
+}

@@ -234,8 +234,47 @@ fn run_part(
 ) -> Option<(Outcome, NamedValues)> {
     let part = carve_part(at.model, consts, ids)?;
     let fed = feed(&part, at)?;
-    let run = pool.run(at.faulty, &part.to_bytes(), &fed).ok()?;
+    let run = run_as_in_the_model(pool, at, &part, &fed, false)?;
     Some((run.outcome, fed))
+}
+
+/// The library's run of `part` of `at.model` fed `feed`, as the whole model meets it. A
+/// library that compiles a model again with its inputs fixed to their values (tract's
+/// adapter, for shapes given as inputs: [`catalog::BackendInfo::compiles_by_value`]) would
+/// fold a part whose integer inputs are values the model computes, which the model does not:
+/// an int64 Gemm with alpha 2, alone and fed a graph input, folded and ran where the whole
+/// model failed to compile (round 12). Such a part runs compiled from types and shapes only;
+/// others in a fresh worker when `fresh`.
+fn run_as_in_the_model(
+    pool: &mut Pool,
+    at: &Blamed,
+    part: &Model,
+    feed: &NamedValues,
+    fresh: bool,
+) -> Option<mutagraph_backends::worker::RunReport> {
+    let bytes = part.to_bytes();
+    let by_value = catalog::info(at.faulty).is_some_and(|b| b.compiles_by_value);
+    let own: BTreeSet<&str> = at
+        .model
+        .graph
+        .real_inputs()
+        .iter()
+        .filter_map(|v| v.name.as_deref())
+        .collect();
+    let computed_int = part.graph.real_inputs().iter().any(|v| {
+        let name = v.name.as_deref().unwrap_or_default();
+        !own.contains(name)
+            && matches!(part.graph.value_type(name),
+                mutagraph_ir::types::ValueType::Tensor(t) if t.dtype.is_int())
+    });
+    if by_value && computed_int {
+        pool.run_typed_only(at.faulty, &bytes, feed)
+    } else if fresh {
+        pool.run_fresh(at.faulty, &bytes, feed)
+    } else {
+        pool.run(at.faulty, &bytes, feed)
+    }
+    .ok()
 }
 
 /// The part of `model` made of the nodes `ids` (the last one's outputs are the part's), the
@@ -311,13 +350,7 @@ fn shown(
     feed: &NamedValues,
     shows: &Shows,
 ) -> Option<bool> {
-    let bytes = single.to_bytes();
-    let run = if at.fresh {
-        pool.run_fresh(at.faulty, &bytes, feed)
-    } else {
-        pool.run(at.faulty, &bytes, feed)
-    }
-    .ok()?;
+    let run = run_as_in_the_model(pool, at, single, feed, at.fresh)?;
     judged(pool, at, (single, feed), shows, &run.outcome, &mut None)
 }
 
