@@ -17,18 +17,10 @@ ORT_VARIANTS = {
 
 # numpy element types of ONNX Runtime's input types.
 ORT_INPUT_TYPES = {
-    "tensor(float)": np.float32,
-    "tensor(double)": np.float64,
-    "tensor(float16)": np.float16,
-    "tensor(int8)": np.int8,
-    "tensor(int16)": np.int16,
-    "tensor(int32)": np.int32,
-    "tensor(int64)": np.int64,
-    "tensor(uint8)": np.uint8,
-    "tensor(uint16)": np.uint16,
-    "tensor(uint32)": np.uint32,
-    "tensor(uint64)": np.uint64,
-    "tensor(bool)": np.bool_,
+    "tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
+    "tensor(int8)": np.int8, "tensor(int16)": np.int16, "tensor(int32)": np.int32,
+    "tensor(int64)": np.int64, "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16,
+    "tensor(uint32)": np.uint32, "tensor(uint64)": np.uint64, "tensor(bool)": np.bool_,
     "tensor(string)": np.str_,
 }
 
@@ -737,18 +729,14 @@ def shows_bug(run, expected, native):
     if KIND == "inconsistency":
         if expected is None:
             return False, "no reference outputs to compare with"
-        checked = check(run.outputs, expected, native).items()
-        for name, m in checked:
-            if m["mismatches"] and (SYMPTOM != "shape" or m["problem"]):
-                return True, "output '%s': %s" % (name, summarize(m))
-        # A wrong shape inside the model that a later node absorbs (an AveragePool over a
-        # window one row short gives the right shape, from other values): the outputs keep
-        # their shapes and their values differ.
-        for name, m in checked:
-            if m["mismatches"]:
-                return True, ("output '%s': %s (the wrongly shaped value inside the model "
-                              "reaches it through a node that keeps its shape)" % (
-                                  name, summarize(m)))
+        # A shape bundle shows through a wrong output shape, else through values: a later node
+        # may absorb the wrongly shaped value (a pool over a window one row short).
+        wrong = [(n, m) for n, m in check(run.outputs, expected, native).items() if m["mismatches"]]
+        for name, m in sorted(wrong, key=lambda w: SYMPTOM == "shape" and not w[1]["problem"]):
+            absorbed = SYMPTOM == "shape" and not m["problem"]
+            return True, "output '%s': %s%s" % (name, summarize(m), absorbed and (
+                " (the wrongly shaped value inside the model reaches it through a node that "
+                "keeps its shape)") or "")
         return False, "matches the expected values on every output"
     if KIND == "nan":
         for name, m in check(run.outputs, expected, native).items():
@@ -824,15 +812,13 @@ def without_pass(variants, model_path, inputs, runs, timeout, expected, native):
 
 
 def verdict(reproduced, why):
-    print()
-    print(("REPRODUCED: " if reproduced else "NOT REPRODUCED: ") + why)
+    print("\n" + ("REPRODUCED: " if reproduced else "NOT REPRODUCED: ") + why)
     return 0 if reproduced else 1
 
 
 def cannot_judge(why):
     """Neither verdict: the run cannot be judged (exit status 2)."""
-    print()
-    print("CANNOT JUDGE: " + why)
+    print("\nCANNOT JUDGE: " + why)
     return 2
 
 
@@ -842,9 +828,8 @@ def main():
     parser.add_argument("--inputs", help="the .npz of its inputs (default: %s, else the bundle's "
                                          "inputs.npz when the model's inputs are there)" % INPUTS)
     parser.add_argument("--timeout", type=float, help="seconds before a run is stopped")
-    parser.add_argument("--recompute", action="store_true",
-                        help="compute the expected values with onnx.reference instead of "
-                             "reading the ones mutagraph stored")
+    parser.add_argument("--recompute", action="store_true", help="compute the expected values "
+                        "with onnx.reference instead of reading the ones mutagraph stored")
     args = parser.parse_args()
     model_path = os.path.abspath(args.model) if args.model else os.path.join(HERE, MODEL)
     timeout = args.timeout or (HANG_SECONDS if KIND == "hang" else TIMEOUT_SECONDS)
