@@ -93,7 +93,8 @@ impl SigEntry {
 
 /// The kinds the minimizer works on (memory and flakiness depend on load; slowness is
 /// confirmed by steady-state re-runs and minimized like the others; a hang is minimized with a
-/// short time limit per run, [`crate::minimizer::HANG_PROBE`], and placed on the minimized
+/// short time limit per run (a fifth of the campaign's, [`crate::minimizer::HANG_PROBE`] at
+/// least), and placed on the minimized
 /// model).
 pub fn minimizable(kind: Kind) -> bool {
     matches!(

@@ -28,10 +28,11 @@ use std::time::{Duration, Instant};
 pub const MAX_CHECKS: usize = 400;
 /// Budget of one minimization: wall time.
 pub const TIME_LIMIT: Duration = Duration::from_secs(120);
-/// The time limit of each run while a hang is minimized: a candidate that still hangs costs the
-/// whole limit, and the campaign's (seconds, scaled from the seed's own time) would leave a
-/// handful of candidates in [`TIME_LIMIT`]. A hang that is a loop (tract's declutter cycling
-/// over a pattern) never finishes; a minimized model that merely runs long is not it.
+/// The shortest time limit of each run while a hang is minimized: a fifth of the campaign's
+/// (scaled from the seed's own time, 10 s at least), and no less than this. A candidate that
+/// still hangs costs the whole limit, and the campaign's would leave a handful of candidates in
+/// [`TIME_LIMIT`]. A hang that is a loop (tract's declutter cycling over a pattern) never
+/// finishes; a slow seed's parts get the same share of its longer limit.
 pub const HANG_PROBE: Duration = Duration::from_secs(2);
 
 /// A finding to minimize.
@@ -326,8 +327,8 @@ pub fn minimize_one(
     })))
 }
 
-/// The pool with each run limited to [`HANG_PROBE`] while a hang is minimized; the campaign's
-/// limit again once dropped.
+/// The pool with each run limited to a fifth of its limit ([`HANG_PROBE`] at least) while a hang
+/// is minimized; the campaign's limit again once dropped.
 struct RunLimit<'a> {
     pool: &'a mut Pool,
     limit: Duration,
@@ -337,7 +338,7 @@ impl<'a> RunLimit<'a> {
     fn new(pool: &'a mut Pool, kind: Kind) -> RunLimit<'a> {
         let limit = pool.options().timeout;
         if kind == Kind::Hang {
-            pool.set_timeout(limit.min(HANG_PROBE));
+            pool.set_timeout((limit / 5).max(HANG_PROBE).min(limit));
         }
         RunLimit { pool, limit }
     }

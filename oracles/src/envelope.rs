@@ -700,5 +700,26 @@ mod tests {
         let p = Precision::of(&m, Tolerance::APPROXIMATE);
         assert!(inside(&want, Some(&native), &u8s("y", &[2, 4]), &p).is_ok());
         assert!(inside(&want, Some(&native), &u8s("y", &[3, 4]), &p).is_err());
+        // Round 13: 1.9499999 / 0.1 is 19.499999 exactly and 19.499998 in f32 (both round to
+        // 19); tract's product with the f32 reciprocal (10.0) is 19.5 in f32, and 20. Within a
+        // few ulps of a tie either side is a correct rounding; one unit beyond is not.
+        let text = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+             g (float[1,2] x) => (uint8[1,2] y) {\n\
+               s = Constant <value = float {0.1}> ()\n\
+               zp = Constant <value = uint8 {0}> ()\n\
+               y = QuantizeLinear (x, s, zp)\n\
+             }";
+        let (want, native, m) = both_references(text, &[1.949_999_9, 0.7]);
+        let p = Precision::of(&m, Tolerance::APPROXIMATE);
+        for got in [[19, 7], [20, 7]] {
+            let r = inside(&want, Some(&native), &u8s("y", &got), &p);
+            assert!(r.is_ok(), "{got:?}: {r:?}");
+        }
+        for got in [[21, 7], [18, 7], [19, 8]] {
+            assert!(
+                inside(&want, Some(&native), &u8s("y", &got), &p).is_err(),
+                "{got:?}"
+            );
+        }
     }
 }

@@ -126,7 +126,8 @@ fn activation(name: &str, p: [f64; 3]) -> R<Box<dyn Fn(f64) -> f64>> {
     let [a, b, g] = p;
     Ok(match name {
         "" | "Identity" => Box::new(|x| x),
-        "Relu" => Box::new(|x: f64| x.max(0.0)),
+        // NaN stays NaN, as in Relu itself (`f64::max` would make it 0).
+        "Relu" => Box::new(|x: f64| if x < 0.0 { 0.0 } else { x }),
         "Tanh" => Box::new(f64::tanh),
         "Sigmoid" => Box::new(sigmoid),
         "Softsign" => Box::new(|x: f64| x / (1.0 + x.abs())),
@@ -136,7 +137,7 @@ fn activation(name: &str, p: [f64; 3]) -> R<Box<dyn Fn(f64) -> f64>> {
         "ThresholdedRelu" => Box::new(move |x: f64| if x > a { x } else { 0.0 }),
         "HardSigmoid" => Box::new(move |x: f64| (a * x + b).clamp(0.0, 1.0)),
         "Selu" => Box::new(move |x: f64| g * if x <= 0.0 { a * (x.exp() - 1.0) } else { x }),
-        "Clip" => Box::new(move |x: f64| x.max(a).min(b)),
+        "Clip" => Box::new(move |x: f64| if x.is_nan() { x } else { x.max(a).min(b) }),
         other => return Err(unsup(format!("fused activation {other}"))),
     })
 }
@@ -616,6 +617,31 @@ mod tests {
         out.iter()
             .map(|(_, v)| v.tensor().unwrap().to_f64s().unwrap())
             .collect()
+    }
+
+    /// A NaN reaching a fused activation stays NaN, as through the op itself (round 13: a
+    /// FusedConv whose sum was inf + -inf, NaN in ONNX Runtime, was 0 in the reference: its
+    /// Relu was `f64::max`, and the bundle was filed as ONNX Runtime's NaN).
+    #[test]
+    fn a_nan_stays_nan_through_a_fused_activation() {
+        for (act, params) in [("Relu", ""), ("Clip", ", activation_params = [-1.0, 1.0]")] {
+            let text = format!(
+                "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n\
+                 g (float[1, 1, 1, 3] x) => (float[1, 1, 1, 3] y) <float[1, 1, 1, 1] w = {{1.0}}>\n\
+                 {{ y = com.microsoft.FusedConv <activation = \"{act}\"{params}> (x, w) }}"
+            );
+            let model = mutagraph_ir::text::parse_model(&text).unwrap().to_bytes();
+            let x = Value::Tensor(HostTensor::new(
+                vec![1, 1, 1, 3],
+                Data::F32(vec![f32::NAN, -2.0, 0.5]),
+            ));
+            let mut p = Reference::new_f64().prepare(&model).unwrap();
+            let out = p.run(&vec![("x".to_string(), x)]).unwrap();
+            let y = out[0].1.tensor().unwrap().to_f64s().unwrap();
+            assert!(y[0].is_nan(), "{act}: {y:?}");
+            assert!(y[1] == 0.0 || y[1] == -1.0, "{act}: {y:?}");
+            assert_eq!(y[2], 0.5, "{act}: {y:?}");
+        }
     }
 
     fn assert_close<const N: usize>(got: &[Vec<f64>], want: [&[f64]; N]) {

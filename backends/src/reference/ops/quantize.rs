@@ -68,19 +68,49 @@ pub(super) fn op_quantize(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
         .map(|(i, &v)| {
             let k = param_index(&x.shape, axis, s.len(), i);
             let zk = if z.len() == 1 { z[0] } else { z[k] };
-            // ONNX does not fix the precision of the quotient: the native reference forms it
-            // in the input's type (as ONNX Runtime and onnx.reference do), the f64 one
-            // exactly (as a reciprocal product nearly does). Where the two round to different
-            // sides of a tie, the envelope between them holds both.
+            // ONNX does not fix the precision of the quotient: ONNX Runtime and onnx.reference
+            // round the f32 quotient, tract multiplies by the f32 reciprocal. The f64
+            // reference rounds the exact quotient; the native one, where that lies within a
+            // few of the input type's ulps of a .5 tie without being one, takes the other side
+            // of the tie, so that the envelope between them holds either rounding there and
+            // nowhere else (an exact tie rounds half to even in every precision).
+            let exact = v / s[k];
             let q = if cx.native {
-                round_dt(x.dt, v / s[k])
+                other_side_near_tie(exact, x.dt).unwrap_or(round_dt(x.dt, exact).round_ties_even())
             } else {
-                v / s[k]
+                exact.round_ties_even()
             };
-            (q.round_ties_even() + zk).clamp(lo, hi)
+            (q + zk).clamp(lo, hi)
         })
         .collect();
     one(T::from_f64s(dt, x.shape.clone(), out)?)
+}
+
+/// Within this many units of the last place of the input's type of a .5 tie, a quantization
+/// quotient may round to either side in a correct library (f32 division rounds once, a
+/// reciprocal product twice, a fused requantization through a product of scales more).
+const TIE_ULPS: f64 = 4.0;
+
+/// The integer on the other side of the .5 tie from where `q` (exact) rounds, when `q` lies
+/// within [`TIE_ULPS`] of `dt`'s units of the last place of the tie but is not on it.
+fn other_side_near_tie(q: f64, dt: DType) -> Option<f64> {
+    let tie = q.floor() + 0.5;
+    let ulp = (round_dt(dt, q.abs()).max(f64::MIN_POSITIVE)
+        * match dt {
+            DType::F16 => 2f64.powi(-10),
+            DType::BF16 => 2f64.powi(-7),
+            DType::F32 => 2f64.powi(-23),
+            _ => 2f64.powi(-52),
+        })
+    .max(f64::EPSILON * q.abs());
+    let off = (q - tie).abs();
+    (off > 0.0 && off <= TIE_ULPS * ulp).then(|| {
+        if q.round_ties_even() == q.floor() {
+            q.floor() + 1.0
+        } else {
+            q.floor()
+        }
+    })
 }
 
 pub(super) fn op_dequantize(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {

@@ -15,7 +15,13 @@ fn apply(a: Act, x: f64) -> f64 {
     match a {
         Act::Sigmoid => sigmoid(x),
         Act::Tanh => x.tanh(),
-        Act::Relu => x.max(0.0),
+        Act::Relu => {
+            if x < 0.0 {
+                0.0
+            } else {
+                x
+            }
+        }
         Act::Affine(a, b) => a * x + b,
         Act::LeakyRelu(a) => {
             if x < 0.0 {
