@@ -58,8 +58,12 @@ pub(super) fn op_quick_gelu(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
 
 /// SkipLayerNormalization (`rms` false) and SkipSimplifiedLayerNormalization (`rms` true):
 /// outputs, mean, inverse standard deviation and the sum, over the last axis.
-fn skip_norm(n: &Node, ins: &[Option<&V>], rms: bool) -> Out {
+fn skip_norm(cx: &Cx, n: &Node, ins: &[Option<&V>], rms: bool) -> Out {
     let x = inp(ins, 0)?;
+    // The native reference rounds every step to the element type, sums included (an f32
+    // variance of inputs near 1e19 overflows, as in ONNX Runtime's kernel; round 13).
+    let r = |v: f64| if cx.native { round_dt(x.dt, v) } else { v };
+    let sum_of = |it: &mut dyn Iterator<Item = f64>| it.fold(0.0, |a, v| r(a + v));
     let skip = expand_to(inp(ins, 1)?, &x.shape)?.floats()?;
     let h = *x.shape.last().ok_or_else(|| err("input is a scalar"))?;
     let vector = |i: usize| -> R<Option<Vec<f64>>> {
@@ -84,21 +88,22 @@ fn skip_norm(n: &Node, ins: &[Option<&V>], rms: bool) -> Out {
     let mut y = vec![0.0; xv.len()];
     let rows = xv.len() / h.max(1);
     let (mut means, mut invs) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
-    for r in 0..rows {
-        let s = &mut sum[r * h..][..h];
+    for row in 0..rows {
+        let s = &mut sum[row * h..][..h];
         for (i, v) in s.iter_mut().enumerate() {
-            let p = r * h + i;
-            *v = xv[p] + skip[p] + bias.as_ref().map_or(0.0, |b| b[i]);
+            let p = row * h + i;
+            *v = r(r(xv[p] + skip[p]) + bias.as_ref().map_or(0.0, |b| b[i]));
         }
         let mean = if rms {
             0.0
         } else {
-            s.iter().sum::<f64>() / h as f64
+            r(sum_of(&mut s.iter().copied()) / h as f64)
         };
-        let var = s.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / h as f64;
-        let inv = 1.0 / (var + eps).sqrt();
+        let var = r(sum_of(&mut s.iter().map(|v| r(r(v - mean) * r(v - mean)))) / h as f64);
+        let inv = r(1.0 / r(r(var + eps).sqrt()));
         for i in 0..h {
-            y[r * h + i] = (s[i] - mean) * inv * gamma[i] + beta.as_ref().map_or(0.0, |b| b[i]);
+            let scaled = r(r(r(s[i] - mean) * inv) * gamma[i]);
+            y[row * h + i] = r(scaled + beta.as_ref().map_or(0.0, |b| b[i]));
         }
         means.push(mean);
         invs.push(inv);
@@ -113,12 +118,12 @@ fn skip_norm(n: &Node, ins: &[Option<&V>], rms: bool) -> Out {
     ])
 }
 
-pub(super) fn op_skip_layer_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    skip_norm(n, ins, false)
+pub(super) fn op_skip_layer_norm(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    skip_norm(cx, n, ins, false)
 }
 
-pub(super) fn op_skip_simplified_layer_norm(_: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
-    skip_norm(n, ins, true)
+pub(super) fn op_skip_simplified_layer_norm(cx: &Cx, n: &Node, ins: &[Option<&V>]) -> Out {
+    skip_norm(cx, n, ins, true)
 }
 
 /// The activation a fused op names, with its parameters.
@@ -642,6 +647,30 @@ mod tests {
             assert!(y[1] == 0.0 || y[1] == -1.0, "{act}: {y:?}");
             assert_eq!(y[2], 0.5, "{act}: {y:?}");
         }
+    }
+
+    /// The native reference computes SkipLayerNormalization step by step in f32: a variance
+    /// of inputs near 1e19 overflows and the result is 0 where the f64 one normalizes (round
+    /// 13: ONNX Runtime's zeros were filed against the f64 values alone).
+    #[test]
+    fn native_skip_layer_norm_overflows_in_f32_as_the_kernel_does() {
+        let text = "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n\
+             g (float[1, 4] x, float[1, 4] s) => (float[1, 4] y) <float[4] g = {1, 1, 1, 1}>\n\
+             { y = com.microsoft.SkipLayerNormalization (x, s, g) }";
+        let model = mutagraph_ir::text::parse_model(text).unwrap().to_bytes();
+        let f = |v: Vec<f32>| Value::Tensor(HostTensor::new(vec![1, 4], Data::F32(v)));
+        let inputs = vec![
+            ("x".to_string(), f(vec![3e19, -3e19, 1e19, -1e19])),
+            ("s".to_string(), f(vec![0.0; 4])),
+        ];
+        let run = |mut r: Reference| {
+            let mut p = r.prepare(&model).unwrap();
+            let out = p.run(&inputs).unwrap();
+            out[0].1.tensor().unwrap().to_f64s().unwrap()
+        };
+        let exact = run(Reference::new_f64());
+        assert!((exact[0] - 1.3416).abs() < 1e-3, "{exact:?}");
+        assert_eq!(run(Reference::new_native()), vec![0.0; 4]);
     }
 
     fn assert_close<const N: usize>(got: &[Vec<f64>], want: [&[f64]; N]) {
