@@ -1629,3 +1629,50 @@ fn a_node_alone_is_not_folded_where_the_model_is_not() {
     assert_eq!(at, Some("Gemm"), "{t:?}");
     assert_eq!(t.finding.blame, Some(Blame::Alone), "{t:?}");
 }
+
+/// ONNX Runtime's SkipLayerNormFusion normalizes a LayerNormalization over axis -3 on the last
+/// axis only; the values first differ earlier, at a OneHot of a float index, which ONNX Runtime
+/// computes wrongly at every level (another fault) and whose value a Compress and a ScatterND
+/// then discard (round 13: filed as "OneHot with graph optimizations gives wrong values"). The
+/// node must be right without the optimizer to carry an optimizer's finding.
+#[test]
+fn an_optimizers_finding_is_not_blamed_on_a_node_wrong_at_every_level() {
+    let ones = |n: usize| vec!["1"; n].join(", ");
+    let bytes = crate::common::text_model(&format!(
+        "g (float[1,8,32] e, float[1,8,32] a, float[1,1,1] m) => (float[1,8,32] y)
+            <float[32] s = {{{o32}}}, float[32] b = {{{o32}}}, float[64,32] w = {{{o2048}}},
+             float[1] depth = {{4}}, float[2] vals = {{0, 1}}, bool[1] keep = {{1}},
+             int64[1,1] at = {{0}}, float[1] upd = {{0.858}}, int64[2] pads = {{0, 511}},
+             int64[3] shape = {{1, 8, 64}}> {{
+            x = Add (e, a)
+            n = LayerNormalization <axis = -3> (x, s, b)
+            h = OneHot <axis = -3> (m, depth, vals)
+            c = Compress (h, keep)
+            u = ScatterND (c, at, upd)
+            p = Pad (u, pads)
+            r = Reshape (p, shape)
+            l = MatMul (r, w)
+            y = Add (n, l)
+        }}",
+        o32 = ones(32),
+        o2048 = ones(2048)
+    ));
+    let inputs = vec![
+        ramp("e", &[1, 8, 32], 0.003),
+        ramp("a", &[1, 8, 32], -0.002),
+        (
+            "m".into(),
+            Value::Tensor(HostTensor::new(vec![1, 1, 1], Data::F32(vec![0.1415]))),
+        ),
+    ];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "ort", "ort-noopt"], "ort");
+    let at = t.finding.location.as_ref().map(|l| l.op_type.as_str());
+    match (&t.verdict, &t.finding.blame) {
+        (Verdict::Report, Some(Blame::Rewrite { rule, .. })) => {
+            assert_eq!(rule, "SkipLayerNormFusion", "{t:?}")
+        }
+        (Verdict::Unlocalized(_), _) => {}
+        _ => panic!("blamed at {at:?}: {t:?}"),
+    }
+    assert_ne!(at, Some("OneHot"), "{t:?}");
+}

@@ -458,6 +458,32 @@ impl super::Triage {
         found
     }
 
+    /// Whether the variant of the library that the finding's whole model is right on (its
+    /// unoptimized level) shows the finding on `part` too, for an optimizer's finding: then
+    /// the part shows another fault than the optimizer's (round 13: ONNX Runtime's OneHot on
+    /// float indices, wrong at both levels, was blamed for SkipLayerNormFusion's values).
+    fn clean_variant_shows(
+        &mut self,
+        pool: &mut Pool,
+        at: &Blamed,
+        (model, feed): &Part,
+        shows: &Shows,
+        finding: &crate::finding::Finding,
+    ) -> bool {
+        if finding.layer != Some(crate::finding::Layer::Optimizer) {
+            return false;
+        }
+        let Some((clean, _)) = finding.variants.iter().find(|(_, showing)| !showing) else {
+            return false;
+        };
+        self.memory().stats.extra_runs += 1;
+        let at = Blamed {
+            faulty: clean,
+            ..*at
+        };
+        shown(pool, &at, model, feed, shows) == Some(true)
+    }
+
     /// The blame of a finding not pinned on a node (an optimizer's rewrite that exposing the
     /// intermediates undoes) when the whole `model` shows it with all of the library's rewrites
     /// and not with one left out: that rewrite, over the model's ops. Judged on the output the
@@ -527,6 +553,25 @@ impl super::Triage {
         {
             t.blamed_inputs = fed;
             t.finding.blame = Some(rewrite_blame(&at, part, rule));
+            return;
+        }
+        // An optimizer's finding: the part must be right without the optimizer, else it shows
+        // another fault (a kernel's, wrong at every level) that the whole model masks; the
+        // optimizer's is then looked for among the rewrites of the whole model.
+        if let Some(part) = &part
+            && self.clean_variant_shows(pool, &at, part, shows, &t.finding)
+        {
+            t.finding.blame = None;
+            t.finding.location = None;
+            self.check_model_rewrite(pool, at.model, at.faulty, at.inputs, shows, t);
+            if t.finding.blame.is_none() {
+                t.verdict = super::Verdict::Unlocalized(format!(
+                    "the {} where the values first differ is wrong without the optimizer too \
+                     (another fault, which the model masks), and no single rewrite of the \
+                     whole model makes the difference",
+                    t.finding.op_type().unwrap_or("node")
+                ));
+            }
             return;
         }
         // A failure its node does not show alone: the search goes on up the model, for the
