@@ -355,8 +355,21 @@ pub fn run_part(
 /// the whole model. Exposing every value undoes fusions (ONNX Runtime's Pad_Fusion leaves a Pad
 /// whose output is a graph output alone), so a failure inside a fusion shows only in such a
 /// part.
+/// Outputs the whole model never reads (an RNN's unused final state) stay unasked: a library
+/// prunes them in the model, and asking for them can change what its optimizer does (round 13:
+/// tract's declutter loop over an RNN left every part with the RNN's Y_h as an output).
 fn as_is(model: &Model, keep: &[NodeId]) -> Option<Model> {
-    extract(model, keep).ok()
+    let mut part = extract(model, keep).ok()?;
+    let g = &model.graph;
+    let read: HashSet<&str> = g
+        .nodes()
+        .flat_map(|n| n.present_inputs())
+        .chain(g.outputs.iter().filter_map(|o| o.name.as_deref()))
+        .collect();
+    part.graph
+        .outputs
+        .retain(|o| o.name.as_deref().is_some_and(|n| read.contains(n)));
+    (!part.graph.outputs.is_empty()).then_some(part)
 }
 
 /// Runs `part` on `backend` (see [`run_part`]).
