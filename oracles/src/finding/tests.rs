@@ -397,6 +397,13 @@ fn a_failing_tract_rule_is_one_signature_whichever_op_left_the_node() {
                   declutter: declutter node #13 \"s-0\" Downsample: Pulling #13 \"s-0\" \
                   Downsample over #12 \"LSTM_0.Ht_fixed\" AddAxis: Invalid axis";
     assert_eq!(tract_rule(nested).as_deref(), Some("Downsample/AxisOp"));
+    // Unless the inner pull's result does not fit the facts the outer pull gave the body.
+    let substituted = "compile: running pass declutter: declutter node #39 \"s\" Downsample: \
+                  Pulling #39 \"s\" Downsample over #38 \"/core/RNN\" Scan: running pass \
+                  declutter: declutter node #9 \"s-0\" Downsample: Pulling #9 \"s-0\" \
+                  Downsample over #8 \"/core/RNN.Ht\" Tanh: Trying to substitute a 0,1,32,F32 \
+                  by 1,1,32,F32 as output #0 of #9 \"s-0\" Downsample.";
+    assert_eq!(tract_rule(substituted).as_deref(), Some("Downsample/Scan"));
 }
 
 #[test]

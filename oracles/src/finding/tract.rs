@@ -15,7 +15,18 @@ pub fn tract_rule(msg: &str) -> Option<String> {
         let (op, _) = op_after_node(&msg[at + "declutter node ".len()..])?;
         return Some(format!("declutter {op}"));
     }
-    let start = msg.rfind("Pulling #")?;
+    // A pull inside a Scan body's declutter is nested in the pull over the Scan. The innermost
+    // failed on its own (`Invalid axis`) is its rule's fault; one whose result does not fit
+    // (`Trying to substitute` the op's output by another shape) was handed facts the outer
+    // pull made for the body (round 13: Downsample over the body's Tanh, made empty by the
+    // pull over the RNN's Scan): the outer pull is the rule.
+    let inner = msg.rfind("Pulling #")?;
+    let outer = msg.find("Pulling #")?;
+    let start = if outer < inner && msg[inner..].contains("Trying to substitute") {
+        outer
+    } else {
+        inner
+    };
     let (pulled, rest) = op_after_node(&msg[start + "Pulling ".len()..])?;
     let rest = rest.strip_prefix(" over ")?;
     let (over, _) = op_after_node(rest)?;
