@@ -577,6 +577,13 @@ fn summary(meta: &Meta, finding: &Finding, op: &Option<String>, facts: &[String]
         format!(" It shows with {}.", shown.join(", "))
     };
     let needs = match meta.trigger.len() {
+        // The attributes only decide whether burn's read order shows (round 13: "axes is what
+        // it needs" beside a Needs line saying the layout is).
+        _ if finding.on_strided_input() => format!(
+            " It needs its input in the strided layout its producers leave: fed the same values \
+             in a fresh tensor, {} is right.",
+            meta.library
+        ),
         0 => String::new(),
         1 => format!(
             " The attribute {} is what it needs: without it, {} is right.",

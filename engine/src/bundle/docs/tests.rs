@@ -195,6 +195,12 @@ fn burn_on_a_strided_input_is_titled_after_the_layout() {
         "burn: ReduceL1 after Transpose gives wrong values on the memory layout Transpose \
          leaves (right on a fresh tensor of the same values)"
     );
+    // The summary does not say the attribute is what it needs (round 13: "The attribute axes
+    // is what it needs" beside the Needs line naming the layout).
+    meta.trigger = vec!["axes".into()];
+    let s = super::summary(&meta, &f, &Some("ReduceL1".into()), &[]);
+    assert!(!s.contains("is what it needs"), "{s}");
+    assert!(s.contains("strided layout its producers leave"), "{s}");
     f.blame = None;
     assert!(!f.on_strided_input());
 }
