@@ -517,6 +517,17 @@ fn facts_lines(meta: &Meta, finding: &Finding, op: &Option<String>) -> Vec<(Stri
     if let (Some(b), Some(op)) = (&finding.blame, op) {
         facts_lines.push(("Blame checked".into(), b.describe(op)));
     }
+    if let Some(first) = fails_first_elsewhere(meta, finding) {
+        facts_lines.push((
+            "Original model".into(),
+            format!(
+                "run whole, {} stops first with another error (`{first}`), a fault of its own \
+                 or this one met downstream; this one shows on the part of it that the \
+                 minimized model keeps",
+                meta.library
+            ),
+        ));
+    }
     if !meta.aliases.is_empty() {
         facts_lines.push((
             "Also seen as".into(),
@@ -600,6 +611,20 @@ fn summary(meta: &Meta, finding: &Finding, op: &Option<String>, facts: &[String]
         ),
     };
     format!("{what}{trig}{needs}")
+}
+
+/// The error the library stopped with on the whole original model, when it is another than the
+/// finding's (a crash found on a part: round 13's triage saw tract's Python package stop at a
+/// Compress it cannot type, on a bundle about a Downsample rule, and REPORT.md did not say; or
+/// the same fault met at a later node, a Reshape given the wrong shape).
+fn fails_first_elsewhere(meta: &Meta, finding: &Finding) -> Option<String> {
+    let faulty = finding.backends.first()?;
+    let run = meta.runs.iter().find(|r| &r.backend == faulty)?;
+    let family = mutagraph_backends::catalog::family(faulty);
+    (finding.kind == Kind::Crash
+        && matches!(run.status.as_str(), "error" | "crash")
+        && !mutagraph_oracles::finding::same_failure(family, &finding.message, &run.detail))
+    .then(|| run.detail.chars().take(160).collect())
 }
 
 /// Who runs the finding's model without the failure, as the end of a sentence (`tract runs`).

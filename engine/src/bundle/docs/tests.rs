@@ -269,3 +269,40 @@ fn a_crash_title_cut_at_the_phrase_limit_ends_at_a_whole_word() {
     assert!(t.ends_with("anti-aliasing is …"), "{t}");
     assert_eq!(whole_words("refuses it"), "refuses it");
 }
+
+/// A crash found on a part of a model whose whole run stopped with another error says so
+/// (round 13: three tract bundles whose original, in tract's Python package, stopped first at
+/// a Compress it cannot type, float zero points of a MatMulNBits, an empty reversed Slice).
+#[test]
+fn a_crash_found_on_a_part_says_the_whole_model_stopped_elsewhere() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, _, _) = crate::bundle::sample(t.path());
+    let mut meta = crate::bundle::read_meta(&b).unwrap();
+    let mut f = meta.finding.clone();
+    f.kind = Kind::Crash;
+    f.backends = vec!["tract".into()];
+    f.message = "compile: Pulling #22 \"s\" Downsample over #36 \"f\" Reshape: Invalid axis".into();
+    meta.runs = vec![crate::bundle::meta::RunLine {
+        backend: "tract".into(),
+        version: "0.23.9".into(),
+        status: "error".into(),
+        detail: "compile: Translating node #39 \"c\" Compress ToTypedTranslator: Node #39 \"c\" \
+                 Compress can not be typed"
+            .into(),
+        run_ms: 1.0,
+        peak_rss: 0,
+    }];
+    let lines = facts_lines(&meta, &f, &Some("Slice".into()));
+    let original = lines.iter().find(|(k, _)| k == "Original model");
+    assert!(
+        original.is_some_and(|(_, v)| v.contains("Compress can not be typed")),
+        "{lines:?}"
+    );
+    // The same failure in the whole run: nothing to say.
+    meta.runs[0].detail = f.message.clone();
+    let lines = facts_lines(&meta, &f, &Some("Slice".into()));
+    assert!(
+        !lines.iter().any(|(k, _)| k == "Original model"),
+        "{lines:?}"
+    );
+}
