@@ -122,9 +122,11 @@ const INTERPOLATING: &[&str] = &[
 
 /// One quantization step of a DequantizeLinear whose integer input may be one unit off
 /// (`int_slack`, a requantized result): the largest of its constant scales. `None` for other
-/// nodes, or a scale computed at run time.
-fn dequantized_step_of(
-    g: &mutagraph_ir::graph::Graph,
+/// nodes, or a scale computed at run time. `consts`: the graph's constants, gathered on first
+/// use (most models have no such node, and the walk runs on every mutant).
+fn dequantized_step_of<'g>(
+    g: &'g mutagraph_ir::graph::Graph,
+    consts: &std::cell::OnceCell<HashMap<&'g str, &'g mutagraph_ir::tensor::Tensor>>,
     node: &mutagraph_ir::graph::Node,
     int_slack: &std::collections::HashSet<String>,
 ) -> Option<f64> {
@@ -132,8 +134,8 @@ fn dequantized_step_of(
     if node.op_type != "DequantizeLinear" || !int_slack.contains(node.inputs.first()?.as_str()) {
         return None;
     }
-    let scale = g
-        .constants()
+    let scale = consts
+        .get_or_init(|| g.constants())
         .get(node.inputs.get(1)?.as_str())?
         .to_f64s()
         .ok()?;
@@ -182,6 +184,7 @@ impl Precision {
         let mut narrowest: HashMap<String, DType> = HashMap::new();
         let mut int_slack = std::collections::HashSet::new();
         let mut dequantized_step = HashMap::new();
+        let consts = std::cell::OnceCell::new();
         let ty = |name: &str| match g.value_type(name) {
             ValueType::Tensor(t) => Some(t.dtype),
             _ => None,
@@ -220,7 +223,7 @@ impl Precision {
                         int_slack.insert(o.clone());
                     }
                 }
-                if let Some(step) = dequantized_step_of(g, node, &int_slack) {
+                if let Some(step) = dequantized_step_of(g, &consts, node, &int_slack) {
                     for o in node.outputs.iter().filter(|o| !o.is_empty()) {
                         dequantized_step.insert(o.clone(), step);
                     }
