@@ -4,6 +4,7 @@ mod message;
 mod tract;
 
 pub use message::{core_message, key_phrase, normalize_message, same_failure};
+use tract::{MIXED_TYPES, in_expansion_wiring};
 pub use tract::{tract_derived_op, tract_phrase, tract_rule};
 
 use mutagraph_backends::backend::Stage;
@@ -421,9 +422,7 @@ impl Finding {
             String::new()
         } else {
             let phrase = self
-                .is_tract()
-                .then(|| tract_phrase(&self.message))
-                .flatten()
+                .tract_fault()
                 .unwrap_or_else(|| core_message(&self.message));
             format!("|msg={phrase}")
         };
@@ -551,11 +550,7 @@ impl Finding {
                 // A rewrite rule that fails is one fault whichever op put the pulled node there
                 // (a strided Conv and a stepped Slice both leave a Downsample to pull).
                 format!("rule={rule}|msg={phrase}")
-            } else if let Some(phrase) = self
-                .is_tract()
-                .then(|| tract_phrase(&self.message))
-                .flatten()
-            {
+            } else if let Some(phrase) = self.tract_fault() {
                 // tract meets one fault at whichever stage first evaluates the op (type
                 // analysis, constant folding, a pass, the run), each wrapping it in its own
                 // context: the op and the innermost cause name it.
@@ -589,6 +584,26 @@ impl Finding {
             layer,
             symptom,
             place
+        )
+    }
+
+    /// What a tract failure's key says went wrong ([`tract_phrase`]), except that a failure
+    /// wiring the expansion of a placed node ([`in_expansion_wiring`]) is one per op: the inner
+    /// op that notices a wrong wiring depends on the model's shapes (round 13: RotaryEmbedding on 1-D
+    /// position_ids failed in a Reshape, an AddAxis, a Concat and the output check, one fault).
+    /// Element types meeting in the translation stay a fault apart.
+    fn tract_fault(&self) -> Option<String> {
+        if !self.is_tract() {
+            return None;
+        }
+        let phrase = tract_phrase(&self.message)?;
+        let placed = self.location.is_some();
+        Some(
+            if placed && in_expansion_wiring(&self.message) && phrase != MIXED_TYPES {
+                "its expansion into tract ops is wired wrong".to_string()
+            } else {
+                phrase
+            },
         )
     }
 

@@ -698,6 +698,41 @@ fn without_the_reference_an_optimizer_is_judged_against_its_own_kernels() {
 }
 
 #[test]
+fn without_the_reference_an_optimizer_choosing_otherwise_on_nan_is_undefined() {
+    // Round 13: ONNX Runtime's two MaxPool paths differ in windows holding NaN, judged
+    // against its own unoptimized run (the reference lacked an op). MaxPool's text says
+    // nothing of NaN: undefined, read from the ground's own values on the way to the output.
+    let m = crate::common::text_model(
+        "g (float[1,1,4] x) => (float[1,1,2] y) { y = MaxPool <kernel_shape=[2], strides=[2]> (x) }",
+    );
+    let y = |v: [f32; 2]| {
+        Outcome::Ok(vec![(
+            "y".into(),
+            Value::Tensor(HostTensor::new(vec![1, 1, 2], Data::F32(v.to_vec()))),
+        )])
+    };
+    let x = |v: [f32; 4]| -> NamedValues {
+        vec![(
+            "x".into(),
+            Value::Tensor(HostTensor::new(vec![1, 1, 4], Data::F32(v.to_vec()))),
+        )]
+    };
+    let nan = x([f32::NAN, 1.0, 2.0, 3.0]);
+    let j = without_the_reference(y([f32::NAN, 3.0]), &y([1.0, 3.0]), &m, &nan);
+    let t = against(&j, "ort");
+    assert!(
+        matches!(&t.verdict, Verdict::Undefined(w) if w.contains("NaN")),
+        "{j:?}"
+    );
+    // Without a NaN in a window the same difference is the optimizer's.
+    let finite = x([0.0, 1.0, 2.0, 3.0]);
+    let j = without_the_reference(y([5.0, 3.0]), &y([1.0, 3.0]), &m, &finite);
+    let t = against(&j, "ort");
+    assert_eq!(t.verdict, Verdict::Report, "{j:?}");
+    assert_eq!(t.finding.layer, Some(Layer::Optimizer));
+}
+
+#[test]
 fn without_the_reference_another_library_needs_a_third_implementation() {
     let m = model("Relu", 2);
     let ins = x(&[1.0, 2.0]);

@@ -71,6 +71,51 @@ fn variants_of_one_library_share_a_signature() {
 }
 
 #[test]
+fn a_wrong_wiring_of_one_tract_expansion_is_one_signature_whichever_inner_op_notices() {
+    let at = |msg: &str, op: &str| {
+        let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());
+        f.layer = Some(Layer::Kernel);
+        f.placed_by_message = true;
+        f.location = Some(Location {
+            op_type: op.into(),
+            value: "v".into(),
+            attrs: String::new(),
+        });
+        f.signature()
+    };
+    let rope = "com.microsoft::RotaryEmbedding";
+    // Round 13: RotaryEmbedding with 1-D position_ids, five messages over two campaigns.
+    let keys = [
+        "compile: Translating node #28 \"R_14\" RotaryEmbedding ToTypedTranslator: in output_facts invocation for R_14: Reshape: Incompatible reshape for shape [Val(1), Val(8), Broadcast([Val(2), Val(8)]), Val(4)] and Reshape(2, [1, 8], [8])",
+        "compile: Translating node #10 \"R_5\" RotaryEmbedding ToTypedTranslator: in output_facts invocation for R_5: Reshape: Removing non-trivial axis #2 of dim: 8,2,8,16",
+        "compile: Translating node #9 \"R_12\" RotaryEmbedding ToTypedTranslator: in output_facts invocation for R_12.concat_tail: Concat: Inconsistent concat TypedConcat { axis: 3 } inputs: [1,32,broadcast((broadcast((4), (8))), (broadcast((4), (8)))),8,F32, 1,32,8,24,F32]",
+        "compile: Translating node #122 \"R_5\" RotaryEmbedding ToTypedTranslator: in output_facts invocation for R_5.cos_unsqueeze: AddAxis: Attempt to insert axis #2 on shape 4",
+        "compile: Translating node #103 \"R_11\" RotaryEmbedding ToTypedTranslator: Output mismatch after rewiring expansion for output #0: expected 1,48,8,8,F32 got 1,broadcast((broadcast((4), (48))), (broadcast((4), (48)))),8,8,F32",
+    ]
+    .map(|m| at(m, rope));
+    assert!(keys.iter().all(|k| k == &keys[0]), "{keys:#?}");
+    assert!(keys[0].contains(&format!("op={rope}|")), "{}", keys[0]);
+    // Element types meeting in an expansion are another fault of the op.
+    let types = at(
+        "compile: Translating node #3 \"G\" GRU ToTypedTranslator: in output_facts invocation for G.gates: Add: No super type for F32 and F16",
+        "GRU",
+    );
+    let shapes = at(
+        "compile: Translating node #3 \"G\" GRU ToTypedTranslator: Output mismatch after rewiring expansion for output #0: expected 2,1,3,F32 got 1,2,3,F32",
+        "GRU",
+    );
+    assert_ne!(types, shapes);
+    // Another op's expansion is another finding.
+    assert_ne!(
+        keys[0],
+        at(
+            "compile: Translating node #3 \"M\" AddNary ToTypedTranslator: in output_facts invocation for M.norm: Div: Typed ops require rank match. Invalid inputs for Div: 8,1,F32 ; ,F32",
+            "Mean"
+        )
+    );
+}
+
+#[test]
 fn one_tract_fault_met_at_different_stages_is_one_signature() {
     let at = |msg: &str, op: &str| {
         let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());

@@ -98,7 +98,7 @@ pub fn tract_phrase(msg: &str) -> Option<String> {
         .any(|p| lower.contains(p))
         || types_differ()
     {
-        return Some("mixes element types".into());
+        return Some(MIXED_TYPES.into());
     }
     let mut m = without_stage(msg);
     for cut in [
@@ -111,23 +111,31 @@ pub fn tract_phrase(msg: &str) -> Option<String> {
         }
     }
     let m = without_fact_annotations(m);
-    let segs: Vec<&str> = m.split(": ").map(str::trim).collect();
+    let segs: Vec<String> = m.split(": ").map(|s| without_brackets(s.trim())).collect();
     // The innermost cause, joined with the one before when it says nothing alone (a word, or
-    // only the facts an op was given: `Invalid inputs for Div: 8,1,F32 ; ,F32`).
+    // only the facts an op was given: `Invalid inputs for Div: 8,1,F32 ; ,F32`, or a list of
+    // facts in brackets: `inputs: [1,32,broadcast((4), (8)),8,F32, ...]`).
     let says_something = |s: &str| {
         s.split_whitespace().count() >= 2
             && s.split(|c: char| !c.is_ascii_alphabetic())
                 .any(|w| w.len() >= 2 && !is_type_word(&w.to_ascii_lowercase()))
     };
-    let mut phrase = segs.last().copied().unwrap_or_default().to_string();
-    if !says_something(&phrase) && segs.len() >= 2 {
-        phrase = segs[segs.len() - 2..].join(": ");
+    let mut plain = segs.last().cloned().unwrap_or_default();
+    if !says_something(&plain) && segs.len() >= 2 {
+        plain = segs[segs.len() - 2..].join(": ");
     }
-    // Shapes and fact lists in brackets are the model's, not the fault's; code in
-    // backticks (`start <= end`) is the condition that failed, not a name.
+    // A scalar's fact has no dims before its type (`,F32`): the rank is the model's.
+    let n = collapse_lists(&normalize_message(&plain)).replace(" ,#", " #");
+    (n.split_whitespace().count() >= 2).then(|| n.chars().take(100).collect())
+}
+
+/// `s` with what its brackets hold as `[_]` (shapes and fact lists are the model's, not the
+/// fault's) and without backticks (code in them, `start <= end`, is the condition that failed,
+/// not a name).
+fn without_brackets(s: &str) -> String {
     let mut plain = String::new();
     let mut depth = 0usize;
-    for c in phrase.chars() {
+    for c in s.chars() {
         match c {
             '[' => {
                 if depth == 0 {
@@ -141,10 +149,22 @@ pub fn tract_phrase(msg: &str) -> Option<String> {
             _ => {}
         }
     }
-    // A scalar's fact has no dims before its type (`,F32`): the rank is the model's.
-    let n = collapse_lists(&normalize_message(&plain)).replace(" ,#", " #");
-    (n.split_whitespace().count() >= 2).then(|| n.chars().take(100).collect())
+    plain
 }
+
+/// Whether tract failed wiring the small graph of its own ops that it expands a node into
+/// (RotaryEmbedding, Mean, the recurrent ops): an inner op of the expansion refused its facts
+/// (`ToTypedTranslator: in output_facts invocation for X.concat_tail: Concat: ...`), or the
+/// expansion's output is not what the node's was (`Output mismatch after rewiring
+/// expansion`). Which inner op notices a wrong wiring varies with the model's shapes; a
+/// failure of the node's own rule (`ToTypedTranslator: Reshape volume mismatch`) is not one.
+pub fn in_expansion_wiring(msg: &str) -> bool {
+    msg.contains("ToTypedTranslator: in output_facts invocation for")
+        || msg.contains("after rewiring expansion")
+}
+
+/// The phrase naming tract's element types meeting in one op ([`tract_phrase`]).
+pub const MIXED_TYPES: &str = "mixes element types";
 
 /// tract's names of element types (`F32`, `I64`, `Bool`, `TDim`, ...), lowercased.
 pub(super) fn is_type_word(w: &str) -> bool {

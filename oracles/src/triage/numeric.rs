@@ -221,7 +221,7 @@ impl Triage {
         let not_pinned = matches!(l.verdict, LocVerdict::NotReproduced | LocVerdict::Failed(_));
         if not_pinned
             && let Some(w) = &truth
-            && let Some(hit) = self.undefined_anywhere(model, w, cache.inputs)
+            && let Some(hit) = self.undefined_on_way(model, None, w, cache.inputs)
         {
             t.verdict = Verdict::Undefined(hit);
         }
@@ -352,16 +352,20 @@ impl Triage {
         witnesses
     }
 
-    /// What ONNX leaves open at the first node, in topological order, that has any (values
-    /// taken from the reference's `truth`).
-    fn undefined_anywhere(
+    /// What ONNX leaves open at the first node, in topological order, on the way to `output`
+    /// (anywhere in the model when it names none; values taken from `truth`).
+    pub(super) fn undefined_on_way(
         &self,
         model: &Model,
+        output: Option<&str>,
         truth: &NamedValues,
         inputs: &NamedValues,
     ) -> Option<String> {
+        let on_way: std::collections::HashSet<NodeId> =
+            output_path(model, output).into_iter().collect();
         let ids: Vec<NodeId> = model.graph.topo_order().unwrap_or_default();
         ids.into_iter()
+            .filter(|id| on_way.contains(id))
             .find_map(|id| self.undefined_at(model, id, truth, inputs, false))
     }
 }
