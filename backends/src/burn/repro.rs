@@ -391,6 +391,41 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
     finish(&plan, node, expect)
 }
 
+/// The calls of burn's tensor API (`abs`, `sum_dim`, `act::softsign`) that the interpreter
+/// runs the reproduced node with (see [`project`]), in order, without the bookkeeping ones
+/// (`clone`, `reshape`, `float`): what a burn maintainer reads where a title names the
+/// model's op (ReduceL1 is `abs` then `sum_dim`). Empty when no project would be written.
+pub fn burn_calls(model: &Model, inputs: &NamedValues) -> Vec<String> {
+    let Some((node, producer)) = reproduced(model, inputs) else {
+        return Vec::new();
+    };
+    node_plan(model, inputs, node, producer.as_ref()).map_or_else(Vec::new, |p| calls_in(&p.stmts))
+}
+
+/// The method and `act::` calls in Rust statements, first use order.
+fn calls_in(stmts: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let b = stmts.as_bytes();
+    for (i, _) in stmts.match_indices('(') {
+        let start = stmts[..i]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(0, |k| k + 1);
+        let name = &stmts[start..i];
+        let act = stmts[..start].ends_with("act::");
+        let method = start > 0 && b[start - 1] == b'.';
+        let call = match (act, method) {
+            (true, _) => format!("act::{name}"),
+            (false, true) => name.to_string(),
+            _ => continue,
+        };
+        let bookkeeping = matches!(name, "clone" | "reshape" | "float" | "int" | "into_data");
+        if !name.is_empty() && !bookkeeping && !out.contains(&call) {
+            out.push(call);
+        }
+    }
+    out
+}
+
 /// The node reproduced (the model's one node, or the second of two) and its producer.
 fn reproduced<'m>(model: &'m Model, inputs: &NamedValues) -> Option<(&'m Node, Option<Producer>)> {
     let order = model.graph.topo_order().ok()?;

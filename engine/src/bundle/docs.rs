@@ -151,6 +151,18 @@ pub(super) fn comparisons(
     out
 }
 
+/// The burn calls the interpreter runs the reproduced node of `model` with
+/// ([`mutagraph_backends::burn::repro::burn_calls`]); none without burn.
+fn burn_calls(model: &Model, inputs: &NamedValues) -> Vec<String> {
+    #[cfg(feature = "burn")]
+    return mutagraph_backends::burn::repro::burn_calls(model, inputs);
+    #[cfg(not(feature = "burn"))]
+    {
+        let _ = (model, inputs);
+        Vec::new()
+    }
+}
+
 /// Writes `repro/` (a cargo project calling burn's tensor API the way the interpreter ran the
 /// blamed node `node`) when the op is one the generator covers; returns its `main.rs`.
 #[cfg(feature = "burn")]
@@ -359,7 +371,12 @@ pub fn render_docs_of(dir: &Path, meta: &Meta, typed: Option<&Model>) -> Result<
     if minimized {
         facts = without_incidental(facts, &meta.trigger);
     }
-    let title = title(meta, finding, op.as_deref(), &facts);
+    let calls = if finding.on_strided_input() {
+        burn_calls(model, &inputs)
+    } else {
+        Vec::new()
+    };
+    let title = title(meta, finding, op.as_deref(), &facts, &calls);
     let repro = ReproSpec {
         title: title.clone(),
         kind: meta.kind.name().into(),

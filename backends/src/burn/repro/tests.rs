@@ -278,6 +278,28 @@ fn a_node_after_a_transpose_runs_on_burns_permuted_view_held_twice() {
 }
 
 #[test]
+fn the_burn_calls_of_a_node_are_those_its_project_makes() {
+    let m = one_node(
+        "g (float[1,2,3] x) => (float[1,1,2] y) { t = Transpose <perm: ints = [0, 2, 1]> (x)\n y = ReduceL1 <axes: ints = [1]> (t) }",
+    );
+    let inputs: NamedValues = vec![(
+        "x".into(),
+        Value::Tensor(HostTensor::new(vec![1, 2, 3], Data::F32(vec![1.0; 6]))),
+    )];
+    // ReduceL1 is burn's abs, then a sum over the axis (the producer's calls are not the node's).
+    assert_eq!(burn_calls(&m, &inputs), ["abs", "sum_dim"]);
+    let m = one_node("g (float[2] x) => (float[2] y) { y = Softsign (x) }");
+    let inputs: NamedValues = vec![(
+        "x".into(),
+        Value::Tensor(HostTensor::new(vec![2], Data::F32(vec![1.0, 2.0]))),
+    )];
+    assert_eq!(burn_calls(&m, &inputs), ["act::softsign"]);
+    // No project, no calls.
+    let m = one_node("g (float[2] x) => (float[2] y) { y = Neg (x)\n z = Neg (y) }");
+    assert!(burn_calls(&m, &inputs).is_empty());
+}
+
+#[test]
 fn recurrent_and_control_flow_nodes_get_no_project() {
     let t = |v: Vec<f32>, shape: Vec<usize>| Value::Tensor(HostTensor::new(shape, Data::F32(v)));
     let m = one_node(

@@ -77,14 +77,14 @@ fn a_gap_title_names_this_models_op() {
     meta.ops_seen.insert("Pad".into(), 4);
     let mut f = meta.finding.clone();
     f.gap = Some("bool".into());
-    let t = title(&meta, &f, Some("Pad"), &[]);
+    let t = title(&meta, &f, Some("Pad"), &[], &[]);
     assert_eq!(
         t,
         "tract: no support for element type bool (Pad), which ONNX allows"
     );
     // TDim is tract's own type, not one ONNX allows.
     f.gap = Some("tdim".into());
-    let t = title(&meta, &f, Some("Add"), &[]);
+    let t = title(&meta, &f, Some("Add"), &[], &[]);
     assert!(!t.contains("ONNX allows"), "{t}");
     assert_eq!(
         t,
@@ -94,7 +94,7 @@ fn a_gap_title_names_this_models_op() {
     f.blame = Some(Blame::WithProducers {
         ops: vec!["Cast".into()],
     });
-    let t = title(&meta, &f, Some("Sign"), &[]);
+    let t = title(&meta, &f, Some("Sign"), &[], &[]);
     assert_eq!(
         t,
         "tract: Sign fails on an int64 value that Cast gives it, held as tract's dimension type TDim"
@@ -116,7 +116,7 @@ fn a_failed_rewrite_is_titled_after_the_rewrite() {
                  Conv: Trying to substitute a 1,32,7,8,F32 by 1,32,8,8,F32 as output #0 of #86 \
                  \"s\" Downsample.\nModelPatch { context: [] }"
         .into();
-    let t = title(&meta, &f, Some("Conv"), &[]);
+    let t = title(&meta, &f, Some("Conv"), &[], &[]);
     assert!(
         t.starts_with(
             "tract: the rewrite pulling Downsample over Conv fails: Trying to substitute"
@@ -155,7 +155,7 @@ fn a_failure_inside_an_ort_rewrite_is_titled_after_it() {
         rule: "LayerNormFusion".into(),
         ops: vec!["ReduceMean".into(), "Sub".into()],
     });
-    let t = title(&meta, &f, Some("Mul"), &[]);
+    let t = title(&meta, &f, Some("Mul"), &[], &[]);
     assert!(t.contains(": the rewrite LayerNormFusion "), "{t}");
     assert!(!t.starts_with("ONNX Runtime: Mul"), "{t}");
     // repro.py runs it again without that rewrite (a triage found its script without one).
@@ -189,11 +189,20 @@ fn burn_on_a_strided_input_is_titled_after_the_layout() {
         &f,
         Some("ReduceL1"),
         &["axes=[0, -2, 3]".to_string()],
+        &[],
     );
     assert_eq!(
         t,
         "burn: ReduceL1 after Transpose gives wrong values on the memory layout Transpose \
          leaves (right on a fresh tensor of the same values)"
+    );
+    // With the burn calls the interpreter runs the op with, the title names them (round 13:
+    // the fault is burn's abs, not a ReduceL1 burn has).
+    let calls = ["abs".to_string(), "sum_dim".to_string()];
+    let t = title(&meta, &f, Some("ReduceL1"), &[], &calls);
+    assert!(
+        t.starts_with("burn: ReduceL1 (burn's abs, sum_dim) after Transpose"),
+        "{t}"
     );
     // The summary does not say the attribute is what it needs (round 13: "The attribute axes
     // is what it needs" beside the Needs line naming the layout).
@@ -219,7 +228,7 @@ fn wrong_values_a_rewrite_makes_are_titled_after_it() {
         rule: "declutter Downsample".into(),
         ops: vec!["Softmax".into(), "Conv".into()],
     });
-    let t = title(&meta, &f, Some("Conv"), &[]);
+    let t = title(&meta, &f, Some("Conv"), &[], &[]);
     assert!(
         t.contains(": the rewrite declutter Downsample of Softmax → Conv "),
         "{t}"
@@ -245,7 +254,7 @@ fn a_title_leaves_out_unchecked_circumstances() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let t = title(&meta, &f, Some("OneHot"), &facts);
+    let t = title(&meta, &f, Some("OneHot"), &facts, &[]);
     assert!(t.ends_with("(NaN in 'y', axis=1)"), "{t}");
     // Nor does the summary claim them ("It shows with on f16").
     let s = summary(&meta, &f, &Some("OneHot".into()), &facts);

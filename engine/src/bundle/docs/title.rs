@@ -20,6 +20,7 @@ pub(in crate::bundle) fn title(
     f: &Finding,
     op: Option<&str>,
     facts: &[String],
+    calls: &[String],
 ) -> String {
     let lib = if meta.library.is_empty() {
         meta.backends[0].clone()
@@ -84,9 +85,15 @@ pub(in crate::bundle) fn title(
                 Some(Blame::WithProducers { ops }) if !ops.is_empty() => ops.join(" and "),
                 _ => "its producers".into(),
             };
+            // The op as burn's calls (`calls`: those the interpreter runs it with), where a
+            // burn maintainer looks: one of them reads the view in memory order.
+            let calls = match calls {
+                [] => String::new(),
+                c => format!(" (burn's {})", c.join(", ")),
+            };
             return format!(
-                "{lib}: {} after {producers} gives wrong values on the memory layout {producers} \
-                 leaves (right on a fresh tensor of the same values)",
+                "{lib}: {}{calls} after {producers} gives wrong values on the memory layout \
+                 {producers} leaves (right on a fresh tensor of the same values)",
                 op.unwrap_or("an op"),
             );
         }
