@@ -51,7 +51,9 @@ pub fn key_phrase(msg: &str) -> Option<String> {
     if m.contains("ndarray: index") && m.contains("out of bounds") {
         return Some("out of bounds".to_string());
     }
-    let causes: Vec<&str> = m.split(": ").collect();
+    // Causes are joined by `: ` outside brackets (`TypedConcat { axis: 3 } inputs: [..]` is
+    // one cause and its values).
+    let causes = split_outside(m, ": ");
     // The innermost cause worded in words: the values a library prints after it (shapes,
     // tract's facts) stay with it only when they are short and plain.
     let at = (0..causes.len())
@@ -59,9 +61,9 @@ pub fn key_phrase(msg: &str) -> Option<String> {
         .find(|&i| worded(causes[i]))
         .unwrap_or(causes.len() - 1);
     let mut cause = causes[at].trim();
-    // an ONNX Runtime exception: what follows its source location and template arguments
-    if let Some(i) = cause.rfind("] ") {
-        cause = cause[i + 2..].trim();
+    // an ONNX Runtime exception: what follows its source location and function
+    if let Some(rest) = after_source_location(cause) {
+        cause = rest;
     }
     let after = causes[at + 1..].join(": ");
     let last = if after.is_empty() || after.len() > 40 || after.contains(FACT_MARKS) {
@@ -73,9 +75,75 @@ pub fn key_phrase(msg: &str) -> Option<String> {
     (last.split_whitespace().count() >= 2).then_some(last)
 }
 
-/// Whether a cause is worded (two words of three letters or more), not only values.
+/// `s` split at each `sep` where no bracket, brace or parenthesis is open.
+fn split_outside<'a>(s: &'a str, sep: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in s.char_indices() {
+        match c {
+            '[' | '{' | '(' => depth += 1,
+            ']' | '}' | ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 && i >= start && s[i..].starts_with(sep) => {
+                out.push(&s[start..i]);
+                start = i + sep.len();
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+/// What an ONNX Runtime exception says after its source location and the function it was
+/// thrown in (`/src/lrn.h:58 onnxruntime::LRN<T>::LRN(const OpKernelInfo&) [with T = float]
+/// size_ > 0 was false.` says `size_ > 0 was false.`); `None` when `cause` starts with no
+/// source location.
+fn after_source_location(cause: &str) -> Option<&str> {
+    let (at, rest) = cause.split_once(' ')?;
+    let (file, line) = at.rsplit_once(':')?;
+    let source = [".h", ".cc", ".cpp", ".c", ".hpp", ".cu"]
+        .iter()
+        .any(|e| file.ends_with(e));
+    if !source || line.is_empty() || !line.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    // The function: its name up to its parameters, the parameters, `const`, template
+    // arguments in brackets.
+    let mut rest = rest.trim_start();
+    if let Some(open) = rest.find('(')
+        && rest[..open].contains("::")
+        && rest[..open].split_whitespace().count() <= 3
+    {
+        rest = after_group(&rest[open..], '(', ')').unwrap_or(rest);
+        rest = rest.trim_start();
+        rest = rest.strip_prefix("const").unwrap_or(rest).trim_start();
+        if rest.starts_with('[') {
+            rest = after_group(rest, '[', ']').unwrap_or(rest).trim_start();
+        }
+    }
+    Some(rest.trim())
+}
+
+/// What follows the group that `s` opens with `open`, its nested groups included.
+fn after_group(s: &str, open: char, close: char) -> Option<&str> {
+    let mut depth = 0usize;
+    for (i, c) in s.char_indices() {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth = depth.checked_sub(1)?;
+            if depth == 0 {
+                return Some(&s[i + c.len_utf8()..]);
+            }
+        }
+    }
+    None
+}
+
+/// Whether a cause is worded (two words of three letters or more), not only values (what
+/// brackets hold is values: a fact list's `broadcast((4), (8))` is no word).
 fn worded(cause: &str) -> bool {
-    cause
+    super::tract::without_brackets(cause)
         .split_whitespace()
         .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 3)
         .count()
@@ -344,6 +412,28 @@ mod tests {
         ] {
             assert_eq!(key_phrase(m).as_deref(), Some("out of bounds"), "{m}");
         }
+    }
+
+    #[test]
+    fn key_phrases_skip_the_function_and_keep_values_in_brackets_whole() {
+        // Round 13 titles: "fails: == 0 was false." and a bare shape list.
+        let ort = "run: Non-zero status code returned while running GlobalLpPool node. Name:'g' Status Message: /onnxruntime_src/onnxruntime/core/providers/cpu/nn/pool_attributes.h:124 onnxruntime::TensorShapeVector onnxruntime::PoolAttributes::SetOutputSize(const onnxruntime::TensorShape&, int64_t, onnxruntime::TensorShapeVector*, bool) const input_shape.Size() > 0 || input_shape[0] == 0 was false. Invalid input shape.";
+        let k = key_phrase(ort).unwrap();
+        assert!(
+            k.starts_with("input_shape.Size() > 0 || input_shape[0] == 0 was false."),
+            "{k}"
+        );
+        let concat = "compile: Translating node #12 \"R_5\" RotaryEmbedding ToTypedTranslator: in output_facts invocation for R_5.concat_tail: Concat: Inconsistent concat TypedConcat { axis: 3 } inputs: [2,16,broadcast((broadcast((3), (8))), (broadcast((3), (8)))),6,F32, 2,16,8,10,F32]";
+        assert_eq!(
+            key_phrase(concat).as_deref(),
+            Some("Inconsistent concat TypedConcat { axis: 3 } inputs")
+        );
+        let reshape = "compile: Translating node #28 \"R_14\" RotaryEmbedding ToTypedTranslator: in output_facts invocation for R_14: Reshape: Incompatible reshape for shape [Val(1), Val(8), Broadcast([Val(2), Val(8)])] and Reshape(2, [8,4], [32])";
+        let k = key_phrase(reshape).unwrap();
+        assert!(
+            k.starts_with("Incompatible reshape for shape [Val(1)"),
+            "{k}"
+        );
     }
 
     #[test]

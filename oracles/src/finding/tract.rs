@@ -132,7 +132,7 @@ pub fn tract_phrase(msg: &str) -> Option<String> {
 /// `s` with what its brackets hold as `[_]` (shapes and fact lists are the model's, not the
 /// fault's) and without backticks (code in them, `start <= end`, is the condition that failed,
 /// not a name).
-fn without_brackets(s: &str) -> String {
+pub(super) fn without_brackets(s: &str) -> String {
     let mut plain = String::new();
     let mut depth = 0usize;
     for c in s.chars() {

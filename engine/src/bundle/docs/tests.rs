@@ -315,3 +315,18 @@ fn a_crash_found_on_a_part_says_the_whole_model_stopped_elsewhere() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn long_value_lists_leave_crash_titles() {
+    // Round 13: "tract: com.microsoft::RotaryEmbedding fails: [1,1,broadcast((broadcast((3), …".
+    assert_eq!(
+        super::title::short_lists(
+            "Incompatible reshape for shape [Val(1), Val(8), Broadcast([Val(2), Val(8)])] and Reshape(2, [8,4], [32])"
+        ),
+        "Incompatible reshape for shape […] and Reshape(2, [8,4], [32])"
+    );
+    assert_eq!(
+        super::title::short_lists("index [0, 2] of [3"),
+        "index [0, 2] of [3"
+    );
+}

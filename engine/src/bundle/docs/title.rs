@@ -14,6 +14,38 @@ pub(super) fn whole_words(k: &str) -> String {
     format!("{cut} …")
 }
 
+/// `k` with each bracketed list longer than a short shape written `[…]`: a title says what
+/// failed, the report's message gives the values.
+pub(super) fn short_lists(k: &str) -> String {
+    let mut out = String::with_capacity(k.len());
+    let mut rest = k;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let mut depth = 0usize;
+        let close = rest[open..].char_indices().find_map(|(i, c)| {
+            match c {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(open + i)
+        });
+        let Some(close) = close else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        let inner = &rest[open + 1..close];
+        if inner.chars().count() > 24 {
+            out.push_str("[…]");
+        } else {
+            out.push_str(&rest[open..=close]);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The title of the report: the library, the op, what goes wrong and its trigger.
 pub(in crate::bundle) fn title(
     meta: &Meta,
@@ -73,7 +105,7 @@ pub(in crate::bundle) fn title(
             };
         }
         (Kind::Crash, _) => match key_phrase(&f.message) {
-            Some(k) => format!("fails: {}", whole_words(&k)),
+            Some(k) => format!("fails: {}", whole_words(&short_lists(&k))),
             None => "fails on a valid model".into(),
         },
         (Kind::Inconsistency, "shape") => "gives an output of the wrong shape".into(),
