@@ -529,7 +529,13 @@ fn facts_lines(meta: &Meta, finding: &Finding, op: &Option<String>) -> Vec<(Stri
                 .into(),
         ));
     } else if !meta.trigger.is_empty() {
-        facts_lines.push(("Needs".into(), meta.trigger.join(", ")));
+        facts_lines.push((
+            "Needs".into(),
+            format!(
+                "{} (on this model: the library is right with it removed)",
+                meta.trigger.join(", ")
+            ),
+        ));
     }
     if let (Some(b), Some(op)) = (&finding.blame, op) {
         facts_lines.push(("Blame checked".into(), b.describe(op)));
@@ -613,12 +619,17 @@ fn summary(meta: &Meta, finding: &Finding, op: &Option<String>, facts: &[String]
             meta.library
         ),
         0 => String::new(),
+        // What the trigger search checked, and no more: the attribute removed (its default)
+        // on this model, the rest unchanged (round 13: "pads is what it needs: without it,
+        // tract is right" where the rest of the model then left nothing to compute).
         1 => format!(
-            " The attribute {} is what it needs: without it, {} is right.",
+            " With the attribute {} removed (its default), the rest of this model unchanged, \
+             {} gives the right result.",
             meta.trigger[0], meta.library
         ),
         _ => format!(
-            " It needs each of {}: without any one of them, {} is right.",
+            " With any one of the attributes {} removed (its default), the rest of this model \
+             unchanged, {} gives the right result.",
             meta.trigger
                 .iter()
                 .map(|t| t.to_string())

@@ -212,6 +212,16 @@ fn burn_on_a_strided_input_is_titled_after_the_layout() {
     assert!(s.contains("strided layout its producers leave"), "{s}");
     f.blame = None;
     assert!(!f.on_strided_input());
+    // Elsewhere the summary says what the trigger search checked, no more (round 13: "pads is
+    // what it needs: without it, tract is right", where removing pads left an empty Slice).
+    let s = super::summary(&meta, &f, &Some("ReduceL1".into()), &[]);
+    assert!(
+        s.contains(
+            "With the attribute axes removed (its default), the rest of this model unchanged"
+        ),
+        "{s}"
+    );
+    assert!(!s.contains("is what it needs"), "{s}");
 }
 
 /// Wrong values that one rewrite of the library makes are titled after that rewrite and the
