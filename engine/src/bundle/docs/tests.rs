@@ -222,6 +222,12 @@ fn burn_on_a_strided_input_is_titled_after_the_layout() {
         "{s}"
     );
     assert!(!s.contains("is what it needs"), "{s}");
+    // Judged against a stand-in for the reference, the summary names it (round 13: "differ
+    // from ONNX's definition" where the expected values were ONNX Runtime's unoptimized ones).
+    f.ground = Some("ort-noopt".into());
+    let s = super::summary(&meta, &f, &Some("ReduceL1".into()), &[]);
+    assert!(s.contains("differ from ort-noopt's run"), "{s}");
+    assert!(!s.contains("ONNX's definition"), "{s}");
 }
 
 /// Wrong values that one rewrite of the library makes are titled after that rewrite and the
