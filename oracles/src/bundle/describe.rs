@@ -30,10 +30,19 @@ pub fn focus<'m>(model: &'m Model, value: Option<&str>) -> Option<&'m Node> {
 pub fn trigger_facts(model: &Model, node: &Node, inputs: &NamedValues) -> Vec<String> {
     let mut facts = Vec::new();
     let spec = Registry::global().for_node(node);
+    let port_of =
+        |slot: usize| spec.and_then(|s| s.inputs.get(slot.min(s.inputs.len().saturating_sub(1))));
     let port = |slot: usize| -> String {
-        spec.and_then(|s| s.inputs.get(slot.min(s.inputs.len().saturating_sub(1))))
+        port_of(slot)
             .map(|p| p.name.to_lowercase())
             .unwrap_or_default()
+    };
+    // An optional input given as an empty 1-D tensor is how a model leaves it out (Resize's
+    // roi and scales): no fact (round 13: "(an empty 'scales_1')" in a title whose trigger
+    // was the mode).
+    let left_out = |slot: usize, t: &HostTensor| {
+        t.shape == [0]
+            && port_of(slot).is_some_and(|p| p.kind == mutagraph_ir::registry::PortKind::Optional)
     };
     let attrs: Vec<String> = node
         .attributes
@@ -53,7 +62,7 @@ pub fn trigger_facts(model: &Model, node: &Node, inputs: &NamedValues) -> Vec<St
         if t.dtype != DType::F32 && !dtypes.contains(&t.dtype) && slot == 0 {
             dtypes.push(t.dtype);
         }
-        if t.shape.contains(&0) {
+        if t.shape.contains(&0) && !left_out(slot, &t) {
             facts.push(format!("an empty '{name}'"));
         }
         let (nan, inf) = if t.dtype.is_float() {
@@ -151,4 +160,38 @@ pub fn shown_values(model: &Model, inputs: &NamedValues) -> Vec<ShownValue> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mutagraph_backends::value::{Data, Value};
+
+    #[test]
+    fn an_optional_input_left_out_as_empty_is_no_fact() {
+        let m = mutagraph_ir::text::parse_model(
+            "<ir_version: 8, opset_import: [\"\" : 13]>\n\
+             g (float[1,1,2,2] x, float[0] roi, float[0] scales, int64[4] sizes) => (float[1,1,4,4] y) \
+             { y = Resize <mode: string = \"cubic\"> (x, roi, scales, sizes) }",
+        )
+        .expect("valid text");
+        let t = |shape: Vec<usize>, d: Data| Value::Tensor(HostTensor::new(shape, d));
+        let mut inputs: NamedValues = vec![
+            ("x".into(), t(vec![1, 1, 2, 2], Data::F32(vec![1.0; 4]))),
+            ("roi".into(), t(vec![0], Data::F32(vec![]))),
+            ("scales".into(), t(vec![0], Data::F32(vec![]))),
+            ("sizes".into(), t(vec![4], Data::I64(vec![1, 1, 4, 4]))),
+        ];
+        let node = m.graph.nodes().next().expect("one node");
+        let facts = trigger_facts(&m, node, &inputs);
+        assert!(
+            !facts.iter().any(|f| f.starts_with("an empty")),
+            "{facts:?}"
+        );
+        assert!(facts.iter().any(|f| f.starts_with("mode=")), "{facts:?}");
+        // An empty data input is a fact.
+        inputs[0].1 = t(vec![1, 1, 0, 2], Data::F32(vec![]));
+        let facts = trigger_facts(&m, node, &inputs);
+        assert!(facts.contains(&"an empty 'x'".to_string()), "{facts:?}");
+    }
 }
