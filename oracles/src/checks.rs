@@ -78,7 +78,7 @@ impl Oracle for Hang {
         runs.runs
             .iter()
             .filter(|r| {
-                matches!(r.outcome, Outcome::Timeout { limit_ms } if limit_ms as f64 >= SLOW_RATIO * longest)
+                matches!(r.outcome, Outcome::Timeout { limit_ms, .. } if limit_ms as f64 >= SLOW_RATIO * longest)
             })
             .map(|r| Finding::new(Kind::Hang, &r.backend, "timeout", r.outcome.detail()))
             .collect()

@@ -81,6 +81,18 @@ pub fn leave() {
     enter(NOWHERE);
 }
 
+/// The step of the worker preparing a model (the library's load and compile).
+pub const PREPARING: &str = "while preparing the model";
+
+/// The step of the worker running a prepared model.
+pub const RUNNING: &str = "while running the model";
+
+/// Whether `step` is one of the worker's own stages ([`PREPARING`], [`RUNNING`]), not a step
+/// a library named.
+pub fn is_stage(step: &str) -> bool {
+    step == PREPARING || step == RUNNING
+}
+
 /// The rewrites that changed the model being prepared, in order ([`rewrote`]).
 static REWRITES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 

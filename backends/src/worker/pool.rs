@@ -50,6 +50,11 @@ pub enum Outcome {
     Timeout {
         /// The limit that was exceeded, milliseconds.
         limit_ms: u64,
+        /// The step the worker was in when it was killed ([`super::context::PREPARING`],
+        /// [`super::context::RUNNING`], an optimizer pass), when it had entered one: not part
+        /// of [`Outcome::detail`], so that one hang met at two steps stays one failure.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<String>,
     },
     /// The worker exceeded the memory cap (or its allocator gave up); it was killed.
     OutOfMemory {
@@ -97,7 +102,7 @@ impl Outcome {
                 (None, Some(c)) => format!("exit status {c}: {message}"),
                 (None, None) => format!("panic: {message}"),
             },
-            Outcome::Timeout { limit_ms } => format!("{TIMEOUT_DETAIL} {limit_ms} ms"),
+            Outcome::Timeout { limit_ms, .. } => format!("{TIMEOUT_DETAIL} {limit_ms} ms"),
             Outcome::OutOfMemory { limit, message } => {
                 format!("over the {} MiB cap: {message}", limit >> 20)
             }
@@ -696,7 +701,13 @@ impl Pool {
                 let mut w = self.workers.remove(backend).expect("present");
                 let peak = status_rss(w.child.id());
                 let (status, tail) = reap(&mut w);
-                let step = w.step.as_ref().and_then(super::context::at_death);
+                // The worker's own stages name no cause of a death: a crash message stays the
+                // library's (an optimizer pass is one).
+                let step = w
+                    .step
+                    .as_ref()
+                    .and_then(super::context::at_death)
+                    .filter(|s| !super::context::is_stage(s));
                 report.peak_rss = peak;
                 report.outcome = if let Some(line) = oom_line(&tail) {
                     Outcome::OutOfMemory {
@@ -714,9 +725,11 @@ impl Pool {
             Wait::TimedOut => {
                 let mut w = self.workers.remove(backend).expect("present");
                 report.peak_rss = status_rss(w.child.id());
+                let step = w.step.as_ref().and_then(super::context::at_death);
                 kill(&mut w);
                 report.outcome = Outcome::Timeout {
                     limit_ms: timeout.as_millis() as u64,
+                    step,
                 };
             }
             Wait::OverMemory(rss) => {

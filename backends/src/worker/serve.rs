@@ -101,7 +101,9 @@ pub fn serve() -> io::Result<()> {
                 let result = if !reuse {
                     cached = None;
                     let t = Instant::now();
+                    super::context::enter(super::context::PREPARING);
                     let r = catch_unwind(AssertUnwindSafe(|| be.prepare(&model)));
+                    super::context::leave();
                     prepare_ns = t.elapsed().as_nanos() as u64;
                     match r {
                         Ok(Ok(p)) => {
@@ -122,7 +124,9 @@ pub fn serve() -> io::Result<()> {
                     None => {
                         let (_, p) = cached.as_mut().expect("prepared above");
                         let t = Instant::now();
+                        super::context::enter(super::context::RUNNING);
                         let r = catch_unwind(AssertUnwindSafe(|| p.run(&inputs)));
+                        super::context::leave();
                         run_ns = t.elapsed().as_nanos() as u64;
                         match r {
                             Ok(Ok(o)) => RunResult::Ok(o),

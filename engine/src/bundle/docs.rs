@@ -610,6 +610,15 @@ fn summary(meta: &Meta, finding: &Finding, op: &Option<String>, facts: &[String]
             "{} returns values that differ from {definition} beyond rounding.",
             meta.library
         ),
+        (Kind::Hang, _) => format!(
+            "{} does not finish{} on a valid model that {}: {}.",
+            meta.library,
+            title::hang_step(meta, finding)
+                .map(|s| format!(" {s}"))
+                .unwrap_or_default(),
+            runners(finding),
+            finding.message
+        ),
         _ => format!("{}: {}", meta.library, finding.message),
     };
     let shown: Vec<&str> = claimed(facts).map(String::as_str).collect();

@@ -16,6 +16,10 @@ pub struct RunLine {
     pub run_ms: f64,
     /// Peak RSS, bytes.
     pub peak_rss: u64,
+    /// Where a run past its time limit was when it was killed (`while preparing the model`,
+    /// `while running the model`, an optimizer pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
 }
 
 /// What a reproduction checks, in `meta.json` (and `repro.py`'s header).
@@ -186,6 +190,10 @@ pub(super) fn run_lines(runs: &MutantRuns) -> Vec<RunLine> {
             detail: r.outcome.detail(),
             run_ms: r.run_ms,
             peak_rss: r.peak_rss,
+            step: match &r.outcome {
+                mutagraph_backends::worker::Outcome::Timeout { step, .. } => step.clone(),
+                _ => None,
+            },
         })
         .collect()
 }

@@ -167,7 +167,14 @@ fn panic_is_a_crash_with_its_message_and_the_worker_survives() {
 fn hang_is_a_timeout_and_the_worker_is_replaced() {
     let mut p = pool();
     let r = p.run("fault", &model(Some("Hang")), &inputs()).unwrap();
-    assert_eq!(r.outcome, Outcome::Timeout { limit_ms: 2000 });
+    // The worker was killed while running the model, and the outcome says so.
+    assert_eq!(
+        r.outcome,
+        Outcome::Timeout {
+            limit_ms: 2000,
+            step: Some(mutagraph_backends::worker::context::RUNNING.into()),
+        }
+    );
     assert!(r.wall_ms >= 2000.0 && r.wall_ms < 10_000.0, "{}", r.wall_ms);
     assert_serves(&mut p);
     assert_eq!(p.spawns("fault"), 2);

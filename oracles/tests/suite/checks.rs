@@ -82,7 +82,13 @@ fn each_kind_is_found_on_its_backend() {
                 message: "boom".into(),
             },
         ),
-        report("ort-noopt", Outcome::Timeout { limit_ms: 10 }),
+        report(
+            "ort-noopt",
+            Outcome::Timeout {
+                limit_ms: 10,
+                step: None,
+            },
+        ),
         report(
             "tract-opt",
             Outcome::Error {
@@ -105,7 +111,10 @@ fn each_kind_is_found_on_its_backend() {
     assert_eq!(f[1].stage, Some(Stage::Compile));
     // A backend given less than ten times the longest run of the others is slow, not hung.
     let mut slow = r.clone();
-    slow.runs[4].outcome = Outcome::Timeout { limit_ms: 9 };
+    slow.runs[4].outcome = Outcome::Timeout {
+        limit_ms: 9,
+        step: None,
+    };
     assert!(judge(&slow).iter().all(|f| f.kind != Kind::Hang));
     let inc = &f[4];
     assert!((inc.metrics.as_ref().unwrap().max_abs - 0.5).abs() < 1e-9);
@@ -300,7 +309,13 @@ fn flaky_runs_differ_from_themselves() {
         },
     )];
     assert_eq!(kinds(&judge(&r)), vec![(Kind::Flaky, "ort", "outcome")]);
-    r.reruns = vec![report("ort", Outcome::Timeout { limit_ms: 1 })];
+    r.reruns = vec![report(
+        "ort",
+        Outcome::Timeout {
+            limit_ms: 1,
+            step: None,
+        },
+    )];
     assert!(judge(&r).is_empty(), "timeouts are load, not flakiness");
 }
 

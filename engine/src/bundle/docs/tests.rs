@@ -316,6 +316,7 @@ fn a_crash_found_on_a_part_says_the_whole_model_stopped_elsewhere() {
             .into(),
         run_ms: 1.0,
         peak_rss: 0,
+        step: None,
     }];
     let lines = facts_lines(&meta, &f, &Some("Slice".into()));
     let original = lines.iter().find(|(k, _)| k == "Original model");
@@ -345,4 +346,43 @@ fn long_value_lists_leave_crash_titles() {
         super::title::short_lists("index [0, 2] of [3"),
         "index [0, 2] of [3"
     );
+}
+
+/// A hang's title says where the library was stopped (round 13: tract's hang at compile read
+/// as one at run).
+#[test]
+fn a_hang_title_says_where_the_library_was_stopped() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, _, _) = crate::bundle::sample(t.path());
+    let mut meta = crate::bundle::read_meta(&b).unwrap();
+    meta.kind = Kind::Hang;
+    let mut f = meta.finding.clone();
+    f.kind = Kind::Hang;
+    f.backends = vec!["tract".into()];
+    f.message = "no answer within 2000 ms".into();
+    let line = |step: Option<&str>| crate::bundle::meta::RunLine {
+        backend: "tract".into(),
+        version: "0.23.9".into(),
+        status: "timeout".into(),
+        detail: "no answer within 2000 ms".into(),
+        run_ms: 2000.0,
+        peak_rss: 0,
+        step: step.map(str::to_string),
+    };
+    meta.runs = vec![line(None)];
+    meta.minimized_runs = vec![];
+    let plain = title(&meta, &f, Some("Loop"), &[], &[]);
+    assert!(plain.ends_with("does not finish"), "{plain}");
+    meta.minimized_runs = vec![line(Some("while preparing the model"))];
+    let t = title(&meta, &f, Some("Loop"), &[], &[]);
+    assert!(
+        t.contains("does not finish while preparing the model"),
+        "{t}"
+    );
+    // A meta.json written before the step was recorded reads as none.
+    let old: crate::bundle::meta::RunLine = serde_json::from_str(
+        r#"{"backend":"tract","version":"0","status":"timeout","detail":"x","run_ms":1.0,"peak_rss":0}"#,
+    )
+    .unwrap();
+    assert_eq!(old.step, None);
 }

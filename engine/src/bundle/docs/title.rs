@@ -46,6 +46,17 @@ pub(super) fn short_lists(k: &str) -> String {
     out
 }
 
+/// Where the faulty library's run past its time limit was stopped, in the minimized model's
+/// runs, else the original's.
+pub(super) fn hang_step<'m>(meta: &'m Meta, f: &Finding) -> Option<&'m str> {
+    let faulty = f.backends.first()?;
+    meta.minimized_runs
+        .iter()
+        .chain(&meta.runs)
+        .filter(|r| &r.backend == faulty)
+        .find_map(|r| r.step.as_deref())
+}
+
 /// The title of the report: the library, the op, what goes wrong and its trigger.
 pub(in crate::bundle) fn title(
     meta: &Meta,
@@ -131,7 +142,12 @@ pub(in crate::bundle) fn title(
         }
         (Kind::Inconsistency, _) => "gives wrong values".into(),
         (Kind::Nan, _) => "gives NaN/Inf where the result is finite".into(),
-        (Kind::Hang, _) => "does not finish".into(),
+        // Where the library was when it was stopped: preparing (tract's compile, ONNX
+        // Runtime's session) or running (round 13: a tract hang at compile read as one at run).
+        (Kind::Hang, _) => match hang_step(meta, f) {
+            Some(step) => format!("does not finish {step}"),
+            None => "does not finish".into(),
+        },
         (Kind::Slow, _) => "is far slower than other libraries".into(),
         (Kind::Memory, _) => "uses far more memory than other libraries".into(),
         (Kind::Flaky, _) => "gives different results on identical runs".into(),
