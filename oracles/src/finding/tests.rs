@@ -70,19 +70,22 @@ fn variants_of_one_library_share_a_signature() {
     assert!(gelu.signature_id().starts_with("crash-tract-erf_f64_gap-"));
 }
 
+/// The signature of tract's failure `msg`, placed at an `op` node by its message.
+fn tract_signature(msg: &str, op: &str) -> String {
+    let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());
+    f.layer = Some(Layer::Kernel);
+    f.placed_by_message = true;
+    f.location = Some(Location {
+        op_type: op.into(),
+        value: "v".into(),
+        attrs: String::new(),
+    });
+    f.signature()
+}
+
 #[test]
 fn a_wrong_wiring_of_one_tract_expansion_is_one_signature_whichever_inner_op_notices() {
-    let at = |msg: &str, op: &str| {
-        let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());
-        f.layer = Some(Layer::Kernel);
-        f.placed_by_message = true;
-        f.location = Some(Location {
-            op_type: op.into(),
-            value: "v".into(),
-            attrs: String::new(),
-        });
-        f.signature()
-    };
+    let at = tract_signature;
     let rope = "com.microsoft::RotaryEmbedding";
     // Round 13: RotaryEmbedding with 1-D position_ids, five messages over two campaigns.
     let keys = [
@@ -117,17 +120,7 @@ fn a_wrong_wiring_of_one_tract_expansion_is_one_signature_whichever_inner_op_not
 
 #[test]
 fn one_tract_fault_met_at_different_stages_is_one_signature() {
-    let at = |msg: &str, op: &str| {
-        let mut f = Finding::new(Kind::Crash, "tract", "error", msg.into());
-        f.layer = Some(Layer::Kernel);
-        f.placed_by_message = true;
-        f.location = Some(Location {
-            op_type: op.into(),
-            value: "v".into(),
-            attrs: String::new(),
-        });
-        f.signature()
-    };
+    let at = tract_signature;
     // IsInf reached by type analysis, by constant folding and at run time.
     let a = at(
         "compile: Failed analyse for node #1 \"IsInf_5\" IsInf: Eager eval during inference: Evaluating #1 \"adhoc\" IsInf: Element wise eval in-place not defined",
