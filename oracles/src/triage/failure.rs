@@ -21,7 +21,24 @@ struct Failed<'a> {
 }
 
 impl Triage {
+    /// A failure's verdict ([`Triage::place_failure`]), and then a limit the library words in
+    /// the message it fails with where the triage placed it: the node alone may fail otherwise
+    /// than the whole model did (round 14: tract stopped first at a bool Pad; the Compress it
+    /// placed says "can not be typed", a limit).
     pub(super) fn triage_failure(
+        &mut self,
+        pool: &mut Pool,
+        cache: &mut Cache,
+        runs: &MutantRuns,
+        f: Finding,
+    ) -> Triaged {
+        let mut t = self.place_failure(pool, cache, runs, f);
+        declared_where_placed(&mut t);
+        t
+    }
+
+    /// A failure's verdict, placed on the node that fails that way and its blame checked.
+    fn place_failure(
         &mut self,
         pool: &mut Pool,
         cache: &mut Cache,
@@ -469,6 +486,17 @@ impl Triage {
 
 /// The blame on the node a wrongly shaped value comes from: alone, fed the reference's values,
 /// it gives that shape again, or the blame says it was not seen alone.
+/// A reported crash whose message, where the triage placed it, words a limit of the library
+/// ([`crash::declared_limitation`]) is that limit.
+fn declared_where_placed(t: &mut Triaged) {
+    if t.verdict == Verdict::Report
+        && t.finding.kind == Kind::Crash
+        && let Some(why) = crash::declared_limitation(&t.finding.message)
+    {
+        t.verdict = Verdict::Unsupported(why);
+    }
+}
+
 fn shape_blame(pool: &mut Pool, at: &Failed, truth: &NamedValues, t: &mut Triaged) {
     let Some(loc) = &t.finding.location else {
         return;
@@ -500,4 +528,34 @@ fn shape_blame(pool: &mut Pool, at: &Failed, truth: &NamedValues, t: &mut Triage
         _ => Blame::NotShown { nodes: 1 },
     };
     t.finding.blame = Some(blame);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_limit_in_the_placed_message_is_not_filed() {
+        // Round 14: tract stopped at a bool Pad first; the Compress the triage placed, run
+        // on its own, says "can not be typed".
+        let placed = "compile: Translating node #20 \"C\" Compress ToTypedTranslator: Node #20 \"C\" Compress can not be typed";
+        let mut t = plain(
+            Finding::new(Kind::Crash, "tract", "error", placed.into()),
+            Verdict::Report,
+        );
+        declared_where_placed(&mut t);
+        assert!(matches!(&t.verdict, Verdict::Unsupported(w) if w.contains("can not be typed")));
+        // Another message, or a verdict already given, stays.
+        let mut t = plain(
+            Finding::new(
+                Kind::Crash,
+                "tract",
+                "error",
+                "run: Bool is not a number".into(),
+            ),
+            Verdict::Report,
+        );
+        declared_where_placed(&mut t);
+        assert_eq!(t.verdict, Verdict::Report);
+    }
 }
