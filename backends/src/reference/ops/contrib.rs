@@ -530,7 +530,7 @@ fn mask_causal(scores: &mut [f64], seq: usize, keys: usize) {
     {
         for (j, s) in row.iter_mut().enumerate() {
             if causal_masked(r, j, seq) {
-                *s = f64::NEG_INFINITY;
+                *s += f64::NEG_INFINITY;
             }
         }
     }

@@ -340,4 +340,10 @@ fn multi_head_attention_is_onnx_runtimes() {
     assert_close(&[y], [&[0.0, 0.5, 0.20785577595233917]]);
     let y = mha([1, 2, 3], -2.0, 0.5, consts, "k, v", causal);
     assert_close(&[y], [&[0.0, 1.0]]);
+    // The mask is added (the documented `+ M`, as ONNX Runtime does): a NaN key the first
+    // queries do not see still makes their rows NaN (round 14: the reference dropped it).
+    let nan_key = "<float[1, 3, 3] k = {1, 0.75, 0.5, 0.25, 0, -0.25, nan, nan, nan}, \
+         float[1, 3, 1] v = {0, 1, 2}>";
+    let y = mha([1, 3, 3], -2.0, 0.5, nan_key, "k, v", causal);
+    assert!(y.iter().all(|x| x.is_nan()), "{y:?}");
 }

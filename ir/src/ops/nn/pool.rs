@@ -71,6 +71,16 @@ fn pool_ambiguous(ctx: &InferCtx) -> Result<(), InferError> {
         if span < 0 {
             continue;
         }
+        // With ceil_mode, the text's formula for VALID (`ceil((x - ek + 1) / s)`, a floor of
+        // the span) and its general one (`ceil(span / s) + 1`) differ where the stride does not
+        // divide the span: ONNX's shape inference and ONNX Runtime count the extra window,
+        // tract follows the VALID formula (round 14).
+        if win.ceil && win.auto_pad == "VALID" && span % s.max(1) != 0 {
+            return Err(rule!(
+                "axis {i}: auto_pad VALID with ceil_mode: the text's VALID formula and its \
+                 ceil_mode formula give different output lengths"
+            ));
+        }
         let count = if win.ceil && win.auto_pad == "NOTSET" {
             if ceil_window_past_input(x, pb, span, s) {
                 return Err(rule!(

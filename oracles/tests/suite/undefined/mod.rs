@@ -124,7 +124,21 @@ fn pools_where_onnx_disagrees_with_itself() {
         .with_attr("pads", AttrValue::Ints(vec![1, 1]));
     let one = f32s(&[1, 1, 1], &[0.5]);
     assert_eq!(hit(&dilated, vec![("x", one)]), Some("onnx-inconsistent"));
-    assert_eq!(hit(&pool(vec![0, 0], 0), vec![("x", x)]), None);
+    assert_eq!(hit(&pool(vec![0, 0], 0), vec![("x", x.clone())]), None);
+    // auto_pad VALID with ceil_mode, 5 inputs, window 2, stride 2: the text's VALID formula
+    // gives 2 windows, its ceil_mode formula 3 (round 14: tract gave the first).
+    let valid = |n: usize| {
+        let node = Node::new("AveragePool", &["x"], &["y"])
+            .with_attr("kernel_shape", AttrValue::Ints(vec![2]))
+            .with_attr("strides", AttrValue::Ints(vec![2]))
+            .with_attr("auto_pad", s("VALID"))
+            .with_attr("ceil_mode", AttrValue::Int(1));
+        let v: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        hit(&node, vec![("x", f32s(&[1, 1, n], &v))])
+    };
+    assert_eq!(valid(5), Some("onnx-inconsistent"));
+    // 4 inputs: both give 2.
+    assert_eq!(valid(4), None);
 }
 
 #[test]
