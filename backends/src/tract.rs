@@ -223,8 +223,19 @@ struct TractModel {
 
 impl TractModel {
     /// Compiles the model for inputs of these types and shapes or, with `values`, for exactly
-    /// these input values.
+    /// these input values. tract compiles at the first run of each input shape: the worker's
+    /// step says it is preparing the model meanwhile (round 14: a hang in tract's declutter
+    /// was titled "while running the model").
     fn compile(&self, key: &PlanKey, values: Option<&[Tensor]>) -> Plan {
+        use crate::worker::context::{PREPARING, RUNNING, enter};
+        enter(PREPARING);
+        let plan = self.compile_unmarked(key, values);
+        enter(RUNNING);
+        plan
+    }
+
+    /// [`TractModel::compile`] without the worker's step.
+    fn compile_unmarked(&self, key: &PlanKey, values: Option<&[Tensor]>) -> Plan {
         let err = |e: TractError| classify(&e, Stage::Compile);
         let mut m = self.model.clone();
         for (ix, (dt, shape)) in key.iter().enumerate() {

@@ -142,8 +142,10 @@ fn shapes(c: &InferCtx) -> Result<(), InferError> {
     let (x, p) = (shape_of(c, 0), shape_of(c, 1));
     let one = |p: &[Dim]| p.len() == 1 && p[0].value().is_none_or(|v| v == 1);
     match (x, p) {
-        (_, Some(p)) if p.len() > 2 || (p.len() == 1 && !one(&p)) => Err(rule!(
-            "position_ids must hold one element or be (batch, sequence)"
+        // The docs give shape (1) or (batch, sequence): a scalar is neither (round 14: tract
+        // filed on a rank-0 position_ids that ONNX Runtime happens to take).
+        (_, Some(p)) if p.is_empty() || p.len() > 2 || (p.len() == 1 && !one(&p)) => Err(rule!(
+            "position_ids must be of shape (1) or (batch, sequence)"
         )),
         (Some(x), Some(p)) if p.len() == 2 => {
             let s = if x.len() == 4 { 2 } else { 1 };
@@ -271,6 +273,9 @@ mod tests {
         assert!(check(&start("int64[1] pos = {1}")).is_ok());
         assert!(check(&start("int64[1] pos = {2}")).is_err());
         assert!(check(&start("int64[2] pos = {0, 1}")).is_err());
+        // A scalar is not among the documented shapes (round 14).
+        let e = check(&start("int64 pos = {1}")).unwrap_err();
+        assert!(e.contains("shape (1) or (batch, sequence)"), "{e}");
     }
 
     #[test]
