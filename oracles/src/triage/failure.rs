@@ -411,8 +411,44 @@ impl Triage {
         {
             return false;
         }
+        if self.clean_variant_shapes_alike(pool, at, &before, &wrong.0.value, got, &t.finding) {
+            return false;
+        }
         self.wrong_shape(model, inputs, truth, wrong, t);
         true
+    }
+
+    /// Whether, for an optimizer's failure, the library's unoptimized level gives `value` the
+    /// same wrong shape: that shape is then a fault of both levels, not the optimizer's failure
+    /// (round 14: ONNX Runtime's ReduceMean gave an empty axis's mean the wrong shape at both
+    /// levels, and SimplifiedLayerNormFusion's check failed whatever that shape).
+    fn clean_variant_shapes_alike(
+        &self,
+        pool: &mut Pool,
+        at: &Failed,
+        before: &[NodeId],
+        value: &str,
+        got: &NamedValues,
+        finding: &Finding,
+    ) -> bool {
+        if finding.layer != Some(Layer::Optimizer) {
+            return false;
+        }
+        let Some((clean, _)) = finding.variants.iter().find(|(_, showing)| !showing) else {
+            return false;
+        };
+        let shape = |values: &NamedValues| {
+            values
+                .iter()
+                .find(|(k, _)| k == value)
+                .and_then(|(_, v)| v.tensor())
+                .map(|t| t.shape.clone())
+        };
+        self.memory().stats.extra_runs += 1;
+        let Ok(clean_values) = crash::run_part(pool, clean, at.model, before, at.inputs) else {
+            return false;
+        };
+        shape(&clean_values).is_some_and(|s| Some(s) == shape(got))
     }
 
     /// `t` becomes the inconsistency `wrong` (a value's location, and why its shape is wrong)

@@ -420,3 +420,30 @@ fn a_node_alone_is_not_folded_where_the_model_is_not() {
     assert_eq!(at, Some("Gemm"), "{t:?}");
     assert_eq!(t.finding.blame, Some(Blame::Alone), "{t:?}");
 }
+
+/// An optimizer's failure downstream of a wrong shape that the library's unoptimized level
+/// gives too is not filed as that shape (round 14: ONNX Runtime's ReduceMean over an empty
+/// last axis keeps it at both levels; SimplifiedLayerNormFusion's fused node refuses the empty
+/// axis whatever that shape).
+#[test]
+fn an_optimizer_failure_is_not_a_wrong_shape_both_levels_give() {
+    let bytes = crate::common::text_model(
+        "g (float[1,1,1,1,0] x) => (float[1,1,1,1,0] y)
+            <float two = {2}, float eps = {1e-06}, float[0] gamma = {}> {
+            p = Pow (x, two)
+            m = ReduceMean <axes = [-1]> (p)
+            a = Add (m, eps)
+            s = Sqrt (a)
+            d = Div (x, s)
+            y = Mul (d, gamma)
+        }",
+    );
+    let inputs = vec![ramp("x", &[1, 1, 1, 1, 0], 0.25)];
+    let t = triaged_for_real(&bytes, &inputs, &["reference", "ort", "ort-noopt"], "ort");
+    assert_eq!(t.finding.layer, Some(Layer::Optimizer), "{t:?}");
+    assert_ne!(t.finding.symptom, "shape", "{t:?}");
+    assert!(
+        t.finding.message.contains("SimplifiedLayerNormalization"),
+        "{t:?}"
+    );
+}
