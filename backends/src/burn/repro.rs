@@ -396,10 +396,37 @@ pub fn project(model: &Model, inputs: &NamedValues, expect: &Expect) -> Option<P
 /// (`clone`, `reshape`, `float`): what a burn maintainer reads where a title names the
 /// model's op (ReduceL1 is `abs` then `sum_dim`). Empty when no project would be written.
 pub fn burn_calls(model: &Model, inputs: &NamedValues) -> Vec<String> {
-    let Some((node, producer)) = reproduced(model, inputs) else {
-        return Vec::new();
+    if let Some((node, producer)) = reproduced(model, inputs)
+        && let Some(plan) = node_plan(model, inputs, node, producer.as_ref())
+    {
+        return calls_in(&plan.stmts);
+    }
+    last_node_calls(model, inputs).unwrap_or_default()
+}
+
+/// The calls of the model's last node on a stand-in of its first input's inferred type: the
+/// calls depend on the node's attributes and ranks, not on the values (round 15: ReduceL1
+/// after a Resize, a producer no project writes, was titled without them).
+fn last_node_calls(model: &Model, inputs: &NamedValues) -> Option<Vec<String>> {
+    let order = model.graph.topo_order().ok()?;
+    let node = model.graph.node(*order.last()?)?;
+    let ty = model.graph.value_type(node.inputs.first()?);
+    let t = ty.tensor()?;
+    let dims = t.static_dims()?;
+    let shape: Vec<usize> = dims
+        .iter()
+        .map(|&d| usize::try_from(d).ok())
+        .collect::<Option<_>>()?;
+    let n: usize = shape.iter().product();
+    let data = match t.dtype {
+        DType::F32 => crate::value::Data::F32(vec![1.0; n]),
+        DType::F64 => crate::value::Data::F64(vec![1.0; n]),
+        _ => return None,
     };
-    node_plan(model, inputs, node, producer.as_ref()).map_or_else(Vec::new, |p| calls_in(&p.stmts))
+    let x = HostTensor::new(shape, data);
+    let (second, third) = (input(model, inputs, node, 1), input(model, inputs, node, 2));
+    let (stmts, _) = body(node, &x, second.as_ref(), third.as_ref())?;
+    Some(calls_in(&stmts))
 }
 
 /// The method and `act::` calls in Rust statements, first use order.

@@ -294,8 +294,15 @@ fn the_burn_calls_of_a_node_are_those_its_project_makes() {
         Value::Tensor(HostTensor::new(vec![2], Data::F32(vec![1.0, 2.0]))),
     )];
     assert_eq!(burn_calls(&m, &inputs), ["act::softsign"]);
-    // No project, no calls.
-    let m = one_node("g (float[2] x) => (float[2] y) { y = Neg (x)\n z = Neg (y) }");
+    // After a producer no project writes, the node's calls on its input's inferred type
+    // (round 15: ReduceL1 after a Resize).
+    let mut m = one_node(
+        "g (float[2] x) => (float[1] y) { t = Neg (x)\n y = ReduceL1 <axes: ints = [0]> (t) }",
+    );
+    mutagraph_ir::infer::infer_model(&mut m, Default::default());
+    assert_eq!(burn_calls(&m, &inputs), ["abs", "sum_dim"]);
+    // An op the generator does not write: no calls.
+    let m = one_node("g (float[2] x) => (float[2] y) { t = Neg (x)\n y = Erf (t) }");
     assert!(burn_calls(&m, &inputs).is_empty());
 }
 
