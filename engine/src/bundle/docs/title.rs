@@ -130,8 +130,11 @@ pub(in crate::bundle) fn title(
             };
             // The op as burn's calls (`calls`: those the interpreter runs it with), where a
             // burn maintainer looks: one of them reads the view in memory order.
+            // (An op that is one call of its own name, Abs as `abs`, says nothing more.)
+            let own = |c: &[String]| matches!(c, [one] if op.is_some_and(|o| o.eq_ignore_ascii_case(one)));
             let calls = match calls {
                 [] => String::new(),
+                c if own(c) => String::new(),
                 c => format!(" (burn's {})", c.join(", ")),
             };
             return format!(
