@@ -603,7 +603,7 @@ impl Finding {
         let contrib = self
             .location
             .as_ref()
-            .is_some_and(|l| l.op_type.contains("::"));
+            .is_some_and(|l| !mutagraph_ir::registry::split_key(&l.op_type).0.is_empty());
         Some(
             if contrib && in_expansion_wiring(&self.message) && phrase != MIXED_TYPES {
                 "its expansion into tract ops is wired wrong".to_string()
